@@ -1,0 +1,130 @@
+# gpustarve — top-level build.  `make help` lists the targets.
+#
+# Layout (docs/ and ../shared/DESIGN.md): trace/ is used by preload/ and
+# analyzer/; neither includes the other.  Everything is built under build/.
+
+PREFIX   ?= /usr/local
+BUILD    ?= build
+CC       ?= cc
+PYTHON   ?= /usr/bin/python3
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter
+CSTD     := -std=gnu11
+OPT      ?= -O2 -g
+CFLAGS_COMMON := $(CSTD) $(WARN) $(OPT) -D_GNU_SOURCE -Itrace
+LDLIBS_ZSTD   := -lzstd
+
+TRACE_SRC    := $(wildcard trace/*.c)
+PRELOAD_SRC  := $(wildcard preload/*.c)
+ANALYZER_SRC := $(wildcard analyzer/*.c)
+
+TRACE_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(TRACE_SRC))
+PRELOAD_OBJ   := $(patsubst %.c,$(BUILD)/pic/%.o,$(PRELOAD_SRC))
+TRACE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(TRACE_SRC))
+ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC))
+
+LIB := $(BUILD)/libgpustarve.so
+CLI := $(BUILD)/gpustarve
+
+.PHONY: all
+## all: build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
+all: $(LIB) $(CLI) unit-bins hook-bins example-bins
+
+# ---- preload library ----------------------------------------------------
+PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Ipreload -pthread
+$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h preload/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC(pic) $<"
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(LIB): $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) preload/libgpustarve.map
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared -pthread -Wl,--version-script=preload/libgpustarve.map \
+	    -Wl,-z,now -o $@ $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) $(LDLIBS_ZSTD) -ldl
+
+# ---- CLI ----------------------------------------------------------------
+CLI_CFLAGS := $(CFLAGS_COMMON) -Ianalyzer -pthread
+$(BUILD)/obj/%.o: %.c $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CLI_CFLAGS) -c $< -o $@
+
+$(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
+	@echo "  LD      $@"
+	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_ZSTD) -lm
+
+# ---- unit tests (tests/unit/test_*.c, linked with trace/) -----------------
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+.PHONY: unit-bins
+unit-bins: $(UNIT_BINS)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(TRACE_SRC) $(wildcard trace/*.h tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_COMMON) -Itests/unit -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+
+# Same tests built with AddressSanitizer + UBSan.
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/san/%,$(UNIT_SRC))
+$(BUILD)/san/test_%: tests/unit/test_%.c $(TRACE_SRC) $(wildcard trace/*.h tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC(san) $@"
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Itests/unit -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+
+# ---- hook tests and examples (rules in their own folders) -----------------
+include tests/hooks/rules.mk
+include examples/rules.mk
+include bench/rules.mk
+
+# ---- test ----------------------------------------------------------------
+.PHONY: test test-unit test-san test-hooks test-e2e deps-test
+## test: install missing test packages, then run every test CI runs
+test: deps-test all
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-e2e
+
+## test-unit: C unit tests of the trace codec and reader
+test-unit: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do echo "  UNIT    $$t"; $$t; done
+
+## test-san: unit tests under AddressSanitizer and UBSan
+test-san: $(SAN_BINS)
+	$(Q)set -e; for t in $(SAN_BINS); do echo "  SAN     $$t"; $$t; done
+
+## test-e2e: end-to-end tests (pytest) of run, dump and the preload library
+test-e2e: all
+	$(Q)cd tests/e2e && $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+deps-test:
+	$(Q)./tools/deps.sh test
+
+# ---- demo, bench, install ---------------------------------------------------
+.PHONY: demo bench install help clean
+## demo: trace a small PyTorch DataLoader run and print its summary
+demo: all
+	$(Q)./tools/deps.sh demo
+	$(Q)./examples/demo.sh
+
+## bench: measure hook overhead, trace size per event and DataLoader overhead
+bench: all bench-bins
+	$(Q)./tools/deps.sh demo
+	$(Q)./bench/run.sh
+
+## install: install gpustarve and libgpustarve.so under PREFIX (default /usr/local)
+install: $(LIB) $(CLI)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpustarve
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gpustarve
+	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/gpustarve/libgpustarve.so
+
+## help: list the targets
+help:
+	@grep -h -E '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
+
+## clean: remove build/
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,3 @@
+# Benchmarks: built by the top-level Makefile (included from it).
+.PHONY: bench-bins
+bench-bins:

@@ -1,0 +1,177 @@
+/* gs_format.h — the on-disk trace format: the one contract between the
+ * collector (preload/, cupti/) and the analyzer.
+ *
+ * Responsible for: magic numbers, versions, the fixed file and frame headers,
+ * the list of record kinds and which fields each kind carries. Everything here
+ * is fixed-width and little-endian on disk. docs/trace-format.md is the prose
+ * twin of this file; change both together.
+ *
+ * Must never: depend on anything but the C library, change the meaning of an
+ * existing kind id or field bit without bumping GS_VERSION_MAJOR.
+ *
+ * Versioning: bump GS_VERSION_MINOR when adding a kind or a header field that
+ * old readers may safely ignore (readers refuse kinds they do not know, so a
+ * reader accepts minor versions up to its own); bump GS_VERSION_MAJOR when an
+ * existing layout changes. Readers refuse a different major version.
+ */
+#ifndef GS_FORMAT_H
+#define GS_FORMAT_H
+
+#include <stdint.h>
+
+#define GS_MAGIC "GSTRACE" /* 7 chars + NUL = 8 bytes */
+#define GS_MAGIC_LEN 8
+/* Written as a native uint32; a reader that sees 0x04030201 has the wrong
+ * byte order (the format is little-endian only; such files are refused). */
+#define GS_BYTE_ORDER_MARK 0x01020304u
+#define GS_VERSION_MAJOR 1
+#define GS_VERSION_MINOR 0
+
+#define GS_FRAME_MAGIC 0x52465347u /* "GSFR" little-endian */
+/* Largest decompressed frame a writer may produce and a reader accepts.
+ * RATIONALE: 4 MiB bounds the reader's memory per file while leaving room for
+ * ~200k records per frame, far more than one flush period produces. */
+#define GS_FRAME_RAW_MAX (4u << 20)
+/* Longest string a STRING record may carry (paths, thread names, notes). */
+#define GS_STRING_MAX 4096u
+
+/* File header: fixed part, then host (host_len bytes, no NUL), then argv
+ * (argv_len bytes: argc NUL-terminated strings back to back). header_size is
+ * the total, so a reader skips fields it does not know. */
+typedef struct gs_file_header {
+    char magic[GS_MAGIC_LEN];
+    uint32_t byte_order;
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t header_size;
+    uint32_t flags; /* GS_HDR_F_* */
+    uint64_t pid;
+    uint64_t ppid;
+    uint64_t mono_ns; /* CLOCK_MONOTONIC at process trace start */
+    uint64_t real_ns; /* CLOCK_REALTIME read right after mono_ns */
+    int32_t rank;     /* RANK, -1 when unset */
+    int32_t local_rank;
+    int32_t world_size;
+    uint32_t host_len;
+    uint32_t argv_len;
+    uint32_t argc;
+    uint32_t exec_seq; /* 0 for the first image of this pid, +1 per exec */
+    uint32_t reserved0;
+    uint64_t reserved[5];
+} gs_file_header;
+_Static_assert(sizeof(gs_file_header) == 128, "file header is 128 bytes on disk");
+
+#define GS_HDR_F_FORKED 0x1u /* process began as a fork of a traced parent */
+#define GS_HDR_F_TSC 0x2u    /* host timestamps came from a calibrated TSC */
+
+/* Frame header, followed by comp_size bytes: one zstd frame (with content
+ * checksum) that decompresses to raw_size bytes holding nrec records. */
+typedef struct gs_frame_header {
+    uint32_t magic;
+    uint32_t comp_size;
+    uint32_t raw_size;
+    uint32_t nrec;
+} gs_frame_header;
+_Static_assert(sizeof(gs_frame_header) == 16, "frame header is 16 bytes on disk");
+
+/* Generic record fields, encoded in this order when the kind carries them.
+ * See docs/trace-format.md for the exact delta rules. */
+enum {
+    GS_F_TS = 1u << 0,     /* zigzag(ts - prev_ts); prev_ts = 0 at frame start */
+    GS_F_DUR = 1u << 1,    /* uvarint ns */
+    GS_F_FD = 1u << 2,     /* zigzag(fd) */
+    GS_F_FDKIND = 1u << 3, /* uvarint GS_FDK_* */
+    GS_F_STR = 1u << 4,    /* uvarint string id (0 = none) */
+    GS_F_BYTES = 1u << 5,  /* uvarint */
+    GS_F_RET = 1u << 6,    /* zigzag(bytes - ret) */
+    GS_F_OFFSET = 1u << 7, /* zigzag(offset - next_off) */
+    GS_F_AUX = 1u << 8,    /* uvarint */
+    GS_F_AUX2 = 1u << 9,   /* uvarint */
+};
+
+#define GS_IO_FIELDS (GS_F_TS | GS_F_DUR | GS_F_FD | GS_F_FDKIND | GS_F_STR | GS_F_BYTES | GS_F_RET)
+#define GS_IOO_FIELDS (GS_IO_FIELDS | GS_F_OFFSET)
+
+/* fd kinds */
+enum {
+    GS_FDK_UNKNOWN = 0,
+    GS_FDK_FILE = 1,
+    GS_FDK_PIPE = 2,
+    GS_FDK_SOCKET = 3,
+    GS_FDK_DIR = 4,
+    GS_FDK_OTHER = 5, /* character/block device, eventfd, epoll, ... */
+};
+
+/* X(ID_NAME, id, "name", fields). Ids are forever: never renumber, never
+ * reuse. Names of hooked-call kinds are the hooked function's own name.
+ * Per-kind meaning of the generic fields: docs/trace-format.md. */
+#define GS_KIND_LIST(X)                                                        \
+    X(STRING, 1, "string", 0)                                                  \
+    X(TID, 2, "tid", 0)                                                        \
+    X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX)                      \
+    X(FAULTS, 4, "faults", GS_F_TS | GS_F_AUX | GS_F_AUX2)                     \
+    X(DROPS, 5, "drops", GS_F_TS | GS_F_AUX | GS_F_AUX2)                       \
+    X(NOTE, 6, "note", GS_F_TS | GS_F_STR | GS_F_AUX)                          \
+    X(EXEC, 7, "exec", GS_F_TS | GS_F_STR | GS_F_RET)                          \
+    X(EXIT, 8, "exit", GS_F_TS | GS_F_AUX | GS_F_AUX2)                         \
+    X(OPEN, 16, "open", GS_IO_FIELDS | GS_F_AUX)                               \
+    X(OPEN64, 17, "open64", GS_IO_FIELDS | GS_F_AUX)                           \
+    X(OPENAT, 18, "openat", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2)               \
+    X(OPENAT64, 19, "openat64", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2)           \
+    X(CREAT, 20, "creat", GS_IO_FIELDS | GS_F_AUX)                             \
+    X(CLOSE, 21, "close", GS_IO_FIELDS)                                        \
+    X(DUP, 22, "dup", GS_IO_FIELDS)                                            \
+    X(DUP2, 23, "dup2", GS_IO_FIELDS)                                          \
+    X(DUP3, 24, "dup3", GS_IO_FIELDS | GS_F_AUX)                               \
+    X(READ, 32, "read", GS_IO_FIELDS)                                          \
+    X(PREAD, 33, "pread", GS_IOO_FIELDS)                                       \
+    X(PREAD64, 34, "pread64", GS_IOO_FIELDS)                                   \
+    X(READV, 35, "readv", GS_IO_FIELDS | GS_F_AUX)                             \
+    X(PREADV, 36, "preadv", GS_IOO_FIELDS | GS_F_AUX)                          \
+    X(PREADV64, 37, "preadv64", GS_IOO_FIELDS | GS_F_AUX)                      \
+    X(PREADV2, 38, "preadv2", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2)            \
+    X(PREADV64V2, 39, "preadv64v2", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2)      \
+    X(READ_CHK, 40, "__read_chk", GS_IO_FIELDS)                                \
+    X(PREAD_CHK, 41, "__pread_chk", GS_IOO_FIELDS)                             \
+    X(PREAD64_CHK, 42, "__pread64_chk", GS_IOO_FIELDS)                         \
+    X(FOPEN, 48, "fopen", GS_IO_FIELDS | GS_F_AUX)                             \
+    X(FOPEN64, 49, "fopen64", GS_IO_FIELDS | GS_F_AUX)                         \
+    X(FREAD, 50, "fread", GS_IO_FIELDS | GS_F_AUX)                             \
+    X(FGETS, 51, "fgets", GS_IO_FIELDS)                                        \
+    X(FCLOSE, 52, "fclose", GS_IO_FIELDS)                                      \
+    X(FREAD_UNLOCKED, 53, "fread_unlocked", GS_IO_FIELDS | GS_F_AUX)           \
+    X(MMAP, 56, "mmap", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2)                  \
+    X(MMAP64, 57, "mmap64", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2)              \
+    X(MUNMAP, 58, "munmap", GS_IO_FIELDS | GS_F_AUX)                           \
+    X(STAT, 64, "stat", GS_IO_FIELDS)                                          \
+    X(STAT64, 65, "stat64", GS_IO_FIELDS)                                      \
+    X(LSTAT, 66, "lstat", GS_IO_FIELDS)                                        \
+    X(LSTAT64, 67, "lstat64", GS_IO_FIELDS)                                    \
+    X(FSTAT, 68, "fstat", GS_IO_FIELDS)                                        \
+    X(FSTAT64, 69, "fstat64", GS_IO_FIELDS)                                    \
+    X(FSTATAT, 70, "fstatat", GS_IO_FIELDS | GS_F_AUX)                         \
+    X(FSTATAT64, 71, "fstatat64", GS_IO_FIELDS | GS_F_AUX)                     \
+    X(STATX, 72, "statx", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2)                 \
+    X(XSTAT, 73, "__xstat", GS_IO_FIELDS)                                      \
+    X(XSTAT64, 74, "__xstat64", GS_IO_FIELDS)                                  \
+    X(LXSTAT, 75, "__lxstat", GS_IO_FIELDS)                                    \
+    X(LXSTAT64, 76, "__lxstat64", GS_IO_FIELDS)                                \
+    X(FXSTAT, 77, "__fxstat", GS_IO_FIELDS)                                    \
+    X(FXSTAT64, 78, "__fxstat64", GS_IO_FIELDS)                                \
+    X(FXSTATAT, 79, "__fxstatat", GS_IO_FIELDS | GS_F_AUX)                     \
+    X(FXSTATAT64, 80, "__fxstatat64", GS_IO_FIELDS | GS_F_AUX)                 \
+    X(POLL, 88, "poll", GS_IO_FIELDS | GS_F_AUX)                               \
+    X(PPOLL, 89, "ppoll", GS_IO_FIELDS | GS_F_AUX)                             \
+    X(SELECT, 90, "select", GS_IO_FIELDS | GS_F_AUX)                           \
+    X(PSELECT, 91, "pselect", GS_IO_FIELDS | GS_F_AUX)                         \
+    X(EPOLL_WAIT, 92, "epoll_wait", GS_IO_FIELDS | GS_F_AUX)                   \
+    X(EPOLL_PWAIT, 93, "epoll_pwait", GS_IO_FIELDS | GS_F_AUX)
+
+enum gs_kind {
+#define GS_X_ENUM(n, id, s, f) GS_K_##n = id,
+    GS_KIND_LIST(GS_X_ENUM)
+#undef GS_X_ENUM
+    GS_K_MAX = 256
+};
+
+#endif

@@ -1,0 +1,155 @@
+/* gs_trace.h — the trace library's public API: the decoded event, the kind
+ * table, error codes, the record codec (raw frame encoder/decoder), the file
+ * header and frame helpers, and the file reader.
+ *
+ * Used by preload/ and cupti/ (encoder, header, frame compression) and by the
+ * analyzer (reader). Depends on libzstd only. No function here allocates
+ * except gs_reader_open / gs_frame_compressor_new, which say so.
+ */
+#ifndef GS_TRACE_H
+#define GS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gs_format.h"
+
+/* ---- errors ---------------------------------------------------------- */
+
+typedef enum gs_err {
+    GS_OK = 0,
+    GS_ERR_IO = -1,        /* a system call failed (errno kept) */
+    GS_ERR_MAGIC = -2,     /* not a gpustarve trace */
+    GS_ERR_VERSION = -3,   /* unsupported format version */
+    GS_ERR_TRUNCATED = -4, /* file ends inside a header or frame */
+    GS_ERR_CORRUPT = -5,   /* bytes present but invalid */
+    GS_ERR_NOMEM = -6,
+    GS_ERR_FULL = -7,      /* output buffer has no room for the record */
+    GS_ERR_ARG = -8,       /* invalid argument */
+    GS_ERR_KIND = -9,      /* record kind unknown to this reader */
+    GS_ERR_ZSTD = -10,     /* compression failed */
+} gs_err;
+
+/* Short English text for an error code; never NULL. */
+const char *gs_strerror(int err);
+
+/* ---- events ---------------------------------------------------------- */
+
+/* One decoded record. Fields a kind does not carry hold their defaults
+ * (see gs_event_clear): fd -1, offset -1, everything else 0. */
+typedef struct gs_event {
+    uint16_t kind;   /* enum gs_kind */
+    uint8_t fd_kind; /* GS_FDK_* */
+    uint8_t reserved;
+    int32_t fd;
+    uint32_t str; /* string id: path, thread name, note text, ... */
+    uint32_t tid; /* set by the reader from the last TID record */
+    uint64_t ts;  /* ns, CLOCK_MONOTONIC */
+    uint64_t dur; /* ns */
+    uint64_t bytes;
+    int64_t ret;
+    int64_t offset;
+    uint64_t aux;
+    uint64_t aux2;
+} gs_event;
+
+void gs_event_clear(gs_event *ev);
+
+/* Name ("pread64") of a kind, or NULL when unknown. */
+const char *gs_kind_name(unsigned kind);
+/* Field mask (GS_F_*) of a kind; 0 for STRING/TID and unknown kinds. */
+unsigned gs_kind_fields(unsigned kind);
+/* 1 when the kind is known to this build. */
+int gs_kind_known(unsigned kind);
+/* Kind id for a name, or 0. */
+unsigned gs_kind_by_name(const char *name);
+/* "file", "pipe", "socket", "dir", "other", "unknown". */
+const char *gs_fdkind_name(unsigned fdk);
+
+/* ---- raw frame encoder ------------------------------------------------ */
+
+/* Encodes records into a caller-owned buffer, applying the delta rules of
+ * docs/trace-format.md. Never allocates. */
+typedef struct gs_encoder {
+    uint8_t *buf;
+    size_t cap;
+    size_t len;
+    uint32_t nrec;
+    uint64_t prev_ts;
+    int64_t next_off;
+} gs_encoder;
+
+void gs_encoder_init(gs_encoder *e, uint8_t *buf, size_t cap);
+/* Start a new frame in the same buffer (len, nrec and deltas reset). */
+void gs_encoder_reset(gs_encoder *e);
+/* Append one record. Return GS_OK, GS_ERR_FULL (nothing written) or
+ * GS_ERR_KIND / GS_ERR_ARG. */
+int gs_encode_tid(gs_encoder *e, uint32_t tid);
+int gs_encode_string(gs_encoder *e, uint32_t id, const char *s, size_t len);
+int gs_encode_event(gs_encoder *e, const gs_event *ev);
+/* Worst-case encoded size of one gs_encode_event record. */
+#define GS_EVENT_MAX_ENCODED 96
+
+/* ---- raw frame decoder ------------------------------------------------ */
+
+/* Called for each STRING record met while decoding. */
+typedef void (*gs_string_fn)(void *ctx, uint32_t id, const char *s, size_t len);
+
+/* Decode a whole raw frame into events[] (at most max). Strings go to
+ * on_string; TID records set the tid of the events after them. Returns the
+ * number of events (>= 0) or a negative gs_err. *tid carries the current
+ * thread id in and out (frames normally start with a TID record). */
+long gs_decode_frame(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events, size_t max,
+                     uint32_t *tid, gs_string_fn on_string, void *ctx);
+
+/* ---- file header -------------------------------------------------------- */
+
+typedef struct gs_proc_info {
+    uint64_t pid, ppid;
+    uint64_t mono_ns, real_ns;
+    int32_t rank, local_rank, world_size;
+    uint32_t flags;
+    uint32_t exec_seq;
+    uint16_t version_major, version_minor;
+    const char *host; /* NUL-terminated */
+    uint32_t argc;
+    const char *argv; /* argv_len bytes: argc NUL-terminated strings */
+    uint32_t argv_len;
+} gs_proc_info;
+
+/* Serialise a header into buf. Returns its size, or GS_ERR_FULL. */
+long gs_header_build(uint8_t *buf, size_t cap, const gs_proc_info *pi);
+
+/* ---- frames ------------------------------------------------------------- */
+
+/* Compress raw (len bytes, nrec records) into out as a frame header plus one
+ * zstd frame. cctx is a ZSTD_CCtx* created by gs_frame_cctx_new (allocates;
+ * call it outside any hot path). Returns total bytes or a negative gs_err. */
+void *gs_frame_cctx_new(int level);
+void gs_frame_cctx_free(void *cctx);
+size_t gs_frame_bound(size_t raw_len);
+long gs_frame_compress(void *cctx, const uint8_t *raw, size_t len, uint32_t nrec, uint8_t *out,
+                       size_t cap);
+
+/* ---- reader ------------------------------------------------------------- */
+
+typedef struct gs_reader gs_reader;
+
+/* Open a trace file and parse its header (allocates). Returns GS_OK or a
+ * negative gs_err; *out is NULL on error. */
+int gs_reader_open(gs_reader **out, const char *path);
+void gs_reader_close(gs_reader *r);
+const gs_proc_info *gs_reader_info(const gs_reader *r);
+
+/* Decode the next frame. On success (1) *events / *n hold its events, valid
+ * until the next call. 0 at a clean end of file. Negative gs_err at the first
+ * damaged or incomplete frame: gs_reader_offset tells where it starts and
+ * gs_reader_unread tells how many bytes of the file were not read. */
+int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n);
+/* String by id, or NULL when the trace has not defined it (yet). */
+const char *gs_reader_string(const gs_reader *r, uint32_t id);
+uint64_t gs_reader_offset(const gs_reader *r);
+uint64_t gs_reader_unread(const gs_reader *r);
+uint64_t gs_reader_file_size(const gs_reader *r);
+
+#endif
