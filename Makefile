@@ -34,7 +34,7 @@ CLI := $(BUILD)/gpustarve
 
 .PHONY: all
 ## all: build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
-all: $(LIB) $(CLI) unit-bins hook-bins example-bins
+all: $(LIB) $(CLI) unit-bins tool-bins hook-bins example-bins
 
 # ---- preload library ----------------------------------------------------
 PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Ipreload -pthread
@@ -77,16 +77,25 @@ $(BUILD)/san/test_%: tests/unit/test_%.c $(TRACE_SRC) $(wildcard trace/*.h tests
 	@echo "  CC(san) $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Itests/unit -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
 
+# ---- test tools (tests/tools/*.c, linked with trace/) ---------------------
+TOOL_BINS := $(BUILD)/tests/gs_mktrace
+.PHONY: tool-bins
+tool-bins: $(TOOL_BINS)
+$(BUILD)/tests/gs_mktrace: tests/tools/gs_mktrace.c $(TRACE_SRC) $(wildcard trace/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_COMMON) -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+
 # ---- hook tests and examples (rules in their own folders) -----------------
 include tests/hooks/rules.mk
 include examples/rules.mk
 include bench/rules.mk
 
 # ---- test ----------------------------------------------------------------
-.PHONY: test test-unit test-san test-hooks test-e2e deps-test
+.PHONY: test test-unit test-san test-hooks test-cli test-e2e deps-test
 ## test: install missing test packages, then run every test CI runs
 test: deps-test all
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-e2e
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-cli test-e2e
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
@@ -96,9 +105,13 @@ test-unit: $(UNIT_BINS)
 test-san: $(SAN_BINS)
 	$(Q)set -e; for t in $(SAN_BINS); do echo "  SAN     $$t"; $$t; done
 
-## test-e2e: end-to-end tests (pytest) of run, dump and the preload library
+## test-cli: CLI golden and behaviour tests of gpustarve (pytest, tests/cli)
+test-cli: $(CLI) $(TOOL_BINS)
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/cli $(PYTEST_ARGS)
+
+## test-e2e: end-to-end tests (pytest): real programs under run, read back with dump
 test-e2e: all
-	$(Q)cd tests/e2e && $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
 deps-test:
 	$(Q)./tools/deps.sh test

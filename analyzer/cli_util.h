@@ -45,8 +45,10 @@ void gs_cli_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2
 
 /* Report a getopt failure for subcommand cmd ("unknown option '--x'",
  * "option '-o' needs a value") plus a "Try 'gpustarve help CMD'" line.
- * Returns GS_EXIT_USAGE. argv/optind as getopt left them. */
-int gs_cli_bad_option(const char *cmd, int argc, char **argv, const char *optstring);
+ * Returns GS_EXIT_USAGE. argv/optind as getopt_long left them. */
+struct option;
+int gs_cli_bad_option(const char *cmd, int argc, char **argv, const char *optstring,
+                      const struct option *longopts);
 /* Report another usage error for cmd; returns GS_EXIT_USAGE. */
 int gs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

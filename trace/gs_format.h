@@ -10,9 +10,10 @@
  * existing kind id or field bit without bumping GS_VERSION_MAJOR.
  *
  * Versioning: bump GS_VERSION_MINOR when adding a kind or a header field that
- * old readers may safely ignore (readers refuse kinds they do not know, so a
- * reader accepts minor versions up to its own); bump GS_VERSION_MAJOR when an
- * existing layout changes. Readers refuse a different major version.
+ * old readers may safely ignore; bump GS_VERSION_MAJOR when an existing layout
+ * changes. Readers refuse a different major version. They accept a newer
+ * minor version and stop, with GS_ERR_KIND, at the first record of a kind
+ * they do not know (its length is not stored, so it cannot be skipped).
  */
 #ifndef GS_FORMAT_H
 #define GS_FORMAT_H

@@ -1,0 +1,485 @@
+/* cmd_run.c — `gpustarve run`: create the run directory, start the command
+ * with libgpustarve.so preloaded, forward signals to it, and exit with its
+ * status.
+ *
+ * Responsible for: the run directory, finding the preload library, the
+ * environment the collector reads (LD_PRELOAD, GPUSTARVE_DIR), signal
+ * forwarding, and a one-line account of what was traced.
+ *
+ * Must never: write to stdout (the traced program's stdout must stay
+ * byte-identical to an untraced run), change the environment beyond
+ * LD_PRELOAD and GPUSTARVE_DIR, or exit with anything but the command's own
+ * status once the command has started.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "gs_trace.h"
+
+static const char usage_text[] =
+    "usage: gpustarve run [-o DIR] [-q|-v] [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Run COMMAND with libgpustarve.so preloaded, tracing it and every process\n"
+    "it starts (DataLoader workers included) into a run directory, one *.gst\n"
+    "file per process. Read it with 'gpustarve dump DIR'.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR  run directory; used as is when it exists, else created\n"
+    "                    (its parent must exist). Default: a new\n"
+    "                    gpustarve-YYYYMMDD-HHMMSS in the current directory\n"
+    "  -q, --quiet       print nothing (gpustarve's own lines go to stderr)\n"
+    "  -v, --verbose     also print the library and environment used\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "environment:\n"
+    "  GPUSTARVE_LIB     the preload library to use; default: libgpustarve.so\n"
+    "                    next to the gpustarve executable, else\n"
+    "                    ../lib/gpustarve/libgpustarve.so relative to it\n"
+    "  The command gets LD_PRELOAD (the library appended to any existing value)\n"
+    "  and GPUSTARVE_DIR (the run directory, absolute); nothing else changes.\n"
+    "\n"
+    "Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
+    "gpustarve with kill(1) are passed on to the command; keyboard signals\n"
+    "reach the command directly.\n"
+    "\n"
+    "Exit status: the command's; 128+N when it died of signal N; 127 command\n"
+    "not found; 126 command not executable; 2 bad usage, run directory or\n"
+    "library problems (the command is not started).\n";
+
+#define LIB_NAME "libgpustarve.so"
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+static volatile sig_atomic_t child_pid;
+
+/* RATIONALE: a terminal's ^C or ^\ already reached the command through the
+ * process group (si_code SI_KERNEL); forwarding it would deliver it twice.
+ * Only signals another process sent to us with kill/sigqueue/tgkill go on. */
+static void forward_signal(int sig, siginfo_t *si, void *uctx)
+{
+    (void)uctx;
+    int saved = errno;
+    pid_t child = (pid_t)child_pid;
+    if (child > 0 && si &&
+        (si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code == SI_TKILL) &&
+        si->si_pid != child)
+        kill(child, sig);
+    errno = saved;
+}
+
+/* Copy of path made absolute and canonical, or NULL (errno set). */
+static char *abs_path(const char *path)
+{
+    return realpath(path, NULL);
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Find libgpustarve.so; returns a malloc'd absolute path or NULL (message
+ * printed). */
+static char *find_library(void)
+{
+    const char *env = getenv("GPUSTARVE_LIB");
+    if (env && *env) {
+        if (!is_file(env)) {
+            gs_cli_error("GPUSTARVE_LIB=%s: %s", env,
+                         access(env, F_OK) == 0 ? "not a regular file" : strerror(errno));
+            return NULL;
+        }
+        char *p = abs_path(env);
+        if (!p)
+            gs_cli_error("GPUSTARVE_LIB=%s: %s", env, strerror(errno));
+        return p;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n < 0) {
+        gs_cli_error("cannot find my own executable (/proc/self/exe: %s); set GPUSTARVE_LIB",
+                     strerror(errno));
+        return NULL;
+    }
+    exe[n] = '\0';
+    char *dir = dirname(exe);
+    char cand[2][PATH_MAX + 64];
+    snprintf(cand[0], sizeof cand[0], "%s/%s", dir, LIB_NAME);
+    snprintf(cand[1], sizeof cand[1], "%s/../lib/gpustarve/%s", dir, LIB_NAME);
+    for (int i = 0; i < 2; i++) {
+        if (is_file(cand[i])) {
+            char *p = abs_path(cand[i]);
+            if (p)
+                return p;
+        }
+    }
+    gs_cli_error("cannot find %s (looked in %s/ and %s/../lib/gpustarve/); set GPUSTARVE_LIB",
+                 LIB_NAME, dir, dir);
+    return NULL;
+}
+
+/* Create the run directory. *created says whether we made it. Returns a
+ * malloc'd copy of the name as the user will see it, or NULL (message
+ * printed). */
+static char *make_run_dir(const char *want, int *created)
+{
+    *created = 0;
+    if (want) {
+        if (mkdir(want, 0777) == 0) {
+            *created = 1;
+        } else if (errno == EEXIST) {
+            struct stat st;
+            if (stat(want, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                gs_cli_error("cannot use run directory '%s': exists and is not a directory",
+                             want);
+                return NULL;
+            }
+        } else {
+            gs_cli_error("cannot create run directory '%s': %s", want, strerror(errno));
+            return NULL;
+        }
+        if (access(want, W_OK | X_OK) != 0) {
+            gs_cli_error("cannot write to run directory '%s': %s", want, strerror(errno));
+            return NULL;
+        }
+        return strdup(want);
+    }
+    char base[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(base, sizeof base, "gpustarve-%Y%m%d-%H%M%S", &tm);
+    char name[96];
+    for (int i = 1; i < 10000; i++) {
+        if (i == 1)
+            snprintf(name, sizeof name, "%s", base);
+        else
+            snprintf(name, sizeof name, "%s-%d", base, i);
+        if (mkdir(name, 0777) == 0) {
+            *created = 1;
+            return strdup(name);
+        }
+        if (errno != EEXIST) {
+            gs_cli_error("cannot create run directory '%s': %s", name, strerror(errno));
+            return NULL;
+        }
+    }
+    gs_cli_error("cannot create run directory '%s-N': too many exist", base);
+    return NULL;
+}
+
+/* LD_PRELOAD with lib appended (ld.so splits on spaces and colons). */
+static char *preload_value(const char *lib)
+{
+    const char *old = getenv("LD_PRELOAD");
+    char *v;
+    if (!old || !*old)
+        return strdup(lib);
+    /* already there (a nested `gpustarve run`): keep the value as it is */
+    const char *p = old;
+    size_t ll = strlen(lib);
+    while ((p = strstr(p, lib)) != NULL) {
+        int start_ok = p == old || p[-1] == ' ' || p[-1] == ':';
+        int end_ok = p[ll] == '\0' || p[ll] == ' ' || p[ll] == ':';
+        if (start_ok && end_ok)
+            return strdup(old);
+        p += ll;
+    }
+    if (asprintf(&v, "%s:%s", old, lib) < 0)
+        return NULL;
+    return v;
+}
+
+typedef struct run_totals {
+    unsigned files, damaged;
+    uint64_t events, dropped, lost;
+} run_totals;
+
+static int has_gst_suffix(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 4 && strcmp(s + n - 4, ".gst") == 0;
+}
+
+/* Names of the *.gst files already in dir, NUL-separated, double-NUL
+ * terminated ("" when none); NULL when out of memory. */
+static char *list_traces(const char *dir)
+{
+    size_t len = 0, cap = 256;
+    char *names = malloc(cap);
+    if (!names)
+        return NULL;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (!has_gst_suffix(de->d_name))
+            continue;
+        size_t n = strlen(de->d_name) + 1;
+        if (len + n + 1 > cap) {
+            while (len + n + 1 > cap)
+                cap *= 2;
+            char *p = realloc(names, cap);
+            if (!p)
+                break;
+            names = p;
+        }
+        memcpy(names + len, de->d_name, n);
+        len += n;
+    }
+    if (d)
+        closedir(d);
+    names[len] = '\0';
+    return names;
+}
+
+static int listed(const char *names, const char *name)
+{
+    for (const char *p = names; p && *p; p += strlen(p) + 1)
+        if (strcmp(p, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Read the traces this run wrote (events, drops, damage); files listed in
+ * `before` were there before the run and are left out. */
+static void count_traces(const char *dir, const char *before, run_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!has_gst_suffix(de->d_name) || listed(before, de->d_name))
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        t->files++;
+        gs_reader *r = NULL;
+        if (gs_reader_open(&r, path) != GS_OK) {
+            t->damaged++;
+            continue;
+        }
+        const gs_event *ev;
+        size_t n;
+        int rc;
+        uint64_t dropped = 0, lost = 0;
+        while ((rc = gs_reader_next_frame(r, &ev, &n)) > 0) {
+            t->events += n;
+            for (size_t i = 0; i < n; i++) {
+                if (ev[i].kind != GS_K_DROPS)
+                    continue;
+                if (ev[i].aux > dropped) /* cumulative counters */
+                    dropped = ev[i].aux;
+                if (ev[i].aux2 > lost)
+                    lost = ev[i].aux2;
+            }
+        }
+        if (rc < 0)
+            t->damaged++;
+        t->dropped += dropped;
+        t->lost += lost;
+        gs_reader_close(r);
+    }
+    closedir(d);
+}
+
+static void report_run(const char *dir, const char *before)
+{
+    run_totals t;
+    count_traces(dir, before, &t);
+    if (t.files == 0) {
+        gs_cli_msg(1, "no trace files were written to %s (was %s loaded? static and "
+                      "setuid programs cannot be traced)",
+                   dir, LIB_NAME);
+        return;
+    }
+    char damaged[64] = "";
+    if (t.damaged)
+        snprintf(damaged, sizeof damaged, " (%u damaged)", t.damaged);
+    gs_cli_msg(1, "traced %u process%s%s, %llu events, %llu dropped, %llu lost; see: gpustarve dump %s",
+               t.files, t.files == 1 ? "" : "es", damaged, (unsigned long long)t.events,
+               (unsigned long long)t.dropped, (unsigned long long)t.lost, dir);
+}
+
+/* Start argv with the prepared environment; returns the exit code to use. */
+static int run_child(char **argv, const char *dir, int created, const char *before)
+{
+    struct sigaction orig[NFORWARDED];
+    sigset_t block, oldmask;
+    sigemptyset(&block);
+    for (size_t i = 0; i < NFORWARDED; i++)
+        sigaddset(&block, forwarded[i]);
+    /* Signals wait until child_pid is known (parent) or the original
+     * dispositions are back (child). */
+    sigprocmask(SIG_BLOCK, &block, &oldmask);
+    for (size_t i = 0; i < NFORWARDED; i++) {
+        sigaction(forwarded[i], NULL, &orig[i]);
+        if (orig[i].sa_handler == SIG_IGN)
+            continue; /* ignored by whoever started us (nohup): stays ignored */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = forward_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigfillset(&sa.sa_mask);
+        sigaction(forwarded[i], &sa, NULL);
+    }
+
+    /* Exec failure travels back through a close-on-exec pipe, so an exit
+     * status 127 of the command itself is not mistaken for "not found". */
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        gs_cli_error("pipe: %s", strerror(errno));
+        return GS_EXIT_FAIL;
+    }
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        gs_cli_error("cannot start %s: fork: %s", argv[0], strerror(errno));
+        close(pfd[0]);
+        close(pfd[1]);
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        return GS_EXIT_FAIL;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        for (size_t i = 0; i < NFORWARDED; i++)
+            sigaction(forwarded[i], &orig[i], NULL);
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        execvp(argv[0], argv);
+        int e = errno;
+        ssize_t w = write(pfd[1], &e, sizeof e);
+        (void)w;
+        _exit(127);
+    }
+    child_pid = pid;
+    close(pfd[1]);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+
+    int exec_errno = 0;
+    ssize_t got;
+    do
+        got = read(pfd[0], &exec_errno, sizeof exec_errno);
+    while (got < 0 && errno == EINTR);
+    close(pfd[0]);
+    if (got != (ssize_t)sizeof exec_errno)
+        exec_errno = 0;
+
+    int status;
+    pid_t w;
+    do
+        w = waitpid(pid, &status, 0);
+    while (w < 0 && errno == EINTR);
+    child_pid = 0;
+    for (size_t i = 0; i < NFORWARDED; i++)
+        sigaction(forwarded[i], &orig[i], NULL);
+    if (w < 0) {
+        gs_cli_error("waitpid: %s", strerror(errno));
+        return GS_EXIT_FAIL;
+    }
+
+    if (exec_errno) {
+        int not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
+        if (not_found && !strchr(argv[0], '/'))
+            gs_cli_error("%s: command not found", argv[0]);
+        else
+            gs_cli_error("%s: %s", argv[0], strerror(exec_errno));
+        if (created)
+            rmdir(dir); /* nothing ran: leave no empty run directory behind */
+        return not_found ? 127 : 126;
+    }
+
+    report_run(dir, before);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return GS_EXIT_FAIL;
+}
+
+int gs_cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    /* '+': stop at the command, whose own options are not ours */
+    static const char optstring[] = "+o:qvh";
+    const char *out = NULL;
+    int opt;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+        switch (opt) {
+        case 'o': out = optarg; break;
+        case 'q': gs_verbosity = 0; break;
+        case 'v': gs_verbosity++; break;
+        case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
+        default: return gs_cli_bad_option("run", argc, argv, optstring, opts);
+        }
+    }
+    if (optind >= argc)
+        return gs_cli_usage_error("run", "needs a command to run (gpustarve run -- CMD ARGS...)");
+    if (out && !*out)
+        return gs_cli_usage_error("run", "-o needs a directory name");
+    char **cmd = argv + optind;
+
+    char *lib = find_library();
+    if (!lib)
+        return GS_EXIT_USAGE;
+    if (strpbrk(lib, " :")) {
+        gs_cli_error("%s: LD_PRELOAD cannot carry a path with a space or colon; "
+                     "install it elsewhere or set GPUSTARVE_LIB", lib);
+        free(lib);
+        return GS_EXIT_USAGE;
+    }
+    int created;
+    char *dir = make_run_dir(out, &created);
+    if (!dir) {
+        free(lib);
+        return GS_EXIT_USAGE;
+    }
+    char *absdir = abs_path(dir);
+    char *preload = preload_value(lib);
+    if (!absdir || !preload) {
+        gs_cli_error("%s: %s", dir, strerror(errno));
+        if (created)
+            rmdir(dir);
+        free(lib);
+        free(dir);
+        free(absdir);
+        free(preload);
+        return GS_EXIT_USAGE;
+    }
+    setenv("LD_PRELOAD", preload, 1);
+    setenv("GPUSTARVE_DIR", absdir, 1);
+    gs_cli_msg(2, "LD_PRELOAD=%s", preload);
+    gs_cli_msg(2, "GPUSTARVE_DIR=%s", absdir);
+    gs_cli_msg(1, "tracing to %s", dir);
+
+    /* RATIONALE: an existing -o directory may hold earlier runs; the closing
+     * line counts only what this run wrote. */
+    char *before = created ? NULL : list_traces(dir);
+    int rc = run_child(cmd, dir, created, before);
+    free(before);
+    free(lib);
+    free(dir);
+    free(absdir);
+    free(preload);
+    return rc;
+}

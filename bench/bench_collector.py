@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Collector benchmarks (`make bench`): read-hook cost, compressed bytes per
+event, DataLoader wall-time overhead. Prints figures, asserts nothing: the
+targets are checked by reading these numbers (see README, "Performance").
+
+Method:
+- hook cost: build/bench/pread_loop does CALLS preads of 4 KiB from a file
+  in the page cache; traced (LD_PRELOAD) and untraced runs alternate ROUNDS
+  times; the added cost is median(traced) - median(untraced) ns per call,
+  and the median of the per-round differences is printed beside it.
+- bytes per event: the traced runs' trace bytes / events recorded.
+- DataLoader: examples/pytorch/train.py (2 workers, 2 epochs over 600
+  images) alternated traced/untraced; median wall time of each.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+B = os.path.join(ROOT, "build")
+CLI = os.path.join(B, "gpustarve")
+LIB = os.path.join(B, "libgpustarve.so")
+PY = "/usr/bin/python3"
+
+
+def env(**kw):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("GPUSTARVE_")
+         and k != "LD_PRELOAD"}
+    e.update(kw)
+    return e
+
+
+def trace_stats(run_dir):
+    """(events, bytes on disk) of a run directory, via dump --summary --json."""
+    size = sum(os.path.getsize(os.path.join(run_dir, f)) for f in os.listdir(run_dir))
+    out = subprocess.run([CLI, "dump", "--json", run_dir], capture_output=True, check=True)
+    events = sum(1 for line in out.stdout.splitlines()
+                 if line and not line.startswith(b'{"kind":"process"'))
+    return events, size
+
+
+def bench_hook(tmp, rounds=9, calls=1_000_000):
+    blob = os.path.join(tmp, "blob")
+    with open(blob, "wb") as f:
+        f.write(os.urandom(16 << 20))
+    loop = os.path.join(B, "bench", "pread_loop")
+    plain, traced, diffs, per_event = [], [], [], []
+    for r in range(rounds):
+        u = float(subprocess.run([loop, blob, str(calls)], env=env(), capture_output=True,
+                                 check=True).stdout)
+        run = os.path.join(tmp, "hook%d" % r)
+        t = float(subprocess.run([loop, blob, str(calls)],
+                                 env=env(LD_PRELOAD=LIB, GPUSTARVE_DIR=run),
+                                 capture_output=True, check=True).stdout)
+        plain.append(u)
+        traced.append(t)
+        diffs.append(t - u)
+        ev, size = trace_stats(run)
+        per_event.append(size / ev)
+    print("read hook, 4 KiB page-cache preads, %d rounds x %d calls" % (rounds, calls))
+    print("  untraced   median %7.1f ns/call" % statistics.median(plain))
+    print("  traced     median %7.1f ns/call" % statistics.median(traced))
+    print("  added cost median %7.1f ns/call  (median of per-round differences %.1f, "
+          "min %.1f, max %.1f)  target <= 60" % (
+              statistics.median(traced) - statistics.median(plain), statistics.median(diffs),
+              min(diffs), max(diffs)))
+    print("  trace size %7.2f bytes/event (median; %d events per run)  target <= 8" % (
+        statistics.median(per_event), ev))
+
+
+def bench_dataloader(tmp, rounds=5):
+    data = os.path.join(tmp, "imgs")
+    script = os.path.join(ROOT, "examples", "pytorch", "train.py")
+    subprocess.run([PY, script, "--data", data, "--make-data", "600", "--steps", "1"],
+                   env=env(), capture_output=True, check=True)
+    cmd = [PY, script, "--data", data, "--num-workers", "2", "--epochs", "2"]
+    plain, traced, per_event = [], [], []
+    for r in range(rounds):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env(), capture_output=True, check=True)
+        plain.append(time.perf_counter() - t0)
+        run = os.path.join(tmp, "dl%d" % r)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env(LD_PRELOAD=LIB, GPUSTARVE_DIR=run), capture_output=True,
+                       check=True)
+        traced.append(time.perf_counter() - t0)
+        ev, size = trace_stats(run)
+        per_event.append(size / ev)
+    u, t = statistics.median(plain), statistics.median(traced)
+    print("DataLoader workload (train.py, 2 workers, 2 epochs x 600 images), %d rounds" % rounds)
+    print("  untraced median %.3f s, traced median %.3f s: overhead %+.2f%%  target <= 2%%" % (
+        u, t, 100 * (t - u) / u))
+    print("  trace size %.2f bytes/event (median, %d events per run)" % (
+        statistics.median(per_event), ev))
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="gs_bench_") as tmp:
+        print("machine: %s, %d cores" % (os.uname().nodename, os.cpu_count()))
+        bench_hook(tmp)
+        bench_dataloader(tmp)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,4 @@
+#!/bin/sh
+# bench/run.sh — `make bench`: runs every benchmark and prints its figures.
+set -eu
+exec "${PYTHON:-/usr/bin/python3}" bench/bench_collector.py "$@"

@@ -1,0 +1,3 @@
+mkdir d
+echo hi > d/notes.txt
+gpustarve dump d

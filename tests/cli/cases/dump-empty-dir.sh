@@ -1,0 +1,2 @@
+mkdir empty
+gpustarve dump empty

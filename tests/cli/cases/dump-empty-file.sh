@@ -1,0 +1,2 @@
+: > e.gst
+gpustarve dump e.gst

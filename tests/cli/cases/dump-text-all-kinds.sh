@@ -1,0 +1,2 @@
+gs_mktrace -e 80 --kinds all --file one.gst
+gpustarve dump one.gst

@@ -1,0 +1,2 @@
+# top-level usage on stdout, exit 0
+gpustarve --help

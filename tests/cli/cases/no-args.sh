@@ -1,0 +1,2 @@
+# no command: usage on stderr, exit 2
+gpustarve

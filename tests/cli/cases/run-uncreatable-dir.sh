@@ -1,0 +1,4 @@
+# the parent is missing: exit 2, the command is not run
+gpustarve run -o no/such/dir -- touch marker
+echo "exit $?"
+ls
