@@ -274,7 +274,7 @@ static void stats_add(proc_stats *ps, const gs_event *ev)
         else
             ps->open_failed++;
     }
-    if (k >= 16) {
+    if (gs_kind_fields(k) & GS_F_FD) { /* hooked I/O calls */
         if (kind_is_wait(k))
             ps->wait_ns += ev->dur;
         else

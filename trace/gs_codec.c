@@ -130,6 +130,12 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
         p = put_u(p, ev->aux);
     if (f & GS_F_AUX2)
         p = put_u(p, ev->aux2);
+    if (f & GS_F_DEV)
+        p = put_u(p, ev->dev);
+    if (f & GS_F_STREAM)
+        p = put_u(p, ev->stream);
+    if (f & GS_F_CORR)
+        p = put_u(p, ev->corr);
     e->len = (size_t)(p - e->buf);
     e->nrec++;
     return GS_OK;
@@ -224,6 +230,16 @@ long gs_decode_frame(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *ev
             GET_U(ev->aux);
         if (f & GS_F_AUX2)
             GET_U(ev->aux2);
+        if (f & GS_F_DEV) {
+            GET_U(v);
+            if (v > UINT32_MAX)
+                return GS_ERR_CORRUPT;
+            ev->dev = (uint32_t)v;
+        }
+        if (f & GS_F_STREAM)
+            GET_U(ev->stream);
+        if (f & GS_F_CORR)
+            GET_U(ev->corr);
     }
     if (p != end)
         return GS_ERR_CORRUPT;

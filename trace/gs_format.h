@@ -88,10 +88,39 @@ enum {
     GS_F_OFFSET = 1u << 7, /* zigzag(offset - next_off) */
     GS_F_AUX = 1u << 8,    /* uvarint */
     GS_F_AUX2 = 1u << 9,   /* uvarint */
+    GS_F_DEV = 1u << 10,   /* uvarint device ordinal */
+    GS_F_STREAM = 1u << 11, /* uvarint stream id */
+    GS_F_CORR = 1u << 12,  /* uvarint correlation id (host call <-> GPU record) */
 };
 
 #define GS_IO_FIELDS (GS_F_TS | GS_F_DUR | GS_F_FD | GS_F_FDKIND | GS_F_STR | GS_F_BYTES | GS_F_RET)
 #define GS_IOO_FIELDS (GS_IO_FIELDS | GS_F_OFFSET)
+/* GPU activity (from CUPTI): start, duration, where, and the host call it
+ * came from. */
+#define GS_GPU_FIELDS (GS_F_TS | GS_F_DUR | GS_F_DEV | GS_F_STREAM | GS_F_CORR)
+/* Host-side CUDA runtime calls: str = the API's name ("cudaMemcpyAsync"). */
+#define GS_CUDA_FIELDS (GS_F_TS | GS_F_DUR | GS_F_STR | GS_F_RET)
+
+/* Copy directions (aux bits 0-7 of gpu_memcpy and cuda_memcpy). */
+enum {
+    GS_DIR_UNKNOWN = 0,
+    GS_DIR_HTOD = 1,
+    GS_DIR_DTOH = 2,
+    GS_DIR_DTOD = 3,
+    GS_DIR_HTOH = 4,
+    GS_DIR_PTOP = 5,
+};
+
+/* Memory kinds (gpu_memcpy aux bits 8-15 = source, 16-23 = destination;
+ * cuda_memcpy aux bits 8-15 = the host side's kind). */
+enum {
+    GS_MEM_UNKNOWN = 0,
+    GS_MEM_PAGEABLE = 1,
+    GS_MEM_PINNED = 2,
+    GS_MEM_DEVICE = 3,
+    GS_MEM_MANAGED = 4,
+    GS_MEM_ARRAY = 5,
+};
 
 /* fd kinds */
 enum {
@@ -166,7 +195,27 @@ enum {
     X(SELECT, 90, "select", GS_IO_FIELDS | GS_F_AUX)                           \
     X(PSELECT, 91, "pselect", GS_IO_FIELDS | GS_F_AUX)                         \
     X(EPOLL_WAIT, 92, "epoll_wait", GS_IO_FIELDS | GS_F_AUX)                   \
-    X(EPOLL_PWAIT, 93, "epoll_pwait", GS_IO_FIELDS | GS_F_AUX)
+    X(EPOLL_PWAIT, 93, "epoll_pwait", GS_IO_FIELDS | GS_F_AUX)                 \
+    X(GPU_KERNEL, 100, "gpu_kernel", GS_GPU_FIELDS | GS_F_STR)                 \
+    X(GPU_MEMCPY, 101, "gpu_memcpy", GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX)    \
+    X(GPU_MEMSET, 102, "gpu_memset", GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX)    \
+    X(GPU_SYNC, 103, "gpu_sync", GS_GPU_FIELDS | GS_F_AUX)                     \
+    X(GPU_DEVICE, 104, "gpu_device", GS_F_TS | GS_F_DEV | GS_F_STR | GS_F_BYTES | GS_F_AUX | GS_F_AUX2) \
+    X(GPU_DROPS, 105, "gpu_drops", GS_F_TS | GS_F_AUX)                         \
+    X(CUDA_MEMCPY, 120, "cuda_memcpy", GS_CUDA_FIELDS | GS_F_BYTES | GS_F_AUX | GS_F_DEV | GS_F_STREAM | GS_F_CORR) \
+    X(CUDA_SYNC, 121, "cuda_sync", GS_CUDA_FIELDS | GS_F_AUX2 | GS_F_DEV | GS_F_STREAM | GS_F_CORR) \
+    X(CUDA_HOST_MEM, 122, "cuda_host_mem", GS_CUDA_FIELDS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2) \
+    X(NVTX_PUSH, 130, "nvtx_push", GS_F_TS | GS_F_STR | GS_F_AUX)              \
+    X(NVTX_POP, 131, "nvtx_pop", GS_F_TS | GS_F_AUX)                           \
+    X(NVTX_START, 132, "nvtx_start", GS_F_TS | GS_F_STR | GS_F_AUX | GS_F_AUX2) \
+    X(NVTX_END, 133, "nvtx_end", GS_F_TS | GS_F_AUX2)                          \
+    X(NVTX_MARK, 134, "mark", GS_F_TS | GS_F_STR | GS_F_AUX)                   \
+    X(STEP_BEGIN, 140, "step_begin", GS_F_TS | GS_F_AUX | GS_F_AUX2)           \
+    X(STEP_END, 141, "step_end", GS_F_TS | GS_F_AUX | GS_F_AUX2)               \
+    X(FETCH_BEGIN, 142, "fetch_begin", GS_F_TS | GS_F_AUX | GS_F_AUX2)         \
+    X(FETCH_END, 143, "fetch_end", GS_F_TS | GS_F_AUX | GS_F_AUX2)             \
+    X(CONFIG, 144, "config", GS_F_TS | GS_F_STR | GS_F_AUX)                    \
+    X(ROLE, 145, "role", GS_F_TS | GS_F_STR | GS_F_AUX | GS_F_AUX2)
 
 enum gs_kind {
 #define GS_X_ENUM(n, id, s, f) GS_K_##n = id,

@@ -51,6 +51,10 @@ typedef struct gs_event {
     int64_t offset;
     uint64_t aux;
     uint64_t aux2;
+    uint64_t stream; /* GPU stream id */
+    uint64_t corr;   /* CUDA correlation id */
+    uint32_t dev;    /* GPU device ordinal */
+    uint32_t reserved2;
 } gs_event;
 
 void gs_event_clear(gs_event *ev);
@@ -88,7 +92,7 @@ int gs_encode_tid(gs_encoder *e, uint32_t tid);
 int gs_encode_string(gs_encoder *e, uint32_t id, const char *s, size_t len);
 int gs_encode_event(gs_encoder *e, const gs_event *ev);
 /* Worst-case encoded size of one gs_encode_event record. */
-#define GS_EVENT_MAX_ENCODED 96
+#define GS_EVENT_MAX_ENCODED 128
 
 /* ---- raw frame decoder ------------------------------------------------ */
 

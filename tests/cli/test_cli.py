@@ -64,7 +64,7 @@ def _kind_table():
     text = open(os.path.join(ROOT, "trace", "gs_format.h")).read()
     consts = {m.group(1): 1 << int(m.group(2))
               for m in re.finditer(r"(GS_F_\w+) = 1u << (\d+)", text)}
-    for name in ("GS_IO_FIELDS", "GS_IOO_FIELDS"):
+    for name in ("GS_IO_FIELDS", "GS_IOO_FIELDS", "GS_GPU_FIELDS", "GS_CUDA_FIELDS"):
         m = re.search(r"#define %s \(([^)]*)\)" % name, text)
         consts[name] = eval(m.group(1).replace("|", " | "), {}, consts)
     table = {}

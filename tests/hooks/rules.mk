@@ -1,4 +1,31 @@
 # Hook tests: built by the top-level Makefile (included from it).
-.PHONY: hook-bins
-hook-bins:
-test-hooks: hook-bins
+# Each tests/hooks/hk_*.c is one program (linked with trace/ and hk_util.c);
+# lib*.c files become small shared libraries the programs link against.
+HK_DIR   := tests/hooks
+HK_OUT   := $(BUILD)/tests/hooks
+HK_SRC   := $(filter-out $(HK_DIR)/hk_util.c,$(wildcard $(HK_DIR)/hk_*.c))
+HK_BINS  := $(patsubst $(HK_DIR)/%.c,$(HK_OUT)/%,$(HK_SRC))
+HK_LIBS  := $(HK_OUT)/libhk_ctor.so
+HK_CFLAGS := $(CFLAGS_COMMON) -I$(HK_DIR) -pthread
+
+.PHONY: hook-bins test-hooks
+## hook-bins: build the hook test programs (build/tests/hooks/)
+hook-bins: $(HK_BINS) $(HK_LIBS)
+
+$(HK_OUT)/libhk_%.so: $(HK_DIR)/libhk_%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC(so)  $@"
+	$(Q)$(CC) $(HK_CFLAGS) -fPIC -shared -o $@ $<
+
+# hk_ctor links the library whose constructor calls hooks before ours runs.
+$(HK_OUT)/hk_ctor: LDEXTRA = -L$(HK_OUT) -lhk_ctor -Wl,-rpath,'$$ORIGIN'
+$(HK_OUT)/hk_ctor: $(HK_OUT)/libhk_ctor.so
+
+$(HK_OUT)/hk_%: $(HK_DIR)/hk_%.c $(HK_DIR)/hk_util.c $(HK_DIR)/hk_util.h $(TRACE_SRC) $(wildcard trace/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(HK_CFLAGS) -o $@ $< $(HK_DIR)/hk_util.c $(TRACE_SRC) $(LDEXTRA) $(LDLIBS_ZSTD) -ldl
+
+## test-hooks: run the hook tests under LD_PRELOAD=build/libgpustarve.so
+test-hooks: hook-bins $(LIB)
+	$(Q)BUILD=$(BUILD) $(HK_DIR)/run.sh

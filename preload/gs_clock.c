@@ -1,0 +1,122 @@
+/* gs_clock.c — the hook clock and its conversion to CLOCK_MONOTONIC.
+ *
+ * Responsible for: choosing rdtsc or clock_gettime for hook timestamps
+ * (GPUSTARVE_CLOCK, CPU flags) and the piecewise-linear calibration the
+ * writer uses to turn TSC ticks into CLOCK_MONOTONIC nanoseconds.
+ *
+ * Must never: be called on the hot path except through gs_now(); read files
+ * through hooked functions (raw system calls only).
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gs_preload.h"
+
+int gs_clock_tsc;
+
+#if defined(__x86_64__)
+/* 1 when the first "flags" line of /proc/cpuinfo has both words. */
+static int cpu_has_stable_tsc(void)
+{
+    static char buf[16384];
+    long fd = syscall(SYS_openat, AT_FDCWD, "/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t len = 0;
+    for (;;) {
+        long n = syscall(SYS_read, (int)fd, buf + len, sizeof buf - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        if (len >= sizeof buf - 1)
+            break;
+    }
+    syscall(SYS_close, (int)fd);
+    buf[len] = 0;
+    char *flags = strstr(buf, "\nflags");
+    if (!flags)
+        return 0;
+    char *eol = strchr(flags + 1, '\n');
+    if (!eol)
+        return 0;
+    *eol = 0;
+    return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
+}
+
+/* A (tsc, mono) pair read as close together as we can manage. */
+static void read_pair(uint64_t *tsc, uint64_t *mono)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t a = __rdtsc();
+        uint64_t m = gs_mono_ns();
+        uint64_t b = __rdtsc();
+        if (b - a < best) {
+            best = b - a;
+            *tsc = a + (b - a) / 2;
+            *mono = m;
+        }
+    }
+}
+#endif
+
+void gs_clock_init(const char *mode)
+{
+    gs_clock_tsc = 0;
+#if defined(__x86_64__)
+    if (mode && strcmp(mode, "mono") == 0)
+        return;
+    gs_clock_tsc = cpu_has_stable_tsc();
+#endif
+}
+
+void gs_calib_start(gs_calib *c)
+{
+    memset(c, 0, sizeof *c);
+#if defined(__x86_64__)
+    if (gs_clock_tsc) {
+        read_pair(&c->tsc1, &c->mono1);
+        c->tsc0 = c->tsc1;
+        c->mono0 = c->mono1;
+    }
+#endif
+}
+
+void gs_calib_point(gs_calib *c)
+{
+#if defined(__x86_64__)
+    if (!gs_clock_tsc)
+        return;
+    uint64_t t, m;
+    read_pair(&t, &m);
+    if (t <= c->tsc1 || m <= c->mono1)
+        return; /* keep the last segment: no time passed */
+    c->tsc0 = c->tsc1;
+    c->mono0 = c->mono1;
+    c->tsc1 = t;
+    c->mono1 = m;
+#endif
+}
+
+uint64_t gs_calib_ts(const gs_calib *c, uint64_t raw)
+{
+    if (!gs_clock_tsc)
+        return raw;
+    if (c->tsc1 == c->tsc0)
+        return c->mono1; /* no segment yet: cannot happen after one point */
+    __int128 dt = (__int128)raw - (__int128)c->tsc0;
+    __int128 dm = (__int128)(c->mono1 - c->mono0);
+    __int128 v = (__int128)c->mono0 + dt * dm / (__int128)(c->tsc1 - c->tsc0);
+    return v < 0 ? 0 : (uint64_t)v;
+}
+
+uint64_t gs_calib_dur(const gs_calib *c, uint64_t raw)
+{
+    if (!gs_clock_tsc)
+        return raw;
+    if (c->tsc1 == c->tsc0)
+        return 0;
+    return (uint64_t)((unsigned __int128)raw * (c->mono1 - c->mono0) / (c->tsc1 - c->tsc0));
+}

@@ -1,0 +1,105 @@
+/* gs_config.c — configuration and start-up of the collector.
+ *
+ * Responsible for: reading GPUSTARVE_* from the environment, and bringing
+ * every part up in order, exactly once per process image, whether the first
+ * caller is our constructor or a hook called before it (another library's
+ * constructor): real symbols, clock, tables, rings, output file, writer
+ * thread, fork/exit/signal handling; then switching recording on.
+ *
+ * Must never: record while initialising (the guard is held), allocate on a
+ * hook's path after start-up, or fail loudly: anything that goes wrong leaves
+ * the library a pure pass-through (and prints at most the one warning).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gs_collector.h"
+#include "gs_preload.h"
+#include "gs_real.h"
+#include "gs_ring.h"
+
+gs_config gs_cfg = {.flush_ms = 200, .ring_events = 16384, .zstd_level = 3};
+_Atomic int gs_on;
+_Atomic int gs_inited;
+_Atomic pid_t gs_pid;
+
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+
+/* Unsigned decimal from the environment, clamped to [lo, hi]; dflt when unset
+ * or not a number. */
+static uint64_t env_u64(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    uint64_t x = 0;
+    for (const char *p = v; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return dflt;
+        x = x * 10 + (uint64_t)(*p - '0');
+        if (x > hi)
+            return hi;
+    }
+    return x < lo ? lo : x;
+}
+
+static void read_config(void)
+{
+    const char *d = getenv("GPUSTARVE_DISABLE");
+    gs_cfg.disabled = d && d[0] && strcmp(d, "0") != 0;
+    gs_cfg.flush_ms = (unsigned)env_u64("GPUSTARVE_FLUSH_MS", 200, 1, 60000);
+    gs_cfg.ring_events = env_u64("GPUSTARVE_RING_EVENTS", 16384, 64, 1u << 24);
+    gs_cfg.zstd_level = (int)env_u64("GPUSTARVE_ZSTD_LEVEL", 3, 1, 19);
+    gs_cfg.clock = getenv("GPUSTARVE_CLOCK");
+}
+
+static void init_all(void)
+{
+    gs_real_resolve();
+    read_config();
+    atomic_store(&gs_pid, (pid_t)syscall(SYS_getpid));
+    if (gs_cfg.disabled)
+        return;
+    gs_clock_init(gs_cfg.clock);
+    if (gs_out_warn_init() != 0 || gs_strings_init() != 0 || gs_fdtab_init() != 0 ||
+        gs_maptab_init() != 0 || gs_rings_init(gs_cfg.ring_events) != 0 ||
+        gs_writer_init() != 0)
+        return; /* out of address space: stay a pass-through */
+    gs_lifecycle_init(); /* atfork, on_exit, signals, exec environment */
+    if (gs_out_setup_dir() != 0 || gs_out_open(0) != 0)
+        return; /* warned; hooks pass through */
+    gs_writer_start();
+    atomic_store_explicit(&gs_on, 1, memory_order_release);
+}
+
+static void init_guarded(void)
+{
+    int depth = gs_t_depth;
+    gs_t_depth = 1; /* our own calls during start-up are not the program's */
+    init_all();
+    atomic_store(&gs_inited, 1);
+    gs_t_depth = depth;
+}
+
+void gs_init(void)
+{
+    pthread_once(&g_init_once, init_guarded);
+}
+
+int gs_enter_slow(void)
+{
+    if (!atomic_load_explicit(&gs_inited, memory_order_acquire))
+        gs_init();
+    if (!atomic_load_explicit(&gs_on, memory_order_acquire))
+        return 0;
+    gs_t_depth = 1;
+    return 1;
+}
+
+__attribute__((constructor)) static void gs_constructor(void)
+{
+    gs_init();
+}

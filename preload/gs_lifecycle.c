@@ -1,0 +1,316 @@
+/* gs_lifecycle.c — the collector across fork, exec, exit and signals.
+ *
+ * Responsible for: pthread_atfork (prepare takes the output lock so no child
+ * inherits a half-written frame; the child drops inherited events, opens its
+ * own file and restarts the writer), the final flush with an EXIT record
+ * (exit/return via on_exit + destructor, _exit/_Exit via their hooks,
+ * SIGTERM/SIGINT/SIGHUP via a handler installed only where the disposition
+ * is SIG_DFL), the synchronous flush before exec, and the environment fix-up
+ * that keeps an exec'd image traced. Detects vfork children (shared memory,
+ * no atfork) and leaves them alone.
+ *
+ * Must never: malloc or lock in a vfork child; wait unboundedly in a signal
+ * handler; change a signal disposition the program chose; write after the
+ * EXIT record.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <dlfcn.h>
+#include <limits.h>
+
+#include "gs_collector.h"
+#include "gs_preload.h"
+#include "gs_real.h"
+#include "gs_ring.h"
+
+extern char **environ;
+
+static _Atomic int g_finished;
+static char g_self[PATH_MAX];     /* path of libgpustarve.so */
+static char g_preload[PATH_MAX + 16]; /* LD_PRELOAD value at start-up */
+static const int g_fatal[] = {SIGTERM, SIGINT, SIGHUP};
+
+int gs_in_foreign_child(void)
+{
+    return (pid_t)syscall(SYS_getpid) != atomic_load(&gs_pid);
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+static int g_fork_locked;
+
+static void fork_prepare(void)
+{
+    g_fork_locked = 0;
+    if (!atomic_load(&gs_on) || gs_in_foreign_child())
+        return;
+    int depth = gs_t_depth;
+    gs_t_depth = 1;
+    gs_out_lock();
+    gs_t_depth = depth;
+    g_fork_locked = 1;
+}
+
+static void fork_parent(void)
+{
+    if (g_fork_locked)
+        gs_out_unlock();
+    g_fork_locked = 0;
+}
+
+static void fork_child(void)
+{
+    if (!g_fork_locked)
+        return;
+    g_fork_locked = 0;
+    int depth = gs_t_depth;
+    gs_t_depth = 1;
+    atomic_store(&gs_pid, (pid_t)syscall(SYS_getpid));
+    gs_writer_after_fork_child(); /* fresh, unlocked output lock */
+    gs_rings_after_fork_child();
+    gs_out_close();               /* the parent's file stays the parent's */
+    if (gs_out_open(1) == 0)
+        gs_writer_start();
+    else
+        atomic_store(&gs_on, 0);
+    gs_t_depth = depth;
+}
+
+/* ---- exit ----------------------------------------------------------------------- */
+
+void gs_finish(int status, int how, unsigned wait_ms)
+{
+    if (!atomic_load(&gs_inited) || gs_cfg.disabled || gs_in_foreign_child())
+        return;
+    if (atomic_exchange(&g_finished, 1))
+        return;
+    int was_on = atomic_exchange(&gs_on, 0); /* detach before flushing */
+    if (!was_on)
+        return;
+    int depth = gs_t_depth;
+    gs_t_depth = 1;
+    if (gs_out_trylock_for(wait_ms)) {
+        if (!gs_writer_is_final()) {
+            gs_drain_locked(1);
+            gs_event ev;
+            gs_event_clear(&ev);
+            ev.kind = GS_K_EXIT;
+            ev.ts = gs_mono_ns();
+            ev.aux = (uint64_t)(uint32_t)status;
+            ev.aux2 = (uint64_t)how;
+            gs_put_direct(&ev);
+            gs_frame_flush_locked();
+            gs_writer_set_final();
+        }
+        gs_out_unlock();
+    }
+    gs_writer_stop();
+    gs_t_depth = depth;
+}
+
+static void on_exit_status(int status, void *arg)
+{
+    (void)arg;
+    gs_finish(status, 0, 2000);
+}
+
+/* RATIONALE: a preloaded library's constructor runs before __libc_start_main
+ * registers the loader's destructor pass, so our on_exit handler runs after
+ * every destructor: it writes the EXIT record with the real status. The
+ * destructor only flushes what the program did so far (it is the last word
+ * only where on_exit never runs). */
+__attribute__((destructor)) static void gs_destructor(void)
+{
+    if (!atomic_load(&gs_on) || gs_in_foreign_child())
+        return;
+    int depth = gs_t_depth;
+    gs_t_depth = 1;
+    if (gs_out_trylock_for(2000)) {
+        if (!gs_writer_is_final())
+            gs_drain_locked(0);
+        gs_out_unlock();
+    }
+    gs_t_depth = depth;
+}
+
+/* ---- signals --------------------------------------------------------------------- */
+
+static void on_fatal_signal(int sig)
+{
+    int saved = errno;
+    /* RATIONALE: bounded wait — the writer finishes a frame in milliseconds;
+     * if the interrupted thread holds the lock itself, skip the flush. */
+    gs_finish(sig, 2, 100);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+    raise(sig); /* pending until this handler returns, then default action */
+    errno = saved;
+}
+
+static void install_signal_handlers(void)
+{
+    for (size_t i = 0; i < sizeof g_fatal / sizeof g_fatal[0]; i++) {
+        struct sigaction old;
+        if (sigaction(g_fatal[i], NULL, &old) != 0)
+            continue;
+        if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue; /* the program's (or its parent's) choice stands */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(g_fatal[i], &sa, NULL);
+    }
+}
+
+/* ---- exec ------------------------------------------------------------------------ */
+
+void gs_exec_flush(const char *path)
+{
+    if (!atomic_load(&gs_on) || gs_in_foreign_child())
+        return;
+    int depth = gs_t_depth;
+    gs_t_depth = 1;
+    uint32_t id = gs_str_path((const char *)gs_launder(path));
+    if (gs_out_trylock_for(2000)) {
+        if (!gs_writer_is_final()) {
+            gs_drain_locked(0);
+            gs_event ev;
+            gs_event_clear(&ev);
+            ev.kind = GS_K_EXEC;
+            ev.ts = gs_mono_ns();
+            ev.str = id;
+            gs_put_direct(&ev);
+            gs_frame_flush_locked();
+        }
+        gs_out_unlock();
+    }
+    gs_t_depth = depth;
+}
+
+void gs_exec_failed(const char *path, uint64_t t0)
+{
+    if (gs_in_foreign_child() || !gs_enter())
+        return;
+    gs_rec r = GS_REC_INIT(GS_K_EXEC, t0);
+    r.dur = gs_now() - t0;
+    r.str = gs_str_path((const char *)gs_launder(path));
+    r.ret = -1;
+    gs_emit(&r);
+    gs_leave();
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* What the environment lacks: bit 0 LD_PRELOAD with us, bit 1 GPUSTARVE_DIR.
+ * *their_preload: an LD_PRELOAD entry without us, to be extended. */
+static unsigned env_missing(char *const envp[], const char **their_preload, size_t *n)
+{
+    unsigned miss = 3;
+    *their_preload = NULL;
+    *n = 0;
+    for (size_t i = 0; envp && envp[i]; i++, (*n)++) {
+        if (starts_with(envp[i], "LD_PRELOAD=")) {
+            if (strstr(envp[i], "libgpustarve"))
+                miss &= ~1u;
+            else
+                *their_preload = envp[i] + 11;
+        } else if (starts_with(envp[i], "GPUSTARVE_DIR=")) {
+            miss &= ~2u;
+        } else if (starts_with(envp[i], "GPUSTARVE_DISABLE=")) {
+            return 0; /* the caller chose */
+        }
+    }
+    return miss;
+}
+
+size_t gs_env_need(char *const envp[])
+{
+    if (!atomic_load(&gs_inited) || gs_cfg.disabled || !g_preload[0])
+        return 0;
+    const char *theirs;
+    size_t n;
+    unsigned miss = env_missing(envp, &theirs, &n);
+    if (!miss)
+        return 0;
+    size_t need = (n + 3) * sizeof(char *);
+    need += strlen("LD_PRELOAD=") + strlen(g_preload) + 2 + (theirs ? strlen(theirs) : 0);
+    need += strlen("GPUSTARVE_DIR=") + strlen(gs_out_dir()) + 1;
+    return need;
+}
+
+static char *put(char *dst, const char *s)
+{
+    size_t l = strlen(s);
+    memcpy(dst, s, l);
+    return dst + l;
+}
+
+char *const *gs_env_build(char *const envp[], void *mem)
+{
+    const char *theirs;
+    size_t n;
+    unsigned miss = env_missing(envp, &theirs, &n);
+    char **out = mem;
+    char *text = (char *)(out + n + 3);
+    size_t k = 0;
+    char *pre = NULL, *dir = NULL;
+    if (miss & 1u) {
+        pre = text;
+        char *p = put(text, "LD_PRELOAD=");
+        p = put(p, g_preload);
+        if (theirs && theirs[0]) {
+            *p++ = ':';
+            p = put(p, theirs);
+        }
+        *p++ = 0;
+        text = p;
+    }
+    if (miss & 2u) {
+        dir = text;
+        char *p = put(text, "GPUSTARVE_DIR=");
+        p = put(p, gs_out_dir());
+        *p++ = 0;
+        text = p;
+    }
+    for (size_t i = 0; envp && envp[i]; i++) {
+        if (pre && starts_with(envp[i], "LD_PRELOAD="))
+            continue; /* replaced by ours, which keeps their entries */
+        out[k++] = envp[i];
+    }
+    if (pre)
+        out[k++] = pre;
+    if (dir)
+        out[k++] = dir;
+    out[k] = NULL;
+    return out;
+}
+
+/* ---- set-up ----------------------------------------------------------------------- */
+
+void gs_lifecycle_init(void)
+{
+    Dl_info info;
+    if (dladdr((void *)gs_lifecycle_init, &info) && info.dli_fname)
+        strncpy(g_self, info.dli_fname, sizeof g_self - 1);
+    const char *pre = getenv("LD_PRELOAD");
+    if (pre && strstr(pre, "libgpustarve"))
+        strncpy(g_preload, pre, sizeof g_preload - 1);
+    else if (g_self[0])
+        strncpy(g_preload, g_self, sizeof g_preload - 1);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    on_exit(on_exit_status, NULL);
+    install_signal_handlers();
+}

@@ -1,0 +1,252 @@
+/* gs_preload.h — the collector's internal event sink, shared by every file in
+ * preload/ (and, later, cupti/ and the CUDA hooks).
+ *
+ * Responsible for: the fixed-size record a hook appends (gs_rec), the inline
+ * hot path that appends it to the calling thread's ring (gs_emit), the
+ * per-thread nesting guard (gs_enter / gs_leave), the hook clock (gs_now), the
+ * fd-table lookups a hook needs, and the declarations that tie the collector's
+ * files together.
+ *
+ * Must never: allocate, lock, or make a system call on the hot path (the
+ * first event of a thread and a full ring take the out-of-line slow path);
+ * include analyzer code.
+ */
+#ifndef GS_PRELOAD_H
+#define GS_PRELOAD_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "gs_format.h"
+#include "gs_trace.h"
+
+#define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GS_EXPORT __attribute__((visibility("default")))
+#define GS_TLS_IE __attribute__((tls_model("initial-exec")))
+
+/* ---- the record a hook appends ------------------------------------------ */
+
+/* One event as it sits in a ring: 64 bytes, one cache line. The writer turns
+ * it into a gs_event (converting ts/dur from the hook clock to ns).
+ * RATIONALE: aux2 is 32 bits because every hooked call's aux2 (open mode,
+ * mmap flags, preadv2 flags, statx mask) fits; writer-made kinds that need 64
+ * bits (FAULTS, DROPS) never pass through a ring. */
+typedef struct gs_rec {
+    uint16_t kind;   /* enum gs_kind */
+    uint8_t fd_kind; /* GS_FDK_* */
+    uint8_t reserved;
+    int32_t fd;
+    uint32_t str;  /* string id, 0 = none */
+    uint32_t aux2;
+    uint64_t ts;  /* hook clock: TSC ticks or CLOCK_MONOTONIC ns */
+    uint64_t dur; /* hook clock units */
+    uint64_t bytes;
+    int64_t ret;
+    int64_t offset;
+    uint64_t aux;
+} gs_rec;
+_Static_assert(sizeof(gs_rec) == 64, "a ring entry is one cache line");
+
+/* A record with the defaults of gs_event_clear: fd -1, offset -1. */
+#define GS_REC_INIT(k, t0) {.kind = (k), .fd = -1, .offset = -1, .ts = (t0)}
+
+/* ---- per-thread ring ------------------------------------------------------ */
+
+enum { GS_RING_FREE = 0, GS_RING_LIVE = 1, GS_RING_DEAD = 2 };
+
+typedef struct gs_ring {
+    /* producer line */
+    _Atomic uint64_t head; /* next slot the thread fills (store-release) */
+    uint64_t cached_tail;  /* producer's last view of tail */
+    _Atomic uint64_t dropped;
+    char pad0[40];
+    /* consumer line */
+    _Atomic uint64_t tail; /* next slot the drainer reads (store-release) */
+    char pad1[56];
+    /* owner and drainer-private fields */
+    _Atomic uint32_t state; /* GS_RING_* */
+    uint32_t tid;
+    uint64_t mask; /* capacity - 1 */
+    uint32_t name_id;  /* drainer: last THREAD name emitted, 0 = none yet */
+    uint32_t reserved;
+    uint64_t faults;   /* drainer: last major-fault count emitted */
+    char name0[16];    /* thread name at attach (PR_GET_NAME) */
+    char pad2[16];
+    gs_rec ev[];
+} gs_ring;
+
+extern __thread gs_ring *gs_t_ring GS_TLS_IE;
+extern __thread int gs_t_depth GS_TLS_IE;
+extern _Atomic int gs_on; /* 1 while hooks record */
+
+/* Slow path of gs_emit: attach a ring to the thread, or refresh the cached
+ * tail and drop-and-count when the ring is really full. */
+void gs_emit_slow(const gs_rec *r);
+/* Wake the writer (one futex wake). */
+void gs_writer_poke(void);
+
+/* Append one record to the calling thread's ring. Never blocks, never
+ * allocates after the thread's first event; a full ring drops and counts. */
+static inline void gs_emit(const gs_rec *r)
+{
+    gs_ring *g = gs_t_ring;
+    if (GS_UNLIKELY(!g)) {
+        gs_emit_slow(r);
+        return;
+    }
+    uint64_t h = atomic_load_explicit(&g->head, memory_order_relaxed);
+    uint64_t used = h - g->cached_tail;
+    if (GS_UNLIKELY(used > g->mask)) {
+        gs_emit_slow(r);
+        return;
+    }
+    g->ev[h & g->mask] = *r;
+    atomic_store_explicit(&g->head, h + 1, memory_order_release);
+    if (GS_UNLIKELY(used + 1 == (g->mask + 1) / 2))
+        gs_writer_poke();
+}
+
+/* ---- nesting guard ---------------------------------------------------------- */
+
+int gs_enter_slow(void);
+
+/* 1 when the caller should record (guard now held), 0 to pass through. */
+static inline int gs_enter(void)
+{
+    if (gs_t_depth)
+        return 0;
+    if (GS_UNLIKELY(!atomic_load_explicit(&gs_on, memory_order_acquire)))
+        return gs_enter_slow();
+    gs_t_depth = 1;
+    return 1;
+}
+
+static inline void gs_leave(void)
+{
+    gs_t_depth = 0;
+}
+
+/* ---- clock ------------------------------------------------------------------- */
+
+extern int gs_clock_tsc; /* 1: hooks stamp with rdtsc */
+
+static inline uint64_t gs_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Hook timestamp in hook-clock units (converted by the writer). */
+static inline uint64_t gs_now(void)
+{
+#if defined(__x86_64__)
+    if (GS_LIKELY(gs_clock_tsc))
+        return __rdtsc();
+#endif
+    return gs_mono_ns();
+}
+
+/* Calibration between the hook clock and CLOCK_MONOTONIC (writer-owned). */
+typedef struct gs_calib {
+    uint64_t tsc0, mono0; /* previous pair */
+    uint64_t tsc1, mono1; /* latest pair */
+} gs_calib;
+
+/* Decide the clock (GPUSTARVE_CLOCK, CPU flags); sets gs_clock_tsc. */
+void gs_clock_init(const char *mode);
+/* Start a calibration at the current instant. */
+void gs_calib_start(gs_calib *c);
+/* Take a new (tsc, mono) pair; the segment is previous pair -> this pair. */
+void gs_calib_point(gs_calib *c);
+uint64_t gs_calib_ts(const gs_calib *c, uint64_t raw);
+uint64_t gs_calib_dur(const gs_calib *c, uint64_t raw);
+
+/* ---- fd table ------------------------------------------------------------------ */
+
+#define GS_FD_MAX (1u << 20)
+#define GS_FDW_VALID (1ull << 63)
+#define GS_FDW_EPSTREAM (1ull << 62) /* epoll set holds a pipe or socket */
+#define GS_FDW_KIND(w) ((unsigned)(((w) >> 32) & 7u))
+#define GS_FDW_STR(w) ((uint32_t)(w))
+
+extern _Atomic uint64_t *gs_fdtab;
+
+int gs_fdtab_init(void);
+/* Classify an fd seen without an open (real fstat); returns its word. */
+uint64_t gs_fd_classify(int fd);
+void gs_fd_set(int fd, uint32_t str, unsigned kind);
+void gs_fd_clear(int fd);
+void gs_fd_copy(int from, int to);
+void gs_fd_mark_epstream(int epfd);
+/* Kind of an open fd (one real fstat); GS_FDK_UNKNOWN when not open. */
+unsigned gs_fd_kind_of(int fd);
+
+/* fd table word of fd (classified on first use); 0 when out of range/bad. */
+static inline uint64_t gs_fd_word(int fd)
+{
+    if ((unsigned)fd >= GS_FD_MAX)
+        return 0;
+    uint64_t w = atomic_load_explicit(&gs_fdtab[fd], memory_order_relaxed);
+    if (GS_UNLIKELY(!(w & GS_FDW_VALID)))
+        w = gs_fd_classify(fd);
+    return w;
+}
+
+/* Fill r->fd, r->fd_kind and r->str from the fd table. */
+static inline void gs_fd_describe(int fd, gs_rec *r)
+{
+    uint64_t w = gs_fd_word(fd);
+    r->fd = fd;
+    r->fd_kind = (uint8_t)GS_FDW_KIND(w);
+    r->str = GS_FDW_STR(w);
+}
+
+/* File mmap table: ranges mapped from files, keyed by start address. */
+int gs_maptab_init(void);
+void gs_map_add(uintptr_t addr, uint64_t len, int fd, uint32_t str, unsigned kind);
+/* Remove the range starting at addr; 1 and its fd/path when it was tracked. */
+int gs_map_take(uintptr_t addr, int *fd, uint32_t *str, unsigned *kind);
+
+/* ---- strings --------------------------------------------------------------------- */
+
+int gs_strings_init(void);
+/* Intern len bytes (truncated to GS_STRING_MAX); id >= 1, or 0 when full. */
+uint32_t gs_str_intern(const char *s, size_t len);
+/* Intern a NUL-terminated path; 0 for NULL. */
+uint32_t gs_str_path(const char *path);
+/* Intern a path relative to dirfd the way openat resolves it. */
+uint32_t gs_str_path_at(int dirfd, const char *path);
+/* Bytes and length of a string id; NULL when unknown. */
+const char *gs_str_get(uint32_t id, uint32_t *len);
+/* Largest id handed out so far (ids are 1..n). */
+uint32_t gs_str_count(void);
+/* Ids are below this bound. */
+#define GS_STR_MAX_IDS (1u << 22)
+
+/* Hide a pointer's origin from the optimiser so a NULL check on a parameter
+ * declared nonnull by libc's headers is not folded away. */
+static inline const void *gs_launder(const void *p)
+{
+    __asm__("" : "+r"(p));
+    return p;
+}
+
+/* Intern path only when the call could have read it (not EFAULT). */
+static inline uint32_t gs_str_path_safe(const char *path, long ret, int err)
+{
+    const char *p = (const char *)gs_launder(path);
+    if (!p || (ret < 0 && err == EFAULT))
+        return 0;
+    return gs_str_path(p);
+}
+
+#endif

@@ -1,0 +1,161 @@
+/* gs_strings.c — the process-wide string arena (paths, thread names, notes).
+ *
+ * Responsible for: handing out string ids (1, 2, ...) for byte strings, with
+ * lock-free deduplication, so that a record carries a 32-bit id instead of a
+ * path. Storage is one mmap'd MAP_NORESERVE arena filled by atomic bump
+ * allocation; an id->offset index lets the writer find a string's bytes when
+ * it first meets the id in a frame (that is how define-before-use holds).
+ *
+ * Must never: malloc, lock, or free (strings live until exit); make a string
+ * visible through the index or the hash table before its bytes are written.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gs_preload.h"
+
+/* RATIONALE: virtual sizes only (MAP_NORESERVE, touched as used): 256 MiB of
+ * text holds millions of dataset paths; past it, interning returns 0 and
+ * records carry no path rather than failing. */
+#define ARENA_BYTES (256ull << 20)
+#define MAX_IDS GS_STR_MAX_IDS
+#define HASH_SLOTS (1u << 22)
+#define HASH_PROBES 64
+
+typedef struct str_entry {
+    uint32_t len;
+    uint32_t hash;
+    char bytes[]; /* len bytes + NUL */
+} str_entry;
+
+static char *g_arena;
+static _Atomic uint64_t g_arena_used;
+static _Atomic uint32_t g_next_id = 1;
+static _Atomic uint32_t *g_index; /* id -> offset + 1 */
+static _Atomic uint32_t *g_hash;  /* slot -> id */
+
+static void *map_noreserve(size_t len)
+{
+    long p = syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return (p == -1) ? NULL : (void *)p;
+}
+
+int gs_strings_init(void)
+{
+    g_arena = map_noreserve(ARENA_BYTES);
+    g_index = map_noreserve(MAX_IDS * sizeof(uint32_t));
+    g_hash = map_noreserve(HASH_SLOTS * sizeof(uint32_t));
+    return (g_arena && g_index && g_hash) ? 0 : -1;
+}
+
+static uint32_t hash_bytes(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h ? h : 1;
+}
+
+static uint32_t create(const char *s, uint32_t len, uint32_t h)
+{
+    uint64_t size = (sizeof(str_entry) + len + 1 + 7) & ~7ull;
+    uint64_t off = atomic_fetch_add_explicit(&g_arena_used, size, memory_order_relaxed);
+    if (off + size > ARENA_BYTES)
+        return 0;
+    uint32_t id = atomic_fetch_add_explicit(&g_next_id, 1, memory_order_relaxed);
+    if (id >= MAX_IDS)
+        return 0;
+    str_entry *e = (str_entry *)(g_arena + off);
+    e->len = len;
+    e->hash = h;
+    memcpy(e->bytes, s, len);
+    e->bytes[len] = 0;
+    atomic_store_explicit(&g_index[id], (uint32_t)off + 1, memory_order_release);
+    return id;
+}
+
+static const str_entry *entry_of(uint32_t id)
+{
+    if (id == 0 || id >= MAX_IDS)
+        return NULL;
+    uint32_t off = atomic_load_explicit(&g_index[id], memory_order_acquire);
+    return off ? (const str_entry *)(g_arena + off - 1) : NULL;
+}
+
+uint32_t gs_str_intern(const char *s, size_t n)
+{
+    if (!g_arena)
+        return 0;
+    uint32_t len = (uint32_t)(n > GS_STRING_MAX ? GS_STRING_MAX : n);
+    uint32_t h = hash_bytes(s, len);
+    uint32_t mine = 0;
+    for (uint32_t i = 0; i < HASH_PROBES; i++) {
+        _Atomic uint32_t *slot = &g_hash[(h + i) & (HASH_SLOTS - 1)];
+        uint32_t id = atomic_load_explicit(slot, memory_order_acquire);
+        if (id == 0) {
+            if (!mine)
+                mine = create(s, len, h);
+            if (!mine)
+                return 0;
+            if (atomic_compare_exchange_strong_explicit(slot, &id, mine, memory_order_acq_rel,
+                                                        memory_order_acquire))
+                return mine;
+            /* lost the race: id now holds the winner; compare it below */
+        }
+        const str_entry *e = entry_of(id);
+        if (e && e->hash == h && e->len == len && memcmp(e->bytes, s, len) == 0)
+            return id; /* an entry we created, if any, stays unused */
+    }
+    return mine ? mine : create(s, len, h);
+}
+
+uint32_t gs_str_path(const char *path)
+{
+    return path ? gs_str_intern(path, strlen(path)) : 0;
+}
+
+uint32_t gs_str_path_at(int dirfd, const char *path)
+{
+    if (!path)
+        return 0;
+    if (path[0] == '/' || dirfd == AT_FDCWD)
+        return gs_str_path(path);
+    uint64_t w = gs_fd_word(dirfd);
+    uint32_t dlen = 0;
+    const char *dir = gs_str_get(GS_FDW_STR(w), &dlen);
+    if (!dir)
+        return gs_str_path(path);
+    if (path[0] == 0)
+        return GS_FDW_STR(w); /* AT_EMPTY_PATH: the fd itself */
+    if (GS_FDW_KIND(w) != GS_FDK_DIR)
+        return gs_str_path(path);
+    char buf[GS_STRING_MAX];
+    size_t plen = strlen(path);
+    size_t n = dlen < sizeof buf ? dlen : sizeof buf;
+    memcpy(buf, dir, n);
+    if (n < sizeof buf && !(n > 0 && buf[n - 1] == '/'))
+        buf[n++] = '/';
+    size_t c = plen < sizeof buf - n ? plen : sizeof buf - n;
+    memcpy(buf + n, path, c);
+    return gs_str_intern(buf, n + c);
+}
+
+const char *gs_str_get(uint32_t id, uint32_t *len)
+{
+    const str_entry *e = entry_of(id);
+    if (!e)
+        return NULL;
+    if (len)
+        *len = e->len;
+    return e->bytes;
+}
+
+uint32_t gs_str_count(void)
+{
+    uint32_t n = atomic_load_explicit(&g_next_id, memory_order_relaxed);
+    return n > 0 ? n - 1 : 0;
+}

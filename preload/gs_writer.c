@@ -1,0 +1,444 @@
+/* gs_writer.c — the background writer and everything that holds the output
+ * lock.
+ *
+ * Responsible for: the output lock (writer, exit paths, exec and fork take
+ * it; hooks never do), draining every ring up to a snapshot of its head,
+ * converting ring records to gs_event (hook clock -> CLOCK_MONOTONIC ns),
+ * encoding them into raw frames (TID before each thread's run, STRING before
+ * a string's first use in the file), THREAD / FAULTS / DROPS records,
+ * compressing (zstd) and writing one frame per write(), and the writer
+ * thread that does all this every GPUSTARVE_FLUSH_MS or when poked.
+ *
+ * Must never: run with the nesting guard clear, call a hooked function,
+ * wait on a producer, or write a frame except whole and under the lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gs_collector.h"
+#include "gs_preload.h"
+#include "gs_ring.h"
+
+/* RATIONALE: 1 MiB raw frames (well under GS_FRAME_RAW_MAX) compress in about
+ * a millisecond at level 3 and hold ~40k records, more than one flush period
+ * of a busy loader thread produces. */
+#define RAW_CAP (1u << 20)
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_owner; /* tid holding g_lock, 0 when none */
+static _Atomic uint32_t g_wake;
+static _Atomic int g_stop;
+static int g_final; /* the EXIT record is written: write nothing more */
+
+static uint8_t *g_raw;
+static uint8_t *g_comp;
+static size_t g_comp_cap;
+static void *g_cctx;
+static gs_encoder g_enc;
+static uint32_t g_enc_tid;
+static uint64_t g_frame_events;
+static uint8_t *g_emitted; /* bit per string id: defined in this file */
+static gs_calib g_cal;
+static uint64_t g_lost;         /* events not written because output failed */
+static uint64_t g_dropped_dead; /* drops counted in recycled rings */
+static uint64_t g_rep_dropped, g_rep_lost;
+static uint64_t g_heads[GS_RING_MAX];
+static uint32_t g_states[GS_RING_MAX];
+
+static void *map_anon(size_t len, int noreserve)
+{
+    long p = syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0), -1, 0);
+    return (p == -1) ? NULL : (void *)p;
+}
+
+int gs_writer_init(void)
+{
+    g_raw = map_anon(RAW_CAP, 0);
+    g_comp_cap = gs_frame_bound(RAW_CAP);
+    g_comp = map_anon(g_comp_cap, 0);
+    g_emitted = map_anon(GS_STR_MAX_IDS / 8, 1);
+    g_cctx = gs_frame_cctx_new(gs_cfg.zstd_level);
+    if (!g_raw || !g_comp || !g_emitted || !g_cctx)
+        return -1;
+    gs_encoder_init(&g_enc, g_raw, RAW_CAP);
+    gs_calib_start(&g_cal);
+    return 0;
+}
+
+/* ---- lock ---------------------------------------------------------------- */
+
+static int my_tid(void)
+{
+    return (int)syscall(SYS_gettid);
+}
+
+void gs_out_lock(void)
+{
+    pthread_mutex_lock(&g_lock);
+    atomic_store(&g_owner, my_tid());
+}
+
+int gs_out_trylock_for(unsigned ms)
+{
+    int me = my_tid();
+    for (unsigned waited_us = 0;; waited_us += 200) {
+        if (pthread_mutex_trylock(&g_lock) == 0) {
+            atomic_store(&g_owner, me);
+            return 1;
+        }
+        if (atomic_load(&g_owner) == me || waited_us >= ms * 1000u)
+            return 0; /* held by the thread we interrupted, or for too long */
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void gs_out_unlock(void)
+{
+    atomic_store(&g_owner, 0);
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* ---- frames ---------------------------------------------------------------- */
+
+static int emitted(uint32_t id)
+{
+    return id < GS_STR_MAX_IDS && (g_emitted[id >> 3] >> (id & 7)) & 1;
+}
+
+static void mark_emitted(uint32_t id)
+{
+    if (id < GS_STR_MAX_IDS)
+        g_emitted[id >> 3] |= (uint8_t)(1u << (id & 7));
+}
+
+/* After a failed write: a last small frame with a NOTE, if the file still
+ * takes it, then close. */
+static void write_failure_note(int err)
+{
+    static uint8_t raw[GS_STRING_MAX + 256];
+    static uint8_t out[2 * GS_STRING_MAX + 1024];
+    int fd = atomic_load(&gs_trace_fd);
+    if (fd < 0)
+        return;
+    char text[256];
+    char ebuf[128];
+    snprintf(text, sizeof text, "trace output failed: %s; tracing stopped",
+             strerror_r(err, ebuf, sizeof ebuf));
+    uint32_t id = gs_str_intern(text, strlen(text));
+    gs_encoder e;
+    gs_encoder_init(&e, raw, sizeof raw);
+    gs_encode_tid(&e, (uint32_t)my_tid());
+    if (id)
+        gs_encode_string(&e, id, text, strlen(text));
+    gs_event ev;
+    gs_event_clear(&ev);
+    ev.kind = GS_K_NOTE;
+    ev.ts = gs_mono_ns();
+    ev.str = id;
+    ev.aux = 1;
+    gs_encode_event(&e, &ev);
+    long n = gs_frame_compress(g_cctx, raw, e.len, e.nrec, out, sizeof out);
+    if (n > 0) {
+        ssize_t w = write(fd, out, (size_t)n);
+        (void)w;
+    }
+    gs_out_close();
+}
+
+void gs_frame_flush_locked(void)
+{
+    if (g_enc.nrec == 0)
+        return;
+    if (gs_out_alive()) {
+        long n = gs_frame_compress(g_cctx, g_raw, g_enc.len, g_enc.nrec, g_comp, g_comp_cap);
+        int err = 0;
+        if (n < 0) {
+            err = EIO;
+            gs_out_fail("cannot compress trace for", err);
+        } else if (gs_out_write(g_comp, (size_t)n) != 0) {
+            err = errno;
+        }
+        if (err) {
+            g_lost += g_frame_events;
+            write_failure_note(err);
+        }
+    } else {
+        g_lost += g_frame_events;
+    }
+    gs_encoder_reset(&g_enc);
+    g_frame_events = 0;
+    g_enc_tid = 0;
+}
+
+/* Encode one event of thread tid, with its string first when the file has
+ * not defined it yet. */
+static void put_event(uint32_t tid, const gs_event *ev)
+{
+    if (!gs_out_alive()) {
+        g_lost++;
+        return;
+    }
+    uint32_t slen = 0;
+    const char *s = NULL;
+    if (ev->str && !emitted(ev->str))
+        s = gs_str_get(ev->str, &slen);
+    size_t need = GS_EVENT_MAX_ENCODED + 16 + (s ? slen + 16 : 0);
+    if (g_enc.cap - g_enc.len < need) {
+        gs_frame_flush_locked();
+        if (!gs_out_alive()) {
+            g_lost++;
+            return;
+        }
+    }
+    if (g_enc.nrec == 0 || g_enc_tid != tid) {
+        gs_encode_tid(&g_enc, tid);
+        g_enc_tid = tid;
+    }
+    gs_event e = *ev;
+    if (s && gs_encode_string(&g_enc, e.str, s, slen) == GS_OK)
+        mark_emitted(e.str);
+    if (e.str && !emitted(e.str))
+        e.str = 0; /* never refer to a string the file lacks */
+    if (gs_encode_event(&g_enc, &e) != GS_OK) {
+        g_lost++;
+        return;
+    }
+    g_frame_events++;
+}
+
+void gs_put_direct(const gs_event *ev)
+{
+    put_event((uint32_t)my_tid(), ev);
+}
+
+/* ---- per-thread records ----------------------------------------------------- */
+
+/* Read a small /proc/self/task/<tid>/<leaf> file; length or -1. */
+static long read_task_file(uint32_t tid, const char *leaf, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, leaf);
+    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long n = syscall(SYS_read, (int)fd, buf, cap - 1);
+    syscall(SYS_close, (int)fd);
+    if (n < 0)
+        return -1;
+    buf[n] = 0;
+    return n;
+}
+
+static void put_thread_name(gs_ring *r, uint64_t now, const char *name, size_t len)
+{
+    uint32_t id = gs_str_intern(name, len);
+    if (!id || id == r->name_id)
+        return;
+    r->name_id = id;
+    gs_event ev;
+    gs_event_clear(&ev);
+    ev.kind = GS_K_THREAD;
+    ev.ts = now;
+    ev.str = id;
+    ev.aux = r->tid;
+    put_event(r->tid, &ev);
+}
+
+/* THREAD when the name is new or changed; FAULTS when the count moved. */
+static void thread_info(gs_ring *r, int live, int had_events, uint64_t now)
+{
+    char buf[1024];
+    if (!live) {
+        if (!r->name_id && had_events)
+            put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
+        return;
+    }
+    if (!r->name_id || had_events) {
+        long n = read_task_file(r->tid, "comm", buf, sizeof buf);
+        if (n > 0) {
+            while (n > 0 && buf[n - 1] == '\n')
+                n--;
+            put_thread_name(r, now, buf, (size_t)n);
+        } else if (!r->name_id) {
+            put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
+        }
+    }
+    long n = read_task_file(r->tid, "stat", buf, sizeof buf);
+    char *p = n > 0 ? strrchr(buf, ')') : NULL;
+    if (!p)
+        return;
+    /* fields after the comm: 3 state ... 12 majflt */
+    p++;
+    for (int field = 3; field <= 12; field++) {
+        while (*p == ' ')
+            p++;
+        if (field == 12)
+            break;
+        while (*p && *p != ' ')
+            p++;
+    }
+    uint64_t maj = 0;
+    while (*p >= '0' && *p <= '9')
+        maj = maj * 10 + (uint64_t)(*p++ - '0');
+    if (maj != r->faults) {
+        r->faults = maj;
+        gs_event ev;
+        gs_event_clear(&ev);
+        ev.kind = GS_K_FAULTS;
+        ev.ts = now;
+        ev.aux = r->tid;
+        ev.aux2 = maj;
+        put_event(r->tid, &ev);
+    }
+}
+
+static void to_event(const gs_rec *x, gs_event *ev)
+{
+    gs_event_clear(ev);
+    ev->kind = x->kind;
+    ev->fd_kind = x->fd_kind;
+    ev->fd = x->fd;
+    ev->str = x->str;
+    ev->ts = gs_calib_ts(&g_cal, x->ts);
+    ev->dur = gs_calib_dur(&g_cal, x->dur);
+    ev->bytes = x->bytes;
+    ev->ret = x->ret;
+    ev->offset = x->offset;
+    ev->aux = x->aux;
+    ev->aux2 = x->aux2;
+}
+
+void gs_drain_locked(int final)
+{
+    int depth = gs_t_depth;
+    gs_t_depth = 1;
+    uint32_t n = gs_ring_count();
+    for (uint32_t i = 0; i < n; i++) {
+        gs_ring *r = gs_ring_at(i);
+        g_states[i] = r ? atomic_load_explicit(&r->state, memory_order_acquire) : GS_RING_FREE;
+        g_heads[i] = r ? atomic_load_explicit(&r->head, memory_order_acquire) : 0;
+    }
+    /* the calibration pair is taken after every head: each stamp drained
+     * now is older than it */
+    gs_calib_point(&g_cal);
+    uint64_t now = gs_mono_ns();
+    uint64_t dropped = g_dropped_dead + gs_ring_dropped_noring();
+    for (uint32_t i = 0; i < n; i++) {
+        if (g_states[i] == GS_RING_FREE)
+            continue;
+        gs_ring *r = gs_ring_at(i);
+        uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        uint64_t h = g_heads[i];
+        thread_info(r, g_states[i] == GS_RING_LIVE, h != t, now);
+        for (; t < h; t++) {
+            gs_event ev;
+            to_event(&r->ev[t & r->mask], &ev);
+            put_event(r->tid, &ev);
+        }
+        atomic_store_explicit(&r->tail, h, memory_order_release);
+        uint64_t d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+        if (g_states[i] == GS_RING_DEAD) {
+            g_dropped_dead += d;
+            gs_ring_recycle(r);
+        }
+        dropped += d;
+    }
+    if (gs_out_alive() && (final || dropped != g_rep_dropped || g_lost != g_rep_lost)) {
+        gs_event ev;
+        gs_event_clear(&ev);
+        ev.kind = GS_K_DROPS;
+        ev.ts = now;
+        ev.aux = dropped;
+        ev.aux2 = g_lost;
+        put_event((uint32_t)atomic_load(&gs_pid), &ev);
+        g_rep_dropped = dropped;
+        g_rep_lost = g_lost;
+    }
+    gs_frame_flush_locked();
+    gs_t_depth = depth;
+}
+
+void gs_writer_set_final(void)
+{
+    g_final = 1;
+}
+
+int gs_writer_is_final(void)
+{
+    return g_final;
+}
+
+/* ---- the thread ---------------------------------------------------------------- */
+
+void gs_writer_poke(void)
+{
+    atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
+    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    gs_t_depth = 1;
+    prctl(PR_SET_NAME, "gpustarve", 0, 0, 0);
+    unsigned ms = gs_cfg.flush_ms;
+    while (!atomic_load(&g_stop)) {
+        uint32_t seen = atomic_load_explicit(&g_wake, memory_order_acquire);
+        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+        if (atomic_load(&g_stop))
+            break;
+        gs_out_lock();
+        if (!g_final)
+            gs_drain_locked(0);
+        gs_out_unlock();
+    }
+    return NULL;
+}
+
+int gs_writer_start(void)
+{
+    atomic_store(&g_stop, 0);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256u << 10);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer blocks every signal */
+    pthread_t th;
+    int rc = pthread_create(&th, &attr, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return rc == 0 ? 0 : -1;
+}
+
+void gs_writer_stop(void)
+{
+    atomic_store(&g_stop, 1);
+    gs_writer_poke();
+}
+
+void gs_writer_after_fork_child(void)
+{
+    pthread_mutex_init(&g_lock, NULL);
+    atomic_store(&g_owner, 0);
+    gs_encoder_reset(&g_enc);
+    g_enc_tid = 0;
+    g_frame_events = 0;
+    g_lost = g_dropped_dead = g_rep_dropped = g_rep_lost = 0;
+    g_final = 0;
+    /* a fresh file defines every string again */
+    madvise(g_emitted, GS_STR_MAX_IDS / 8, MADV_DONTNEED);
+}

@@ -1,0 +1,498 @@
+/* hook_io.c — POSIX open/close/dup and read hooks.
+ *
+ * Responsible for: open, open64, openat, openat64, creat, close, dup, dup2,
+ * dup3, read, pread, pread64, readv, preadv, preadv64, preadv2, preadv64v2,
+ * __read_chk, __pread_chk, __pread64_chk: call the real function, record one
+ * event (fields as in docs/trace-format.md), keep the fd table current, and
+ * refuse close/dup2/dup3 onto the collector's own output fd (EBADF).
+ *
+ * Must never: change what the program sees (return value, errno), lock,
+ * allocate, or record a call made while the guard is held.
+ *
+ * Every hook has the same beats: real symbol (lazy) -> enabled and guard ->
+ * t0 -> real call -> save errno -> record -> restore errno -> return.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "gs_collector.h"
+#include "gs_preload.h"
+#include "gs_real.h"
+
+/* Everything defined below that is not static is a hook: exported (the
+ * version script in libgpustarve.map lists the names). */
+#pragma GCC visibility push(default)
+
+#define GS_NEEDS_MODE(flags) (((flags) & O_CREAT) || ((flags) & O_TMPFILE) == O_TMPFILE)
+
+/* ---- open family --------------------------------------------------------- */
+
+/* Record an open-like call; on success the new fd enters the fd table. */
+static void record_open(uint16_t kind, uint64_t t0, int ret, int err, uint32_t str, int flags,
+                        int has_mode, mode_t mode)
+{
+    gs_rec r = GS_REC_INIT(kind, t0);
+    r.dur = gs_now() - t0;
+    r.fd = ret;
+    r.ret = ret;
+    r.str = str;
+    r.aux = (uint64_t)(uint32_t)flags;
+    if (has_mode)
+        r.aux2 = (uint32_t)mode;
+    if (ret >= 0) {
+        r.fd_kind = (uint8_t)gs_fd_kind_of(ret);
+        gs_fd_set(ret, str, r.fd_kind);
+    }
+    (void)err;
+    gs_emit(&r);
+}
+
+int open(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (GS_NEEDS_MODE(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    if (!GS_RESOLVED(open)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.open(path, flags, mode);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.open(path, flags, mode);
+    int err = errno;
+    record_open(GS_K_OPEN, t0, ret, err, gs_str_path_safe(path, ret, err), flags, 0, mode);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+int open64(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (GS_NEEDS_MODE(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    if (!GS_RESOLVED(open64)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.open64(path, flags, mode);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.open64(path, flags, mode);
+    int err = errno;
+    record_open(GS_K_OPEN64, t0, ret, err, gs_str_path_safe(path, ret, err), flags, 0, mode);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+/* Path of an openat-style call: dir path + "/" + path for a relative path
+ * under a known directory fd. */
+static uint32_t path_at(int dirfd, const char *path, long ret, int err)
+{
+    const char *p = (const char *)gs_launder(path);
+    if (!p || (ret < 0 && err == EFAULT))
+        return 0;
+    return gs_str_path_at(dirfd, p);
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (GS_NEEDS_MODE(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    if (!GS_RESOLVED(openat)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.openat(dirfd, path, flags, mode);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.openat(dirfd, path, flags, mode);
+    int err = errno;
+    record_open(GS_K_OPENAT, t0, ret, err, path_at(dirfd, path, ret, err), flags, 1, mode);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    if (GS_NEEDS_MODE(flags)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    if (!GS_RESOLVED(openat64)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.openat64(dirfd, path, flags, mode);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.openat64(dirfd, path, flags, mode);
+    int err = errno;
+    record_open(GS_K_OPENAT64, t0, ret, err, path_at(dirfd, path, ret, err), flags, 1, mode);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+int creat(const char *path, mode_t mode)
+{
+    if (!GS_RESOLVED(creat)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.creat(path, mode);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.creat(path, mode);
+    int err = errno;
+    record_open(GS_K_CREAT, t0, ret, err, gs_str_path_safe(path, ret, err),
+                O_CREAT | O_WRONLY | O_TRUNC, 0, mode);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+/* ---- close and dup ------------------------------------------------------------ */
+
+int close(int fd)
+{
+    if (!GS_RESOLVED(close)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (gs_fd_is_ours(fd)) {
+        errno = EBADF;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.close(fd);
+    gs_rec r = GS_REC_INIT(GS_K_CLOSE, 0);
+    gs_fd_describe(fd, &r);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.close(fd);
+    int err = errno;
+    r.ts = t0;
+    r.dur = gs_now() - t0;
+    r.ret = ret;
+    if (ret == 0)
+        gs_fd_clear(fd);
+    gs_emit(&r);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+/* Record a dup-like call; the new fd inherits the old one's path and kind. */
+static void record_dup(uint16_t kind, uint64_t t0, int oldfd, int ret, uint64_t flags)
+{
+    gs_rec r = GS_REC_INIT(kind, t0);
+    r.dur = gs_now() - t0;
+    gs_fd_describe(oldfd, &r);
+    r.ret = ret;
+    r.aux = flags;
+    if (ret >= 0 && ret != oldfd)
+        gs_fd_copy(oldfd, ret);
+    gs_emit(&r);
+}
+
+int dup(int oldfd)
+{
+    if (!GS_RESOLVED(dup)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.dup(oldfd);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.dup(oldfd);
+    int err = errno;
+    record_dup(GS_K_DUP, t0, oldfd, ret, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+int dup2(int oldfd, int newfd)
+{
+    if (!GS_RESOLVED(dup2)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (gs_fd_is_ours(newfd)) {
+        errno = EBADF;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.dup2(oldfd, newfd);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.dup2(oldfd, newfd);
+    int err = errno;
+    record_dup(GS_K_DUP2, t0, oldfd, ret, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+int dup3(int oldfd, int newfd, int flags)
+{
+    if (!GS_RESOLVED(dup3)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (gs_fd_is_ours(newfd)) {
+        errno = EBADF;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.dup3(oldfd, newfd, flags);
+    uint64_t t0 = gs_now();
+    int ret = gs_real.dup3(oldfd, newfd, flags);
+    int err = errno;
+    record_dup(GS_K_DUP3, t0, oldfd, ret, (uint64_t)(uint32_t)flags);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+/* ---- reads ----------------------------------------------------------------------- */
+
+/* Record a read-like call. offset -1 where the call has none. */
+static inline void record_read(uint16_t kind, uint64_t t0, int fd, uint64_t bytes, long ret,
+                               int64_t offset, uint64_t aux, uint32_t aux2)
+{
+    gs_rec r = GS_REC_INIT(kind, t0);
+    r.dur = gs_now() - t0;
+    gs_fd_describe(fd, &r);
+    r.bytes = bytes;
+    r.ret = ret;
+    r.offset = offset;
+    r.aux = aux;
+    r.aux2 = aux2;
+    gs_emit(&r);
+}
+
+static uint64_t iov_bytes(const struct iovec *iov, int cnt)
+{
+    const struct iovec *v = (const struct iovec *)gs_launder(iov);
+    uint64_t sum = 0;
+    if (!v)
+        return 0;
+    for (int i = 0; i < cnt && i < 1024; i++)
+        sum += v[i].iov_len;
+    return sum;
+}
+
+ssize_t read(int fd, void *buf, size_t count)
+{
+    if (!GS_RESOLVED(read)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.read(fd, buf, count);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.read(fd, buf, count);
+    int err = errno;
+    record_read(GS_K_READ, t0, fd, count, ret, -1, 0, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+{
+    if (!GS_RESOLVED(pread)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.pread(fd, buf, count, offset);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.pread(fd, buf, count, offset);
+    int err = errno;
+    record_read(GS_K_PREAD, t0, fd, count, ret, offset, 0, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
+{
+    if (!GS_RESOLVED(pread64)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.pread64(fd, buf, count, offset);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.pread64(fd, buf, count, offset);
+    int err = errno;
+    record_read(GS_K_PREAD64, t0, fd, count, ret, offset, 0, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+    if (!GS_RESOLVED(readv)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.readv(fd, iov, iovcnt);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.readv(fd, iov, iovcnt);
+    int err = errno;
+    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    record_read(GS_K_READV, t0, fd, bytes, ret, -1, (uint64_t)(uint32_t)iovcnt, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+{
+    if (!GS_RESOLVED(preadv)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.preadv(fd, iov, iovcnt, offset);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.preadv(fd, iov, iovcnt, offset);
+    int err = errno;
+    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    record_read(GS_K_PREADV, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t preadv64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
+{
+    if (!GS_RESOLVED(preadv64)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.preadv64(fd, iov, iovcnt, offset);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.preadv64(fd, iov, iovcnt, offset);
+    int err = errno;
+    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    record_read(GS_K_PREADV64, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags)
+{
+    if (!GS_RESOLVED(preadv2)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.preadv2(fd, iov, iovcnt, offset, flags);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.preadv2(fd, iov, iovcnt, offset, flags);
+    int err = errno;
+    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    record_read(GS_K_PREADV2, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt,
+                (uint32_t)flags);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t preadv64v2(int fd, const struct iovec *iov, int iovcnt, off64_t offset, int flags)
+{
+    if (!GS_RESOLVED(preadv64v2)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.preadv64v2(fd, iov, iovcnt, offset, flags);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.preadv64v2(fd, iov, iovcnt, offset, flags);
+    int err = errno;
+    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    record_read(GS_K_PREADV64V2, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt,
+                (uint32_t)flags);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
+{
+    if (!GS_RESOLVED(__read_chk)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.__read_chk(fd, buf, count, buflen);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.__read_chk(fd, buf, count, buflen);
+    int err = errno;
+    record_read(GS_K_READ_CHK, t0, fd, count, ret, -1, 0, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t __pread_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen)
+{
+    if (!GS_RESOLVED(__pread_chk)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.__pread_chk(fd, buf, count, offset, buflen);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.__pread_chk(fd, buf, count, offset, buflen);
+    int err = errno;
+    record_read(GS_K_PREAD_CHK, t0, fd, count, ret, offset, 0, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}
+
+ssize_t __pread64_chk(int fd, void *buf, size_t count, off64_t offset, size_t buflen)
+{
+    if (!GS_RESOLVED(__pread64_chk)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!gs_enter())
+        return gs_real.__pread64_chk(fd, buf, count, offset, buflen);
+    uint64_t t0 = gs_now();
+    ssize_t ret = gs_real.__pread64_chk(fd, buf, count, offset, buflen);
+    int err = errno;
+    record_read(GS_K_PREAD64_CHK, t0, fd, count, ret, offset, 0, 0);
+    gs_leave();
+    errno = err;
+    return ret;
+}

@@ -1,0 +1,111 @@
+#!/bin/bash
+# run.sh — run the hook tests: each program under LD_PRELOAD=libgpustarve.so
+# with a fresh GPUSTARVE_DIR, then the same program in "verify" mode (not
+# preloaded) reads the traces back with the gs_reader API.
+# Exit status: 0 when every test passed.  BUILD=build by default.
+set -u
+BUILD=${BUILD:-build}
+T=$BUILD/tests/hooks
+LIB=$(cd "$BUILD" && pwd)/libgpustarve.so
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gs-hooks.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "  ok      $1"; }
+bad() { fail=$((fail + 1)); echo "  FAIL    $1"; [ -n "${2:-}" ] && sed 's/^/          /' "$2"; }
+
+# fresh <name>: sets D (trace dir) and TMPD (scratch dir)
+fresh() {
+    D=$WORK/$1.trace
+    TMPD=$WORK/$1.tmp
+    rm -rf "$D" "$TMPD"
+    mkdir -p "$D" "$TMPD"
+}
+
+# std <name> [env...]: act under the preload, expect exit 0, then verify.
+std() {
+    local name=$1
+    shift
+    fresh "$name"
+    if ! env "$@" HK_TMP="$TMPD" GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" "$T/$name" >"$TMPD/act.log" 2>&1; then
+        bad "$name (act)" "$TMPD/act.log"
+        return
+    fi
+    if HK_TMP="$TMPD" "$T/$name" verify "$D" >"$TMPD/verify.log" 2>&1; then
+        ok "$name"
+    else
+        bad "$name (verify)" "$TMPD/verify.log"
+    fi
+}
+
+for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_threads hk_tracefd hk_exec; do
+    std "$t"
+done
+std hk_drops GPUSTARVE_RING_EVENTS=64 GPUSTARVE_FLUSH_MS=5000
+std hk_io GPUSTARVE_CLOCK=mono
+
+# errno and results identical with and without the preload
+fresh hk_errno
+HK_TMP="$TMPD" "$T/hk_errno" >"$TMPD/plain.txt" 2>&1
+HK_TMP="$TMPD" GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" "$T/hk_errno" >"$TMPD/traced.txt" 2>&1
+if [ -s "$TMPD/plain.txt" ] && diff "$TMPD/plain.txt" "$TMPD/traced.txt" >"$TMPD/diff.txt"; then
+    ok "hk_errno ($(wc -l <"$TMPD/plain.txt") calls identical)"
+else
+    bad "hk_errno" "$TMPD/diff.txt"
+fi
+
+# GPUSTARVE_DISABLE=1: pure pass-through, no file
+fresh hk_disable
+if HK_TMP="$TMPD" GPUSTARVE_DISABLE=1 GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" "$T/hk_io" >"$TMPD/act.log" 2>&1 &&
+    [ -z "$(ls -A "$D")" ]; then
+    ok "GPUSTARVE_DISABLE=1"
+else
+    bad "GPUSTARVE_DISABLE=1" "$TMPD/act.log"
+fi
+
+# every way out flushes: exit status unchanged, EXIT record written
+for m in exit:3 _exit:4 _Exit:5 term:143 return:6 kill:137; do
+    mode=${m%%:*}
+    want=${m##*:}
+    fresh "hk_exit_$mode"
+    (HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=50 GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" "$T/hk_exit" "$mode" >"$TMPD/act.log" 2>&1; exit $?) 2>/dev/null
+    rc=$?
+    if [ "$rc" != "$want" ]; then
+        echo "exit status $rc, wanted $want" >>"$TMPD/act.log"
+        bad "hk_exit $mode" "$TMPD/act.log"
+    elif HK_TMP="$TMPD" "$T/hk_exit" verify "$D" "$mode" >"$TMPD/verify.log" 2>&1; then
+        ok "hk_exit $mode"
+    else
+        bad "hk_exit $mode (verify)" "$TMPD/verify.log"
+    fi
+done
+
+# tracing failure: one warning line for the whole run (forked child included),
+# exit status unchanged
+for m in dir fsize; do
+    fresh "hk_warn_$m"
+    dir=$D
+    if [ "$m" = dir ]; then
+        dir=$TMPD/not-a-directory
+        : >"$dir"
+    fi
+    GPUSTARVE_DIR="$dir" LD_PRELOAD="$LIB" "$T/hk_warn" "$m" >"$TMPD/out.txt" 2>"$TMPD/err.txt"
+    rc=$?
+    lines=$(wc -l <"$TMPD/err.txt")
+    if [ "$rc" = 3 ] && [ "$lines" = 1 ] && grep -q '^gpustarve: warning: .* tracing stopped$' "$TMPD/err.txt"; then
+        ok "hk_warn $m (exit 3, one warning line)"
+    else
+        echo "exit status $rc, $lines stderr lines" >>"$TMPD/err.txt"
+        bad "hk_warn $m" "$TMPD/err.txt"
+    fi
+done
+
+# hook cost (informational): 4 KiB pread on a cached file
+fresh hk_bench
+plain=$(HK_TMP="$TMPD" "$T/hk_bench" 1000000)
+traced=$(HK_TMP="$TMPD" GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" "$T/hk_bench" 1000000)
+echo "  info    pread 4 KiB cached: ${plain} ns untraced, ${traced} ns traced"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
