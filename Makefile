@@ -34,7 +34,7 @@ CLI := $(BUILD)/gpustarve
 
 .PHONY: all
 ## all: build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
-all: $(LIB) $(CLI) unit-bins tool-bins hook-bins example-bins
+all: $(LIB) $(CLI) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- preload library ----------------------------------------------------
 PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Ipreload -pthread
@@ -91,14 +91,16 @@ $(BUILD)/tests/gs_mktrace: tests/tools/gs_mktrace.c $(TRACE_SRC) $(wildcard trac
 
 # ---- hook tests and examples (rules in their own folders) -----------------
 include tests/hooks/rules.mk
+include tests/simcuda/rules.mk
 include examples/rules.mk
+include examples/cuda.mk
 include bench/rules.mk
 
 # ---- test ----------------------------------------------------------------
 .PHONY: test test-unit test-san test-hooks test-cli test-e2e deps-test
 ## test: install missing test packages, then run every test CI runs
 test: deps-test all
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-cli test-e2e
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-e2e
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)

@@ -103,6 +103,12 @@ int gs_out_setup_dir(void)
         make_abs(env, g_dir, sizeof g_dir);
         if (strcmp(env, g_dir) != 0)
             setenv("GPUSTARVE_DIR", g_dir, 1); /* children may chdir */
+        /* Preloaded by hand: create the last component, as `run -o` does; a
+         * missing parent is the user's to fix (one warning, no tracing). */
+        if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
+            gs_out_fail("cannot create trace directory", errno);
+            return -1;
+        }
         return 0;
     }
     time_t now = time(NULL);

@@ -44,13 +44,20 @@ static void random_event(gs_event *ev, unsigned kind, uint64_t *ts)
         ev->aux = rnd() % 2 ? rnd() : 0;
     if (f & GS_F_AUX2)
         ev->aux2 = rnd() % 2 ? rnd() : 7;
+    if (f & GS_F_DEV)
+        ev->dev = (uint32_t)(rnd() % 8);
+    if (f & GS_F_STREAM)
+        ev->stream = rnd() % 2 ? rnd() : 7;
+    if (f & GS_F_CORR)
+        ev->corr = rnd() % 100000;
 }
 
 static int same(const gs_event *a, const gs_event *b)
 {
     return a->kind == b->kind && a->fd_kind == b->fd_kind && a->fd == b->fd && a->str == b->str &&
            a->ts == b->ts && a->dur == b->dur && a->bytes == b->bytes && a->ret == b->ret &&
-           a->offset == b->offset && a->aux == b->aux && a->aux2 == b->aux2 && a->tid == b->tid;
+           a->offset == b->offset && a->aux == b->aux && a->aux2 == b->aux2 && a->tid == b->tid &&
+           a->dev == b->dev && a->stream == b->stream && a->corr == b->corr;
 }
 
 static unsigned all_kinds[GS_K_MAX];

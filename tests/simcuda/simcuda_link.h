@@ -1,0 +1,102 @@
+/* simcuda_link.h — the private interface between the simulated libcudart and
+ * the simulated libcupti (tests/simcuda/).
+ *
+ * The runtime knows what its virtual device executes; the CUPTI stand-in turns
+ * that into activity records.  They meet through two hidden, versioned
+ * symbols, looked up with dlsym at run time so that either library may be
+ * loaded first and neither links the other:
+ *
+ *   libcudart exports  __simcuda_rt_attach(const struct simcuda_sink *)
+ *   libcupti  exports  __simcuda_cupti_sink(void) -> const struct simcuda_sink *
+ *
+ * libcupti calls __simcuda_rt_attach when a collector first enables activity;
+ * libcudart, at its first API call, looks for __simcuda_cupti_sink in an
+ * already loaded libcupti.so.13 and attaches itself.  Whichever comes second
+ * makes the link; attaching twice is harmless.
+ *
+ * Everything here is plain C with fixed meanings; no CUDA header is needed.
+ * This header must never be included by code outside tests/simcuda/.
+ */
+#ifndef SIMCUDA_LINK_H
+#define SIMCUDA_LINK_H
+
+#include <stdint.h>
+
+#define SIMCUDA_LINK_VERSION 1
+
+enum simcuda_op_kind {
+    SIMCUDA_OP_KERNEL = 1,  /* a kernel executed on the device */
+    SIMCUDA_OP_MEMCPY = 2,  /* a copy executed by a copy engine */
+    SIMCUDA_OP_MEMSET = 3,
+    SIMCUDA_OP_SYNC   = 4,  /* a host thread waited for the device */
+    SIMCUDA_OP_API    = 5,  /* a runtime API call (CUPTI RUNTIME kind) */
+};
+
+/* One thing that happened.  Times are CLOCK_MONOTONIC nanoseconds and may lie
+ * in the future for device work that is queued but not finished yet. */
+struct simcuda_op {
+    uint32_t kind;           /* enum simcuda_op_kind */
+    uint32_t device;
+    uint32_t stream_id;      /* CUPTI stream id: 7 legacy default, 13.. others */
+    uint32_t correlation_id; /* shared by the API record and its device work */
+    uint64_t start, end;
+    /* kernels */
+    const char *name;        /* registered device name; never freed */
+    int32_t grid[3], block[3];
+    int32_t dyn_shared;
+    /* memcpy / memset */
+    uint64_t bytes;
+    uint8_t copy_kind;       /* CUpti_ActivityMemcpyKind values */
+    uint8_t src_kind;        /* CUpti_ActivityMemoryKind values */
+    uint8_t dst_kind;
+    uint8_t async;           /* 1: an *Async call */
+    uint32_t memset_value;
+    /* sync */
+    uint32_t sync_type;      /* CUpti_ActivitySynchronizationType values */
+    uint32_t event_id;       /* 0 if none */
+    /* api */
+    uint32_t cbid;           /* CUpti_runtime_api_trace_cbid */
+    uint32_t thread_id;      /* gettid() of the calling thread */
+    int32_t  result;         /* cudaError_t returned */
+};
+
+/* What the runtime tells about its devices (for DEVICE records). */
+struct simcuda_device_info {
+    const char *name;        /* stable for the life of the process */
+    uint64_t global_mem;
+    uint32_t sm_count;
+    uint32_t clock_khz;
+    uint32_t cc_major, cc_minor;
+    uint32_t max_threads_per_block;
+    uint32_t warp_size;
+    uint32_t l2_bytes;
+    uint32_t shared_per_block;
+    uint32_t regs_per_block;
+};
+
+struct simcuda_rt;
+
+/* Implemented by libcupti.  report() may be called from any thread, with no
+ * runtime lock held; it must not call back into the runtime. */
+struct simcuda_sink {
+    int version;             /* SIMCUDA_LINK_VERSION */
+    void (*report)(const struct simcuda_op *op);
+    /* called by the runtime when it found the sink itself (runtime came second) */
+    void (*attached)(const struct simcuda_rt *rt);
+};
+
+/* Implemented by libcudart: lets CUPTI ask about the devices (DEVICE
+ * records).  __simcuda_rt_attach(sink) returns it; attach(NULL) detaches. */
+struct simcuda_rt {
+    int version;
+    int (*device_count)(void);
+    int (*device_info)(int dev, struct simcuda_device_info *out);
+};
+
+typedef const struct simcuda_rt *(*simcuda_rt_attach_fn)(const struct simcuda_sink *sink);
+typedef const struct simcuda_sink *(*simcuda_cupti_sink_fn)(void);
+
+#define SIMCUDA_RT_ATTACH_SYM "__simcuda_rt_attach"
+#define SIMCUDA_CUPTI_SINK_SYM "__simcuda_cupti_sink"
+
+#endif
