@@ -20,12 +20,17 @@ OPT      ?= -O2 -g
 CFLAGS_COMMON := $(CSTD) $(WARN) $(OPT) -D_GNU_SOURCE -Itrace
 LDLIBS_ZSTD   := -lzstd
 
+CUDA_HOME    ?= /usr/local/cuda
 TRACE_SRC    := $(wildcard trace/*.c)
 PRELOAD_SRC  := $(wildcard preload/*.c)
+# cupti/ is compiled into the same .so when the CUDA headers are found; it
+# loads libcupti at run time (nothing links CUDA).
+HAVE_CUPTI   := $(if $(wildcard $(CUDA_HOME)/include/cupti_activity.h),1,)
+CUPTI_SRC    := $(if $(HAVE_CUPTI),$(wildcard cupti/*.c),)
 ANALYZER_SRC := $(wildcard analyzer/*.c)
 
 TRACE_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(TRACE_SRC))
-PRELOAD_OBJ   := $(patsubst %.c,$(BUILD)/pic/%.o,$(PRELOAD_SRC))
+PRELOAD_OBJ   := $(patsubst %.c,$(BUILD)/pic/%.o,$(PRELOAD_SRC) $(CUPTI_SRC))
 TRACE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(TRACE_SRC))
 ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC))
 
@@ -37,8 +42,13 @@ CLI := $(BUILD)/gpustarve
 all: $(LIB) $(CLI) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- preload library ----------------------------------------------------
-PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Ipreload -pthread
-$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h preload/*.h)
+PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Ipreload -pthread \
+                  $(if $(HAVE_CUPTI),-DGS_HAVE_CUPTI=1)
+$(BUILD)/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC(pic) $<"
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -Icupti -isystem $(CUDA_HOME)/include -c $< -o $@
+$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h preload/*.h cupti/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(pic) $<"
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
