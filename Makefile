@@ -107,18 +107,30 @@ include examples/cuda.mk
 include bench/rules.mk
 
 # ---- test ----------------------------------------------------------------
-.PHONY: test test-unit test-san test-hooks test-cli test-e2e deps-test
+.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
 ## test: install missing test packages, then run every test CI runs
 test: deps-test all
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-e2e
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "  UNIT    $$t"; $$t; done
 
-## test-san: unit tests under AddressSanitizer and UBSan
-test-san: $(SAN_BINS)
+# The CLI built with AddressSanitizer + UBSan, for the analyzer tests.
+SAN_CLI := $(BUILD)/san/gpustarve
+$(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC(san) $@"
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+
+## test-san: unit tests, and the analyzer's tests against the CLI, under AddressSanitizer and UBSan
+test-san: $(SAN_BINS) $(SAN_CLI)
 	$(Q)set -e; for t in $(SAN_BINS); do echo "  SAN     $$t"; $$t; done
+	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+
+## test-analyzer: report scenarios with known answers (pytest, tests/analyzer)
+test-analyzer: $(CLI)
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
 
 ## test-cli: CLI golden and behaviour tests of gpustarve (pytest, tests/cli)
 test-cli: $(CLI) $(TOOL_BINS)

@@ -1,0 +1,918 @@
+/* an_load.c — the one streaming pass over a run's trace files.
+ *
+ * Responsible for: per file (process image), decoding frame by frame and
+ * turning each event into (a) loader-side counters, (b) intervals for the
+ * process's timeline (GPU activity per stream; per host thread: data wait,
+ * pageable copy calls), (c) step-boundary candidates (markers, NVTX ranges
+ * matching the step pattern, bursts of batch arrivals) with a snapshot of
+ * the timeline at each, so that any later choice of trainer, training thread
+ * and steps can be evaluated without reading the events again.
+ *
+ * Must never: keep events, allocate or compare strings per event (names are
+ * classified once per string id), or stop at a damaged file (what was
+ * readable is used, the rest is listed in run->skipped).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "an_model.h"
+#include "gs_trace.h"
+
+/* per-string-id flags */
+enum {
+    SF_DONE = 1,
+    SF_COMM = 2,  /* kernel name is NCCL */
+    SF_STEP = 4,  /* matches --step-range */
+    SF_FETCH = 8, /* matches --fetch-range */
+};
+
+typedef struct open_range { /* nvtx_start ranges that matter */
+    uint64_t id, ts;
+    size_t ti;
+    uint32_t flags;
+} open_range;
+
+typedef struct lctx {
+    an_run *run;
+    an_proc *p;
+    const an_opts *o;
+    gs_reader *r;
+    an_tl *tl;
+    uint8_t *sflags;
+    uint32_t nsflags;
+    uint32_t last_tid;
+    long last_ti;
+    long slot_th[AN_TL_MAX_SLOTS]; /* slot -> thread index */
+    int nslots;
+    int has_step_src;
+    open_range *ranges;
+    size_t nranges, capranges;
+    /* progress */
+    uint64_t bytes_before;
+    struct timespec t_last;
+} lctx;
+
+/* ---- strings -------------------------------------------------------------------- */
+
+static uint8_t sflags_slow(lctx *c, uint32_t id)
+{
+    if (id >= c->nsflags) {
+        uint32_t n = c->nsflags ? c->nsflags : 256;
+        while (n <= id && n < (1u << 30))
+            n *= 2;
+        if (n <= id)
+            return SF_DONE;
+        uint8_t *nf = realloc(c->sflags, n);
+        if (!nf)
+            return SF_DONE;
+        memset(nf + c->nsflags, 0, n - c->nsflags);
+        c->sflags = nf;
+        c->nsflags = n;
+    }
+    const char *s = gs_reader_string(c->r, id);
+    uint8_t f = SF_DONE;
+    if (s) {
+        if (strncmp(s, "nccl", 4) == 0 || strstr(s, "Nccl"))
+            f |= SF_COMM;
+        if (regexec(&c->o->step_re, s, 0, NULL, 0) == 0)
+            f |= SF_STEP;
+        if (regexec(&c->o->fetch_re, s, 0, NULL, 0) == 0)
+            f |= SF_FETCH;
+    } else {
+        return SF_DONE; /* not defined yet: do not cache */
+    }
+    c->sflags[id] = f;
+    return f;
+}
+
+static inline uint8_t sflags(lctx *c, uint32_t id)
+{
+    if (id && id < c->nsflags && c->sflags[id])
+        return c->sflags[id];
+    if (!id)
+        return SF_DONE;
+    return sflags_slow(c, id);
+}
+
+/* ---- threads --------------------------------------------------------------------- */
+
+static long thread_add(lctx *c, uint32_t tid)
+{
+    an_proc *p = c->p;
+    if (p->nth == p->capth) {
+        size_t nc = p->capth ? p->capth * 2 : 8;
+        an_thread *nt = realloc(p->th, nc * sizeof *nt);
+        if (!nt)
+            return -1;
+        p->th = nt;
+        p->capth = nc;
+    }
+    an_thread *t = &p->th[p->nth];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->slot = -1;
+    t->burst_idx[0] = t->burst_idx[1] = -1;
+    return (long)p->nth++;
+}
+
+static inline long thread_ix(lctx *c, uint32_t tid)
+{
+    if (c->last_ti >= 0 && c->last_tid == tid)
+        return c->last_ti;
+    an_proc *p = c->p;
+    long ti = -1;
+    for (size_t i = 0; i < p->nth; i++)
+        if (p->th[i].tid == tid) {
+            ti = (long)i;
+            break;
+        }
+    if (ti < 0)
+        ti = thread_add(c, tid);
+    if (ti >= 0) {
+        c->last_ti = ti;
+        c->last_tid = tid;
+    }
+    return ti;
+}
+
+/* The thread's timeline slot, given on first need; -1 past the limit. */
+static inline int slot_of(lctx *c, long ti)
+{
+    an_thread *t = &c->p->th[ti];
+    if (t->slot >= 0)
+        return t->slot;
+    if (c->nslots >= AN_TL_MAX_SLOTS)
+        return -1;
+    t->slot = c->nslots++;
+    c->slot_th[t->slot] = ti;
+    return t->slot;
+}
+
+static void on_snap(void *ctx, unsigned slot, uint64_t qid, const an_snap *s)
+{
+    lctx *c = ctx;
+    if (slot >= (unsigned)c->nslots)
+        return;
+    an_thread *t = &c->p->th[c->slot_th[slot]];
+    if (qid < t->ncand) {
+        t->cand[qid].snap = *s;
+        t->cand[qid].have = 1;
+    }
+}
+
+static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num)
+{
+    const int slot = slot_of(c, ti);
+    if (slot < 0)
+        return -1;
+    an_thread *th = &c->p->th[ti];
+    if (th->ncand == th->capcand) {
+        size_t nc = th->capcand ? th->capcand * 2 : 64;
+        an_cand *n = realloc(th->cand, nc * sizeof *n);
+        if (!n)
+            return -1;
+        th->cand = n;
+        th->capcand = nc;
+    }
+    const size_t idx = th->ncand++;
+    an_cand *cd = &th->cand[idx];
+    memset(cd, 0, sizeof *cd);
+    cd->t = t;
+    cd->num = num;
+    cd->type = type;
+    an_tl_query(c->tl, (unsigned)slot, t, idx);
+    return (long)idx;
+}
+
+static inline void host_iv(lctx *c, long ti, uint64_t s, uint64_t e, unsigned cls)
+{
+    const int slot = slot_of(c, ti);
+    if (slot >= 0)
+        an_tl_add_host(c->tl, (unsigned)slot, s, e, cls);
+}
+
+/* A wait on a pipe/socket (kind 0) or an H2D copy call (kind 1): extends the
+ * thread's current burst, or starts a new one (a step-boundary candidate). */
+static void burst(lctx *c, long ti, int kind, uint64_t s, uint64_t e)
+{
+    an_thread *th = &c->p->th[ti];
+    if (th->burst_idx[kind] != -1 && s <= th->burst_end[kind] + c->o->burst_gap_ns) {
+        if (e > th->burst_end[kind]) {
+            th->burst_end[kind] = e;
+            if (th->burst_idx[kind] >= 0)
+                th->cand[th->burst_idx[kind]].num = e;
+        }
+        return;
+    }
+    th->burst_end[kind] = e;
+    if (c->has_step_src) {
+        th->burst_idx[kind] = -2; /* tracked, not logged: steps come from elsewhere */
+        return;
+    }
+    long idx = cand_add(c, ti, kind ? AN_C_BURST_H2D : AN_C_BURST_WAIT, s, e);
+    th = &c->p->th[ti];
+    th->burst_idx[kind] = idx >= 0 ? idx : -2;
+}
+
+static void fetch_enter(an_thread *th, uint64_t ts)
+{
+    if (th->fetch_depth++ == 0)
+        th->fetch_ts = ts;
+}
+
+static void fetch_leave(lctx *c, long ti, uint64_t ts)
+{
+    an_thread *th = &c->p->th[ti];
+    if (th->fetch_depth <= 0)
+        return;
+    if (--th->fetch_depth == 0)
+        host_iv(c, ti, th->fetch_ts, ts, AN_CLS_DW);
+}
+
+/* ---- records that are rare: config, role, devices ------------------------------ */
+
+static void add_config(lctx *c, const gs_event *e)
+{
+    const char *s = gs_reader_string(c->r, e->str);
+    if (!s)
+        return;
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s)
+        return;
+    an_proc *p = c->p;
+    size_t kl = (size_t)(eq - s);
+    if (kl >= sizeof p->cfg[0].key)
+        kl = sizeof p->cfg[0].key - 1;
+    an_kv *kv = NULL;
+    for (size_t i = 0; i < p->ncfg; i++)
+        if (p->cfg[i].loader == e->aux && strncmp(p->cfg[i].key, s, kl) == 0 &&
+            p->cfg[i].key[kl] == '\0')
+            kv = &p->cfg[i];
+    if (!kv) {
+        an_kv *n = realloc(p->cfg, (p->ncfg + 1) * sizeof *n);
+        if (!n)
+            return;
+        p->cfg = n;
+        kv = &p->cfg[p->ncfg++];
+        memset(kv, 0, sizeof *kv);
+        kv->loader = (uint32_t)e->aux;
+        memcpy(kv->key, s, kl);
+    }
+    snprintf(kv->value, sizeof kv->value, "%s", eq + 1);
+}
+
+static void add_device(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    for (size_t i = 0; i < p->ndevs; i++)
+        if (p->devs[i].dev == e->dev)
+            return;
+    an_dev *n = realloc(p->devs, (p->ndevs + 1) * sizeof *n);
+    if (!n)
+        return;
+    p->devs = n;
+    const char *s = gs_reader_string(c->r, e->str);
+    p->devs[p->ndevs].dev = e->dev;
+    snprintf(p->devs[p->ndevs].name, sizeof p->devs[0].name, "%s", s ? s : "");
+    p->ndevs++;
+}
+
+static void range_add(lctx *c, uint64_t id, uint64_t ts, long ti, uint32_t flags)
+{
+    if (c->nranges == c->capranges) {
+        size_t nc = c->capranges ? c->capranges * 2 : 16;
+        open_range *n = realloc(c->ranges, nc * sizeof *n);
+        if (!n)
+            return;
+        c->ranges = n;
+        c->capranges = nc;
+    }
+    c->ranges[c->nranges++] = (open_range){id, ts, (size_t)ti, flags};
+}
+
+/* ---- NVTX ------------------------------------------------------------------------- */
+
+static void nvtx_open(lctx *c, long ti, uint32_t flags, uint64_t ts)
+{
+    an_thread *th = &c->p->th[ti];
+    if (flags & SF_STEP) {
+        if (th->nvtx_step_open++ == 0) {
+            th->n_nvtx_steps++;
+            c->has_step_src = 1;
+            cand_add(c, ti, AN_C_NVTX_B, ts, th->n_nvtx_steps);
+        }
+    }
+    if (flags & SF_FETCH)
+        fetch_enter(&c->p->th[ti], ts);
+}
+
+static void nvtx_close(lctx *c, long ti, uint32_t flags, uint64_t ts)
+{
+    an_thread *th = &c->p->th[ti];
+    if ((flags & SF_STEP) && th->nvtx_step_open > 0 && --th->nvtx_step_open == 0)
+        cand_add(c, ti, AN_C_NVTX_E, ts, th->n_nvtx_steps);
+    if (flags & SF_FETCH)
+        fetch_leave(c, ti, ts);
+}
+
+static void nvtx_push(lctx *c, long ti, const gs_event *e)
+{
+    an_thread *th = &c->p->th[ti];
+    const uint32_t f = sflags(c, e->str) & (SF_STEP | SF_FETCH);
+    if (th->nvtx_depth >= AN_NVTX_DEPTH) {
+        th->nvtx_overflow++;
+        return;
+    }
+    th->nvtx[th->nvtx_depth++] = (an_nvtx_open){e->ts, (uint32_t)e->aux, f};
+    if (f)
+        nvtx_open(c, ti, f, e->ts);
+}
+
+static void nvtx_pop(lctx *c, long ti, const gs_event *e)
+{
+    an_thread *th = &c->p->th[ti];
+    if (th->nvtx_overflow) {
+        th->nvtx_overflow--;
+        return;
+    }
+    for (int i = th->nvtx_depth - 1; i >= 0; i--) {
+        if (th->nvtx[i].domain != (uint32_t)e->aux)
+            continue;
+        const uint32_t f = th->nvtx[i].flags;
+        memmove(&th->nvtx[i], &th->nvtx[i + 1], (size_t)(th->nvtx_depth - i - 1) * sizeof th->nvtx[0]);
+        th->nvtx_depth--;
+        if (f)
+            nvtx_close(c, ti, f, e->ts);
+        return;
+    }
+}
+
+/* ---- the per-event switch ----------------------------------------------------------- */
+
+static inline unsigned log2_bucket(uint64_t b)
+{
+    /* 0 bytes: bucket 0; else bucket k+1 for 2^k <= b < 2^(k+1) */
+    const unsigned k = b ? 64u - (unsigned)__builtin_clzll(b) : 0u;
+    return k < AN_HIST ? k : AN_HIST - 1;
+}
+
+static inline void span(an_thread *th, const gs_event *e)
+{
+    if (!th->first_ts)
+        th->first_ts = e->ts;
+    th->last_ts = e->ts + e->dur;
+}
+
+static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
+{
+    an_proc *p = c->p;
+    p->rd_bytes += got;
+    p->rd_reqs++;
+    p->rd_ns += e->dur;
+    p->hist[log2_bucket(got)]++;
+    if (ti >= 0) {
+        an_thread *th = &p->th[ti];
+        th->io_ns += e->dur;
+        th->rd_bytes += got;
+        th->rd_reqs++;
+        span(th, e);
+        host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
+    }
+}
+
+static inline void pipe_wait(lctx *c, long ti, const gs_event *e)
+{
+    an_proc *p = c->p;
+    p->wait_ns += e->dur;
+    p->wait_reqs++;
+    if (ti >= 0) {
+        p->th[ti].wait_ns += e->dur;
+        span(&p->th[ti], e);
+        host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
+        burst(c, ti, 0, e->ts, e->ts + e->dur);
+    }
+}
+
+static inline void meta(lctx *c, long ti, const gs_event *e)
+{
+    an_proc *p = c->p;
+    if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET || e->fd_kind == GS_FDK_OTHER)
+        return;
+    p->meta_reqs++;
+    p->meta_ns += e->dur;
+    if (ti >= 0) {
+        p->th[ti].meta_ns += e->dur;
+        span(&p->th[ti], e);
+        host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
+    }
+}
+
+static void on_event(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    long ti;
+    switch (e->kind) {
+    case GS_K_GPU_KERNEL: {
+        const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
+        const unsigned cls = (sflags(c, e->str) & SF_COMM) ? AN_BUSY_COMM : AN_BUSY_COMPUTE;
+        if (src >= 0)
+            an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
+        p->gpu_events++;
+        return;
+    }
+    case GS_K_GPU_MEMCPY: {
+        const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
+        unsigned cls = AN_BUSY_OTHER;
+        if ((e->aux & 0xff) == GS_DIR_HTOD) {
+            const unsigned k = (unsigned)(e->aux >> 8) & 0xff;
+            if (k == GS_MEM_PAGEABLE) {
+                cls = AN_BUSY_H2D_PAGEABLE;
+                p->h2d_pageable_bytes += e->bytes;
+                p->h2d_pageable_ns += e->dur;
+            } else if (k == GS_MEM_PINNED) {
+                cls = AN_BUSY_H2D_PINNED;
+                p->h2d_pinned_bytes += e->bytes;
+                p->h2d_pinned_ns += e->dur;
+            }
+        }
+        if (src >= 0)
+            an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
+        p->gpu_events++;
+        return;
+    }
+    case GS_K_GPU_MEMSET: {
+        const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
+        if (src >= 0)
+            an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, AN_BUSY_OTHER);
+        p->gpu_events++;
+        return;
+    }
+    case GS_K_READ: case GS_K_PREAD: case GS_K_PREAD64: case GS_K_READV:
+    case GS_K_PREADV: case GS_K_PREADV64: case GS_K_PREADV2: case GS_K_PREADV64V2:
+    case GS_K_READ_CHK: case GS_K_PREAD_CHK: case GS_K_PREAD64_CHK: case GS_K_FGETS:
+        ti = thread_ix(c, e->tid);
+        if (e->fd_kind == GS_FDK_FILE)
+            file_read(c, ti, e, e->ret > 0 ? (uint64_t)e->ret : 0);
+        else if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET)
+            pipe_wait(c, ti, e);
+        return;
+    case GS_K_FREAD: case GS_K_FREAD_UNLOCKED:
+        ti = thread_ix(c, e->tid);
+        if (e->fd_kind == GS_FDK_FILE)
+            file_read(c, ti, e, e->ret > 0 ? (uint64_t)e->ret * e->aux : 0);
+        else if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET)
+            pipe_wait(c, ti, e);
+        return;
+    case GS_K_POLL: case GS_K_PPOLL: case GS_K_SELECT: case GS_K_PSELECT:
+    case GS_K_EPOLL_WAIT: case GS_K_EPOLL_PWAIT:
+        pipe_wait(c, thread_ix(c, e->tid), e);
+        return;
+    case GS_K_OPEN: case GS_K_OPEN64: case GS_K_OPENAT: case GS_K_OPENAT64: case GS_K_CREAT:
+    case GS_K_FOPEN: case GS_K_FOPEN64:
+    case GS_K_STAT: case GS_K_STAT64: case GS_K_LSTAT: case GS_K_LSTAT64: case GS_K_FSTAT:
+    case GS_K_FSTAT64: case GS_K_FSTATAT: case GS_K_FSTATAT64: case GS_K_STATX: case GS_K_XSTAT:
+    case GS_K_XSTAT64: case GS_K_LXSTAT: case GS_K_LXSTAT64: case GS_K_FXSTAT: case GS_K_FXSTAT64:
+    case GS_K_FXSTATAT: case GS_K_FXSTATAT64:
+        meta(c, thread_ix(c, e->tid), e);
+        return;
+    case GS_K_CUDA_MEMCPY: {
+        ti = thread_ix(c, e->tid);
+        p->cuda_calls++;
+        if (ti < 0)
+            return;
+        p->th[ti].n_cuda_calls++;
+        const unsigned dir = (unsigned)e->aux & 0xff, hk = (unsigned)(e->aux >> 8) & 0xff;
+        if (hk == GS_MEM_PAGEABLE) {
+            host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_PG);
+            if (dir == GS_DIR_HTOD) {
+                p->host_pageable_bytes += e->bytes;
+                p->host_pageable_ns += e->dur;
+                p->host_pageable_calls++;
+            }
+        }
+        if (dir == GS_DIR_HTOD)
+            burst(c, ti, 1, e->ts, e->ts + e->dur);
+        return;
+    }
+    case GS_K_CUDA_SYNC: case GS_K_CUDA_HOST_MEM:
+        ti = thread_ix(c, e->tid);
+        p->cuda_calls++;
+        if (ti >= 0)
+            p->th[ti].n_cuda_calls++;
+        return;
+    case GS_K_NVTX_PUSH:
+        if ((ti = thread_ix(c, e->tid)) >= 0)
+            nvtx_push(c, ti, e);
+        return;
+    case GS_K_NVTX_POP:
+        if ((ti = thread_ix(c, e->tid)) >= 0)
+            nvtx_pop(c, ti, e);
+        return;
+    case GS_K_NVTX_START: {
+        const uint32_t f = sflags(c, e->str) & (SF_STEP | SF_FETCH);
+        if (f && (ti = thread_ix(c, e->tid)) >= 0) {
+            range_add(c, e->aux2, e->ts, ti, f);
+            nvtx_open(c, ti, f, e->ts);
+        }
+        return;
+    }
+    case GS_K_NVTX_END:
+        for (size_t i = 0; i < c->nranges; i++) {
+            if (c->ranges[i].id != e->aux2)
+                continue;
+            const open_range rg = c->ranges[i];
+            c->ranges[i] = c->ranges[--c->nranges];
+            nvtx_close(c, (long)rg.ti, rg.flags, e->ts);
+            break;
+        }
+        return;
+    case GS_K_STEP_BEGIN: case GS_K_STEP_END:
+        if ((ti = thread_ix(c, e->tid)) < 0)
+            return;
+        p->th[ti].n_step_markers++;
+        p->n_step_markers++;
+        if (e->kind == GS_K_STEP_END)
+            p->n_batch_markers++;
+        c->has_step_src = 1;
+        cand_add(c, ti, e->kind == GS_K_STEP_BEGIN ? AN_C_STEP_B : AN_C_STEP_E, e->ts, e->aux);
+        return;
+    case GS_K_FETCH_BEGIN:
+        if ((ti = thread_ix(c, e->tid)) < 0)
+            return;
+        p->th[ti].n_fetch_markers++;
+        p->n_fetch_markers++;
+        c->has_step_src = 1;
+        cand_add(c, ti, AN_C_FETCH_B, e->ts, e->aux);
+        fetch_enter(&p->th[ti], e->ts);
+        return;
+    case GS_K_FETCH_END:
+        if ((ti = thread_ix(c, e->tid)) < 0)
+            return;
+        p->th[ti].n_fetch_markers++;
+        p->n_fetch_markers++;
+        cand_add(c, ti, AN_C_FETCH_E, e->ts, e->aux);
+        fetch_leave(c, ti, e->ts);
+        return;
+    case GS_K_FAULTS:
+        if ((ti = thread_ix(c, (uint32_t)e->aux)) >= 0 && e->aux2 > p->th[ti].faults)
+            p->th[ti].faults = e->aux2;
+        return;
+    case GS_K_THREAD: {
+        if ((ti = thread_ix(c, (uint32_t)e->aux)) < 0)
+            return;
+        const char *s = gs_reader_string(c->r, e->str);
+        if (s)
+            snprintf(p->th[ti].name, sizeof p->th[ti].name, "%s", s);
+        return;
+    }
+    case GS_K_CONFIG:
+        add_config(c, e);
+        return;
+    case GS_K_ROLE: {
+        const char *s = gs_reader_string(c->r, e->str);
+        snprintf(p->role, sizeof p->role, "%s", s ? s : "");
+        p->worker_id = (int64_t)e->aux;
+        p->loader_id = (int64_t)e->aux2;
+        return;
+    }
+    case GS_K_GPU_DEVICE:
+        add_device(c, e);
+        return;
+    case GS_K_DROPS:
+        if (e->aux > p->dropped)
+            p->dropped = e->aux;
+        if (e->aux2 > p->lost)
+            p->lost = e->aux2;
+        return;
+    case GS_K_GPU_DROPS:
+        if (e->aux > p->gpu_dropped)
+            p->gpu_dropped = e->aux;
+        return;
+    case GS_K_NOTE:
+        p->notes++;
+        if (e->aux == 1)
+            p->trace_stopped = 1;
+        return;
+    case GS_K_EXIT:
+        p->exited = 1;
+        p->exit_status = e->aux;
+        p->exit_how = e->aux2;
+        return;
+    default:
+        return;
+    }
+}
+
+/* ---- files ------------------------------------------------------------------------- */
+
+static void skipped_add(an_run *run, const char *file, const char *reason, uint64_t unread,
+                        int whole)
+{
+    an_skipped *n = realloc(run->skipped, (run->nskipped + 1) * sizeof *n);
+    if (!n)
+        return;
+    run->skipped = n;
+    an_skipped *s = &n[run->nskipped++];
+    s->file = strdup(file);
+    s->reason = strdup(reason);
+    s->unread = unread;
+    s->whole = whole;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static void damage_reason(char *buf, size_t n, int err, const gs_proc_info *pi)
+{
+    switch (err) {
+    case GS_ERR_VERSION:
+        snprintf(buf, n, "trace format version %u.%u is not supported (this gpustarve reads %d.x)",
+                 pi ? pi->version_major : 0, pi ? pi->version_minor : 0, GS_VERSION_MAJOR);
+        break;
+    case GS_ERR_MAGIC:
+        snprintf(buf, n, "not a gpustarve trace");
+        break;
+    case GS_ERR_TRUNCATED:
+        snprintf(buf, n, "truncated");
+        break;
+    case GS_ERR_KIND:
+        snprintf(buf, n, "record kind unknown to this gpustarve (newer trace format minor version)");
+        break;
+    default:
+        snprintf(buf, n, "%s", gs_strerror(err));
+        break;
+    }
+}
+
+static int proc_new(an_run *run, const char *path, const gs_proc_info *pi, an_proc **out)
+{
+    if (run->nprocs == run->capprocs) {
+        size_t nc = run->capprocs ? run->capprocs * 2 : 16;
+        an_proc *n = realloc(run->procs, nc * sizeof *n);
+        if (!n)
+            return -1;
+        run->procs = n;
+        run->capprocs = nc;
+    }
+    an_proc *p = &run->procs[run->nprocs];
+    memset(p, 0, sizeof *p);
+    p->path = strdup(path);
+    p->file = strdup(base_name(path));
+    p->host = strdup(pi->host ? pi->host : "");
+    p->argv = malloc((size_t)pi->argv_len + 1);
+    if (!p->path || !p->file || !p->host || !p->argv) {
+        free(p->path);
+        free(p->file);
+        free(p->host);
+        free(p->argv);
+        return -1;
+    }
+    memcpy(p->argv, pi->argv ? pi->argv : "", pi->argv_len);
+    p->argv[pi->argv_len] = '\0';
+    for (uint32_t i = 0; i + 1 < pi->argv_len; i++)
+        if (p->argv[i] == '\0')
+            p->argv[i] = ' ';
+    p->pid = pi->pid;
+    p->ppid = pi->ppid;
+    p->exec_seq = pi->exec_seq;
+    p->flags = pi->flags;
+    p->mono_ns = pi->mono_ns;
+    p->rank = pi->rank;
+    p->worker_id = p->loader_id = -1;
+    run->nprocs++;
+    *out = p;
+    return 0;
+}
+
+static void progress(lctx *c, int force)
+{
+    if (!c->o->progress)
+        return;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    double since_last = (double)(t.tv_sec - c->t_last.tv_sec) + (t.tv_nsec - c->t_last.tv_nsec) / 1e9;
+    if (!force && since_last < 1.0)
+        return;
+    c->t_last = t;
+    c->o->progress(c->o->progress_ctx, c->bytes_before + gs_reader_offset(c->r), c->run->bytes);
+}
+
+int an_run_load_file(an_run *run, const char *path, const an_opts *o)
+{
+    gs_reader *r = NULL;
+    int err = gs_reader_open(&r, path);
+    char why[256];
+    if (err != GS_OK) {
+        if (err == GS_ERR_IO)
+            snprintf(why, sizeof why, "cannot read: %s", strerror(errno));
+        else if (err == GS_ERR_VERSION) {
+            /* the reader does not say which version: read it ourselves */
+            gs_proc_info pi = {0};
+            FILE *f = fopen(path, "rb");
+            gs_file_header h;
+            if (f && fread(&h, sizeof h, 1, f) == 1) {
+                pi.version_major = h.version_major;
+                pi.version_minor = h.version_minor;
+            }
+            if (f)
+                fclose(f);
+            damage_reason(why, sizeof why, err, &pi);
+        } else
+            damage_reason(why, sizeof why, err, NULL);
+        struct stat st;
+        skipped_add(run, path, why, stat(path, &st) == 0 ? (uint64_t)st.st_size : 0, 1);
+        return 0;
+    }
+    const gs_proc_info *pi = gs_reader_info(r);
+    an_proc *p;
+    if (proc_new(run, path, pi, &p) < 0) {
+        gs_reader_close(r);
+        return -1;
+    }
+    lctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        gs_reader_close(r);
+        return -1;
+    }
+    c->run = run;
+    c->p = p;
+    c->o = o;
+    c->r = r;
+    c->last_ti = -1;
+    c->tl = an_tl_new(on_snap, c);
+    c->bytes_before = run->bytes_done;
+    clock_gettime(CLOCK_MONOTONIC, &c->t_last);
+    if (!c->tl) {
+        free(c);
+        gs_reader_close(r);
+        return -1;
+    }
+    const gs_event *ev;
+    size_t n;
+    int rc;
+    uint64_t first = UINT64_MAX, last = 0;
+    while ((rc = gs_reader_next_frame(r, &ev, &n)) > 0) {
+        p->events += n;
+        for (size_t i = 0; i < n; i++) {
+            const gs_event *e = &ev[i];
+            if (e->ts < first && e->ts)
+                first = e->ts;
+            uint64_t end = e->ts + e->dur;
+            if (end > last)
+                last = end;
+            on_event(c, e);
+        }
+        an_tl_sweep(c->tl);
+        progress(c, 0);
+    }
+    p->first_ts = first == UINT64_MAX ? 0 : first;
+    p->last_ts = last;
+    /* ranges still open at the end of the file end there */
+    for (size_t i = 0; i < p->nth; i++) {
+        an_thread *th = &p->th[i];
+        if (th->fetch_depth > 0) {
+            th->fetch_depth = 1;
+            fetch_leave(c, (long)i, last);
+        }
+    }
+    an_tl_finish(c->tl);
+    an_tl_get_stats(c->tl, &p->tl);
+    run->events += p->events;
+    if (rc < 0) {
+        p->damaged = rc;
+        p->unread = gs_reader_unread(r);
+        damage_reason(why, sizeof why, rc, pi);
+        char msg[320];
+        snprintf(msg, sizeof msg, "%s at offset %llu; the %llu bytes after it were not read", why,
+                 (unsigned long long)gs_reader_offset(r), (unsigned long long)p->unread);
+        skipped_add(run, path, msg, p->unread, 0);
+    }
+    run->bytes_done = c->bytes_before + gs_reader_file_size(r);
+    an_tl_free(c->tl);
+    free(c->sflags);
+    free(c->ranges);
+    free(c);
+    gs_reader_close(r);
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen)
+{
+    memset(run, 0, sizeof *run);
+    run->dir = strdup(dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: cannot read directory: %s", dir, strerror(errno));
+        return -1;
+    }
+    char **files = NULL;
+    size_t nf = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (l <= 4 || strcmp(de->d_name + l - 4, ".gst") != 0)
+            continue;
+        if (nf == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **nv = realloc(files, cap * sizeof *nv);
+            if (!nv)
+                break;
+            files = nv;
+        }
+        size_t dl = strlen(dir);
+        char *pth = malloc(dl + l + 2);
+        if (!pth)
+            break;
+        snprintf(pth, dl + l + 2, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", de->d_name);
+        files[nf++] = pth;
+    }
+    closedir(d);
+    if (nf == 0) {
+        free(files);
+        snprintf(err, errlen, "%s: no trace files (*.gst) in this directory", dir);
+        return -1;
+    }
+    qsort(files, nf, sizeof *files, cmp_str);
+    run->nfiles = nf;
+    for (size_t i = 0; i < nf; i++) {
+        struct stat st;
+        if (stat(files[i], &st) == 0)
+            run->bytes += (uint64_t)st.st_size;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (rc == 0 && an_run_load_file(run, files[i], o) < 0) {
+            snprintf(err, errlen, "out of memory reading %s", files[i]);
+            rc = -1;
+        }
+        free(files[i]);
+    }
+    free(files);
+    if (o->progress)
+        o->progress(o->progress_ctx, run->bytes, run->bytes);
+    return rc;
+}
+
+void an_run_free(an_run *run)
+{
+    for (size_t i = 0; i < run->nprocs; i++) {
+        an_proc *p = &run->procs[i];
+        free(p->path);
+        free(p->file);
+        free(p->argv);
+        free(p->host);
+        free(p->cfg);
+        free(p->devs);
+        for (size_t t = 0; t < p->nth; t++)
+            free(p->th[t].cand);
+        free(p->th);
+    }
+    free(run->procs);
+    for (size_t i = 0; i < run->nskipped; i++) {
+        free(run->skipped[i].file);
+        free(run->skipped[i].reason);
+    }
+    free(run->skipped);
+    free(run->dir);
+    memset(run, 0, sizeof *run);
+}
+
+/* ---- options --------------------------------------------------------------------- */
+
+int an_opts_init(an_opts *o, const char *step_re, const char *fetch_re, const char **bad)
+{
+    memset(o, 0, sizeof *o);
+    o->skip = -1;
+    o->burst_gap_ns = 1000000; /* 1 ms */
+    const char *s = step_re ? step_re : AN_STEP_RE_DEFAULT;
+    const char *f = fetch_re ? fetch_re : AN_FETCH_RE_DEFAULT;
+    if (regcomp(&o->step_re, s, REG_EXTENDED | REG_NOSUB | REG_ICASE) != 0) {
+        *bad = s;
+        return -1;
+    }
+    if (regcomp(&o->fetch_re, f, REG_EXTENDED | REG_NOSUB | REG_ICASE) != 0) {
+        regfree(&o->step_re);
+        *bad = f;
+        return -1;
+    }
+    return 0;
+}
+
+void an_opts_free(an_opts *o)
+{
+    regfree(&o->step_re);
+    regfree(&o->fetch_re);
+}

@@ -1,0 +1,291 @@
+/* an_model.h — the analyzer's model of a run: what one streaming pass over
+ * every trace file keeps (processes, threads, step-boundary candidates with
+ * their attribution snapshots, loader counters), and what the analysis
+ * derives from it (trainer, training thread, steps, per-step attribution,
+ * summary shares, verdict, loader workers, advice).
+ *
+ * Memory rule: nothing here grows with the number of events. What grows is
+ * per process, per thread, per step-boundary candidate (a few per step) and
+ * per step.
+ *
+ * Must never: print, or know about the command line (cmd_report.c does).
+ */
+#ifndef AN_MODEL_H
+#define AN_MODEL_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "an_timeline.h"
+
+/* ---- one step's attribution -------------------------------------------------- */
+
+typedef struct an_stepv {
+    uint64_t t0, t1;
+    uint64_t busy[AN_NBUSY]; /* ns, disjoint (priority order of enum an_busy) */
+    uint64_t idle_dw;        /* GPU idle, training thread in data wait */
+    uint64_t idle_pg;        /* GPU idle, in a pageable copy call (not data wait) */
+    uint64_t idle_host;      /* GPU idle, anything else */
+} an_stepv;
+
+/* The attribution of [a.t, b.t) from two snapshots of the same slot.
+ * idle_host takes the rest, so the parts always sum to t1 - t0. */
+void an_stepv_from_snaps(an_stepv *v, const an_snap *a, const an_snap *b);
+uint64_t an_stepv_busy(const an_stepv *v);
+
+/* ---- what the pass keeps ------------------------------------------------------ */
+
+/* Step-boundary candidates, logged per thread with a snapshot at `t`. */
+enum an_cand_type {
+    AN_C_STEP_B,     /* step_begin marker */
+    AN_C_STEP_E,     /* step_end marker */
+    AN_C_FETCH_B,    /* fetch_begin marker */
+    AN_C_FETCH_E,    /* fetch_end marker */
+    AN_C_NVTX_B,     /* start of an outermost NVTX range matching --step-range */
+    AN_C_NVTX_E,     /* its end */
+    AN_C_BURST_WAIT, /* start of a burst of waits on pipes/sockets */
+    AN_C_BURST_H2D,  /* start of a burst of host-to-device copy calls */
+};
+
+typedef struct an_cand {
+    uint64_t t;
+    uint64_t num;  /* marker: step/batch number; burst: end time */
+    uint32_t type; /* enum an_cand_type */
+    uint32_t have; /* snapshot delivered */
+    an_snap snap;
+} an_cand;
+
+#define AN_NVTX_DEPTH 32
+
+typedef struct an_nvtx_open {
+    uint64_t ts;
+    uint32_t domain;
+    uint32_t flags; /* AN_SF_STEP / AN_SF_FETCH */
+} an_nvtx_open;
+
+typedef struct an_thread {
+    uint32_t tid;
+    int slot; /* timeline slot, -1 when beyond AN_TL_MAX_SLOTS */
+    char name[32];
+    /* evidence for choosing the training thread */
+    uint64_t n_step_markers, n_fetch_markers, n_nvtx_steps, n_cuda_calls;
+    uint64_t wait_ns, io_ns, meta_ns; /* pipe/socket waits, file reads, open/stat */
+    uint64_t faults;                  /* largest cumulative count seen */
+    uint64_t rd_bytes, rd_reqs;       /* file reads (threaded loaders) */
+    uint64_t first_ts, last_ts;       /* span of its I/O and waits */
+    /* pass state */
+    int fetch_depth;
+    uint64_t fetch_ts;
+    int nvtx_depth, nvtx_overflow, nvtx_step_open;
+    an_nvtx_open nvtx[AN_NVTX_DEPTH];
+    uint64_t burst_end[2];
+    int64_t burst_idx[2]; /* candidate index of the current burst, -1 */
+    /* candidates */
+    an_cand *cand;
+    size_t ncand, capcand;
+} an_thread;
+
+typedef struct an_kv {
+    uint32_t loader;
+    char key[32];
+    char value[64];
+} an_kv;
+
+typedef struct an_dev {
+    uint32_t dev;
+    char name[64];
+} an_dev;
+
+/* request-size histogram: bucket 0 counts reads that returned 0 bytes,
+ * bucket k+1 reads of 2^k <= bytes < 2^(k+1) (the last bucket: 2^39 and up) */
+#define AN_HIST 41
+
+typedef struct an_proc {
+    char *path;  /* trace file */
+    char *file;  /* base name */
+    char *argv;  /* argv joined with spaces */
+    char *host;
+    uint64_t pid, ppid;
+    uint32_t exec_seq, flags;
+    uint64_t mono_ns;
+    int32_t rank;
+    int damaged;     /* stopped early: gs_err */
+    uint64_t unread; /* bytes not read */
+    uint64_t events;
+    uint64_t first_ts, last_ts;
+    int exited;
+    uint64_t exit_status, exit_how;
+    /* loader-side counters (whole process) */
+    uint64_t rd_bytes, rd_reqs, rd_ns; /* read family on files */
+    uint64_t meta_reqs, meta_ns;       /* open/stat family */
+    uint64_t wait_ns, wait_reqs;       /* waits on pipes/sockets (poll/select/epoll/read) */
+    uint64_t hist[AN_HIST];
+    uint64_t n_step_markers, n_fetch_markers, n_batch_markers;
+    /* GPU and CUDA */
+    uint64_t gpu_events, cuda_calls;
+    uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;
+    uint64_t host_pageable_bytes, host_pageable_ns, host_pageable_calls;
+    uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
+    /* role marker */
+    char role[32];
+    int64_t worker_id, loader_id;
+    an_kv *cfg;
+    size_t ncfg;
+    an_dev *devs;
+    size_t ndevs;
+    an_thread *th;
+    size_t nth, capth;
+    an_tl_stats tl;
+} an_proc;
+
+typedef struct an_skipped {
+    char *file;
+    char *reason;
+    uint64_t unread;
+    int whole; /* nothing of the file could be used */
+} an_skipped;
+
+/* Options of the analysis. */
+typedef struct an_opts {
+    regex_t step_re, fetch_re;
+    int skip;      /* warm-up steps to leave out; -1 = automatic */
+    int cores;     /* CPU cores for loader workers; 0 = online CPUs - 1 */
+    double probe_read_MBps;     /* 0 = unknown */
+    double probe_h2d_pinned_GBps;
+    double probe_h2d_pageable_GBps;
+    uint64_t burst_gap_ns; /* waits/copies closer than this form one arrival */
+    /* progress: called about every second with bytes done / total */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+} an_opts;
+
+#define AN_STEP_RE_DEFAULT                                                                     \
+    "^(ProfilerStep#[0-9]+|(train(ing)?[_ .-]?)?step([ _#:.-]?[0-9]+)?|"                        \
+    "train[_ .-]?(batch|iter(ation)?)([ _#:.-]?[0-9]+)?|iteration([ _#:.-]?[0-9]+)?)$"
+#define AN_FETCH_RE_DEFAULT                                                                    \
+    "^(enumerate\\(DataLoader\\)#.*__next__|.*DataLoader.*__next__|next[_ .-]?batch|"            \
+    "data[_ .-]?(wait|load(ing)?|fetch)|fetch([_ .-]?(batch|data))?|get[_ .-]?batch|"           \
+    "load[_ .-]?batch|wait[_ .-]?(for[_ .-]?)?data)$"
+
+/* Compile the default or given patterns (case-insensitive, extended).
+ * Returns 0, or -1 with *bad naming the pattern that failed. */
+int an_opts_init(an_opts *o, const char *step_re, const char *fetch_re, const char **bad);
+void an_opts_free(an_opts *o);
+
+typedef struct an_run {
+    char *dir;
+    an_proc *procs;
+    size_t nprocs, capprocs;
+    an_skipped *skipped;
+    size_t nskipped, capskipped;
+    uint64_t events, bytes, bytes_done;
+    size_t nfiles;
+} an_run;
+
+/* Read every *.gst file of dir in one streaming pass. Returns 0, or -1 with
+ * a message in err (dir unreadable, no trace files, out of memory). Damaged
+ * and unreadable files are listed in run->skipped and the rest is used. */
+int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen);
+/* Read one file into the run (exposed for tests). */
+int an_run_load_file(an_run *run, const char *path, const an_opts *o);
+void an_run_free(an_run *run);
+
+/* ---- the analysis ------------------------------------------------------------- */
+
+enum an_source { AN_SRC_NONE, AN_SRC_MARKERS, AN_SRC_NVTX, AN_SRC_INFERRED };
+enum an_verdict {
+    AN_V_NONE,
+    AN_V_HIGHLY,
+    AN_V_MODERATELY,
+    AN_V_NOT,
+    AN_V_HOST,
+};
+
+typedef struct an_step {
+    an_stepv v;
+    uint64_t num; /* marker number, else index */
+    int warmup;
+} an_step;
+
+typedef struct an_worker {
+    const an_proc *p;
+    double batches;
+    int batches_from_markers;
+    uint64_t active_ns; /* first to last event */
+    uint64_t io_ns, meta_ns, idle_ns, cpu_ns;
+    uint64_t bytes, reqs, faults;
+    double MBps; /* bytes over active time */
+    double io_MBps; /* bytes over time inside reads */
+} an_worker;
+
+enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY };
+
+typedef struct an_advice {
+    int setting;
+    int has_value;   /* 0: value is not a number (storage is the wall) */
+    long value;      /* num_workers: workers; pin_memory: 1 */
+    double predicted_step_ms, predicted_saving_ms;
+    char why[320];
+} an_advice;
+
+/* Summary shares, fractions of total measured step time. */
+enum {
+    AN_SH_COMPUTE,
+    AN_SH_COMM,
+    AN_SH_H2D_PINNED,
+    AN_SH_H2D_PAGEABLE,
+    AN_SH_COPY_OTHER,
+    AN_SH_DATA_WAIT,
+    AN_SH_PAGEABLE_COPY,
+    AN_SH_HOST,
+    AN_NSH
+};
+extern const char *const an_share_names[AN_NSH];
+
+typedef struct an_result {
+    const an_proc *trainer;
+    const an_thread *thread;
+    int no_gpu;
+    int source; /* enum an_source */
+    const char *source_detail; /* "step markers", "fetch markers", ... */
+    an_step *steps;
+    size_t nsteps, measured, warmup;
+    int skip_auto;
+    double step_ms_median, step_ms_p90, step_ms_mean, step_ms_min, step_ms_max;
+    double share[AN_NSH];
+    double median_ms[AN_NSH];
+    double input_share; /* median over measured steps of idle_dw / step */
+    int verdict;
+    char verdict_text[256];
+    /* loader */
+    an_worker *workers;
+    size_t nworkers;
+    double batch_ms; /* mean per-worker time per batch (busy, not idle) */
+    uint64_t worker_bytes;
+    double worker_MBps_total;
+    int cur_workers; /* from config, or workers seen; -1 unknown */
+    int cur_pin_memory; /* 1/0, -1 unknown */
+    /* advice */
+    an_advice advice[4];
+    size_t nadvice;
+    /* notes for the reader ("GPU records arrived late", ...) */
+    char notes[8][200];
+    size_t nnotes;
+    int cores;
+    uint64_t late_ns;
+} an_result;
+
+/* Analyse a loaded run. Returns 0, or -1 with a message in err when there is
+ * nothing to report (no process, no steps). */
+int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, size_t errlen);
+void an_result_free(an_result *res);
+
+const char *an_verdict_label(int v);
+const char *an_source_name(int s);
+
+/* Median / percentile (p in [0,1], nearest-rank on sorted copy) of n values;
+ * 0 when n == 0. Does not modify v. */
+double an_percentile(const double *v, size_t n, double p);
+
+#endif

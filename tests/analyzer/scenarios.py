@@ -1,0 +1,202 @@
+"""Scenario runs with known answers, written as real trace files.
+
+Every scenario: trainer pid 100 (main thread 100), steps of 100 ms from
+T0 = 2 s, a slow first step (warm-up). Times in ns.
+"""
+from conftest import MS, PAGEABLE, PINNED, Scenario
+
+T0 = 2000 * MS
+
+
+def _markers(tr, t0, t1, n, fetch=None):
+    tr.ev(100, "step_begin", ts=t0, aux=n)
+    if fetch:
+        tr.ev(100, "fetch_begin", ts=t0, aux=n)
+        tr.ev(100, "fetch_end", ts=t0 + fetch, aux=n)
+    tr.ev(100, "step_end", ts=t1, aux=n)
+
+
+def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False):
+    """The GPU waits 40 ms of every 100 ms step on a worker pipe; each worker
+    needs ~190-200 ms per batch (150 ms reads, 10 ms open/stat, ~40 ms CPU)."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train.py --epochs 1")
+    tr.ev(100, "thread", ts=T0 - 5 * MS, str="MainThread", aux=100)
+    for k, v in (("num_workers", workers), ("pin_memory", "True"), ("batch_size", 32)):
+        tr.config(100, T0 - 2 * MS, k, v)
+    tr.ev(100, "gpu_device", ts=T0 - 3 * MS, dev=0, str="NVIDIA H200", bytes=141 << 30,
+          aux=132, aux2=90)
+    gpu_later = []
+    # warm-up step: 300 ms, waiting 250 ms
+    steps = [(T0, T0 + 300 * MS, 250 * MS)]
+    t = T0 + 300 * MS
+    for i in range(nsteps):
+        steps.append((t, t + 100 * MS, 40 * MS))
+        t += 100 * MS
+    for n, (a, b, wait) in enumerate(steps):
+        if marker_steps:
+            tr.ev(100, "step_begin", ts=a, aux=n)
+            tr.ev(100, "fetch_begin", ts=a, aux=n)
+        tr.poll(100, a, a + wait - 1 * MS)
+        tr.pipe_read(100, a + wait - 1 * MS, a + wait, nbytes=4096)
+        if marker_steps:
+            tr.ev(100, "fetch_end", ts=a + wait, aux=n)
+        tr.cuda_copy(100, a + wait, a + wait + MS // 10, 8 << 20, kind=PINNED)
+        gpu = [("copy", a + wait, a + wait + 5 * MS), ("kernel", a + wait + 5 * MS, b)]
+        if marker_steps:
+            tr.ev(100, "step_end", ts=b, aux=n)
+        if late_gpu:
+            gpu_later.append(gpu)
+            if len(gpu_later) > 3:  # CUPTI buffers: GPU records 3 steps late
+                flush_gpu(tr, gpu_later.pop(0))
+        else:
+            flush_gpu(tr, gpu)
+        tr.frame()
+    for g in gpu_later:
+        flush_gpu(tr, g)
+    tr.ev(100, "exit", ts=t + MS, aux=0, aux2=0)
+    for w in range(workers):
+        wp = sc.proc(101 + w, 100, "python train.py --epochs 1", forked=True)
+        wp.ev(101 + w, "role", ts=T0 - MS, str="loader_worker", aux=w, aux2=0)
+        s = T0
+        for j in range(10):
+            wp.pipe_read(101 + w, s, s + MS // 10, fd=3)
+            wp.ev(101 + w, "openat", ts=s + MS // 10, dur=5 * MS - MS // 10, fd=9, fdk=1,
+                  str="/data/img%d_%d.jpg" % (w, j), ret=9, aux=0, aux2=0)
+            wp.ev(101 + w, "fstat", ts=s + 5 * MS, dur=5 * MS, fd=9, fdk=1,
+                  str="/data/img%d_%d.jpg" % (w, j), ret=0)
+            for r in range(5):
+                wp.file_read(101 + w, s + 10 * MS + r * 30 * MS, s + 40 * MS + r * 30 * MS,
+                             1 << 20, path="/data/img%d_%d.jpg" % (w, j), off=r << 20)
+            s += 200 * MS
+        wp.ev(101 + w, "faults", ts=s, aux=101 + w, aux2=7)
+    return sc
+
+
+def flush_gpu(tr, gpu):
+    for what, a, b in gpu:
+        if what == "copy":
+            tr.gpu_copy(a, b, 8 << 20, kind=PINNED)
+        else:
+            tr.kernel(a, b)
+
+
+def gpu_bound(nsteps=20):
+    """2 ms data wait, 3 ms pinned copy, 95 ms of kernels on two overlapping
+    streams (one NCCL)."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train.py")
+    tr.config(100, T0 - 2 * MS, "num_workers", 4)
+    tr.config(100, T0 - 2 * MS, "pin_memory", "True")
+    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                     for i in range(nsteps)]
+    for n, (a, b) in enumerate(steps):
+        _markers(tr, a, b, n, fetch=2 * MS)
+        tr.poll(100, a, a + 2 * MS)
+        tr.gpu_copy(a + 2 * MS, a + 5 * MS, 8 << 20, kind=PINNED)
+        tr.kernel(a + 5 * MS, a + 60 * MS, stream=7)
+        tr.kernel(a + 40 * MS, b, name="ncclKernel_AllReduce_RING_LL_Sum_float", stream=9)
+        tr.frame()
+    return sc
+
+
+def pageable(nsteps=20):
+    """A pageable cudaMemcpy of 64 MB per step: 10 ms staging (host blocked,
+    GPU idle), then 10 ms of pageable H2D on the GPU; kernels fill the rest."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train.py")
+    tr.config(100, T0 - 2 * MS, "num_workers", 4)
+    tr.config(100, T0 - 2 * MS, "pin_memory", "False")
+    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                     for i in range(nsteps)]
+    for n, (a, b) in enumerate(steps):
+        _markers(tr, a, b, n, fetch=2 * MS)
+        tr.poll(100, a, a + 2 * MS)
+        tr.cuda_copy(100, a + 2 * MS, a + 22 * MS, 64 << 20, kind=PAGEABLE)
+        tr.gpu_copy(a + 12 * MS, a + 22 * MS, 64 << 20, kind=PAGEABLE)
+        tr.kernel(a + 22 * MS, b)
+        tr.frame()
+    return sc
+
+
+def host_bound(nsteps=20):
+    """Kernels 40 ms per step, 2 ms data wait, the rest the host."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train.py")
+    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                     for i in range(nsteps)]
+    for n, (a, b) in enumerate(steps):
+        _markers(tr, a, b, n, fetch=2 * MS)
+        tr.poll(100, a, a + 2 * MS)
+        tr.kernel(a + 2 * MS, a + 42 * MS)
+        tr.frame()
+    return sc
+
+
+def no_gpu(nsteps=20):
+    """No GPU at all: the training thread waits 30 ms of 100 on a pipe."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train_cpu.py")
+    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                     for i in range(nsteps)]
+    for n, (a, b) in enumerate(steps):
+        _markers(tr, a, b, n, fetch=30 * MS)
+        tr.poll(100, a, a + 30 * MS)
+        tr.frame()
+    return sc
+
+
+def nvtx(nsteps=20, use_start_end=False):
+    """PyTorch profiler style: ProfilerStep#N ranges, a DataLoader __next__
+    range of 30 ms with the file reads inside (num_workers=0), kernels."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train.py")
+    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                     for i in range(nsteps)]
+    for n, (a, b) in enumerate(steps):
+        name = "ProfilerStep#%d" % n
+        if use_start_end:
+            tr.ev(100, "nvtx_start", ts=a, str="train_step", aux=0, aux2=1000 + n)
+        else:
+            tr.ev(100, "nvtx_push", ts=a, str=name, aux=0)
+        tr.ev(100, "nvtx_push", ts=a, aux=0,
+              str="enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__")
+        tr.file_read(100, a + 1 * MS, a + 29 * MS, 4 << 20)
+        tr.ev(100, "nvtx_pop", ts=a + 30 * MS, aux=0)
+        tr.ev(100, "nvtx_push", ts=a + 31 * MS, str="aten::linear", aux=0)
+        tr.ev(100, "nvtx_pop", ts=a + 32 * MS, aux=0)
+        tr.kernel(a + 30 * MS, b)
+        if use_start_end:
+            tr.ev(100, "nvtx_end", ts=b, aux2=1000 + n)
+        else:
+            tr.ev(100, "nvtx_pop", ts=b, aux=0)
+        tr.frame()
+    return sc
+
+
+def inferred(nsteps=20):
+    """No markers, no NVTX: each step starts with a 30 ms wait on the worker
+    pipe (poll + reads), then an H2D copy call and kernels."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train.py")
+    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                     for i in range(nsteps + 1)]
+    for n, (a, b) in enumerate(steps):
+        wait = 250 * MS if n == 0 else 30 * MS
+        tr.poll(100, a, a + wait - MS)
+        tr.pipe_read(100, a + wait - MS, a + wait - MS // 2)
+        tr.pipe_read(100, a + wait - MS // 2, a + wait, nbytes=1 << 20)
+        tr.cuda_copy(100, a + wait, a + wait + MS // 10, 8 << 20, kind=PINNED)
+        tr.gpu_copy(a + wait, a + wait + 4 * MS, 8 << 20, kind=PINNED)
+        tr.kernel(a + wait + 4 * MS, b - 1 * MS)
+        tr.frame()
+    return sc
+
+
+def no_steps():
+    """A process that reads a few files: nothing to cut steps from."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "cat /data/x")
+    for i in range(5):
+        tr.file_read(100, T0 + i * MS, T0 + i * MS + MS // 2, 4096)
+    return sc

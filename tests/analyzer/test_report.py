@@ -1,0 +1,318 @@
+"""`gpustarve report` on scenario runs with known answers (scenarios.py),
+on damaged and empty inputs, and the JSON schema (docs/report-schema.md)."""
+import json
+import os
+import struct
+
+import pytest
+
+import scenarios
+from conftest import clean_env, report_json, run_report
+
+SHARES = ["gpu_compute", "gpu_comm", "gpu_h2d_pinned", "gpu_h2d_pageable", "gpu_copy_other",
+          "idle_data_wait", "idle_pageable_copy", "idle_host"]
+
+
+def write(gen, tmp_path, name, sc):
+    return sc.write(gen, str(tmp_path / ("gpustarve-" + name)))
+
+
+def check_schema(j, per_step=False):
+    assert j["schema"] == "gpustarve.report/1"
+    for k in ("run", "steps", "step_ms", "share", "median_ms", "input_bound_share", "verdict",
+              "dataloader", "loader", "advice", "notes", "no_gpu_activity"):
+        assert k in j, k
+    assert set(j["steps"]) >= {"count", "measured", "warmup", "source"}
+    assert j["steps"]["source"] in ("markers", "nvtx", "inferred")
+    assert set(j["step_ms"]) >= {"median", "p90"}
+    assert set(j["share"]) == set(SHARES)
+    assert abs(sum(j["share"].values()) - 1.0) <= 1e-6
+    assert all(0 <= v <= 1 for v in j["share"].values())
+    assert j["verdict"]["label"] in ("HIGHLY_INPUT_BOUND", "MODERATELY_INPUT_BOUND",
+                                     "NOT_INPUT_BOUND", "HOST_BOUND")
+    assert isinstance(j["verdict"]["text"], str) and j["verdict"]["text"]
+    for a in j["advice"]:
+        assert set(a) >= {"setting", "value", "predicted_step_ms", "predicted_saving_ms", "why"}
+    assert ("per_step" in j) == per_step
+    if per_step:
+        assert len(j["per_step"]) == j["steps"]["count"]
+        for s in j["per_step"]:
+            parts = sum(s[k + "_ms"] for k in SHARES)
+            assert abs(parts - s["dur_ms"]) < 1e-5
+
+
+def test_loader_bound(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "loader", scenarios.loader_bound())
+    j = report_json(gs, d, "--cores", "8", "--per-step")
+    check_schema(j, per_step=True)
+    assert j["steps"] == {"count": 21, "measured": 20, "warmup": 1, "warmup_auto": True,
+                          "source": "markers", "source_detail": "step markers"}
+    assert j["step_ms"]["median"] == pytest.approx(100.0)
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.40, abs=1e-6)
+    assert j["share"]["gpu_h2d_pinned"] == pytest.approx(0.05, abs=1e-6)
+    assert j["share"]["gpu_compute"] == pytest.approx(0.55, abs=1e-6)
+    assert j["input_bound_share"] == pytest.approx(0.40)
+    assert j["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
+    assert j["dataloader"]["num_workers"] == 2 and j["dataloader"]["pin_memory"] is True
+    assert j["loader"]["workers_seen"] == 2
+    w = j["loader"]["workers"][0]
+    assert w["role"] == "loader_worker" and w["requests"] == 50
+    assert w["bytes_read"] == 50 << 20 and w["major_faults"] == 7
+    assert {h["min_bytes"]: h["count"] for h in w["request_size_hist"]} == {1 << 20: 50}
+    assert w["ms_per_batch"]["file_io"] > w["ms_per_batch"]["cpu"] > w["ms_per_batch"]["metadata"]
+    adv = {a["setting"]: a for a in j["advice"]}
+    assert set(adv) == {"num_workers"}
+    assert adv["num_workers"]["value"] == 4
+    assert adv["num_workers"]["predicted_step_ms"] == pytest.approx(60.0)
+    assert adv["num_workers"]["predicted_saving_ms"] == pytest.approx(40.0)
+    # the warm-up step is reported but not measured
+    assert j["per_step"][0]["warmup"] and j["per_step"][0]["dur_ms"] == pytest.approx(300)
+
+
+def test_loader_bound_capped_by_cores(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "loader", scenarios.loader_bound())
+    j = report_json(gs, d, "--cores", "3")
+    adv = {a["setting"]: a for a in j["advice"]}
+    assert adv["num_workers"]["value"] == 3
+    assert "CPU cores" in adv["num_workers"]["why"]
+    assert adv["num_workers"]["predicted_step_ms"] > 60
+
+
+def test_loader_bound_storage_wall(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "loader", scenarios.loader_bound())
+    probe = tmp_path / "probe.json"
+    probe.write_text(json.dumps({"read_MBps": 55.0, "h2d_pinned_GBps": 20}))
+    j = report_json(gs, d, "--cores", "8", "--probe", str(probe))
+    adv = {a["setting"]: a for a in j["advice"]}
+    assert adv["num_workers"]["value"] is None
+    assert "storage" in adv["num_workers"]["why"]
+    assert adv["num_workers"]["predicted_saving_ms"] == 0
+
+
+def test_late_gpu_records_same_answer(gs, gen, tmp_path):
+    a = report_json(gs, write(gen, tmp_path, "a", scenarios.loader_bound()), "--cores", "8")
+    b = report_json(gs, write(gen, tmp_path, "b", scenarios.loader_bound(late_gpu=True)),
+                    "--cores", "8")
+    assert a["share"] == b["share"]
+    assert b["run"]["late_ms"] == 0
+
+
+def test_gpu_bound(gs, gen, tmp_path):
+    j = report_json(gs, write(gen, tmp_path, "gpu", scenarios.gpu_bound()))
+    check_schema(j)
+    assert j["verdict"]["label"] == "NOT_INPUT_BOUND"
+    assert j["advice"] == []
+    assert j["share"]["gpu_comm"] == pytest.approx(0.40, abs=1e-6)  # NCCL after compute ends
+    assert j["share"]["gpu_compute"] == pytest.approx(0.55, abs=1e-6)
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.02, abs=1e-6)
+
+
+def test_pageable_copy(gs, gen, tmp_path):
+    j = report_json(gs, write(gen, tmp_path, "pg", scenarios.pageable()))
+    check_schema(j)
+    assert j["share"]["gpu_h2d_pageable"] == pytest.approx(0.10, abs=1e-6)
+    assert j["share"]["idle_pageable_copy"] == pytest.approx(0.10, abs=1e-6)
+    adv = {a["setting"]: a for a in j["advice"]}
+    assert set(adv) == {"pin_memory"}
+    assert adv["pin_memory"]["value"] is True
+    # 20 ms of pageable cost; pinned assumed 2x the 6.7 GB/s pageable rate: 5 ms
+    assert adv["pin_memory"]["predicted_saving_ms"] == pytest.approx(15.0, rel=1e-3)
+    assert adv["pin_memory"]["predicted_step_ms"] == pytest.approx(85.0, rel=1e-3)
+
+
+def test_pageable_copy_probe_bandwidth(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "pg", scenarios.pageable())
+    probe = tmp_path / "probe.json"
+    probe.write_text('{"read_MBps": 900, "h2d_pinned_GBps": 25.0}')
+    j = report_json(gs, d, "--probe", str(probe))
+    adv = {a["setting"]: a for a in j["advice"]}
+    # 64 MiB at 25 GB/s = 2.68 ms
+    assert adv["pin_memory"]["predicted_saving_ms"] == pytest.approx(20 - 67.108864 / 25, rel=1e-3)
+
+
+def test_host_bound(gs, gen, tmp_path):
+    j = report_json(gs, write(gen, tmp_path, "host", scenarios.host_bound()))
+    check_schema(j)
+    assert j["verdict"]["label"] == "HOST_BOUND"
+    assert j["share"]["idle_host"] == pytest.approx(0.58, abs=1e-6)
+    assert j["advice"] == []
+
+
+def test_no_gpu(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "cpu", scenarios.no_gpu())
+    j = report_json(gs, d)
+    check_schema(j)
+    assert j["no_gpu_activity"] is True and j["run"]["gpu_activity"] is False
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.30, abs=1e-6)
+    assert j["share"]["idle_host"] == pytest.approx(0.70, abs=1e-6)
+    assert j["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
+    r = run_report(gs, d)
+    assert r.returncode == 0
+    assert "no GPU activity seen: shares of the training thread's time" in r.stdout
+
+
+@pytest.mark.parametrize("start_end", [False, True])
+def test_nvtx_steps(gs, gen, tmp_path, start_end):
+    j = report_json(gs, write(gen, tmp_path, "nvtx", scenarios.nvtx(use_start_end=start_end)))
+    check_schema(j)
+    assert j["steps"]["source"] == "nvtx"
+    assert j["steps"]["count"] == 21 and j["steps"]["measured"] == 20
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.30, abs=1e-6)
+    assert j["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
+    # loading happens in the training thread (num_workers=0): one worker keeps up
+    adv = {a["setting"]: a for a in j["advice"]}
+    assert adv["num_workers"]["value"] == 1
+
+
+def test_nvtx_custom_pattern(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "nvtx", scenarios.nvtx())
+    r = run_report(gs, d, "--step-range", "^no-such-range$")
+    assert r.returncode == 2  # nothing else to cut steps from
+    assert "no training steps" in r.stderr
+    r = run_report(gs, d, "--step-range", "([")
+    assert r.returncode == 2 and "regular expression" in r.stderr
+
+
+def test_inferred_steps(gs, gen, tmp_path):
+    j = report_json(gs, write(gen, tmp_path, "inf", scenarios.inferred()))
+    check_schema(j)
+    assert j["steps"]["source"] == "inferred"
+    assert j["steps"]["measured"] >= 19
+    assert j["step_ms"]["median"] == pytest.approx(100.0)
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.30, abs=1e-3)
+    assert j["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
+
+
+def test_markers_absent_loader_inferred(gs, gen, tmp_path):
+    j = report_json(gs, write(gen, tmp_path, "inf2", scenarios.loader_bound(marker_steps=False)),
+                    "--cores", "8")
+    assert j["steps"]["source"] == "inferred"
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.40, abs=1e-3)
+
+
+def test_skip_option(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "gpu", scenarios.gpu_bound())
+    j = report_json(gs, d, "--skip", "5")
+    assert j["steps"]["warmup"] == 5 and j["steps"]["measured"] == 16
+    assert j["steps"]["warmup_auto"] is False
+    r = run_report(gs, d, "--skip", "100")
+    assert r.returncode == 2 and "warm-up" in r.stderr
+    r = run_report(gs, d, "--skip", "x")
+    assert r.returncode == 2
+
+
+def test_text_report(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "loader", scenarios.loader_bound())
+    r = run_report(gs, d, "--cores", "8")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "\033[" not in out  # not a terminal: no colour
+    for s in ("steps 20 from step markers (1 warm-up left out", "GPU idle: data wait",
+              "HIGHLY INPUT-BOUND", "num_workers=4", "predicted step 60.0 ms (-40%)",
+              "2 loader workers", "NVIDIA H200"):
+        assert s in out, s
+    assert r.stderr == ""
+
+
+def test_default_dir_is_newest(gs, gen, tmp_path):
+    write(gen, tmp_path, "20260101-000000", scenarios.gpu_bound())
+    newest = write(gen, tmp_path, "20260102-000000", scenarios.host_bound())
+    os.utime(newest, (2e9, 2e9))
+    import subprocess
+    r = subprocess.run([gs, "report", "--json"], cwd=str(tmp_path), capture_output=True,
+                       text=True, env=clean_env())
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["verdict"]["label"] == "HOST_BOUND"
+
+
+# ---- bad input -----------------------------------------------------------------------------
+
+def test_missing_dir(gs, tmp_path):
+    r = run_report(gs, tmp_path / "nope")
+    assert r.returncode == 2 and "nope" in r.stderr and r.stdout == ""
+
+
+def test_no_default_dir(gs, tmp_path):
+    import subprocess
+    r = subprocess.run([gs, "report"], cwd=str(tmp_path), capture_output=True, text=True,
+                       env=clean_env())
+    assert r.returncode == 2 and "no gpustarve-* directory" in r.stderr
+
+
+def test_empty_dir(gs, tmp_path):
+    r = run_report(gs, tmp_path)
+    assert r.returncode == 2 and "no trace files" in r.stderr
+
+
+def test_not_a_dir(gs, tmp_path):
+    f = tmp_path / "x.gst"
+    f.write_bytes(b"hello")
+    r = run_report(gs, f)
+    assert r.returncode == 2 and "not a directory" in r.stderr
+
+
+def test_garbage_only(gs, tmp_path):
+    (tmp_path / "a.gst").write_bytes(os.urandom(4096))
+    (tmp_path / "b.gst").write_bytes(b"")
+    r = run_report(gs, tmp_path)
+    assert r.returncode == 2
+    assert "no readable trace file" in r.stderr
+    assert "not a gpustarve trace" in r.stderr
+
+
+def test_garbage_beside_good_files(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "gpu", scenarios.gpu_bound())
+    with open(os.path.join(d, "zz-999.gst"), "wb") as f:
+        f.write(b"GSTRACE\0" + os.urandom(500))
+    r = run_report(gs, d, "--json")
+    assert r.returncode == 0
+    j = json.loads(r.stdout)
+    assert j["verdict"]["label"] == "NOT_INPUT_BOUND"
+    sk = j["run"]["skipped"]
+    assert len(sk) == 1 and sk[0]["file"].endswith("zz-999.gst") and sk[0]["used"] is False
+    assert "zz-999.gst" in r.stderr
+
+
+def test_future_version(gs, gen, tmp_path):
+    sc = scenarios.gpu_bound()
+    sc.procs[0].version = "2.0"
+    d = write(gen, tmp_path, "v2", sc)
+    r = run_report(gs, d)
+    assert r.returncode == 2
+    assert "version 2.0" in r.stderr
+
+
+def test_truncated_file_partial_report(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "trunc", scenarios.gpu_bound(nsteps=40))
+    path = os.path.join(d, "testhost-100.gst")
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size - 100)
+    r = run_report(gs, d, "--json")
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert 30 <= j["steps"]["count"] < 41
+    sk = j["run"]["skipped"]
+    assert len(sk) == 1 and sk[0]["used"] is True and "truncated" in sk[0]["reason"]
+    assert "truncated" in r.stderr
+    r = run_report(gs, d)
+    assert "skipped" in r.stdout and "truncated" in r.stdout
+
+
+def test_no_steps(gs, gen, tmp_path):
+    r = run_report(gs, write(gen, tmp_path, "none", scenarios.no_steps()))
+    assert r.returncode == 2 and "no training steps" in r.stderr and r.stdout == ""
+
+
+def test_help(gs):
+    import subprocess
+    a = subprocess.run([gs, "report", "--help"], capture_output=True, text=True)
+    b = subprocess.run([gs, "help", "report"], capture_output=True, text=True)
+    assert a.returncode == 0 and a.stdout == b.stdout and "--json" in a.stdout
+    c = subprocess.run([gs, "report", "--bogus"], capture_output=True, text=True)
+    assert c.returncode == 2 and "unknown option" in c.stderr
+
+
+def test_header_version_bytes():
+    # gen_scenario writes the version at offset 12 (docs/trace-format.md)
+    assert struct.calcsize("<8sIHH") == 16
