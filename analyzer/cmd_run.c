@@ -3,13 +3,15 @@
  * status.
  *
  * Responsible for: the run directory, finding the preload library, the
- * environment the collector reads (LD_PRELOAD, GPUSTARVE_DIR), signal
- * forwarding, and a one-line account of what was traced.
+ * environment the collector reads (LD_PRELOAD, GPUSTARVE_DIR) and the
+ * injection doors that point CUDA and NVTX at it (CUDA_INJECTION64_PATH,
+ * NVTX_INJECTION64_PATH, unless the user set them), signal forwarding, and a
+ * one-line account of what was traced.
  *
  * Must never: write to stdout (the traced program's stdout must stay
- * byte-identical to an untraced run), change the environment beyond
- * LD_PRELOAD and GPUSTARVE_DIR, or exit with anything but the command's own
- * status once the command has started.
+ * byte-identical to an untraced run), change the environment beyond those
+ * four variables, override an injection path the user chose, or exit with
+ * anything but the command's own status once the command has started.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,7 +50,10 @@ static const char usage_text[] =
     "                    next to the gpustarve executable, else\n"
     "                    ../lib/gpustarve/libgpustarve.so relative to it\n"
     "  The command gets LD_PRELOAD (the library appended to any existing value)\n"
-    "  and GPUSTARVE_DIR (the run directory, absolute); nothing else changes.\n"
+    "  and GPUSTARVE_DIR (the run directory, absolute); CUDA_INJECTION64_PATH\n"
+    "  and NVTX_INJECTION64_PATH name the library too (so CUDA starts the GPU\n"
+    "  collector and NVTX ranges are recorded) unless already set; nothing\n"
+    "  else changes.\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
     "gpustarve with kill(1) are passed on to the command; keyboard signals\n"
@@ -470,6 +475,19 @@ int gs_cmd_run(int argc, char **argv)
     setenv("GPUSTARVE_DIR", absdir, 1);
     gs_cli_msg(2, "LD_PRELOAD=%s", preload);
     gs_cli_msg(2, "GPUSTARVE_DIR=%s", absdir);
+    /* RATIONALE: a value the user set (nsys, another tool) stands; the
+     * collector then starts CUPTI itself at the first CUDA call and says
+     * so if CUPTI turns out to be taken. */
+    static const char *const doors[] = {"CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"};
+    for (size_t i = 0; i < sizeof doors / sizeof doors[0]; i++) {
+        const char *have = getenv(doors[i]);
+        if (have && *have) {
+            gs_cli_msg(2, "%s=%s (already set: kept)", doors[i], have);
+        } else {
+            setenv(doors[i], lib, 1);
+            gs_cli_msg(2, "%s=%s", doors[i], lib);
+        }
+    }
     gs_cli_msg(1, "tracing to %s", dir);
 
     /* RATIONALE: an existing -o directory may hold earlier runs; the closing

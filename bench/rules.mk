@@ -6,3 +6,15 @@ $(BUILD)/bench/pread_loop: bench/pread_loop.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
+
+# bench_cuda: the cudaMemcpyAsync hook's cost on the simulated runtime (needs
+# the CUDA headers and build/simcuda; skipped without them).
+ifneq ($(HAVE_CUPTI),)
+BENCH_BINS += $(BUILD)/bench/bench_cuda
+bench-bins: $(BUILD)/bench/bench_cuda
+$(BUILD)/bench/bench_cuda: bench/bench_cuda.c $(BUILD)/simcuda/libcudart.so.13
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -isystem $(CUDA_HOME)/include -o $@ $< \
+	    $(BUILD)/simcuda/libcudart.so.13 -ldl
+endif

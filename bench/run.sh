@@ -1,4 +1,5 @@
 #!/bin/sh
 # bench/run.sh — `make bench`: runs every benchmark and prints its figures.
 set -eu
+"${PYTHON:-/usr/bin/python3}" bench/bench_cuda.py
 exec "${PYTHON:-/usr/bin/python3}" bench/bench_collector.py "$@"

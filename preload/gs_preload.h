@@ -58,6 +58,19 @@ _Static_assert(sizeof(gs_rec) == 64, "a ring entry is one cache line");
 /* A record with the defaults of gs_event_clear: fd -1, offset -1. */
 #define GS_REC_INIT(k, t0) {.kind = (k), .fd = -1, .offset = -1, .ts = (t0)}
 
+/* gs_rec has no dev/stream/corr fields (gs_event has): the CUDA and NVTX
+ * kinds park them in fields their kind does not carry, and the writer
+ * (gs_writer.c, to_event) moves them back. Per kind:
+ *
+ *   kind            dev     stream          corr    aux2 (gs_event)
+ *   cuda_memcpy     fd      offset (u64)    aux2    -
+ *   cuda_sync       fd      offset (u64)    aux2    aux (the event handle)
+ *   nvtx_start      -       -               -       offset (the range id)
+ *   nvtx_end        -       -               -       offset (the range id)
+ *
+ * Every other field means what the format says (docs/trace-format.md).
+ * After the move, fd and offset are -1 and the parked fields 0 again. */
+
 /* ---- per-thread ring ------------------------------------------------------ */
 
 enum { GS_RING_FREE = 0, GS_RING_LIVE = 1, GS_RING_DEAD = 2 };
@@ -84,6 +97,10 @@ typedef struct gs_ring {
 } gs_ring;
 
 extern __thread gs_ring *gs_t_ring GS_TLS_IE;
+/* CUPTI correlation id of the CUDA runtime call the thread is in, when the
+ * collector's runtime callback saw it (0 = unknown); hook_cuda.c clears it
+ * before a call and records it after. */
+extern __thread uint32_t gs_t_cuda_corr GS_TLS_IE;
 extern __thread int gs_t_depth GS_TLS_IE;
 extern _Atomic int gs_on; /* 1 while hooks record */
 
@@ -215,6 +232,23 @@ int gs_maptab_init(void);
 void gs_map_add(uintptr_t addr, uint64_t len, int fd, uint32_t str, unsigned kind);
 /* Remove the range starting at addr; 1 and its fd/path when it was tracked. */
 int gs_map_take(uintptr_t addr, int *fd, uint32_t *str, unsigned *kind);
+
+/* ---- pinned host memory (gs_pinned.c) ------------------------------------------- */
+
+enum { GS_PIN_UNKNOWN = 0, GS_PIN_PAGEABLE = 1, GS_PIN_PINNED = 2 };
+
+/* Classify a host pointer: GS_PIN_PINNED when it lies in a range registered
+ * with gs_pinned_add (and *start, *end, when not NULL, hold that range),
+ * GS_PIN_PAGEABLE when not, GS_PIN_UNKNOWN when writers kept changing the
+ * registry while we looked. Lock-free; never waits. */
+int gs_pinned_lookup(const void *p, uint64_t *start, uint64_t *end);
+/* Record [p, p+len) as pinned (replaces overlapping ranges); 0, or -1 when
+ * the registry is full or the range is empty. Takes a short writer lock. */
+int gs_pinned_add(const void *p, uint64_t len);
+/* Forget the range that starts at p; 0 (and *len) or -1 when unknown. */
+int gs_pinned_remove(const void *p, uint64_t *len);
+uint32_t gs_pinned_count(void);
+void gs_pinned_after_fork_child(void);
 
 /* ---- strings --------------------------------------------------------------------- */
 

@@ -27,6 +27,7 @@
 #include "gs_collector.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
+#include "gs_sink.h"
 
 /* RATIONALE: 1 MiB raw frames (well under GS_FRAME_RAW_MAX) compress in about
  * a millisecond at level 3 and hold ~40k records, more than one flush period
@@ -193,7 +194,8 @@ static void put_event(uint32_t tid, const gs_event *ev)
     const char *s = NULL;
     if (ev->str && !emitted(ev->str))
         s = gs_str_get(ev->str, &slen);
-    size_t need = GS_EVENT_MAX_ENCODED + 16 + (s ? slen + 16 : 0);
+    /* room for the event, its string and (NVTX) its domain's name */
+    size_t need = GS_EVENT_MAX_ENCODED + 16 + (s ? slen + 16 : 0) + GS_STRING_MAX + 16;
     if (g_enc.cap - g_enc.len < need) {
         gs_frame_flush_locked();
         if (!gs_out_alive()) {
@@ -208,6 +210,16 @@ static void put_event(uint32_t tid, const gs_event *ev)
     gs_event e = *ev;
     if (s && gs_encode_string(&g_enc, e.str, s, slen) == GS_OK)
         mark_emitted(e.str);
+    /* NVTX kinds name their domain by string id in aux: define it too */
+    if (e.aux && e.aux < GS_STR_MAX_IDS && !emitted((uint32_t)e.aux) &&
+        (e.kind == GS_K_NVTX_PUSH || e.kind == GS_K_NVTX_POP || e.kind == GS_K_NVTX_START ||
+         e.kind == GS_K_NVTX_MARK)) {
+        uint32_t dlen = 0;
+        const char *d = gs_str_get((uint32_t)e.aux, &dlen);
+        if (d && g_enc.cap - g_enc.len >= dlen + 32 + GS_EVENT_MAX_ENCODED &&
+            gs_encode_string(&g_enc, (uint32_t)e.aux, d, dlen) == GS_OK)
+            mark_emitted((uint32_t)e.aux);
+    }
     if (e.str && !emitted(e.str))
         e.str = 0; /* never refer to a string the file lacks */
     if (gs_encode_event(&g_enc, &e) != GS_OK) {
@@ -220,6 +232,11 @@ static void put_event(uint32_t tid, const gs_event *ev)
 void gs_put_direct(const gs_event *ev)
 {
     put_event((uint32_t)my_tid(), ev);
+}
+
+void gs_put_event(uint32_t tid, const gs_event *ev)
+{
+    put_event(tid, ev);
 }
 
 /* ---- per-thread records ----------------------------------------------------- */
@@ -317,6 +334,27 @@ static void to_event(const gs_rec *x, gs_event *ev)
     ev->offset = x->offset;
     ev->aux = x->aux;
     ev->aux2 = x->aux2;
+    /* the parked fields of the CUDA and NVTX kinds (gs_preload.h) */
+    switch (x->kind) {
+    case GS_K_CUDA_SYNC:
+        ev->aux2 = x->aux;
+        ev->aux = 0;
+        /* fall through */
+    case GS_K_CUDA_MEMCPY:
+        ev->dev = (uint32_t)x->fd;
+        ev->stream = (uint64_t)x->offset;
+        ev->corr = x->aux2;
+        ev->fd = -1;
+        ev->offset = -1;
+        if (x->kind == GS_K_CUDA_MEMCPY)
+            ev->aux2 = 0;
+        break;
+    case GS_K_NVTX_START:
+    case GS_K_NVTX_END:
+        ev->aux2 = (uint64_t)x->offset;
+        ev->offset = -1;
+        break;
+    }
 }
 
 void gs_drain_locked(int final)
@@ -354,6 +392,8 @@ void gs_drain_locked(int final)
         }
         dropped += d;
     }
+    if (gs_gpu_drain_locked)
+        gs_gpu_drain_locked(final);
     if (gs_out_alive() && (final || dropped != g_rep_dropped || g_lost != g_rep_lost)) {
         gs_event ev;
         gs_event_clear(&ev);
@@ -399,6 +439,8 @@ static void *writer_main(void *arg)
         syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
         if (atomic_load(&g_stop))
             break;
+        if (gs_gpu_writer_tick)
+            gs_gpu_writer_tick(); /* CUPTI calls: before the lock, never under it */
         gs_out_lock();
         if (!g_final)
             gs_drain_locked(0);

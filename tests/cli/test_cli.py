@@ -87,6 +87,61 @@ def _s(hexstr):
     return None if hexstr is None else bytes.fromhex(hexstr).decode("utf-8", "replace")
 
 
+def _dir(d):
+    return ["unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"][d] if d < 6 else "unknown"
+
+
+def _mem(m):
+    return (["unknown", "pageable", "pinned", "device", "managed", "array"][m]
+            if m < 6 else "unknown")
+
+
+def _sync(t):
+    return (["unknown", "event_synchronize", "stream_wait_event", "stream_synchronize",
+             "context_synchronize"][t] if t < 5 else "unknown")
+
+
+RANGE_KINDS = {"nvtx_push", "nvtx_pop", "nvtx_start", "nvtx_end"}
+
+
+def pair_ranges(events, strings):
+    """What dump prints for one process's events (in dump order): NVTX
+    push/pop (per thread and domain) and start/end (by id) become one
+    "range" line at the closing record; unclosed ones follow at the end,
+    by start time, with dur_ns None. strings: id -> text of the process."""
+    out, pushes, starts = [], [], []
+
+    def rng(o, end):
+        return {"pid": o["pid"], "tid": o["tid"], "kind": "range", "ts_ns": o["ts"],
+                "dur_ns": None if end is None else end - o["ts"], "name": _s(o["str"]),
+                "domain": strings.get(o["aux"]) if o["aux"] else None}
+
+    for e in events:
+        k = e["kind"]
+        if k == "nvtx_push":
+            pushes.append(e)
+        elif k == "nvtx_start":
+            starts.append(e)
+        elif k == "nvtx_pop":
+            for i in range(len(pushes) - 1, -1, -1):
+                if pushes[i]["tid"] == e["tid"] and pushes[i]["aux"] == e["aux"]:
+                    out.append(rng(pushes.pop(i), e["ts"]))
+                    break
+        elif k == "nvtx_end":
+            for i, o in enumerate(starts):
+                if o["aux2"] == e["aux2"]:
+                    out.append(rng(starts.pop(i), e["ts"]))
+                    break
+        else:
+            x = expected_json_event(e)
+            if k == "mark":
+                x["domain"] = strings.get(e["aux"]) if e["aux"] else None
+            out.append(x)
+    rest = sorted(pushes + starts, key=lambda o: o["ts"])
+    out.extend(rng(o, None) for o in rest)
+    return out
+
+
 def _extras(e):
     k, aux, aux2 = e["kind"], e["aux"], e["aux2"]
     if k in ("open", "open64", "creat", "dup3", "fstatat", "fstatat64", "__fxstatat",
@@ -122,6 +177,31 @@ def _extras(e):
         return {"path": _s(e["str"])}
     if k == "exit":
         return {"status": aux, "how": ["exit", "_exit", "signal"][aux2]}
+    gpu_where = {"device": e.get("dev", 0), "stream": e.get("stream", 0),
+                 "correlation": e.get("corr", 0)}
+    if k == "gpu_kernel":
+        return dict(name=_s(e["str"]), **gpu_where)
+    if k == "gpu_memcpy":
+        return dict(direction=_dir(aux & 0xff), bytes=e["bytes"], src_mem=_mem((aux >> 8) & 0xff),
+                    dst_mem=_mem((aux >> 16) & 0xff), **gpu_where)
+    if k == "gpu_memset":
+        return dict(bytes=e["bytes"], mem=_mem(aux & 0xff), **gpu_where)
+    if k == "gpu_sync":
+        return dict(sync=_sync(aux), **gpu_where)
+    if k == "gpu_device":
+        return {"device": e.get("dev", 0), "name": _s(e["str"]), "bytes": e["bytes"],
+                "sms": aux, "compute_capability": "%d.%d" % (aux2 // 10, aux2 % 10)}
+    if k == "gpu_drops":
+        return {"dropped": aux}
+    if k == "cuda_memcpy":
+        return dict(api=_s(e["str"]), direction=_dir(aux & 0xff), bytes=e["bytes"],
+                    host_mem=_mem((aux >> 8) & 0xff), **gpu_where)
+    if k == "cuda_sync":
+        return dict(api=_s(e["str"]), event=aux2, **gpu_where)
+    if k == "cuda_host_mem":
+        return {"api": _s(e["str"]), "addr": aux, "bytes": e["bytes"], "flags": aux2}
+    if k == "mark":
+        return {"name": _s(e["str"]), "domain": None}  # domain: resolved in pair_ranges
     out = {}
     if KINDS[k] & F["GS_F_AUX"]:
         out["aux"] = aux
@@ -197,7 +277,7 @@ def check_json_dump(gs, out, procs, cwd):
         if damage is not None and damage["offset"] == 0:
             continue  # header unreadable: nothing printed for this file
         want.append(expected_json_process(proc))
-        want.extend(expected_json_event(e) for e in events)
+        want.extend(pair_ranges(events, {}))
     assert len(recs) == len(want)
     for i, (got, exp) in enumerate(zip(recs, want)):
         assert got == exp, "record %d" % i
@@ -304,7 +384,7 @@ def test_text_dump_one_line_per_event(gs, mktrace, tmp_path):
     p = run([gs, "dump", "run"], cwd=tmp_path)
     assert p.returncode == 0
     lines = [l for l in p.stdout.decode("utf-8").splitlines() if not l.startswith("#")]
-    assert len(lines) == sum(len(ev) for _, ev, _ in procs)
+    assert len(lines) == sum(len(pair_ranges(ev, {})) for _, ev, _ in procs)
 
 
 def test_help_cmd_equals_cmd_help(gs):

@@ -45,6 +45,16 @@ done
 std hk_drops GPUSTARVE_RING_EVENTS=64 GPUSTARVE_FLUSH_MS=5000
 std hk_io GPUSTARVE_CLOCK=mono
 
+# the CUPTI record decoder on hand-built records (plain program, not preloaded)
+if [ -x "$T/hk_cupti_decode" ]; then
+    fresh hk_cupti_decode
+    if "$T/hk_cupti_decode" >"$TMPD/out.log" 2>&1; then
+        ok "hk_cupti_decode ($(tail -1 "$TMPD/out.log"))"
+    else
+        bad "hk_cupti_decode" "$TMPD/out.log"
+    fi
+fi
+
 # errno and results identical with and without the preload
 fresh hk_errno
 HK_TMP="$TMPD" "$T/hk_errno" >"$TMPD/plain.txt" 2>&1

@@ -300,6 +300,10 @@ static void fill_event(gs_event *ev, unsigned k, unsigned i, uint32_t tid, uint6
         ev->aux = i % 3 == 2 ? 15 : i % 4;
         ev->aux2 = i % 3;
         break;
+    case GS_K_NVTX_PUSH: case GS_K_NVTX_POP: case GS_K_NVTX_START: case GS_K_NVTX_END:
+    case GS_K_NVTX_MARK:
+        ev->aux = 0; /* the default domain: aux is a string id there */
+        break;
     }
     (void)o;
 }

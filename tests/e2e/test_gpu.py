@@ -1,0 +1,171 @@
+"""The GPU side on the simulated GPU (tests/simcuda): examples/train_loop under
+`gpustarve run`, read back with `dump --json`.
+
+- kernels, copies (CUPTI's and the host hooks') and NVTX ranges all in the
+  dump, on one clock: each step's GPU work lies inside its train_step range;
+- pageable vs pinned classified alike by CUPTI (gpu_memcpy src_mem) and by
+  the host hooks (cuda_memcpy host_mem) for --pinned 0 and 1;
+- CUPTI absent or held by another profiler: exactly one warning line, a note
+  record, and a run that goes on with the hooks only;
+- nothing dropped at default settings;
+- a program started with LD_PRELOAD alone (no CUDA_INJECTION64_PATH) still
+  gets CUPTI, started at its first CUDA call.
+"""
+import os
+import shutil
+
+import pytest
+
+from conftest import BUILD, LIB, clean_env, dump, run_plain, run_traced
+
+SIM = os.path.join(BUILD, "simcuda")
+TRAIN_LOOP = os.path.join(BUILD, "examples", "train_loop")
+STEPS = 8
+KERNEL_US = 3000
+# RATIONALE: the host records a range's end after the call that ends it
+# returns; a few hundred microseconds covers scheduling on a busy CI host.
+SLACK_NS = 500_000
+
+
+@pytest.fixture(scope="module")
+def sim():
+    for p in (os.path.join(SIM, "libcudart.so.13"), os.path.join(SIM, "libcupti.so.13"),
+              TRAIN_LOOP, LIB):
+        if not os.path.exists(p):
+            pytest.skip("%s not built (needs the CUDA toolkit and nvcc)" % p)
+    return SIM
+
+
+def sim_env(libdir=SIM, **extra):
+    return clean_env(LD_LIBRARY_PATH=os.path.abspath(libdir),
+                     SIMCUDA_KERNEL_US="train_step_kernel=%d" % KERNEL_US, **extra)
+
+
+def loop_cmd(pinned, steps=STEPS):
+    return [TRAIN_LOOP, "--steps", str(steps), "--workers", "2", "--load-ms", "2",
+            "--batch-mb", "1", "--pinned", str(pinned)]
+
+
+def of(recs, kind, **match):
+    return [r for r in recs if r["kind"] == kind and all(r.get(k) == v for k, v in match.items())]
+
+
+def warnings(stderr):
+    return [l for l in stderr.decode().splitlines() if l.startswith("gpustarve: warning:")]
+
+
+@pytest.mark.parametrize("pinned", [0, 1])
+def test_train_loop_gpu_host_and_nvtx_on_one_clock(sim, tmp_path, pinned):
+    p = run_traced(loop_cmd(pinned), tmp_path / "run", env=sim_env())
+    assert p.returncode == 0, p.stderr
+    assert warnings(p.stderr) == []
+    recs, _, _ = dump(tmp_path / "run")
+    assert len(of(recs, "process")) == 1
+
+    kernels = sorted(of(recs, "gpu_kernel", name="train_step_kernel"), key=lambda r: r["ts_ns"])
+    assert len(kernels) == STEPS
+    assert all(abs(k["dur_ns"] - KERNEL_US * 1000) < 1000 and k["tid"] == 0 for k in kernels)
+
+    mem = "pinned" if pinned else "pageable"
+    gpu_h2d = sorted(of(recs, "gpu_memcpy", direction="HtoD"), key=lambda r: r["ts_ns"])
+    assert len(gpu_h2d) == STEPS
+    assert {(r["src_mem"], r["dst_mem"], r["bytes"]) for r in gpu_h2d} == {(mem, "device", 1 << 20)}
+    host_h2d = sorted(of(recs, "cuda_memcpy", direction="HtoD"), key=lambda r: r["ts_ns"])
+    assert len(host_h2d) == STEPS
+    assert {(r["api"], r["host_mem"], r["bytes"], r["ret"]) for r in host_h2d} == \
+        {("cudaMemcpyAsync", mem, 1 << 20, 0)}
+    # the final header check copies 8 bytes back into a pageable long
+    assert [(r["src_mem"], r["dst_mem"]) for r in of(recs, "gpu_memcpy", direction="DtoH")] == \
+        [("device", "pageable")]
+    assert [r["host_mem"] for r in of(recs, "cuda_memcpy", direction="DtoH")] == ["pageable"]
+    host_mem = of(recs, "cuda_host_mem")
+    assert len([r for r in host_mem if r["api"] == "cudaMallocHost"]) == (7 if pinned else 0)
+    assert len(of(recs, "cuda_sync", api="cudaStreamSynchronize")) == STEPS
+
+    steps = sorted((r for r in of(recs, "range", name="train_step")), key=lambda r: r["ts_ns"])
+    waits = of(recs, "range", name="next_batch")
+    assert len(steps) == STEPS and len(waits) == STEPS
+    assert all(r["dur_ns"] is not None and r["domain"] is None for r in steps + waits)
+    for i, step in enumerate(steps):
+        t0, t1 = step["ts_ns"], step["ts_ns"] + step["dur_ns"]
+        # the host call is issued inside the step and before its GPU copy
+        assert t0 <= host_h2d[i]["ts_ns"] <= gpu_h2d[i]["ts_ns"] + SLACK_NS
+        for g in (gpu_h2d[i], kernels[i]):
+            assert t0 <= g["ts_ns"] and g["ts_ns"] + g["dur_ns"] <= t1 + SLACK_NS, (i, g, step)
+        # the kernel follows its copy on the stream
+        assert kernels[i]["ts_ns"] >= gpu_h2d[i]["ts_ns"] + gpu_h2d[i]["dur_ns"] - 1000
+
+    devices = of(recs, "gpu_device")
+    assert len(devices) == 1 and devices[0]["name"] == "gpustarve simulated GPU"
+    assert devices[0]["sms"] == 132 and devices[0]["compute_capability"] == "9.0"
+    # nothing dropped at default settings
+    assert all(r["dropped"] == 0 and r["lost"] == 0 for r in of(recs, "drops"))
+    assert all(r["dropped"] == 0 for r in of(recs, "gpu_drops"))
+    assert of(recs, "note") == []
+
+
+def test_output_unchanged_by_tracing(sim, tmp_path):
+    plain = run_plain(loop_cmd(1, steps=3), env=sim_env())
+    traced = run_traced(loop_cmd(1, steps=3), tmp_path / "run", env=sim_env())
+    assert plain.returncode == traced.returncode == 0
+    assert plain.stdout == traced.stdout
+
+
+def hooks_only_checks(p, run_dir, code, words):
+    assert p.returncode == 0, p.stderr
+    w = warnings(p.stderr)
+    assert len(w) == 1, p.stderr.decode()
+    assert words in w[0] and w[0].endswith("recording CUDA calls only")
+    recs, _, _ = dump(run_dir)
+    notes = of(recs, "note")
+    assert len(notes) == 1 and notes[0]["code"] == code and words in notes[0]["text"]
+    assert [r for r in recs if r["kind"].startswith("gpu_")] == []
+    assert len(of(recs, "cuda_memcpy", direction="HtoD")) == 3
+    assert len(of(recs, "range", name="train_step")) == 3  # NVTX does not need CUPTI
+
+
+def test_cupti_absent_means_hooks_only(sim, tmp_path):
+    """No libcupti anywhere we look: the runtime alone in a folder whose
+    libcupti.so.13 / libcupti.so are empty files (they end the default
+    search, which would otherwise find the toolkit's real one through
+    ld.so.cache), CUDA_HOME and GPUSTARVE_CUPTI_LIB pointing nowhere."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy(os.path.join(SIM, "libcudart.so.13"), str(lib))
+    for name in ("libcupti.so.13", "libcupti.so"):
+        (lib / name).write_bytes(b"")
+    env = sim_env(libdir=lib, CUDA_HOME=str(tmp_path / "no-cuda"),
+                  GPUSTARVE_CUPTI_LIB=str(tmp_path / "nowhere" / "libcupti.so.13"))
+    p = run_traced(loop_cmd(0, steps=3), tmp_path / "run", env=env)
+    hooks_only_checks(p, tmp_path / "run", 2, "CUPTI unavailable")
+
+
+def test_cupti_held_by_another_profiler(sim, tmp_path):
+    p = run_traced(loop_cmd(1, steps=3), tmp_path / "run", env=sim_env(SIMCUDA_CUPTI_BUSY="1"))
+    hooks_only_checks(p, tmp_path / "run", 3, "held by another profiler")
+
+
+def test_started_without_injection_path(sim, tmp_path):
+    """LD_PRELOAD by hand: no CUDA_INJECTION64_PATH, so CUPTI starts at the
+    first CUDA call the hooks see (NVTX is not injected: no ranges)."""
+    env = sim_env(LD_PRELOAD=LIB, GPUSTARVE_DIR=str(tmp_path / "run"))
+    p = run_plain(loop_cmd(0, steps=4), env=env)
+    assert p.returncode == 0, p.stderr
+    assert warnings(p.stderr) == []
+    recs, _, _ = dump(tmp_path / "run")
+    assert len(of(recs, "gpu_kernel", name="train_step_kernel")) == 4
+    assert len(of(recs, "gpu_memcpy", direction="HtoD", src_mem="pageable")) == 4
+    assert len(of(recs, "cuda_memcpy", direction="HtoD", host_mem="pageable")) == 4
+    assert of(recs, "range") == []
+
+
+def test_user_injection_path_is_kept(sim, tmp_path):
+    """A CUDA_INJECTION64_PATH the user set stands (gpustarve run does not
+    override it); here it names the simulator's test collector, which takes
+    CUPTI first: gpustarve says so once and records the CUDA calls."""
+    inj = os.path.join(SIM, "sim_inject.so")
+    if not os.path.exists(inj):
+        pytest.skip("sim_inject.so not built")
+    p = run_traced(loop_cmd(1, steps=3), tmp_path / "run",
+                   env=sim_env(CUDA_INJECTION64_PATH=inj))
+    hooks_only_checks(p, tmp_path / "run", 3, "held by another profiler")

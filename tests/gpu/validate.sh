@@ -1,0 +1,162 @@
+#!/bin/bash
+# validate.sh — end-to-end validation of the GPU side against a real GPU.
+#
+#   tests/gpu/validate.sh [--sim] [--no-torch] [--steps N]
+#
+# Builds what it needs, then runs under `gpustarve run`, against the real
+# CUDA runtime and CUPTI (no LD_LIBRARY_PATH to the simulator):
+#   1. examples/train_loop --pinned 0 and --pinned 1;
+#   2. tests/gpu/torch_cuda.py with pin_memory 0 and 1, when a Python with
+#      torch + CUDA is found (python3, $GS_TORCH_PYTHON, or the venv
+#      build/gpu-venv, created with `pip install torch` when pip can reach an
+#      index); otherwise SKIP, said plainly;
+# and checks each dump (tests/gpu/check_dump.py): CUPTI kernels present,
+# host-to-device copies classified pageable/pinned as configured by CUPTI
+# and by the host hooks, NVTX ranges present, nothing dropped, GPU and host
+# timestamps on one clock. Prints a PASS/FAIL/SKIP line per case and a
+# summary; exit 0 when nothing failed.
+#
+# --sim runs the same checks on the simulated GPU (LD_LIBRARY_PATH=
+# build/simcuda; torch is skipped: it needs the real driver), to prove the
+# script where no GPU exists. Bounded: every step runs under `timeout`, the
+# whole script stays under about 4 minutes (GS_VALIDATE_BUDGET seconds).
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+ROOT=$(pwd)
+SIM=0
+TORCH=1
+STEPS=20
+while [ $# -gt 0 ]; do
+    case $1 in
+    --sim) SIM=1 ;;
+    --no-torch) TORCH=0 ;;
+    --steps) STEPS=$2; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "validate.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+BUDGET=${GS_VALIDATE_BUDGET:-230}
+START=$(date +%s)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gs-validate.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+RESULTS=()
+FAILED=0
+
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+result() { RESULTS+=("$1 $2"); [ "$1" = FAIL ] && FAILED=$((FAILED + 1)); echo "== $1 $2"; }
+# bounded <seconds> cmd...: never past the budget
+bounded() {
+    local t=$1; shift
+    local l; l=$(left)
+    [ "$l" -lt 5 ] && { echo "validate.sh: out of time" >&2; return 124; }
+    [ "$t" -gt "$l" ] && t=$l
+    timeout --kill-after=5 "$t" "$@"
+}
+
+echo "gpustarve GPU validation: $([ $SIM = 1 ] && echo 'SIMULATED GPU (--sim)' || echo 'real CUDA + CUPTI')"
+if [ $SIM = 0 ] && command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/   GPU: /'
+fi
+
+# ---- build ----------------------------------------------------------------------
+targets="build/libgpustarve.so build/gpustarve cuda-example-bins"
+[ $SIM = 1 ] && targets="$targets simcuda-bins"
+if ! bounded 150 make -j"$(nproc)" $targets >"$WORK/make.log" 2>&1; then
+    tail -20 "$WORK/make.log"
+    result FAIL "build (make $targets)"
+fi
+GS=$ROOT/build/gpustarve
+LOOP=$ROOT/build/examples/train_loop
+ENVS=(env -u LD_PRELOAD -u CUDA_INJECTION64_PATH -u NVTX_INJECTION64_PATH)
+if [ $SIM = 1 ]; then
+    ENVS+=(LD_LIBRARY_PATH="$ROOT/build/simcuda" SIMCUDA_KERNEL_US=train_step_kernel=5000)
+fi
+
+# run_case <name> <check args...> -- <command...>
+run_case() {
+    local name=$1; shift
+    local check=()
+    while [ "$1" != -- ]; do check+=("$1"); shift; done
+    shift
+    local run=$WORK/$name
+    if ! bounded 90 "${ENVS[@]}" "$GS" run -o "$run" -- "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"; then
+        sed 's/^/   | /' "$WORK/$name.err" | tail -15
+        result FAIL "$name (command failed)"
+        return
+    fi
+    grep -E '^\{|^gpustarve:' "$WORK/$name.err" | sed 's/^/   | /'
+    local host_only=()
+    if grep -q '^gpustarve: warning: .*CUPTI' "$WORK/$name.err"; then
+        host_only=(--host-only)
+    fi
+    if python3 tests/gpu/check_dump.py "$run" "${check[@]}" "${host_only[@]}" >"$WORK/$name.chk" 2>&1; then
+        sed 's/^/   /' "$WORK/$name.chk"
+        if [ ${#host_only[@]} -gt 0 ]; then
+            result FAIL "$name (CUPTI did not run; host hooks ok)"
+        else
+            result PASS "$name"
+        fi
+    else
+        sed 's/^/   /' "$WORK/$name.chk"
+        result FAIL "$name"
+    fi
+}
+
+# ---- 1. the CUDA example ----------------------------------------------------------
+if [ -x "$LOOP" ]; then
+    for pinned in 0 1; do
+        mem=$([ $pinned = 1 ] && echo pinned || echo pageable)
+        run_case "train_loop_pinned$pinned" --mem "$mem" --steps "$STEPS" \
+            --kernel train_step_kernel --nvtx train_step --min-copies "$STEPS" -- \
+            "$LOOP" --steps "$STEPS" --workers 2 --load-ms 5 --batch-mb 8 --kernel-ms 5 --pinned $pinned
+    done
+else
+    result FAIL "train_loop (not built: nvcc missing?)"
+fi
+
+# ---- 2. PyTorch --------------------------------------------------------------------
+find_torch() {
+    for py in "${GS_TORCH_PYTHON:-}" python3 "$ROOT/build/gpu-venv/bin/python"; do
+        [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 || continue
+        if bounded 60 "$py" -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 3)' \
+            >/dev/null 2>&1; then
+            echo "$py"
+            return 0
+        fi
+    done
+    # none: try a venv with pip (needs an index; bounded)
+    if [ "$(left)" -gt 150 ] && python3 -m venv "$ROOT/build/gpu-venv" >/dev/null 2>&1; then
+        if bounded 120 "$ROOT/build/gpu-venv/bin/pip" install -q torch >"$WORK/pip.log" 2>&1 &&
+            bounded 60 "$ROOT/build/gpu-venv/bin/python" -c \
+                'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 3)' >/dev/null 2>&1; then
+            echo "$ROOT/build/gpu-venv/bin/python"
+            return 0
+        fi
+    fi
+    return 1
+}
+if [ $TORCH = 0 ]; then
+    result SKIP "torch_cuda (--no-torch)"
+elif [ $SIM = 1 ]; then
+    result SKIP "torch_cuda (--sim: PyTorch needs the real driver)"
+elif PYT=$(find_torch); then
+    echo "   torch: $("$PYT" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')"
+    for pin in 0 1; do
+        mem=$([ $pin = 1 ] && echo pinned || echo pageable)
+        run_case "torch_pin_memory$pin" --mem "$mem" --nvtx train_step --steps 10 --min-copies 10 -- \
+            "$PYT" tests/gpu/torch_cuda.py --pin-memory $pin --steps 20 --workers 2
+    done
+else
+    result SKIP "torch_cuda (no Python with torch + CUDA, and pip could not install one)"
+fi
+
+echo
+echo "summary ($(( $(date +%s) - START )) s):"
+for r in "${RESULTS[@]}"; do echo "  $r"; done
+if [ $FAILED = 0 ]; then
+    echo "PASS"
+    exit 0
+fi
+echo "FAIL ($FAILED failed)"
+exit 1
