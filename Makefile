@@ -106,11 +106,27 @@ include examples/rules.mk
 include examples/cuda.mk
 include bench/rules.mk
 
+# ---- Python side: torch 2.x from PyPI, and its tests ---------------------------
+VENV       ?= .venv
+VENV_STAMP := $(VENV)/.gpustarve-installed
+.PHONY: venv test-python
+## venv: create .venv with current torch 2.x from PyPI (CUDA wheels: ~5.4 GB, ~70 s here; runs on CPU)
+venv: $(VENV_STAMP)
+$(VENV_STAMP):
+	$(Q)rm -rf $(VENV)
+	$(Q)$(PYTHON) -m venv $(VENV)
+	$(Q)$(VENV)/bin/pip install -q torch numpy pillow pytest
+	$(Q)touch $@
+
+## test-python: Python side, C marker API and sweep (tests/python) with Debian's torch 1.13 and, when .venv exists, torch 2.x
+test-python: $(LIB) $(CLI)
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/python $(PYTEST_ARGS)
+
 # ---- test ----------------------------------------------------------------
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
-## test: install missing test packages, then run every test CI runs
-test: deps-test all
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e
+## test: install missing test packages and .venv (torch 2.x), then run every test CI runs
+test: deps-test all venv
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
@@ -160,6 +176,10 @@ install: $(LIB) $(CLI)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpustarve
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gpustarve
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/gpustarve/libgpustarve.so
+	install -d $(DESTDIR)$(PREFIX)/lib/gpustarve/python/gpustarve $(DESTDIR)$(PREFIX)/include
+	install -m 644 python/sitecustomize.py $(DESTDIR)$(PREFIX)/lib/gpustarve/python/
+	install -m 644 python/gpustarve/*.py $(DESTDIR)$(PREFIX)/lib/gpustarve/python/gpustarve/
+	install -m 644 include/gpustarve.h $(DESTDIR)$(PREFIX)/include/
 
 ## help: list the targets
 help:

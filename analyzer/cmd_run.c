@@ -3,14 +3,15 @@
  * status.
  *
  * Responsible for: the run directory, finding the preload library, the
- * environment the collector reads (LD_PRELOAD, GPUSTARVE_DIR) and the
+ * environment the collector reads (LD_PRELOAD, GPUSTARVE_DIR), the
  * injection doors that point CUDA and NVTX at it (CUDA_INJECTION64_PATH,
- * NVTX_INJECTION64_PATH, unless the user set them), signal forwarding, and a
- * one-line account of what was traced.
+ * NVTX_INJECTION64_PATH, unless the user set them), the Python side's folder
+ * first on PYTHONPATH (its sitecustomize chains to the user's), signal
+ * forwarding, and a one-line account of what was traced.
  *
  * Must never: write to stdout (the traced program's stdout must stay
  * byte-identical to an untraced run), change the environment beyond those
- * four variables, override an injection path the user chose, or exit with
+ * five variables, override an injection path the user chose, or exit with
  * anything but the command's own status once the command has started.
  */
 #include <dirent.h>
@@ -52,8 +53,9 @@ static const char usage_text[] =
     "  The command gets LD_PRELOAD (the library appended to any existing value)\n"
     "  and GPUSTARVE_DIR (the run directory, absolute); CUDA_INJECTION64_PATH\n"
     "  and NVTX_INJECTION64_PATH name the library too (so CUDA starts the GPU\n"
-    "  collector and NVTX ranges are recorded) unless already set; nothing\n"
-    "  else changes.\n"
+    "  collector and NVTX ranges are recorded) unless already set; PYTHONPATH\n"
+    "  starts with gpustarve's Python folder (DataLoader step markers; its\n"
+    "  sitecustomize runs any sitecustomize of yours too). Nothing else changes.\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
     "gpustarve with kill(1) are passed on to the command; keyboard signals\n"
@@ -135,6 +137,48 @@ static char *find_library(void)
     gs_cli_error("cannot find %s (looked in %s/ and %s/../lib/gpustarve/); set GPUSTARVE_LIB",
                  LIB_NAME, dir, dir);
     return NULL;
+}
+
+/* The folder holding gpustarve's sitecustomize.py and gpustarve/ package:
+ * <exe dir>/../python (build tree) or <exe dir>/../lib/gpustarve/python
+ * (installed). malloc'd absolute path, or NULL when there is none. */
+static char *find_python_dir(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n < 0)
+        return NULL;
+    exe[n] = '\0';
+    char *dir = dirname(exe);
+    static const char *const rel[] = {"../python", "../lib/gpustarve/python"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cand[PATH_MAX + 64];
+        snprintf(cand, sizeof cand, "%s/%s/sitecustomize.py", dir, rel[i]);
+        if (is_file(cand)) {
+            snprintf(cand, sizeof cand, "%s/%s", dir, rel[i]);
+            return abs_path(cand);
+        }
+    }
+    return NULL;
+}
+
+/* Put dir first on PYTHONPATH (once: a nested run finds it there already). */
+static void prepend_pythonpath(const char *dir)
+{
+    const char *old = getenv("PYTHONPATH");
+    const size_t dl = strlen(dir);
+    char *pp = NULL;
+    if (!old || !*old)
+        pp = strdup(dir);
+    else if (strncmp(old, dir, dl) == 0 && (old[dl] == ':' || old[dl] == '\0'))
+        pp = strdup(old);
+    else if (asprintf(&pp, "%s:%s", dir, old) < 0)
+        pp = NULL;
+    if (pp) {
+        setenv("PYTHONPATH", pp, 1);
+        gs_cli_msg(2, "PYTHONPATH=%s", pp);
+        free(pp);
+    }
 }
 
 /* Create the run directory. *created says whether we made it. Returns a
@@ -487,6 +531,11 @@ int gs_cmd_run(int argc, char **argv)
             setenv(doors[i], lib, 1);
             gs_cli_msg(2, "%s=%s", doors[i], lib);
         }
+    }
+    char *pydir = find_python_dir();
+    if (pydir) {
+        prepend_pythonpath(pydir);
+        free(pydir);
     }
     gs_cli_msg(1, "tracing to %s", dir);
 

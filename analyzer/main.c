@@ -17,6 +17,7 @@ static const gs_cmd commands[] = {
     {"run", gs_cmd_run, "trace a command and every process it starts"},
     {"dump", gs_cmd_dump, "print the events of a trace, one per line"},
     {"report", gs_cmd_report, "per-step GPU starvation report: verdict and advice"},
+    {"sweep", gs_cmd_sweep, "run a command per num_workers x pin_memory setting, pick the fastest"},
     {"help", cmd_help, "show help for gpustarve or one command"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

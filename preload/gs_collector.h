@@ -38,6 +38,12 @@ void gs_init(void);
 /* 1 in a vfork child (or any clone we were not told about): the pid differs
  * from the one we set up for. Such a child must not flush or lock. */
 int gs_in_foreign_child(void);
+/* 1 when sa is the flush-and-reraise handler the collector installed for a
+ * fatal signal (hook_signal.c reports it to the program as SIG_DFL). */
+struct sigaction;
+int gs_signal_is_ours(const struct sigaction *sa);
+/* That handler, for comparing with signal()'s result. */
+void (*gs_signal_handler(void))(int);
 
 /* ---- output (gs_output.c) ---- */
 int gs_out_warn_init(void);

@@ -86,10 +86,14 @@ void gs_fd_set(int fd, uint32_t str, unsigned kind)
         atomic_store_explicit(&gs_fdtab[fd], make_word(str, kind), memory_order_relaxed);
 }
 
-void gs_fd_clear(int fd)
+void gs_fd_clear(int fd, uint64_t seen)
 {
+    /* RATIONALE: compare-and-swap, not a store. Between the real close and
+     * this line another thread may have opened a new file on the same fd
+     * number and set its entry; that entry must survive. */
     if ((unsigned)fd < GS_FD_MAX)
-        atomic_store_explicit(&gs_fdtab[fd], 0, memory_order_relaxed);
+        atomic_compare_exchange_strong_explicit(&gs_fdtab[fd], &seen, 0, memory_order_relaxed,
+                                                memory_order_relaxed);
 }
 
 void gs_fd_copy(int from, int to)

@@ -163,16 +163,28 @@ static void on_fatal_signal(int sig)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
+    gs_real.sigaction(sig, &sa, NULL);
     raise(sig); /* pending until this handler returns, then default action */
     errno = saved;
 }
 
+int gs_signal_is_ours(const struct sigaction *sa)
+{
+    return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == on_fatal_signal;
+}
+
+sighandler_t gs_signal_handler(void)
+{
+    return on_fatal_signal;
+}
+
 static void install_signal_handlers(void)
 {
+    if (!GS_RESOLVED(sigaction))
+        return;
     for (size_t i = 0; i < sizeof g_fatal / sizeof g_fatal[0]; i++) {
         struct sigaction old;
-        if (sigaction(g_fatal[i], NULL, &old) != 0)
+        if (gs_real.sigaction(g_fatal[i], NULL, &old) != 0)
             continue;
         if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
             continue; /* the program's (or its parent's) choice stands */
@@ -181,7 +193,7 @@ static void install_signal_handlers(void)
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
         sa.sa_flags = SA_RESTART;
-        sigaction(g_fatal[i], &sa, NULL);
+        gs_real.sigaction(g_fatal[i], &sa, NULL);
     }
 }
 

@@ -201,7 +201,9 @@ int gs_fdtab_init(void);
 /* Classify an fd seen without an open (real fstat); returns its word. */
 uint64_t gs_fd_classify(int fd);
 void gs_fd_set(int fd, uint32_t str, unsigned kind);
-void gs_fd_clear(int fd);
+/* Forget fd after a close, unless its entry changed since `seen` was read
+ * (another thread reopened the number). */
+void gs_fd_clear(int fd, uint64_t seen);
 void gs_fd_copy(int from, int to);
 void gs_fd_mark_epstream(int epfd);
 /* Kind of an open fd (one real fstat); GS_FDK_UNKNOWN when not open. */
@@ -218,13 +220,14 @@ static inline uint64_t gs_fd_word(int fd)
     return w;
 }
 
-/* Fill r->fd, r->fd_kind and r->str from the fd table. */
-static inline void gs_fd_describe(int fd, gs_rec *r)
+/* Fill r->fd, r->fd_kind and r->str from the fd table; returns the word. */
+static inline uint64_t gs_fd_describe(int fd, gs_rec *r)
 {
     uint64_t w = gs_fd_word(fd);
     r->fd = fd;
     r->fd_kind = (uint8_t)GS_FDW_KIND(w);
     r->str = GS_FDW_STR(w);
+    return w;
 }
 
 /* File mmap table: ranges mapped from files, keyed by start address. */

@@ -81,7 +81,9 @@
     X(int, execvp, (const char *, char *const[]))                                          \
     X(int, execvpe, (const char *, char *const[], char *const[]))                          \
     X(void, _exit, (int))                                                                  \
-    X(void, _Exit, (int))
+    X(void, _Exit, (int))                                                                  \
+    X(int, sigaction, (int, const struct sigaction *, struct sigaction *))                 \
+    X(sighandler_t, signal, (int, sighandler_t))
 
 typedef struct gs_real_fns {
 #define GS_X_PTR(ret, name, args) ret(*name) args;

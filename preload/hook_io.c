@@ -188,7 +188,7 @@ int close(int fd)
     if (!gs_enter())
         return gs_real.close(fd);
     gs_rec r = GS_REC_INIT(GS_K_CLOSE, 0);
-    gs_fd_describe(fd, &r);
+    const uint64_t seen = gs_fd_describe(fd, &r);
     uint64_t t0 = gs_now();
     int ret = gs_real.close(fd);
     int err = errno;
@@ -196,7 +196,7 @@ int close(int fd)
     r.dur = gs_now() - t0;
     r.ret = ret;
     if (ret == 0)
-        gs_fd_clear(fd);
+        gs_fd_clear(fd, seen);
     gs_emit(&r);
     gs_leave();
     errno = err;

@@ -169,7 +169,7 @@ int fclose(FILE *fp)
         return gs_real.fclose(fp);
     gs_rec r = GS_REC_INIT(GS_K_FCLOSE, 0);
     int fd = stream_fd(fp);
-    gs_fd_describe(fd, &r);
+    const uint64_t seen = gs_fd_describe(fd, &r);
     uint64_t t0 = gs_now();
     int ret = gs_real.fclose(fp);
     int err = errno;
@@ -177,7 +177,7 @@ int fclose(FILE *fp)
     r.dur = gs_now() - t0;
     r.ret = ret;
     if (fd >= 0)
-        gs_fd_clear(fd); /* the stream's fd is closed even when fclose fails */
+        gs_fd_clear(fd, seen); /* the stream's fd is closed even when fclose fails */
     gs_emit(&r);
     gs_leave();
     errno = err;

@@ -1,0 +1,1199 @@
+/* cmd_sweep.c — `gpustarve sweep`: run a training command once per
+ * num_workers x pin_memory configuration (and K repeats), each under
+ * `gpustarve run`, and say which configuration is fastest and how sure that
+ * is.
+ *
+ * Responsible for: the configuration grid, starting each run (this same
+ * executable's `run`, with GPUSTARVE_NUM_WORKERS / GPUSTARVE_PIN_MEMORY /
+ * GPUSTARVE_STEPS set for the Python side, see docs/python.md), keeping every
+ * run directory, getting each run's numbers from `gpustarve report --json`
+ * or, when that is missing or fails, from the step and batch-fetch markers
+ * read here with the trace reader; the table, the best choice, its
+ * certainty, and the JSON copy of the table.
+ *
+ * Must never: write anything but the table (or JSON with --json -) to
+ * stdout; let one failed run end the sweep; delete a run directory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "gs_trace.h"
+
+int gs_cmd_sweep(int argc, char **argv);
+
+static const char usage_text[] =
+    "usage: gpustarve sweep [--num-workers LIST] [--pin-memory LIST] [--steps N]\n"
+    "                       [--warmup W] [--repeat K] [--timeout SEC] [--json FILE]\n"
+    "                       [-o DIR] [-q|-v] -- COMMAND [ARGS...]\n"
+    "\n"
+    "Run a PyTorch training COMMAND once per configuration of num_workers x\n"
+    "pin_memory, each traced by 'gpustarve run' for N measured steps, and print\n"
+    "a table: median step time, data-wait share, pageable copy time and verdict\n"
+    "per configuration, with the fastest marked and how sure that is.\n"
+    "\n"
+    "options:\n"
+    "  --num-workers LIST  num_workers values, comma-separated (\"0,2,4\")\n"
+    "  --pin-memory LIST   pin_memory values: 0,1 (also off/on, false/true)\n"
+    "                      (at least one of the two lists is needed; a setting\n"
+    "                      without a list is left as the program has it)\n"
+    "  --steps N           measured steps per run (default 50)\n"
+    "  --warmup W          steps run before those and left out (default 2)\n"
+    "  --repeat K          runs per configuration, in rounds (default 1)\n"
+    "  --timeout SEC       stop a run after SEC seconds (default: no limit)\n"
+    "  --json FILE         also write the table as JSON to FILE ('-': JSON on\n"
+    "                      stdout instead of the table)\n"
+    "  -o, --output DIR    directory for the run directories (default: a new\n"
+    "                      gpustarve-sweep-YYYYMMDD-HHMMSS); each run is kept\n"
+    "                      as DIR/nwN-pinP-rK/ with its output in DIR/nwN-pinP-rK.log\n"
+    "  -q, --quiet         no progress lines on stderr\n"
+    "  -v, --verbose       more progress\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "How: each run gets GPUSTARVE_NUM_WORKERS, GPUSTARVE_PIN_MEMORY and\n"
+    "GPUSTARVE_STEPS=N+W in its environment; gpustarve's Python side applies\n"
+    "them to every DataLoader and ends the program after N+W steps. The numbers\n"
+    "come from 'gpustarve report --json --skip W RUN'; when report is missing\n"
+    "or fails, from the DataLoader markers (source 'markers': step time and\n"
+    "data wait from the markers, pageable copy time from the CUDA copy calls,\n"
+    "verdict from the data-wait bands only). The best configuration has the\n"
+    "lowest median step time; it is 'clear' when its slowest repeat beat the\n"
+    "runner-up's fastest repeat.\n"
+    "\n"
+    "Exit status: 0 when at least one configuration was measured, 1 when none\n"
+    "was, 2 bad usage.\n";
+
+#define MAX_VALUES 64
+
+/* ---- one run and one configuration ------------------------------------------ */
+
+typedef struct sw_metrics {
+    int ok;            /* numbers below are valid */
+    double step_ms;    /* median step time */
+    double dw_share;   /* data-wait share of measured step time */
+    double pg_ms;      /* pageable copy time per step */
+    char verdict[40];
+    const char *source; /* "report" or "markers" */
+    unsigned long steps; /* measured steps */
+} sw_metrics;
+
+typedef struct sw_run {
+    char name[64];
+    char *dir;
+    char *log;
+    int exit_code; /* -1 not run */
+    double wall_s;
+    sw_metrics m;
+} sw_run;
+
+typedef struct sw_config {
+    int nw;  /* -1: not overridden */
+    int pin; /* -1: not overridden */
+    sw_run *runs;
+    /* over the runs that were measured */
+    unsigned nok;
+    double step_ms, step_min, step_max, dw_share, pg_ms;
+    char verdict[40];
+    const char *source;
+} sw_config;
+
+static volatile sig_atomic_t g_interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    g_interrupted = 1;
+}
+
+/* ---- small helpers --------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "0,2,4" -> values; pin: also on/off/true/false/yes/no. */
+static int parse_list(const char *s, int pin, int *vals, int *n)
+{
+    char buf[512];
+    if (strlen(s) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ')
+            t++;
+        long v;
+        if (pin && (!strcasecmp(t, "on") || !strcasecmp(t, "true") || !strcasecmp(t, "yes")))
+            v = 1;
+        else if (pin && (!strcasecmp(t, "off") || !strcasecmp(t, "false") || !strcasecmp(t, "no")))
+            v = 0;
+        else if (parse_long(t, 0, pin ? 1 : 4096, &v) != 0)
+            return -1;
+        for (int i = 0; i < *n; i++)
+            if (vals[i] == v)
+                return -2;
+        if (*n >= MAX_VALUES)
+            return -1;
+        vals[(*n)++] = (int)v;
+    }
+    return *n ? 0 : -1;
+}
+
+static char *self_exe(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n < 0)
+        return NULL;
+    buf[n] = '\0';
+    return strdup(buf);
+}
+
+static void config_label(const sw_config *c, char *buf, size_t cap)
+{
+    char a[32] = "", b[32] = "";
+    if (c->nw >= 0)
+        snprintf(a, sizeof a, "num_workers=%d", c->nw);
+    if (c->pin >= 0)
+        snprintf(b, sizeof b, "pin_memory=%s", c->pin ? "True" : "False");
+    snprintf(buf, cap, "%s%s%s", a, (*a && *b) ? " " : "", b);
+}
+
+/* ---- starting a run ------------------------------------------------------------- */
+
+/* Run argv (argv[0] a path) with stdout+stderr to log (NULL: /dev/null for
+ * stderr, stdout captured into *out when out != NULL). extra_env: NAME=VALUE
+ * strings put into the child's environment. Returns the exit status
+ * (128+N on signal N), -1 when it could not start. timeout_s 0: none. */
+static int spawn_wait(char *const argv[], const char *log, char **out, size_t *out_len,
+                      char *const extra_env[], const char *unset_env[], double timeout_s)
+{
+    int pfd[2] = {-1, -1};
+    if (out && pipe2(pfd, O_CLOEXEC) != 0)
+        return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        if (out) {
+            close(pfd[0]);
+            close(pfd[1]);
+        }
+        return -1;
+    }
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        if (log) {
+            int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+            if (fd >= 0) {
+                dup2(fd, 1);
+                dup2(fd, 2);
+            }
+        } else if (devnull >= 0) {
+            dup2(devnull, 2);
+        }
+        if (out)
+            dup2(pfd[1], 1);
+        for (size_t i = 0; unset_env && unset_env[i]; i++)
+            unsetenv(unset_env[i]);
+        for (size_t i = 0; extra_env && extra_env[i]; i++)
+            putenv(extra_env[i]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    size_t len = 0, cap = 0;
+    char *buf = NULL;
+    if (out) {
+        close(pfd[1]);
+        for (;;) {
+            if (len + 65536 > cap) {
+                size_t ncap = cap ? cap * 2 : 1 << 17;
+                char *p = realloc(buf, ncap);
+                if (!p)
+                    break;
+                buf = p;
+                cap = ncap;
+            }
+            ssize_t r = read(pfd[0], buf + len, cap - len - 1);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            len += (size_t)r;
+        }
+        close(pfd[0]);
+        if (buf)
+            buf[len] = '\0';
+        *out = buf;
+        *out_len = len;
+    }
+    const double t0 = now_s();
+    int status = 0, killed = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            return -1;
+        if (timeout_s > 0 && w == 0) {
+            if (now_s() - t0 > timeout_s && killed < 2) {
+                kill(pid, killed ? SIGKILL : SIGTERM);
+                killed++;
+                gs_cli_msg(1, "sweep: run took longer than %.0f s: %s", timeout_s,
+                           killed == 1 ? "stopping it (SIGTERM)" : "killing it");
+            }
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return -1;
+}
+
+/* ---- a tiny JSON reader (enough for report's output) ----------------------------- */
+
+typedef struct jp {
+    const char *s, *end;
+} jp;
+
+static void j_ws(jp *p)
+{
+    while (p->s < p->end && (*p->s == ' ' || *p->s == '\n' || *p->s == '\t' || *p->s == '\r'))
+        p->s++;
+}
+
+/* Skip one value; 0 ok, -1 malformed. */
+static int j_skip(jp *p, int depth)
+{
+    j_ws(p);
+    if (p->s >= p->end || depth > 64)
+        return -1;
+    char c = *p->s;
+    if (c == '"') {
+        for (p->s++; p->s < p->end; p->s++) {
+            if (*p->s == '\\')
+                p->s++;
+            else if (*p->s == '"') {
+                p->s++;
+                return 0;
+            }
+        }
+        return -1;
+    }
+    if (c == '{' || c == '[') {
+        char close = c == '{' ? '}' : ']';
+        p->s++;
+        j_ws(p);
+        if (p->s < p->end && *p->s == close) {
+            p->s++;
+            return 0;
+        }
+        for (;;) {
+            if (c == '{') {
+                if (j_skip(p, depth + 1) < 0) /* key */
+                    return -1;
+                j_ws(p);
+                if (p->s >= p->end || *p->s != ':')
+                    return -1;
+                p->s++;
+            }
+            if (j_skip(p, depth + 1) < 0)
+                return -1;
+            j_ws(p);
+            if (p->s < p->end && *p->s == ',') {
+                p->s++;
+                continue;
+            }
+            if (p->s < p->end && *p->s == close) {
+                p->s++;
+                return 0;
+            }
+            return -1;
+        }
+    }
+    while (p->s < p->end && !strchr(",}] \n\t\r", *p->s))
+        p->s++;
+    return 0;
+}
+
+/* Position p at the value of key in the object p is at; 0 found, -1 not. */
+static int j_key(jp *p, const char *key)
+{
+    j_ws(p);
+    if (p->s >= p->end || *p->s != '{')
+        return -1;
+    p->s++;
+    size_t kl = strlen(key);
+    for (;;) {
+        j_ws(p);
+        if (p->s >= p->end || *p->s != '"')
+            return -1;
+        const char *k = p->s + 1;
+        if (j_skip(p, 0) < 0)
+            return -1;
+        size_t len = (size_t)(p->s - k - 1);
+        j_ws(p);
+        if (p->s >= p->end || *p->s != ':')
+            return -1;
+        p->s++;
+        j_ws(p);
+        if (len == kl && memcmp(k, key, kl) == 0)
+            return 0;
+        if (j_skip(p, 0) < 0)
+            return -1;
+        j_ws(p);
+        if (p->s < p->end && *p->s == ',') {
+            p->s++;
+            continue;
+        }
+        return -1;
+    }
+}
+
+/* Value at "a.b.c" in the document; 0 found. */
+static int j_path(const char *doc, size_t len, const char *path, jp *out)
+{
+    jp p = {doc, doc + len};
+    char key[64];
+    while (*path) {
+        size_t n = strcspn(path, ".");
+        if (n >= sizeof key)
+            return -1;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        if (j_key(&p, key) < 0)
+            return -1;
+        path += n + (path[n] == '.');
+    }
+    *out = p;
+    return 0;
+}
+
+static int j_number(const char *doc, size_t len, const char *path, double *v)
+{
+    jp p;
+    if (j_path(doc, len, path, &p) < 0)
+        return -1;
+    char *end;
+    double x = strtod(p.s, &end);
+    if (end == p.s || end > p.end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int j_string(const char *doc, size_t len, const char *path, char *buf, size_t cap)
+{
+    jp p;
+    if (j_path(doc, len, path, &p) < 0 || *p.s != '"')
+        return -1;
+    const char *s = p.s + 1;
+    size_t n = 0;
+    while (s < p.end && *s != '"' && n + 1 < cap) {
+        if (*s == '\\')
+            s++;
+        buf[n++] = *s++;
+    }
+    buf[n] = '\0';
+    return 0;
+}
+
+/* ---- numbers from `gpustarve report --json` --------------------------------------- */
+
+static int metrics_from_report(const char *exe, const char *dir, int warmup, sw_metrics *m)
+{
+    char skip[24];
+    snprintf(skip, sizeof skip, "%d", warmup);
+    char *argv[] = {(char *)exe, "report", "--json", "--skip", skip, (char *)dir, NULL};
+    char *out = NULL;
+    size_t len = 0;
+    const char *unset[] = {"LD_PRELOAD", NULL};
+    int rc = spawn_wait(argv, NULL, &out, &len, NULL, unset, 0);
+    int ok = -1;
+    double median_ms, dw, pg_idle = 0, pg_gpu = 0, count = 0;
+    if (rc == 0 && out && j_number(out, len, "step_ms.median", &median_ms) == 0 &&
+        j_number(out, len, "share.idle_data_wait", &dw) == 0) {
+        j_number(out, len, "share.idle_pageable_copy", &pg_idle);
+        j_number(out, len, "share.gpu_h2d_pageable", &pg_gpu);
+        if (j_number(out, len, "steps.measured", &count) != 0)
+            j_number(out, len, "steps.count", &count);
+        m->ok = 1;
+        m->step_ms = median_ms;
+        m->dw_share = dw;
+        /* RATIONALE: the time pageable copies cost a step is both what the
+         * GPU spent copying from pageable memory and what it idled while the
+         * host staged the copy; pin_memory=True removes both. */
+        m->pg_ms = (pg_idle + pg_gpu) * median_ms;
+        double mi, mg;
+        if (j_number(out, len, "median_ms.idle_pageable_copy", &mi) == 0 &&
+            j_number(out, len, "median_ms.gpu_h2d_pageable", &mg) == 0)
+            m->pg_ms = mi + mg; /* report's own per-step medians, when it has them */
+        if (j_string(out, len, "verdict.label", m->verdict, sizeof m->verdict) != 0)
+            snprintf(m->verdict, sizeof m->verdict, "?");
+        m->source = "report";
+        m->steps = count > 0 ? (unsigned long)count : 0;
+        ok = 0;
+    } else {
+        gs_cli_msg(2, "sweep: 'gpustarve report --json %s' %s; using the markers", dir,
+                   rc == 0 ? "gave no step_ms/share" : "failed");
+    }
+    free(out);
+    return ok;
+}
+
+/* ---- numbers from the markers (fallback) ------------------------------------------ */
+
+typedef struct mk {
+    uint64_t t;
+    uint64_t pid;
+    uint64_t seq; /* order read: ties keep it */
+    uint64_t dur; /* pageable copies */
+    uint32_t tid;
+    uint16_t kind;
+} mk;
+
+typedef struct mkvec {
+    mk *v;
+    size_t n, cap;
+} mkvec;
+
+static int mk_push(mkvec *a, const mk *x)
+{
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 1024;
+        mk *p = realloc(a->v, nc * sizeof *p);
+        if (!p)
+            return -1;
+        a->v = p;
+        a->cap = nc;
+    }
+    a->v[a->n++] = *x;
+    return 0;
+}
+
+static int mk_cmp(const void *a, const void *b)
+{
+    const mk *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+/* Collect step/fetch markers and pageable copy calls of every process. */
+static int load_markers(const char *dir, mkvec *a)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (!has_suffix(de->d_name, ".gst"))
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        gs_reader *r = NULL;
+        if (gs_reader_open(&r, path) != GS_OK)
+            continue;
+        const uint64_t pid = gs_reader_info(r)->pid;
+        const gs_event *ev;
+        size_t n;
+        while (gs_reader_next_frame(r, &ev, &n) > 0) {
+            for (size_t i = 0; i < n; i++) {
+                const gs_event *e = &ev[i];
+                int keep = e->kind == GS_K_STEP_BEGIN || e->kind == GS_K_STEP_END ||
+                           e->kind == GS_K_FETCH_BEGIN || e->kind == GS_K_FETCH_END ||
+                           (e->kind == GS_K_CUDA_MEMCPY && ((e->aux >> 8) & 0xff) == 1);
+                if (!keep)
+                    continue;
+                mk x = {.t = e->ts, .pid = pid, .seq = a->n, .dur = e->dur, .tid = e->tid,
+                        .kind = e->kind};
+                if (mk_push(a, &x) < 0) {
+                    gs_reader_close(r);
+                    closedir(d);
+                    return -1;
+                }
+            }
+        }
+        gs_reader_close(r);
+    }
+    closedir(d);
+    qsort(a->v, a->n, sizeof *a->v, mk_cmp);
+    return 0;
+}
+
+/* Steps of one thread's markers [v, v+n), in time order: a begin opens a
+ * step, an end closes the open one (the pairing the analyzer uses); data wait
+ * = the fetch intervals inside the step; pageable = the pageable copy calls
+ * that start inside it. */
+static void thread_steps(const mk *v, size_t n, int warmup, sw_metrics *m)
+{
+    size_t nsteps = 0;
+    for (size_t i = 0; i < n; i++)
+        nsteps += v[i].kind == GS_K_STEP_END;
+    double *len = calloc(nsteps + 1, sizeof *len);
+    if (!len)
+        return;
+    uint64_t tot = 0, dw = 0, pg = 0, t0 = 0, fb = 0, cur_dw = 0, cur_pg = 0;
+    size_t k = 0, measured = 0;
+    int open = 0, infetch = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mk *e = &v[i];
+        switch (e->kind) {
+        case GS_K_STEP_BEGIN:
+            open = 1;
+            t0 = e->t;
+            cur_dw = cur_pg = 0;
+            break;
+        case GS_K_FETCH_BEGIN:
+            infetch = 1;
+            fb = e->t;
+            break;
+        case GS_K_FETCH_END:
+            if (infetch && open)
+                cur_dw += e->t - (fb > t0 ? fb : t0);
+            infetch = 0;
+            break;
+        case GS_K_CUDA_MEMCPY:
+            if (open)
+                cur_pg += e->dur;
+            break;
+        case GS_K_STEP_END:
+            if (!open)
+                break;
+            open = 0;
+            if (infetch) /* a fetch still open at the step's end counts up to it */
+                cur_dw += e->t - (fb > t0 ? fb : t0);
+            if ((long)k++ < warmup)
+                break;
+            len[measured++] = (double)(e->t - t0) / 1e6;
+            tot += e->t - t0;
+            dw += cur_dw;
+            pg += cur_pg;
+            break;
+        }
+    }
+    if (measured > 0) {
+        m->ok = 1;
+        m->steps = measured;
+        m->step_ms = median(len, measured);
+        m->dw_share = tot ? (double)dw / (double)tot : 0;
+        m->pg_ms = (double)pg / 1e6 / (double)measured;
+        /* bands of DESIGN.md; without GPU attribution HOST-BOUND is unknown */
+        snprintf(m->verdict, sizeof m->verdict, "%s",
+                 m->dw_share >= 0.20   ? "HIGHLY_INPUT_BOUND"
+                 : m->dw_share >= 0.05 ? "MODERATELY_INPUT_BOUND"
+                                       : "NOT_INPUT_BOUND");
+        m->source = "markers";
+    }
+    free(len);
+}
+
+static int metrics_from_markers(const char *dir, int warmup, sw_metrics *m)
+{
+    mkvec a = {0};
+    if (load_markers(dir, &a) < 0) {
+        free(a.v);
+        return -1;
+    }
+    /* the training thread: the one with the most step_end markers */
+    size_t best = 0, best_n = 0, best_ends = 0;
+    for (size_t i = 0; i < a.n;) {
+        size_t j = i, ends = 0;
+        while (j < a.n && a.v[j].pid == a.v[i].pid && a.v[j].tid == a.v[i].tid)
+            ends += a.v[j++].kind == GS_K_STEP_END;
+        if (ends > best_ends) {
+            best = i;
+            best_n = j - i;
+            best_ends = ends;
+        }
+        i = j;
+    }
+    if (best_ends)
+        thread_steps(a.v + best, best_n, warmup, m);
+    free(a.v);
+    return m->ok ? 0 : -1;
+}
+
+/* ---- the sweep ---------------------------------------------------------------- */
+
+static char *make_out_dir(const char *want)
+{
+    if (want) {
+        if (mkdir(want, 0777) != 0 && errno != EEXIST) {
+            gs_cli_error("sweep: cannot create '%s': %s", want, strerror(errno));
+            return NULL;
+        }
+        struct stat st;
+        if (stat(want, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            gs_cli_error("sweep: '%s' is not a directory", want);
+            return NULL;
+        }
+        return strdup(want);
+    }
+    char base[64], name[96];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(base, sizeof base, "gpustarve-sweep-%Y%m%d-%H%M%S", &tm);
+    for (int i = 1; i < 1000; i++) {
+        if (i == 1)
+            snprintf(name, sizeof name, "%s", base);
+        else
+            snprintf(name, sizeof name, "%s-%d", base, i);
+        if (mkdir(name, 0777) == 0)
+            return strdup(name);
+        if (errno != EEXIST) {
+            gs_cli_error("sweep: cannot create '%s': %s", name, strerror(errno));
+            return NULL;
+        }
+    }
+    gs_cli_error("sweep: cannot create '%s-N': too many exist", base);
+    return NULL;
+}
+
+static void summarize_config(sw_config *c, int repeat)
+{
+    double st[MAX_VALUES], dw[MAX_VALUES], pg[MAX_VALUES];
+    unsigned n = 0;
+    c->source = NULL;
+    c->verdict[0] = '\0';
+    for (int r = 0; r < repeat && n < MAX_VALUES; r++) {
+        const sw_metrics *m = &c->runs[r].m;
+        if (!m->ok)
+            continue;
+        st[n] = m->step_ms;
+        dw[n] = m->dw_share;
+        pg[n] = m->pg_ms;
+        if (n == 0 || m->step_ms < c->step_min)
+            c->step_min = m->step_ms;
+        if (n == 0 || m->step_ms > c->step_max)
+            c->step_max = m->step_ms;
+        if (!c->source || strcmp(c->source, m->source) == 0)
+            c->source = m->source;
+        else
+            c->source = "mixed";
+        n++;
+    }
+    c->nok = n;
+    if (!n)
+        return;
+    /* the verdict of the run closest to the median step time */
+    double med = median(st, n);
+    double bestd = INFINITY;
+    for (int r = 0; r < repeat; r++) {
+        const sw_metrics *m = &c->runs[r].m;
+        if (m->ok && fabs(m->step_ms - med) < bestd) {
+            bestd = fabs(m->step_ms - med);
+            snprintf(c->verdict, sizeof c->verdict, "%s", m->verdict);
+        }
+    }
+    c->step_ms = med;
+    c->dw_share = median(dw, n);
+    c->pg_ms = median(pg, n);
+}
+
+typedef struct sw_best {
+    int best, runner; /* config indices, -1 none */
+    const char *certainty; /* clear, likely, unsure, single */
+    double margin;         /* share of the runner-up's step time the best saves */
+    char why[256];
+} sw_best;
+
+static void pick_best(sw_config *cs, int nc, int repeat, sw_best *b)
+{
+    b->best = b->runner = -1;
+    b->certainty = "none";
+    b->margin = 0;
+    b->why[0] = '\0';
+    for (int i = 0; i < nc; i++) {
+        if (!cs[i].nok)
+            continue;
+        if (b->best < 0 || cs[i].step_ms < cs[b->best].step_ms) {
+            b->runner = b->best;
+            b->best = i;
+        } else if (b->runner < 0 || cs[i].step_ms < cs[b->runner].step_ms) {
+            b->runner = i;
+        }
+    }
+    if (b->best < 0)
+        return;
+    if (b->runner < 0) {
+        b->certainty = "single";
+        snprintf(b->why, sizeof b->why, "only one configuration was measured");
+        return;
+    }
+    const sw_config *x = &cs[b->best], *y = &cs[b->runner];
+    b->margin = y->step_ms > 0 ? 1 - x->step_ms / y->step_ms : 0;
+    char ly[96];
+    config_label(y, ly, sizeof ly);
+    if (x->nok >= 2 && y->nok >= 2) {
+        if (x->step_max < y->step_min) {
+            b->certainty = "clear";
+            snprintf(b->why, sizeof b->why,
+                     "its slowest of %u repeats (%.1f ms) beat the fastest of %u of the "
+                     "runner-up, %s (%.1f ms)",
+                     x->nok, x->step_max, y->nok, ly, y->step_min);
+        } else {
+            b->certainty = "unsure";
+            snprintf(b->why, sizeof b->why,
+                     "its repeats (%.1f-%.1f ms) overlap the runner-up's, %s (%.1f-%.1f ms); "
+                     "try more --repeat or --steps",
+                     x->step_min, x->step_max, ly, y->step_min, y->step_max);
+        }
+    } else {
+        /* RATIONALE: with one repeat the spread is unknown; a margin above
+         * 10% rarely comes from run-to-run noise, a smaller one easily does. */
+        b->certainty = b->margin >= 0.10 ? "likely" : "unsure";
+        snprintf(b->why, sizeof b->why,
+                 "%.0f%% less time per step than the runner-up, %s, in one run each; "
+                 "use --repeat 3 to measure the spread",
+                 100 * b->margin, ly);
+    }
+}
+
+static void print_table(gs_out *o, sw_config *cs, int nc, int repeat, const sw_best *b,
+                        const char *outdir, int steps, int warmup)
+{
+    gs_out_printf(o, "sweep  %d configuration%s x %d repeat%s, %d measured steps each "
+                     "(%d warm-up left out); runs kept in %s\n\n",
+                  nc, nc == 1 ? "" : "s", repeat, repeat == 1 ? "" : "s", steps, warmup, outdir);
+    gs_out_printf(o, "  %-11s %-10s %14s %10s %12s  %-22s %-8s %s\n", "num_workers",
+                  "pin_memory", "step ms (med)", "data wait", "pageable ms", "verdict",
+                  "source", repeat > 1 ? "runs (step ms range)" : "runs");
+    for (int i = 0; i < nc; i++) {
+        const sw_config *c = &cs[i];
+        char nw[16], pin[16];
+        snprintf(nw, sizeof nw, "%s", c->nw >= 0 ? "" : "as is");
+        if (c->nw >= 0)
+            snprintf(nw, sizeof nw, "%d", c->nw);
+        snprintf(pin, sizeof pin, "%s", c->pin < 0 ? "as is" : c->pin ? "True" : "False");
+        const char *mark = (i == b->best) ? "*" : " ";
+        if (!c->nok) {
+            gs_out_printf(o, "%s %-11s %-10s %14s %10s %12s  %-22s %-8s 0/%d\n", mark, nw, pin,
+                          "-", "-", "-", "failed", "-", repeat);
+            continue;
+        }
+        gs_out_printf(o, "%s %-11s %-10s %14.1f %9.1f%% %12.2f  %-22s %-8s %u/%d", mark, nw,
+                      pin, c->step_ms, 100 * c->dw_share, c->pg_ms, c->verdict,
+                      c->source ? c->source : "-", c->nok, repeat);
+        if (repeat > 1)
+            gs_out_printf(o, " (%.1f-%.1f)", c->step_min, c->step_max);
+        gs_out_char(o, '\n');
+    }
+    gs_out_char(o, '\n');
+    if (b->best < 0) {
+        gs_out_str(o, "best   none: no configuration could be measured\n");
+        return;
+    }
+    char lb[96];
+    config_label(&cs[b->best], lb, sizeof lb);
+    gs_out_printf(o, "best   %s  (%s) %.1f ms per step", lb[0] ? lb : "(as is)",
+                  b->certainty, cs[b->best].step_ms);
+    gs_out_printf(o, "\n       %s\n", b->why);
+}
+
+static void json_metrics(gs_out *o, const sw_metrics *m)
+{
+    if (!m->ok) {
+        gs_out_str(o, "\"step_ms_median\":null,\"data_wait_share\":null,"
+                      "\"pageable_copy_ms\":null,\"verdict\":null,\"source\":null");
+        return;
+    }
+    gs_out_printf(o, "\"step_ms_median\":%.4f,\"data_wait_share\":%.5f,\"pageable_copy_ms\":%.4f,"
+                     "\"verdict\":",
+                  m->step_ms, m->dw_share, m->pg_ms);
+    gs_json_cstr(o, m->verdict);
+    gs_out_str(o, ",\"source\":");
+    gs_json_cstr(o, m->source);
+    gs_out_printf(o, ",\"steps\":%lu", m->steps);
+}
+
+static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
+                       const sw_best *b, const char *outdir, int steps, int warmup)
+{
+    gs_out_str(o, "{\"schema\":\"gpustarve.sweep/1\",\"command\":[");
+    for (int i = 0; cmd[i]; i++) {
+        if (i)
+            gs_out_char(o, ',');
+        gs_json_cstr(o, cmd[i]);
+    }
+    gs_out_printf(o, "],\"steps\":%d,\"warmup\":%d,\"repeat\":%d,\"out_dir\":", steps, warmup,
+                  repeat);
+    gs_json_cstr(o, outdir);
+    gs_out_str(o, ",\"configs\":[");
+    for (int i = 0; i < nc; i++) {
+        const sw_config *c = &cs[i];
+        if (i)
+            gs_out_char(o, ',');
+        gs_out_str(o, "{\"num_workers\":");
+        if (c->nw >= 0)
+            gs_out_printf(o, "%d", c->nw);
+        else
+            gs_out_str(o, "null");
+        gs_out_str(o, ",\"pin_memory\":");
+        gs_out_str(o, c->pin < 0 ? "null" : c->pin ? "true" : "false");
+        gs_out_printf(o, ",\"best\":%s,\"measured_runs\":%u,", i == b->best ? "true" : "false",
+                      c->nok);
+        sw_metrics agg = {0};
+        if (c->nok) {
+            agg.ok = 1;
+            agg.step_ms = c->step_ms;
+            agg.dw_share = c->dw_share;
+            agg.pg_ms = c->pg_ms;
+            snprintf(agg.verdict, sizeof agg.verdict, "%s", c->verdict);
+            agg.source = c->source;
+            for (int r = 0; r < repeat; r++)
+                if (c->runs[r].m.ok && c->runs[r].m.steps > agg.steps)
+                    agg.steps = c->runs[r].m.steps;
+        }
+        json_metrics(o, &agg);
+        if (c->nok)
+            gs_out_printf(o, ",\"step_ms_min\":%.4f,\"step_ms_max\":%.4f", c->step_min,
+                          c->step_max);
+        gs_out_str(o, ",\"runs\":[");
+        for (int r = 0; r < repeat; r++) {
+            const sw_run *run = &c->runs[r];
+            if (r)
+                gs_out_char(o, ',');
+            gs_out_str(o, "{\"dir\":");
+            gs_json_cstr(o, run->dir);
+            gs_out_str(o, ",\"log\":");
+            gs_json_cstr(o, run->log);
+            if (run->exit_code >= 0)
+                gs_out_printf(o, ",\"exit\":%d", run->exit_code);
+            else
+                gs_out_str(o, ",\"exit\":null");
+            gs_out_printf(o, ",\"wall_s\":%.3f,", run->wall_s);
+            json_metrics(o, &run->m);
+            gs_out_char(o, '}');
+        }
+        gs_out_str(o, "]}");
+    }
+    gs_out_str(o, "],\"best\":");
+    if (b->best < 0) {
+        gs_out_str(o, "null");
+    } else {
+        const sw_config *c = &cs[b->best];
+        gs_out_str(o, "{\"num_workers\":");
+        if (c->nw >= 0)
+            gs_out_printf(o, "%d", c->nw);
+        else
+            gs_out_str(o, "null");
+        gs_out_printf(o, ",\"pin_memory\":%s,\"step_ms_median\":%.4f,\"certainty\":",
+                      c->pin < 0 ? "null" : c->pin ? "true" : "false", c->step_ms);
+        gs_json_cstr(o, b->certainty);
+        gs_out_printf(o, ",\"margin\":%.4f,\"why\":", b->margin);
+        gs_json_cstr(o, b->why);
+        gs_out_char(o, '}');
+    }
+    gs_out_str(o, "}\n");
+}
+
+int gs_cmd_sweep(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"num-workers", required_argument, NULL, 'n'},
+        {"pin-memory", required_argument, NULL, 'p'},
+        {"steps", required_argument, NULL, 's'},
+        {"warmup", required_argument, NULL, 'w'},
+        {"repeat", required_argument, NULL, 'r'},
+        {"timeout", required_argument, NULL, 't'},
+        {"json", required_argument, NULL, 'j'},
+        {"output", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char optstring[] = "+o:qvh";
+    int nws[MAX_VALUES], pins[MAX_VALUES], nnw = 0, npin = 0;
+    long steps = 50, warmup = 2, repeat = 1, timeout = 0;
+    const char *json = NULL, *out = NULL;
+    int opt, rc;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+        switch (opt) {
+        case 'n':
+            if ((rc = parse_list(optarg, 0, nws, &nnw)) != 0)
+                return gs_cli_usage_error("sweep", "--num-workers needs %s, not '%s'",
+                                          rc == -2 ? "distinct values" : "a list like 0,2,4",
+                                          optarg);
+            break;
+        case 'p':
+            if ((rc = parse_list(optarg, 1, pins, &npin)) != 0)
+                return gs_cli_usage_error("sweep", "--pin-memory needs %s, not '%s'",
+                                          rc == -2 ? "distinct values" : "a list like 0,1",
+                                          optarg);
+            break;
+        case 's':
+            if (parse_long(optarg, 1, 100000000, &steps) != 0)
+                return gs_cli_usage_error("sweep", "--steps needs a number >= 1, not '%s'", optarg);
+            break;
+        case 'w':
+            if (parse_long(optarg, 0, 100000000, &warmup) != 0)
+                return gs_cli_usage_error("sweep", "--warmup needs a number >= 0, not '%s'", optarg);
+            break;
+        case 'r':
+            if (parse_long(optarg, 1, MAX_VALUES, &repeat) != 0)
+                return gs_cli_usage_error("sweep", "--repeat needs a number from 1 to %d, not '%s'",
+                                          MAX_VALUES, optarg);
+            break;
+        case 't':
+            if (parse_long(optarg, 1, 10000000, &timeout) != 0)
+                return gs_cli_usage_error("sweep", "--timeout needs seconds >= 1, not '%s'", optarg);
+            break;
+        case 'j': json = optarg; break;
+        case 'o': out = optarg; break;
+        case 'q': gs_verbosity = 0; break;
+        case 'v': gs_verbosity++; break;
+        case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
+        default: return gs_cli_bad_option("sweep", argc, argv, optstring, opts);
+        }
+    }
+    if (optind >= argc)
+        return gs_cli_usage_error("sweep", "needs a command to run (gpustarve sweep ... -- CMD ARGS...)");
+    if (!nnw && !npin)
+        return gs_cli_usage_error("sweep", "needs --num-workers LIST and/or --pin-memory LIST");
+    if (json && !*json)
+        return gs_cli_usage_error("sweep", "--json needs a file name (or -)");
+    if (out && !*out)
+        return gs_cli_usage_error("sweep", "-o needs a directory name");
+    char **cmd = argv + optind;
+
+    char *exe = self_exe();
+    if (!exe) {
+        gs_cli_error("sweep: cannot find my own executable (/proc/self/exe): %s", strerror(errno));
+        return GS_EXIT_FAIL;
+    }
+    char *outdir = make_out_dir(out);
+    if (!outdir) {
+        free(exe);
+        return GS_EXIT_FAIL;
+    }
+
+    /* the grid, num_workers outer */
+    if (!nnw) {
+        nws[0] = -1;
+        nnw = 1;
+    }
+    if (!npin) {
+        pins[0] = -1;
+        npin = 1;
+    }
+    const int nc = nnw * npin;
+    sw_config *cs = calloc((size_t)nc, sizeof *cs);
+    if (!cs) {
+        free(exe);
+        free(outdir);
+        return GS_EXIT_FAIL;
+    }
+    for (int i = 0; i < nnw; i++)
+        for (int j = 0; j < npin; j++) {
+            sw_config *c = &cs[i * npin + j];
+            c->nw = nws[i];
+            c->pin = pins[j];
+            c->runs = calloc((size_t)repeat, sizeof *c->runs);
+            if (!c->runs) {
+                gs_cli_error("sweep: out of memory");
+                return GS_EXIT_FAIL;
+            }
+            for (int r = 0; r < repeat; r++) {
+                sw_run *run = &c->runs[r];
+                char nwp[16] = "", pp[16] = "";
+                if (c->nw >= 0)
+                    snprintf(nwp, sizeof nwp, "nw%d", c->nw);
+                if (c->pin >= 0)
+                    snprintf(pp, sizeof pp, "pin%d", c->pin);
+                snprintf(run->name, sizeof run->name, "%s%s%s-r%d", nwp, (*nwp && *pp) ? "-" : "",
+                         pp, r + 1);
+                if (asprintf(&run->dir, "%s/%s", outdir, run->name) < 0 ||
+                    asprintf(&run->log, "%s/%s.log", outdir, run->name) < 0) {
+                    gs_cli_error("sweep: out of memory");
+                    return GS_EXIT_FAIL;
+                }
+                run->exit_code = -1;
+            }
+        }
+
+    struct sigaction sa, old_int;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+
+    gs_cli_msg(1, "sweep: %d configuration%s x %d repeat%s, %ld+%ld steps each, into %s", nc,
+               nc == 1 ? "" : "s", (int)repeat, repeat == 1 ? "" : "s", warmup, steps, outdir);
+    char steps_env[48];
+    snprintf(steps_env, sizeof steps_env, "GPUSTARVE_STEPS=%ld", steps + warmup);
+    int done = 0, total = nc * (int)repeat, nomarkers = 0;
+    /* RATIONALE: rounds (every configuration once, then again) rather than
+     * K runs in a row, so a drift of the machine (page cache, thermal,
+     * another job) spreads over all configurations instead of favouring one. */
+    for (int r = 0; r < repeat && !g_interrupted; r++) {
+        for (int i = 0; i < nc && !g_interrupted; i++) {
+            sw_config *c = &cs[i];
+            sw_run *run = &c->runs[r];
+            char label[96], nw_env[48], pin_env[48];
+            config_label(c, label, sizeof label);
+            char *env[4];
+            int ne = 0;
+            env[ne++] = steps_env;
+            if (c->nw >= 0) {
+                snprintf(nw_env, sizeof nw_env, "GPUSTARVE_NUM_WORKERS=%d", c->nw);
+                env[ne++] = nw_env;
+            }
+            if (c->pin >= 0) {
+                snprintf(pin_env, sizeof pin_env, "GPUSTARVE_PIN_MEMORY=%d", c->pin);
+                env[ne++] = pin_env;
+            }
+            env[ne] = NULL;
+            done++;
+            gs_cli_msg(1, "sweep: run %d/%d: %s%s", done, total, label,
+                       repeat > 1 ? (r ? " (repeat)" : "") : "");
+            /* argv: exe run -q -o DIR -- CMD... */
+            int ncmd = 0;
+            while (cmd[ncmd])
+                ncmd++;
+            char **av = calloc((size_t)ncmd + 7, sizeof *av);
+            if (!av)
+                break;
+            int k = 0;
+            av[k++] = exe;
+            av[k++] = "run";
+            av[k++] = "-q";
+            av[k++] = "-o";
+            av[k++] = run->dir;
+            av[k++] = "--";
+            for (int j = 0; j < ncmd; j++)
+                av[k++] = cmd[j];
+            av[k] = NULL;
+            const double t0 = now_s();
+            run->exit_code = spawn_wait(av, run->log, NULL, NULL, env, NULL, (double)timeout);
+            run->wall_s = now_s() - t0;
+            free(av);
+            if (run->exit_code != 0) {
+                gs_cli_error("sweep: %s: the command %s %d; see %s", label,
+                             run->exit_code > 128 ? "died of signal" : "exited with",
+                             run->exit_code > 128 ? run->exit_code - 128 : run->exit_code,
+                             run->log);
+            }
+            if (metrics_from_report(exe, run->dir, (int)warmup, &run->m) != 0 &&
+                metrics_from_markers(run->dir, (int)warmup, &run->m) != 0) {
+                nomarkers++;
+                gs_cli_error("sweep: %s: no steps found in %s", label, run->dir);
+                continue;
+            }
+            if (run->exit_code != 0) /* numbers of a broken run are not compared */
+                run->m.ok = 0;
+            else
+                gs_cli_msg(1, "sweep:   %.1f s, median step %.1f ms, data wait %.1f%% (%s)",
+                           run->wall_s, run->m.step_ms, 100 * run->m.dw_share, run->m.source);
+        }
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    if (g_interrupted)
+        gs_cli_error("sweep: interrupted; the table shows the runs that finished");
+    if (nomarkers)
+        gs_cli_msg(1, "sweep: a run without steps: does the command iterate a torch DataLoader, and "
+                      "is gpustarve's python/ folder on PYTHONPATH (gpustarve run sets it)?");
+
+    for (int i = 0; i < nc; i++)
+        summarize_config(&cs[i], (int)repeat);
+    sw_best best;
+    pick_best(cs, nc, (int)repeat, &best);
+
+    gs_out o;
+    int json_stdout = json && strcmp(json, "-") == 0;
+    gs_out_init(&o, stdout);
+    if (json_stdout)
+        write_json(&o, cmd, cs, nc, (int)repeat, &best, outdir, (int)steps, (int)warmup);
+    else
+        print_table(&o, cs, nc, (int)repeat, &best, outdir, (int)steps, (int)warmup);
+    gs_out_flush(&o);
+    int result = best.best >= 0 ? GS_EXIT_OK : GS_EXIT_FAIL;
+    if (json && !json_stdout) {
+        FILE *f = fopen(json, "w");
+        if (!f) {
+            gs_cli_error("sweep: cannot write %s: %s", json, strerror(errno));
+            result = GS_EXIT_FAIL;
+        } else {
+            gs_out jo;
+            gs_out_init(&jo, f);
+            write_json(&jo, cmd, cs, nc, (int)repeat, &best, outdir, (int)steps, (int)warmup);
+            gs_out_flush(&jo);
+            if (ferror(f) | (fclose(f) != 0)) {
+                gs_cli_error("sweep: cannot write %s", json);
+                result = GS_EXIT_FAIL;
+            }
+        }
+    }
+    for (int i = 0; i < nc; i++) {
+        for (int r = 0; r < repeat; r++) {
+            free(cs[i].runs[r].dir);
+            free(cs[i].runs[r].log);
+        }
+        free(cs[i].runs);
+    }
+    free(cs);
+    free(exe);
+    free(outdir);
+    return result;
+}

@@ -1,0 +1,114 @@
+/* gs_marker.c — the exported marker API (include/gpustarve.h): training
+ * steps, batch fetches, loader configuration and process roles, called by the
+ * Python side (python/gpustarve, through ctypes) and by C/C++ programs.
+ *
+ * Responsible for: turning each call into one STEP_BEGIN / STEP_END /
+ * FETCH_BEGIN / FETCH_END / CONFIG / ROLE record on the calling thread's ring,
+ * with the hooks' clock, so markers and I/O line up.
+ *
+ * Must never: allocate, lock, block or print (the same rules as a hook: the
+ * caller is the training loop); change errno; record while the thread is
+ * already inside the collector (the nesting guard); fail when called before
+ * the collector started or after it stopped (it simply records nothing).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "gs_preload.h"
+
+#define GPUSTARVE_BUILDING_LIBRARY 1
+#include "../include/gpustarve.h"
+
+#pragma GCC visibility push(default)
+
+static void emit_marker(uint16_t kind, uint64_t aux, uint32_t aux2)
+{
+    if (!gs_enter())
+        return;
+    int err = errno;
+    gs_rec r = GS_REC_INIT(kind, gs_now());
+    r.aux = aux;
+    r.aux2 = aux2;
+    gs_emit(&r);
+    gs_leave();
+    errno = err;
+}
+
+int gpustarve_active(void)
+{
+    if (!gs_enter())
+        return 0;
+    gs_leave();
+    return 1;
+}
+
+void gpustarve_step_begin(uint64_t step, uint32_t loader)
+{
+    emit_marker(GS_K_STEP_BEGIN, step, loader);
+}
+
+void gpustarve_step_end(uint64_t step, uint32_t loader)
+{
+    emit_marker(GS_K_STEP_END, step, loader);
+}
+
+void gpustarve_fetch_begin(uint64_t batch, uint32_t loader)
+{
+    emit_marker(GS_K_FETCH_BEGIN, batch, loader);
+}
+
+void gpustarve_fetch_end(uint64_t batch, uint32_t loader)
+{
+    emit_marker(GS_K_FETCH_END, batch, loader);
+}
+
+/* Copy at most cap - 1 bytes of s to dst; returns the bytes copied. */
+static size_t copy_cut(char *dst, size_t cap, const char *s)
+{
+    size_t n = 0;
+    while (n + 1 < cap && s[n])
+        n++;
+    memcpy(dst, s, n);
+    return n;
+}
+
+void gpustarve_config(const char *key, const char *value, uint32_t loader)
+{
+    key = gs_launder(key);
+    value = gs_launder(value);
+    if (!key || !*key || !gs_enter())
+        return;
+    int err = errno;
+    uint64_t t0 = gs_now();
+    /* RATIONALE: "key=value" is built on the stack (no malloc on the caller's
+     * path) and cut at the longest string the format carries. */
+    char kv[GS_STRING_MAX + 1];
+    size_t n = copy_cut(kv, sizeof kv - 1, key);
+    kv[n++] = '=';
+    if (value)
+        n += copy_cut(kv + n, sizeof kv - n, value);
+    gs_rec r = GS_REC_INIT(GS_K_CONFIG, t0);
+    r.str = gs_str_intern(kv, n);
+    r.aux = loader;
+    gs_emit(&r);
+    gs_leave();
+    errno = err;
+}
+
+void gpustarve_role(const char *role, uint64_t worker, uint32_t loader)
+{
+    role = gs_launder(role);
+    if (!role || !gs_enter())
+        return;
+    int err = errno;
+    uint64_t t0 = gs_now();
+    gs_rec r = GS_REC_INIT(GS_K_ROLE, t0);
+    r.str = gs_str_intern(role, strnlen(role, GS_STRING_MAX));
+    r.aux = worker;
+    r.aux2 = loader;
+    gs_emit(&r);
+    gs_leave();
+    errno = err;
+}
+
+#pragma GCC visibility pop

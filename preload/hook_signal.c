@@ -1,0 +1,46 @@
+/* hook_signal.c — keeps the collector's own fatal-signal handler invisible.
+ *
+ * Responsible for: sigaction and signal reporting SIG_DFL wherever the only
+ * thing installed is the flush-and-reraise handler that gs_lifecycle.c puts
+ * on SIGTERM, SIGINT and SIGHUP when their disposition is the default. A
+ * program (Python installs its KeyboardInterrupt handler only where SIGINT is
+ * SIG_DFL) then sees and decides exactly what it would without the preload;
+ * whatever it installs replaces ours.
+ *
+ * Must never: record anything, change what is installed, or touch errno.
+ */
+#include <signal.h>
+#include <string.h>
+
+#include "gs_collector.h"
+#include "gs_preload.h"
+#include "gs_real.h"
+
+#pragma GCC visibility push(default)
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (!GS_RESOLVED(sigaction)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    int ret = gs_real.sigaction(sig, act, old);
+    if (ret == 0 && old && gs_signal_is_ours(old)) {
+        memset(old, 0, sizeof *old);
+        old->sa_handler = SIG_DFL;
+        sigemptyset(&old->sa_mask);
+    }
+    return ret;
+}
+
+sighandler_t signal(int sig, sighandler_t handler)
+{
+    if (!GS_RESOLVED(signal)) {
+        errno = ENOSYS;
+        return SIG_ERR;
+    }
+    sighandler_t old = gs_real.signal(sig, handler);
+    return old == gs_signal_handler() ? SIG_DFL : old;
+}
+
+#pragma GCC visibility pop

@@ -1,0 +1,113 @@
+"""The import hook: wait for the program to import torch's DataLoader module,
+then let gpustarve._torch instrument it.
+
+Responsible for: a meta path finder that recognises one module name
+(torch.utils.data.dataloader), lets the other finders find it, and wraps the
+loader so the module is instrumented right after it has executed; or, when
+the module is already imported, instrumenting it at once.
+
+Must never: import torch (a program that never imports torch must run exactly
+as before), change how any other module is found or loaded, or leave the
+module with a foreign __loader__ (inspect and torch.jit read it).
+"""
+import sys
+
+TARGET = "torch.utils.data.dataloader"
+
+
+class _PatchingLoader:
+    """Delegates to the real loader; instruments the module after exec."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def create_module(self, spec):
+        create = getattr(self._inner, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module):
+        try:
+            self._inner.exec_module(module)
+        finally:
+            # the module keeps the loader it would have had without us
+            try:
+                module.__loader__ = self._inner
+                if getattr(module, "__spec__", None) is not None:
+                    module.__spec__.loader = self._inner
+            except Exception:
+                pass
+        _instrument(module)
+
+    def __getattr__(self, name):  # get_source, get_filename, is_package, ...
+        return getattr(self._inner, name)
+
+
+class _Finder:
+    """One-shot meta path finder for TARGET."""
+
+    def __init__(self):
+        self._busy = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != TARGET or self._busy:
+            return None
+        self._busy = True
+        try:
+            spec = None
+            for finder in list(sys.meta_path):
+                if finder is self:
+                    continue
+                find = getattr(finder, "find_spec", None)
+                if find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+            if spec is None or spec.loader is None or \
+                    not hasattr(spec.loader, "exec_module"):
+                return spec
+            spec.loader = _PatchingLoader(spec.loader)
+            return spec
+        finally:
+            self._busy = False
+
+    # Python < 3.4 style API, for finders that still call it.
+    def find_module(self, fullname, path=None):
+        return None
+
+    def invalidate_caches(self):
+        pass
+
+
+_finder = None
+
+
+def _instrument(module):
+    global _finder
+    if _finder is not None:
+        try:
+            sys.meta_path.remove(_finder)
+        except ValueError:
+            pass
+        _finder = None
+    try:
+        from . import _torch
+        _torch.instrument(module)
+    except Exception as e:  # never break the program's import of torch
+        try:
+            sys.stderr.write("gpustarve: cannot instrument DataLoader: %s: %s\n"
+                             % (type(e).__name__, e))
+        except Exception:
+            pass
+
+
+def install():
+    """Instrument now when the module is loaded, else when it gets imported."""
+    global _finder
+    mod = sys.modules.get(TARGET)
+    if mod is not None and getattr(mod, "DataLoader", None) is not None:
+        _instrument(mod)
+        return
+    if _finder is None:
+        _finder = _Finder()
+        sys.meta_path.insert(0, _finder)

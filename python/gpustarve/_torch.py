@@ -1,0 +1,400 @@
+"""DataLoader instrumentation: step and batch-fetch markers, configuration,
+worker roles, and the GPUSTARVE_* overrides.
+
+Responsible for: wrapping, in the already-imported module
+torch.utils.data.dataloader (handed in by gpustarve._hook),
+  DataLoader.__init__                     the num_workers / pin_memory overrides
+  _BaseDataLoaderIter.__init__            loader id, configuration records
+  _MultiProcessingDataLoaderIter.__init__ the worker_init_fn that tags workers
+  _BaseDataLoaderIter.__next__            fetch and step markers, GPUSTARVE_STEPS
+Works with torch 1.13 and 2.x (the same private names exist in both).
+
+Step model (docs/python.md): loader L's step k begins right before the
+fetch of its batch k and ends right before the fetch of batch k+1 (so a step
+is "wait for the batch, then use it"). A step also ends when its iterator is
+dropped (a `break` out of the loop, the end of the program). The fetch that
+finds the end of an epoch (StopIteration) closes the previous step and leaves
+a step_begin without a step_end: that step never happened, and batch k is
+fetched again by the next epoch under the same index. Indices count the
+batches a loader has delivered, across epochs.
+
+Must never: import torch (it receives the module), raise from a wrapper
+because of gpustarve itself, change what a DataLoader returns, or slow next()
+by more than a few microseconds.
+"""
+import itertools
+import os
+import sys
+import threading
+import weakref
+
+from . import _native
+
+_lock = threading.Lock()
+_next_loader_id = 0
+_iter_tokens = itertools.count(1)
+_trainer_tagged = False
+_steps_limit = 0
+_overrides = {}
+_warned = set()
+
+
+def _warn(key, msg):
+    if key in _warned:
+        return
+    _warned.add(key)
+    try:
+        sys.stderr.write("gpustarve: %s\n" % msg)
+    except Exception:
+        pass
+
+
+# ---- environment -------------------------------------------------------------
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _read_environment():
+    global _steps_limit
+    o = {}
+    v = os.environ.get("GPUSTARVE_NUM_WORKERS", "").strip()
+    if v:
+        try:
+            n = int(v)
+            if n < 0:
+                raise ValueError
+            o["num_workers"] = n
+        except ValueError:
+            _warn("nw", "GPUSTARVE_NUM_WORKERS=%s is not a number >= 0; ignored" % v)
+    v = os.environ.get("GPUSTARVE_PIN_MEMORY", "").strip().lower()
+    if v:
+        if v in _TRUE:
+            o["pin_memory"] = True
+        elif v in _FALSE:
+            o["pin_memory"] = False
+        else:
+            _warn("pm", "GPUSTARVE_PIN_MEMORY=%s is not 0 or 1; ignored" % v)
+    v = os.environ.get("GPUSTARVE_STEPS", "").strip()
+    _steps_limit = 0
+    if v:
+        try:
+            _steps_limit = int(v)
+            if _steps_limit < 1:
+                raise ValueError
+        except ValueError:
+            _steps_limit = 0
+            _warn("steps", "GPUSTARVE_STEPS=%s is not a number >= 1; ignored" % v)
+    _overrides.clear()
+    _overrides.update(o)
+
+
+# ---- per-loader state --------------------------------------------------------
+
+class _LoaderState(object):
+    """What gpustarve keeps for one DataLoader (in its __dict__)."""
+    __slots__ = ("lid", "next", "open", "open_tid", "open_owner", "done", "cfg")
+
+    def __init__(self, lid):
+        self.lid = lid
+        self.next = 0            # batches delivered so far = index of the next one
+        self.open = None         # index of the open step, or None
+        self.open_tid = 0        # thread that opened it
+        self.open_owner = 0      # token of the iterator that opened it
+        self.done = 0            # steps completed (step_end written)
+        self.cfg = None          # last configuration written
+
+    def __reduce__(self):  # a pickled DataLoader gets a fresh id in its new home
+        return (_fresh_state, ())
+
+
+def _fresh_state():
+    return None
+
+
+def _loader_state(loader):
+    global _next_loader_id
+    d = loader.__dict__
+    st = d.get("_gpustarve_state")
+    if st is None:
+        with _lock:
+            st = d.get("_gpustarve_state")
+            if st is None:
+                st = _LoaderState(_next_loader_id)
+                _next_loader_id += 1
+                d["_gpustarve_state"] = st
+    return st
+
+
+def _close_step(st):
+    k = st.open
+    st.open = None
+    st.done += 1
+    _native.step_end(k, st.lid)
+
+
+def _iterator_gone(st, token):
+    """The iterator that opened st's step is gone: the step ends here."""
+    try:
+        if st.open is not None and st.open_owner == token and \
+                st.open_tid == threading.get_ident():
+            _close_step(st)
+    except Exception:
+        pass
+
+
+def _after_fork_child():
+    global _trainer_tagged
+    _trainer_tagged = False
+
+
+# ---- configuration -------------------------------------------------------------
+
+def _qualname(cls):
+    mod = getattr(cls, "__module__", "") or ""
+    name = getattr(cls, "__qualname__", None) or getattr(cls, "__name__", "?")
+    return name if mod in ("", "__main__", "builtins") else mod + "." + name
+
+
+def _context_name(loader):
+    ctx = getattr(loader, "multiprocessing_context", None)
+    if isinstance(ctx, str):
+        return ctx
+    if ctx is not None:
+        name = getattr(ctx, "_name", None)
+        if name is None:
+            try:
+                name = ctx.get_start_method()
+            except Exception:
+                name = type(ctx).__name__
+        return str(name)
+    # no context given: torch uses the process-wide default
+    import multiprocessing
+    name = multiprocessing.get_start_method(allow_none=True)
+    if name is None:
+        try:  # the default start method, without fixing it (get_context would)
+            name = multiprocessing.context._default_context._default_context._name
+        except Exception:
+            name = "default"
+    return name
+
+
+def _num(v):
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return str(v)
+
+
+def _config_items(loader, it):
+    nw = getattr(loader, "num_workers", 0) or 0
+    items = [
+        ("num_workers", _num(nw)),
+        ("pin_memory", _num(bool(getattr(loader, "pin_memory", False)))),
+        ("pin_memory_effective", _num(bool(getattr(it, "_pin_memory", False)))),
+        ("batch_size", _num(getattr(loader, "batch_size", None))),
+        ("prefetch_factor", _num(getattr(loader, "prefetch_factor", None) if nw > 0 else None)),
+        ("persistent_workers", _num(bool(getattr(loader, "persistent_workers", False)))),
+        ("multiprocessing_context", _context_name(loader) if nw > 0 else "none"),
+        ("dataset", _qualname(type(getattr(loader, "dataset", None)))),
+        ("sampler", _qualname(type(getattr(loader, "sampler", None)))),
+        ("drop_last", _num(bool(getattr(loader, "drop_last", False)))),
+        ("timeout", _num(getattr(loader, "timeout", 0))),
+    ]
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        items.append(("torch_version", str(getattr(torch, "__version__", "?"))))
+    for k, v in sorted(loader.__dict__.get("_gpustarve_requested", {}).items()):
+        items.append(("requested." + k, _num(v)))
+    if _steps_limit:
+        items.append(("gpustarve_steps", str(_steps_limit)))
+    return tuple(items)
+
+
+def _write_config(loader, it, st):
+    items = _config_items(loader, it)
+    if items == st.cfg:
+        return
+    st.cfg = items
+    for k, v in items:
+        _native.config(k, v, st.lid)
+
+
+# ---- worker tagging ------------------------------------------------------------
+
+class _WorkerInit(object):
+    """worker_init_fn wrapper: tags the worker, then calls the program's own.
+    A module-level class so spawn/forkserver workers can unpickle it."""
+    __slots__ = ("fn", "loader")
+
+    def __init__(self, fn, loader):
+        self.fn = fn
+        self.loader = loader
+
+    def __call__(self, worker_id):
+        try:
+            _native.role("loader_worker", worker_id, self.loader)
+        except Exception:
+            pass
+        if self.fn is not None:
+            return self.fn(worker_id)
+        return None
+
+    def __reduce__(self):
+        return (_WorkerInit, (self.fn, self.loader))
+
+
+# ---- wrappers ------------------------------------------------------------------
+
+def _wrap_loader_init(orig):
+    def __init__(self, *args, **kwargs):
+        if not _overrides:
+            return orig(self, *args, **kwargs)
+        try:
+            import inspect
+            ba = inspect.signature(orig).bind(self, *args, **kwargs)
+        except (TypeError, ValueError):
+            return orig(self, *args, **kwargs)  # torch reports the program's own error
+        a = ba.arguments
+        requested = {}
+        nw = _overrides.get("num_workers")
+        if nw is not None and a.get("num_workers", 0) != nw:
+            requested["num_workers"] = a.get("num_workers", 0)
+            a["num_workers"] = nw
+            if nw == 0:
+                # options that torch refuses without workers go back to their defaults
+                for name in ("prefetch_factor", "multiprocessing_context", "timeout"):
+                    a.pop(name, None)
+                if a.get("persistent_workers"):
+                    requested["persistent_workers"] = True
+                    a["persistent_workers"] = False
+        pm = _overrides.get("pin_memory")
+        if pm is not None and bool(a.get("pin_memory", False)) != pm:
+            requested["pin_memory"] = bool(a.get("pin_memory", False))
+            a["pin_memory"] = pm
+        r = orig(*ba.args, **ba.kwargs)
+        if requested:
+            self.__dict__["_gpustarve_requested"] = requested
+        return r
+    return _finish_wrapper(__init__, orig)
+
+
+def _wrap_iter_init(orig):
+    def __init__(self, loader, *args, **kwargs):
+        r = orig(self, loader, *args, **kwargs)
+        try:
+            st = _loader_state(loader)
+            token = next(_iter_tokens)
+            self.__dict__["_gpustarve_state"] = st
+            self.__dict__["_gpustarve_token"] = token
+            weakref.finalize(self, _iterator_gone, st, token)
+            _write_config(loader, self, st)
+        except Exception as e:
+            _warn("iter", "cannot follow a DataLoader: %s: %s" % (type(e).__name__, e))
+        return r
+    return _finish_wrapper(__init__, orig)
+
+
+def _wrap_mp_iter_init(orig):
+    def __init__(self, loader, *args, **kwargs):
+        user_fn = getattr(loader, "worker_init_fn", None)
+        swapped = False
+        if not isinstance(user_fn, _WorkerInit):
+            try:
+                lid = _loader_state(loader).lid
+                loader.worker_init_fn = _WorkerInit(user_fn, lid)
+                swapped = True
+            except Exception:
+                swapped = False
+        try:
+            return orig(self, loader, *args, **kwargs)
+        finally:
+            if swapped:
+                try:
+                    loader.worker_init_fn = user_fn
+                except Exception:
+                    pass
+    return _finish_wrapper(__init__, orig)
+
+
+def _end_run(st):
+    _warn("end", "GPUSTARVE_STEPS=%d: loader %d completed %d steps; ending the program"
+          % (_steps_limit, st.lid, st.done))
+    raise SystemExit(0)
+
+
+def _wrap_next(orig):
+    step_begin, step_end = _native.step_begin, _native.step_end
+    fetch_begin, fetch_end = _native.fetch_begin, _native.fetch_end
+    get_ident = threading.get_ident
+
+    def __next__(self):
+        global _trainer_tagged
+        st = self.__dict__.get("_gpustarve_state")
+        if st is None:
+            return orig(self)
+        lid = st.lid
+        if not _trainer_tagged:
+            _trainer_tagged = True
+            _native.role("trainer", 0, lid)
+        if st.open is not None:
+            prev = st.open
+            st.open = None
+            st.done += 1
+            step_end(prev, lid)
+        if _steps_limit and st.done >= _steps_limit:
+            _end_run(st)
+        k = st.next
+        step_begin(k, lid)
+        fetch_begin(k, lid)
+        try:
+            data = orig(self)
+        except BaseException:
+            fetch_end(k, lid)  # StopIteration (end of epoch) or an error
+            raise
+        fetch_end(k, lid)
+        st.next = k + 1
+        st.open = k
+        st.open_tid = get_ident()
+        st.open_owner = self.__dict__.get("_gpustarve_token", 0)
+        return data
+    return _finish_wrapper(__next__, orig)
+
+
+def _finish_wrapper(w, orig):
+    w.__name__ = getattr(orig, "__name__", w.__name__)
+    w.__qualname__ = getattr(orig, "__qualname__", w.__qualname__)
+    w.__doc__ = getattr(orig, "__doc__", None)
+    w.__wrapped__ = orig
+    w._gpustarve_wrapper = True
+    return w
+
+
+def _patch(cls, name, make):
+    orig = cls.__dict__.get(name)
+    if orig is None or getattr(orig, "_gpustarve_wrapper", False):
+        return False
+    setattr(cls, name, make(orig))
+    return True
+
+
+def instrument(module):
+    """Wrap the DataLoader classes of torch.utils.data.dataloader (once)."""
+    if getattr(module, "_gpustarve_instrumented", False):
+        return
+    module._gpustarve_instrumented = True
+    _read_environment()
+    dl = getattr(module, "DataLoader", None)
+    base = getattr(module, "_BaseDataLoaderIter", None)
+    mp = getattr(module, "_MultiProcessingDataLoaderIter", None)
+    if dl is None or base is None:
+        _warn("names", "this torch has no DataLoader/_BaseDataLoaderIter; steps are not marked")
+        return
+    _patch(dl, "__init__", _wrap_loader_init)
+    _patch(base, "__init__", _wrap_iter_init)
+    _patch(base, "__next__", _wrap_next)
+    if mp is not None:
+        _patch(mp, "__init__", _wrap_mp_iter_init)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_child)

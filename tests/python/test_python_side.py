@@ -1,0 +1,353 @@
+"""gpustarve's Python side and marker API, end to end: real PyTorch
+DataLoader programs (examples/pytorch/train.py) under `gpustarve run`, with
+Debian's torch 1.13 and with torch 2.x from .venv (see conftest.py), read back
+through the trace reader.
+
+    /usr/bin/python3 -m pytest -q tests/python         (both interpreters)
+    GS_TEST_PYTHON=.venv/bin/python python3 -m pytest tests/python
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import (CLI, HERE, LIB, PYDIR, ROOT, TRAIN, clean_env, interpreters, run_plain,
+                      run_traced, train_summary)
+
+PYS = interpreters()
+# RATIONALE: a small sleep per file makes the loader the bottleneck whatever
+# else the (shared, 2-core) machine is doing, so the answers below are known.
+DELAY = "1.5"
+
+
+def train_cmd(py, images, *extra):
+    return [py, TRAIN, "--data", images, "--batch-size", "8", "--read-delay-ms", DELAY] + \
+        [str(x) for x in extra]
+
+
+def worker_roles(m, loader=0):
+    return sorted((r["aux"], r["pid"]) for r in m.roles("loader_worker") if r["aux2"] == loader)
+
+
+# ---- steps, configuration and data wait for num_workers 0, 2, 3 ----------------
+
+@pytest.mark.parametrize("py", PYS)
+@pytest.mark.parametrize("workers", [0, 2, 3])
+def test_steps_config_and_data_wait(built, read_markers, images, tmp_path, py, workers):
+    p = run_traced(train_cmd(py, images, "--num-workers", workers), tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    own = train_summary(p.stderr)
+    m = read_markers(tmp_path / "run")
+    # one step per batch: 96 images / 8 = 12 batches, each a complete step
+    steps = m.steps(0)
+    assert own["steps"] == 12
+    assert [s[0] for s in steps] == list(range(12))
+    # every fetch is paired; the 13th finds the end of the epoch
+    assert len(m.fetches(0)) == 13
+    # all markers come from the training thread of one process
+    assert len({(r["pid"], r["tid"]) for r in m.marks if r["kind"] != "role" and
+                r["kind"] != "config"}) == 1
+    cfg = m.config(0)
+    assert cfg["num_workers"] == str(workers)
+    assert cfg["pin_memory"] == "0"
+    assert cfg["batch_size"] == "8"
+    assert cfg["persistent_workers"] == "0"
+    assert cfg["drop_last"] == "0"
+    assert cfg["dataset"] == "RawImages"
+    assert cfg["sampler"].endswith("RandomSampler")
+    assert cfg["prefetch_factor"] == ("2" if workers else "none")
+    assert cfg["multiprocessing_context"] == ("fork" if workers else "none")
+    assert cfg["torch_version"].split(".")[0] in ("1", "2")
+    # workers tagged 0..n-1, one process each; the trainer tagged once
+    roles = worker_roles(m)
+    assert [w for w, _ in roles] == list(range(workers))
+    assert len({pid for _, pid in roles}) == workers
+    assert len(m.roles("trainer")) == 1
+    # the data-wait share seen by the markers is the one the script measured
+    share = m.data_wait_share(0)
+    assert abs(share - own["data_wait_share"]) <= 0.05, (share, own)
+
+
+# ---- multiprocessing contexts -----------------------------------------------------
+
+@pytest.mark.parametrize("py", PYS)
+@pytest.mark.parametrize("ctx", ["spawn", "forkserver"])
+def test_spawn_and_forkserver_workers(built, read_markers, images, tmp_path, py, ctx):
+    p = run_traced(train_cmd(py, images, "--num-workers", 2, "--mp-context", ctx, "--steps", 6),
+                   tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    m = read_markers(tmp_path / "run")
+    assert len(m.steps(0)) == 6
+    assert m.config(0)["multiprocessing_context"] == ctx
+    roles = worker_roles(m)
+    assert [w for w, _ in roles] == [0, 1], m.roles("loader_worker")
+    # the workers exec'd a fresh interpreter (spawn) or were forked from the
+    # fork server: either way not the trainer, and traced
+    trainer = m.roles("trainer")[0]["pid"]
+    assert trainer not in {pid for _, pid in roles}
+
+
+# ---- persistent workers over two epochs -------------------------------------------
+
+@pytest.mark.parametrize("py", PYS)
+def test_persistent_workers_two_epochs(built, read_markers, images, tmp_path, py):
+    p = run_traced(train_cmd(py, images, "--num-workers", 2, "--persistent-workers",
+                             "--epochs", 2), tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    assert train_summary(p.stderr)["steps"] == 24
+    m = read_markers(tmp_path / "run")
+    steps = m.steps(0)
+    assert [s[0] for s in steps] == list(range(24))
+    # steps do not overlap, and the workers were started once
+    assert all(a[2] <= b[1] for a, b in zip(steps, steps[1:]))
+    assert [w for w, _ in worker_roles(m)] == [0, 1]
+    assert m.config(0)["persistent_workers"] == "1"
+    assert len([r for r in m.of("config", 0) if r["text"].startswith("num_workers=")]) == 1
+
+
+# ---- a train and a validation loader ------------------------------------------------
+
+@pytest.mark.parametrize("py", PYS)
+def test_train_and_validation_loaders_kept_apart(built, read_markers, images, tmp_path, py):
+    # 72 training images (9 batches), 24 validation images (3 batches), 2 epochs
+    p = run_traced(train_cmd(py, images, "--num-workers", 2, "--val-samples", 24,
+                             "--epochs", 2), tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    own = train_summary(p.stderr)
+    assert own["steps"] == 18 and own["val_batches"] == 6
+    m = read_markers(tmp_path / "run")
+    train, val = m.steps(0), m.steps(1)
+    assert [s[0] for s in train] == list(range(18))
+    assert [s[0] for s in val] == list(range(6))
+    # apart in time: each validation step lies between training steps
+    for _, v0, v1 in val:
+        assert all(t1 <= v0 or t0 >= v1 for _, t0, t1 in train)
+    # each loader has its configuration and its own workers
+    assert m.config(0)["sampler"].endswith("RandomSampler")
+    assert m.config(1)["sampler"].endswith("SequentialSampler")
+    assert [w for w, _ in worker_roles(m, 0)] == [0, 0, 1, 1]  # re-created each epoch
+    assert [w for w, _ in worker_roles(m, 1)] == [0, 0, 1, 1]
+
+
+# ---- overrides and GPUSTARVE_STEPS, by hand ------------------------------------------
+
+@pytest.mark.parametrize("py", PYS)
+def test_environment_overrides_and_steps(built, read_markers, images, tmp_path, py):
+    env = clean_env(GPUSTARVE_NUM_WORKERS="2", GPUSTARVE_PIN_MEMORY="1", GPUSTARVE_STEPS="5")
+    p = run_traced(train_cmd(py, images, "--num-workers", 0, "--epochs", 3), tmp_path / "run",
+                   env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    assert b"GPUSTARVE_STEPS=5" in p.stderr
+    assert b"train.py {" not in p.stderr  # ended before its own summary
+    m = read_markers(tmp_path / "run")
+    assert [s[0] for s in m.steps(0)] == [0, 1, 2, 3, 4]
+    cfg = m.config(0)
+    assert cfg["num_workers"] == "2" and cfg["requested.num_workers"] == "0"
+    assert cfg["pin_memory"] == "1" and cfg["requested.pin_memory"] == "0"
+    assert cfg["pin_memory_effective"] == "0"  # no GPU here
+    assert cfg["gpustarve_steps"] == "5"
+    assert [w for w, _ in worker_roles(m)] == [0, 1]
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_override_to_zero_workers_drops_worker_options(built, read_markers, images, tmp_path,
+                                                         py):
+    """num_workers forced to 0 on a loader built with persistent workers and a
+    context: torch would refuse those options, so they go back to defaults."""
+    env = clean_env(GPUSTARVE_NUM_WORKERS="0", GPUSTARVE_STEPS="3")
+    p = run_traced(train_cmd(py, images, "--num-workers", 2, "--persistent-workers",
+                             "--mp-context", "spawn"), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    m = read_markers(tmp_path / "run")
+    cfg = m.config(0)
+    assert cfg["num_workers"] == "0" and cfg["requested.num_workers"] == "2"
+    assert cfg["persistent_workers"] == "0" and cfg["requested.persistent_workers"] == "1"
+    assert len(m.steps(0)) == 3
+    assert not m.roles("loader_worker")
+
+
+# ---- programs that are not PyTorch training loops --------------------------------------
+
+@pytest.mark.parametrize("py", PYS)
+def test_script_without_torch_runs_unchanged(built, tmp_path, py):
+    script = os.path.join(HERE, "no_torch.py")
+    plain = run_plain([py, script, "3", "x y"], env=clean_env(PYTHONPATH=""))
+    traced = run_traced([py, script, "3", "x y"], tmp_path / "run")
+    assert plain.returncode == traced.returncode == 3
+    assert traced.stdout == plain.stdout
+    out = json.loads(traced.stdout)
+    assert out["torch_modules"] == []
+    assert b"gpustarve_loaded=True" in traced.stderr
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_user_sitecustomize_still_runs(built, tmp_path, py):
+    user = os.path.join(HERE, "usersite")
+    env = clean_env(PYTHONPATH=PYDIR + os.pathsep + user)
+    traced = run_traced([py, os.path.join(HERE, "no_torch.py")], tmp_path / "run", env=env)
+    assert traced.returncode == 0, traced.stderr.decode()
+    out = json.loads(traced.stdout)
+    assert out["user_sitecustomize"] == os.path.join(user, "sitecustomize.py")
+    # `import sitecustomize` gives the program its own module, not ours
+    assert out["sitecustomize_file"] == os.path.join(user, "sitecustomize.py")
+    assert b"gpustarve_loaded=True" in traced.stderr
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_distribution_sitecustomize_still_runs(built, tmp_path, py):
+    """Without a user one, the interpreter's own (Debian's) is chained to."""
+    plain = run_plain([py, "-c", "import sitecustomize, sys; print(sitecustomize.__file__)"],
+                      env=clean_env(PYTHONPATH=""))
+    traced = run_traced([py, "-c", "import sitecustomize, sys; print(sitecustomize.__file__)"],
+                        tmp_path / "run")
+    assert traced.returncode == 0, traced.stderr.decode()
+    if plain.returncode == 0:
+        assert traced.stdout == plain.stdout
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_import_without_preload_does_nothing(built, py):
+    code = (
+        "import sys, gpustarve\n"
+        "assert 'torch' not in sys.modules\n"
+        "assert gpustarve.active() is False and gpustarve.install() is False\n"
+        "gpustarve.step_begin(1); gpustarve.fetch_begin(1); gpustarve.fetch_end(1)\n"
+        "gpustarve.step_end(1); gpustarve.config('k', 'v'); gpustarve.role('trainer')\n"
+        "from torch.utils.data import DataLoader\n"
+        "import torch.utils.data.dataloader as dl\n"
+        "assert not hasattr(dl._BaseDataLoaderIter.__next__, '_gpustarve_wrapper')\n"
+        "assert not any(type(f).__module__.startswith('gpustarve') for f in sys.meta_path)\n"
+        "print('ok')\n")
+    p = run_plain([py, "-c", code])
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout == b"ok\n" and p.stderr == b""
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_import_after_torch_under_preload(built, read_markers, tmp_path, py):
+    """`import gpustarve` after torch (no sitecustomize) instruments at once."""
+    code = (
+        "import torch, sys\n"
+        "from torch.utils.data import DataLoader\n"
+        "import gpustarve\n"
+        "assert gpustarve.active()\n"
+        "n = sum(1 for _ in DataLoader(list(range(20)), batch_size=4))\n"
+        "print(n)\n")
+    env = clean_env()
+    del env["PYTHONPATH"]  # no sitecustomize of ours: only the explicit import
+    p = run_traced([py, "-c", "import sys; sys.path.insert(0, %r)\n" % PYDIR + code],
+                   tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout == b"5\n"
+    m = read_markers(tmp_path / "run")
+    assert [s[0] for s in m.steps(0)] == [0, 1, 2, 3, 4]
+
+
+# ---- sweep ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("py", PYS)
+def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py):
+    out = tmp_path / "sweep"
+    js = tmp_path / "sweep.json"
+    p = subprocess.run([CLI, "sweep", "--num-workers", "0,2", "--steps", "8", "--warmup", "2",
+                        "-o", str(out), "--json", str(js), "--"] +
+                       train_cmd(py, images, "--epochs", 3),
+                       env=clean_env(), capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    table = p.stdout.decode()
+    best = [ln for ln in table.splitlines() if ln.startswith("*")]
+    assert len(best) == 1 and best[0].split()[1] == "2", table
+    assert "best   num_workers=2" in table
+    doc = json.loads(js.read_text())
+    assert doc["schema"] == "gpustarve.sweep/1"
+    assert doc["best"]["num_workers"] == 2
+    by_nw = {c["num_workers"]: c for c in doc["configs"]}
+    assert by_nw[2]["step_ms_median"] < by_nw[0]["step_ms_median"]
+    assert by_nw[0]["data_wait_share"] > by_nw[2]["data_wait_share"]
+    for c in doc["configs"]:
+        run = c["runs"][0]
+        assert run["exit"] == 0 and run["steps"] == 8
+        assert os.path.isdir(run["dir"]) and os.path.isfile(run["log"])
+        assert c["source"] in ("report", "markers")
+    assert b"sweep: run 2/2" in p.stderr  # progress on stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["--", "true"],                                    # no list
+    ["--num-workers", "a,b", "--", "true"],
+    ["--num-workers", "1,1", "--", "true"],
+    ["--pin-memory", "2", "--", "true"],
+    ["--num-workers", "0", "--steps", "0", "--", "true"],
+    ["--num-workers", "0", "--repeat", "x", "--", "true"],
+    ["--num-workers", "0"],                            # no command
+    ["--bogus"],
+])
+def test_sweep_bad_usage(built, tmp_path, args):
+    p = subprocess.run([CLI, "sweep"] + args, capture_output=True, cwd=tmp_path, timeout=30)
+    assert p.returncode == 2, (args, p.stderr)
+    assert p.stdout == b""
+    assert not os.listdir(tmp_path)  # nothing created
+
+
+def test_sweep_help(built):
+    p = subprocess.run([CLI, "sweep", "--help"], capture_output=True, timeout=30)
+    assert p.returncode == 0 and b"usage: gpustarve sweep" in p.stdout
+
+
+# ---- the C marker API ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("pie", ["-pie", "-no-pie"])
+def test_c_marker_api_with_and_without_preload(built, compile_c, read_markers, tmp_path, pie):
+    src = os.path.join(HERE, "marker_demo.c")
+    extra = [pie] + (["-fPIE"] if pie == "-pie" else ["-fno-pie"])
+    exe = compile_c("marker_demo" + pie, [src], extra + ["-ldl"])
+    plain = run_plain([exe, "4"], env=clean_env())
+    assert plain.returncode == 0 and plain.stdout == b"active=0 steps=4 errno=0\n"
+    traced = run_traced([exe, "4"], tmp_path / "run")
+    assert traced.returncode == 0, traced.stderr.decode()
+    assert traced.stdout == b"active=1 steps=4 errno=0\n"
+    m = read_markers(tmp_path / "run")
+    assert [s[0] for s in m.steps(0)] == [0, 1, 2, 3]
+    assert len(m.fetches(0)) == 4
+    assert m.config(0) == {"num_workers": "3", "loader": "c-threaded"}
+    assert len(m.roles("trainer")) == 1
+    share = m.data_wait_share(0)
+    assert 0.2 < share < 0.7, share  # 2 ms of every 5 ms step
+
+
+def test_c_header_compiles_as_cxx_and_without_markers(built, tmp_path):
+    src = tmp_path / "x.cc"
+    src.write_text('#include "gpustarve.h"\nint main() { gpustarve_step_begin(0, 0);'
+                   ' return gpustarve_active(); }\n')
+    inc = "-I" + os.path.join(ROOT, "include")
+    for cc, extra in (("c++", []), ("cc", ["-x", "c", "-DGPUSTARVE_NO_MARKERS"])):
+        p = subprocess.run([cc, "-Wall", "-Wextra", "-Werror", inc] + extra +
+                           [str(src), "-o", str(tmp_path / ("x-" + cc)), "-ldl"],
+                           capture_output=True)
+        if p.returncode != 0 and b"not found" in p.stderr:
+            pytest.skip("%s not installed" % cc)
+        assert p.returncode == 0, p.stderr.decode()
+        assert subprocess.run([str(tmp_path / ("x-" + cc))]).returncode == 0
+
+
+def test_library_exports_marker_api(built):
+    p = subprocess.run(["nm", "-D", "--defined-only", LIB], capture_output=True)
+    if p.returncode != 0:
+        pytest.skip("nm not available")
+    names = {ln.split()[-1] for ln in p.stdout.decode().splitlines() if ln.strip()}
+    for n in ("gpustarve_active", "gpustarve_step_begin", "gpustarve_step_end",
+              "gpustarve_fetch_begin", "gpustarve_fetch_end", "gpustarve_config",
+              "gpustarve_role"):
+        assert n in names
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_python_keeps_its_sigint_handler(built, tmp_path, py):
+    """Ctrl-C still raises KeyboardInterrupt in a traced Python program (the
+    collector's C handler would otherwise hide Python's; see
+    gpustarve._restore_python_sigint)."""
+    code = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    p = run_traced([py, "-c", code], tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout == b"True\n"
