@@ -499,7 +499,14 @@ static void summarize(an_result *res)
                 x[j++] = ms(part(&res->steps[i].v, k));
         res->median_ms[k] = an_percentile(x, m, 0.5);
     }
-    /* the input-bound share: median of per-step data_wait / step */
+    /* the input-bound share: the larger of the median per-step share and the
+     * share of all measured time.
+     * RATIONALE: DESIGN.md names the median over steps, but workers that finish
+     * together deliver batches in bursts: every other step waits long and the
+     * rest not at all, and the median (0) would call a loop that waits half
+     * its time "not input-bound". The total share catches that; the median
+     * still catches a loop whose typical step waits while a few long steps
+     * dilute the total. */
     j = 0;
     for (size_t i = 0; i < res->nsteps; i++) {
         const an_step *s = &res->steps[i];
@@ -509,6 +516,8 @@ static void summarize(an_result *res)
         x[j++] = len ? (double)s->v.idle_dw / (double)len : 0;
     }
     res->input_share = an_percentile(x, m, 0.5);
+    if (res->share[AN_SH_DATA_WAIT] > res->input_share)
+        res->input_share = res->share[AN_SH_DATA_WAIT];
     free(d);
     free(x);
 }
@@ -686,7 +695,15 @@ static void advise_workers(an_result *res, const an_opts *o)
                   "cannot size num_workers");
         return;
     }
-    const double tb = res->nworkers ? res->batch_ms : res->median_ms[AN_SH_DATA_WAIT];
+    /* Time one worker takes per batch: measured on traced worker processes;
+     * else, with W workers we cannot see (threads, untraced processes) and an
+     * input-bound loop, they deliver one batch per step, so each takes about
+     * W steps; else (loading inline, num_workers=0) the data wait itself. */
+    double tb = res->median_ms[AN_SH_DATA_WAIT];
+    if (res->nworkers)
+        tb = res->batch_ms;
+    else if (res->cur_workers >= 1)
+        tb = res->step_ms_median * (double)res->cur_workers;
     if (tb <= 0)
         return;
     long need = (long)ceil(tb / tg - 1e-9);

@@ -21,10 +21,10 @@ ifneq ($(NVCC),)
 ## cuda-example-bins: build the CUDA examples (build/examples/train_loop) with nvcc
 cuda-example-bins: $(CUDA_EXAMPLE_BINS)
 
-$(BUILD)/examples/train_loop: examples/train_loop.cu
+$(BUILD)/examples/train_loop: examples/train_loop.cu include/gpustarve.h
 	@mkdir -p $(dir $@)
 	@echo "  NVCC    $@"
-	$(Q)$(NVCC) $(CUDA_EXAMPLE_FLAGS) -o $@ $< -lpthread
+	$(Q)$(NVCC) $(CUDA_EXAMPLE_FLAGS) -Iinclude -o $@ $< -lpthread -ldl
 else
 cuda-example-bins:
 	@echo "  SKIP    CUDA examples: nvcc not found"
