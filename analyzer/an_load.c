@@ -50,6 +50,7 @@ typedef struct lctx {
     long slot_th[AN_TL_MAX_SLOTS]; /* slot -> thread index */
     int nslots;
     int has_step_src;
+    int watch_all; /* a piece callback watches this image: keep every interval */
     open_range *ranges;
     size_t nranges, capranges;
     /* progress */
@@ -189,8 +190,16 @@ static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num)
     return (long)idx;
 }
 
+/* RATIONALE: a thread's host intervals only matter between its candidates
+ * (a step is the difference of two snapshots), and a thread's records come
+ * in completion order, so an interval that completes before the thread's
+ * first candidate also ends before it and adds the same to every snapshot.
+ * Skipping those keeps loader workers, which read the most and usually
+ * have no candidate at all, off the timeline. */
 static inline void host_iv(lctx *c, long ti, uint64_t s, uint64_t e, unsigned cls)
 {
+    if (!c->p->th[ti].ncand && !c->watch_all)
+        return;
     const int slot = slot_of(c, ti);
     if (slot >= 0)
         an_tl_add_host(c->tl, (unsigned)slot, s, e, cls);
@@ -755,12 +764,26 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
         gs_reader_close(r);
         return -1;
     }
+    const an_hooks *hk = o->hooks;
+    if (hk && hk->on_piece && p->pid == hk->piece_pid && p->exec_seq == hk->piece_exec_seq) {
+        /* the watched thread takes a slot before anything else happens */
+        const long ti = thread_ix(c, hk->piece_tid);
+        const int slot = ti >= 0 ? slot_of(c, ti) : -1;
+        if (slot >= 0)
+            an_tl_set_piece_fn(c->tl, (unsigned)slot, hk->on_piece, hk->ctx);
+        c->watch_all = 1;
+    }
+    if (hk && hk->on_file)
+        hk->on_file(hk->ctx, p, r);
     const gs_event *ev;
     size_t n;
     int rc;
     uint64_t first = UINT64_MAX, last = 0;
     while ((rc = gs_reader_next_frame(r, &ev, &n)) > 0) {
         p->events += n;
+        if (hk && hk->on_event)
+            for (size_t i = 0; i < n; i++)
+                hk->on_event(hk->ctx, p, r, &ev[i]);
         for (size_t i = 0; i < n; i++) {
             const gs_event *e = &ev[i];
             if (e->ts < first && e->ts)
@@ -785,6 +808,8 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     }
     an_tl_finish(c->tl);
     an_tl_get_stats(c->tl, &p->tl);
+    if (hk && hk->on_file_end)
+        hk->on_file_end(hk->ctx, p);
     run->events += p->events;
     if (rc < 0) {
         p->damaged = rc;

@@ -146,6 +146,27 @@ typedef struct an_skipped {
     int whole; /* nothing of the file could be used */
 } an_skipped;
 
+/* Hooks of a second pass over the files (report --perfetto / --html): the
+ * same pass as the analysis, with each file, each event and the pieces of
+ * one thread's timeline handed out as they are decoded and swept. Nothing
+ * is kept for them. */
+struct gs_event;
+struct gs_reader;
+typedef struct an_hooks {
+    void *ctx;
+    /* a file's header was read (p: pid, ppid, file, path, argv are set) */
+    void (*on_file)(void *ctx, const an_proc *p, struct gs_reader *r);
+    /* every event, in file order (strings: gs_reader_string(r, e->str)) */
+    void (*on_event)(void *ctx, const an_proc *p, struct gs_reader *r, const struct gs_event *e);
+    /* the file is done (after the last piece) */
+    void (*on_file_end)(void *ctx, const an_proc *p);
+    /* the swept pieces (an_piece_fn) of thread piece_tid of the image
+     * (piece_pid, piece_exec_seq), when on_piece is set */
+    an_piece_fn on_piece;
+    uint64_t piece_pid;
+    uint32_t piece_exec_seq, piece_tid;
+} an_hooks;
+
 /* Options of the analysis. */
 typedef struct an_opts {
     regex_t step_re, fetch_re;
@@ -158,6 +179,7 @@ typedef struct an_opts {
     /* progress: called about every second with bytes done / total */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    const an_hooks *hooks; /* NULL in the analysis pass */
 } an_opts;
 
 #define AN_STEP_RE_DEFAULT                                                                     \

@@ -61,6 +61,12 @@ struct an_tl {
     uint64_t busy[AN_NBUSY], idle;
     uint64_t idle_dw[AN_TL_MAX_SLOTS], idle_pg[AN_TL_MAX_SLOTS];
     an_tl_stats st;
+    /* optional piece output for one watched slot */
+    an_piece_fn piece_fn;
+    void *piece_ctx;
+    unsigned piece_slot;
+    unsigned piece_cls;
+    uint64_t piece_t0, piece_t1; /* pending piece, empty when t0 == t1 */
 };
 
 an_tl *an_tl_new(an_snap_fn on_snap, void *ctx)
@@ -275,10 +281,50 @@ int an_tl_query(an_tl *tl, unsigned slot, uint64_t t, uint64_t qid)
 
 /* ---- sweep ---------------------------------------------------------------- */
 
+void an_tl_set_piece_fn(an_tl *tl, unsigned slot, an_piece_fn fn, void *ctx)
+{
+    tl->piece_fn = slot < AN_TL_MAX_SLOTS ? fn : NULL;
+    tl->piece_ctx = ctx;
+    tl->piece_slot = slot;
+    tl->piece_t0 = tl->piece_t1 = 0;
+}
+
+static void piece_flush(an_tl *tl)
+{
+    if (tl->piece_t1 > tl->piece_t0)
+        tl->piece_fn(tl->piece_ctx, tl->piece_t0, tl->piece_t1, tl->piece_cls);
+    tl->piece_t0 = tl->piece_t1;
+}
+
+/* [P, P + dt) in the watched slot's class; merged with the pending piece when
+ * it continues it. */
+static void piece(an_tl *tl, uint64_t dt)
+{
+    unsigned cls;
+    if (tl->busy_mask)
+        cls = (unsigned)__builtin_ctz(tl->busy_mask);
+    else if (tl->dw_cnt[tl->piece_slot])
+        cls = AN_PC_DW;
+    else if (tl->pg_cnt[tl->piece_slot])
+        cls = AN_PC_PG;
+    else
+        cls = AN_PC_HOST;
+    if (cls == tl->piece_cls && tl->piece_t1 == tl->P && tl->piece_t1 > tl->piece_t0) {
+        tl->piece_t1 += dt;
+        return;
+    }
+    piece_flush(tl);
+    tl->piece_cls = cls;
+    tl->piece_t0 = tl->P;
+    tl->piece_t1 = tl->P + dt;
+}
+
 static inline void accrue(an_tl *tl, uint64_t dt)
 {
     if (!dt)
         return;
+    if (tl->piece_fn)
+        piece(tl, dt);
     if (tl->busy_mask) {
         tl->busy[__builtin_ctz(tl->busy_mask)] += dt;
         return;
@@ -517,6 +563,8 @@ void an_tl_finish(an_tl *tl)
         act_pop(tl);
         set_state(tl, a.tag, -1);
     }
+    if (tl->piece_fn)
+        piece_flush(tl);
 }
 
 void an_tl_get_stats(const an_tl *tl, an_tl_stats *st)

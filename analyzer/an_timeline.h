@@ -70,6 +70,21 @@ typedef void (*an_snap_fn)(void *ctx, unsigned slot, uint64_t qid, const an_snap
 
 typedef struct an_tl an_tl;
 
+/* Classes of the pieces an_piece_fn receives: the busy classes (enum an_busy),
+ * then GPU idle cut by the watched slot's state. */
+enum an_piece {
+    AN_PC_DW = AN_NBUSY,        /* GPU idle, the slot in data wait */
+    AN_PC_PG = AN_NBUSY + 1,    /* GPU idle, in a pageable copy call (not data wait) */
+    AN_PC_HOST = AN_NBUSY + 2,  /* GPU idle, anything else */
+    AN_NPC = AN_NBUSY + 3,
+};
+
+/* Receives the swept time as disjoint pieces [t0, t1) in time order, each of
+ * one class (enum an_piece) as seen by the watched slot; consecutive pieces
+ * of one class are merged. The same accrual as the snapshots, so the pieces
+ * inside [a.t, b.t) sum to the step attribution of those two snapshots. */
+typedef void (*an_piece_fn)(void *ctx, uint64_t t0, uint64_t t1, unsigned cls);
+
 /* New engine (allocates). Returns NULL when out of memory. */
 an_tl *an_tl_new(an_snap_fn on_snap, void *ctx);
 void an_tl_free(an_tl *tl);
@@ -86,6 +101,11 @@ int an_tl_add_gpu(an_tl *tl, int src, uint64_t start, uint64_t end, unsigned bus
 int an_tl_add_host(an_tl *tl, unsigned slot, uint64_t start, uint64_t end, unsigned cls);
 /* Ask for a snapshot of slot at time t; delivered through on_snap with qid. */
 int an_tl_query(an_tl *tl, unsigned slot, uint64_t t, uint64_t qid);
+
+/* Watch host slot `slot`: every swept piece of time goes to fn (NULL: stop).
+ * Set it before adding intervals; the last piece is delivered by
+ * an_tl_finish. Costs one branch per sweep step when unset. */
+void an_tl_set_piece_fn(an_tl *tl, unsigned slot, an_piece_fn fn, void *ctx);
 
 /* Sweep what is safely behind the lag window (call after each frame). */
 void an_tl_sweep(an_tl *tl);

@@ -17,6 +17,8 @@ static const gs_cmd commands[] = {
     {"run", gs_cmd_run, "trace a command and every process it starts"},
     {"dump", gs_cmd_dump, "print the events of a trace, one per line"},
     {"report", gs_cmd_report, "per-step GPU starvation report: verdict and advice"},
+    {"compare", gs_cmd_compare, "two runs side by side: did the change help, did the prediction hold"},
+    {"probe", gs_cmd_probe, "measure storage read and host-to-device copy bandwidth"},
     {"sweep", gs_cmd_sweep, "run a command per num_workers x pin_memory setting, pick the fastest"},
     {"help", cmd_help, "show help for gpustarve or one command"},
 };

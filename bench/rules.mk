@@ -18,3 +18,12 @@ $(BUILD)/bench/bench_cuda: bench/bench_cuda.c $(BUILD)/simcuda/libcudart.so.13
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -isystem $(CUDA_HOME)/include -o $@ $< \
 	    $(BUILD)/simcuda/libcudart.so.13 -ldl
 endif
+
+# gen_bigtrace: large generated runs for bench/bench_report.py (report
+# throughput and peak memory); written through the trace API.
+BENCH_BINS += $(BUILD)/bench/gen_bigtrace
+bench-bins: $(BUILD)/bench/gen_bigtrace
+$(BUILD)/bench/gen_bigtrace: bench/gen_bigtrace.c $(TRACE_SRC) $(wildcard trace/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_COMMON) -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm

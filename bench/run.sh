@@ -2,4 +2,5 @@
 # bench/run.sh — `make bench`: runs every benchmark and prints its figures.
 set -eu
 "${PYTHON:-/usr/bin/python3}" bench/bench_cuda.py
+"${PYTHON:-/usr/bin/python3}" bench/bench_report.py
 exec "${PYTHON:-/usr/bin/python3}" bench/bench_collector.py "$@"

@@ -16,9 +16,12 @@ def _markers(tr, t0, t1, n, fetch=None):
     tr.ev(100, "step_end", ts=t1, aux=n)
 
 
-def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False):
+def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False, step_ms=100, wait_ms=40,
+                 jitter_ms=0):
     """The GPU waits 40 ms of every 100 ms step on a worker pipe; each worker
-    needs ~190-200 ms per batch (150 ms reads, 10 ms open/stat, ~40 ms CPU)."""
+    needs ~190-200 ms per batch (150 ms reads, 10 ms open/stat, ~40 ms CPU).
+    step_ms / wait_ms change the measured steps; jitter_ms spreads their
+    lengths (deterministically) by up to +-jitter_ms, in the kernel time."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train.py --epochs 1")
     tr.ev(100, "thread", ts=T0 - 5 * MS, str="MainThread", aux=100)
@@ -31,8 +34,9 @@ def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False):
     steps = [(T0, T0 + 300 * MS, 250 * MS)]
     t = T0 + 300 * MS
     for i in range(nsteps):
-        steps.append((t, t + 100 * MS, 40 * MS))
-        t += 100 * MS
+        d = step_ms * MS + int(((i * 7919) % 11 - 5) / 5 * jitter_ms * MS)
+        steps.append((t, t + d, wait_ms * MS))
+        t += d
     for n, (a, b, wait) in enumerate(steps):
         if marker_steps:
             tr.ev(100, "step_begin", ts=a, aux=n)

@@ -160,6 +160,36 @@ static void ref_snap(const iv *v, int n, uint64_t origin, uint64_t t, int slot, 
     }
 }
 
+/* pieces of the watched slot (an_tl_set_piece_fn) */
+#define MAXP 8192
+typedef struct pc {
+    uint64_t t0, t1;
+    unsigned cls;
+} pc;
+static pc P[MAXP];
+static int NP;
+
+static void on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)
+{
+    (void)ctx;
+    if (NP < MAXP)
+        P[NP++] = (pc){t0, t1, cls};
+}
+
+/* Time of class cls in the pieces, clipped to [a, b). */
+static uint64_t piece_sum(uint64_t a, uint64_t b, unsigned cls)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < NP; i++) {
+        if (P[i].cls != cls)
+            continue;
+        uint64_t s = P[i].t0 > a ? P[i].t0 : a, e = P[i].t1 < b ? P[i].t1 : b;
+        if (e > s)
+            sum += e - s;
+    }
+    return sum;
+}
+
 static void test_random(int round)
 {
     memset(Q, 0, sizeof Q);
@@ -190,6 +220,8 @@ static void test_random(int round)
         qslot[q] = q % 2;
     }
     an_tl *tl = an_tl_new(on_snap, NULL);
+    NP = 0;
+    an_tl_set_piece_fn(tl, 0, on_piece, NULL);
     int src[4];
     for (int k = 0; k < 4; k++)
         src[k] = an_tl_gpu_source(tl, (uint32_t)k / 2, (uint64_t)k);
@@ -228,6 +260,20 @@ static void test_random(int round)
             bad += (b.idle_dw - c0.idle_dw) != (Q[q].s.idle_dw - Q[p].s.idle_dw);
             bad += (b.idle_pg - c0.idle_pg) != (Q[q].s.idle_pg - Q[p].s.idle_pg);
         }
+    }
+    /* pieces: ordered, disjoint, merged, and between two queries of slot 0
+     * they sum to the snapshot difference class by class */
+    for (int i = 1; i < NP; i++)
+        bad += P[i].t0 < P[i - 1].t1 || (P[i].t0 == P[i - 1].t1 && P[i].cls == P[i - 1].cls);
+    for (int q = 2; q < NQ; q += 2) {
+        const an_snap *a = &Q[q - 2].s, *b = &Q[q].s;
+        an_stepv sv;
+        an_stepv_from_snaps(&sv, a, b);
+        for (unsigned c = 0; c < AN_NBUSY; c++)
+            bad += piece_sum(a->t, b->t, c) != sv.busy[c];
+        bad += piece_sum(a->t, b->t, AN_PC_DW) != sv.idle_dw;
+        bad += piece_sum(a->t, b->t, AN_PC_PG) != sv.idle_pg;
+        bad += piece_sum(a->t, b->t, AN_PC_HOST) != sv.idle_host;
     }
     if (bad)
         fprintf(stderr, "random round %d: %d mismatches\n", round, bad);
