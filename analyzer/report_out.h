@@ -1,0 +1,26 @@
+/* report_out.h — the writers `gpustarve report` hands its result to.
+ * CLI-side only (not linked into the unit tests).
+ */
+#ifndef REPORT_OUT_H
+#define REPORT_OUT_H
+
+#include "an_model.h"
+#include "cli_util.h"
+
+/* Terminal colours; all "" when the output is not a terminal. */
+typedef struct style {
+    const char *bold, *red, *yellow, *green, *dim, *off;
+} style;
+
+void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_step,
+                    const style *st);
+void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_step);
+/* A JSON number ("null" for NaN and infinities), and ns as ms. */
+void rep_json_num(gs_out *o, double v);
+void rep_json_ms(gs_out *o, uint64_t ns);
+/* Read the files again for --perfetto FILE and/or --html FILE (either may be
+ * NULL). Returns 0, or -1 with a message printed. */
+int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,
+                    const char *perfetto, const char *html);
+
+#endif

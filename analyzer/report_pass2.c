@@ -1,0 +1,886 @@
+/* report_pass2.c — the report's second pass over the trace files, for
+ * --perfetto and --html.
+ *
+ * Must never: hold events: it writes Perfetto events as they are decoded and
+ * keeps only what the HTML page's few windows show.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "an_model.h"
+#include "cli_util.h"
+#include "gs_format.h"
+#include "gs_trace.h"
+#include "report_out.h"
+#include "report_pass2.h"
+
+/* ---- Perfetto primitives ---- */
+
+static void pf_open(pass2 *x, char ph, uint64_t pid, uint64_t tid)
+{
+    gs_out *o = x->pf;
+    gs_out_str(o, x->pf_n++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+    gs_out_char(o, ph);
+    gs_out_str(o, "\",\"pid\":");
+    gs_out_u64(o, pid);
+    gs_out_str(o, ",\"tid\":");
+    gs_out_u64(o, tid);
+}
+
+static void pf_ts(pass2 *x, const char *key, uint64_t ns)
+{
+    gs_out_str(x->pf, key);
+    gs_out_fixed(x->pf, (int64_t)ns, 3); /* µs with ns precision */
+}
+
+static void pf_name(pass2 *x, const char *name)
+{
+    gs_out_str(x->pf, ",\"name\":");
+    gs_json_cstr(x->pf, name ? name : "?");
+}
+
+static void pf_meta(pass2 *x, const char *what, uint64_t pid, uint64_t tid, const char *name)
+{
+    pf_open(x, 'M', pid, tid);
+    gs_out_str(x->pf, ",\"name\":\"");
+    gs_out_str(x->pf, what);
+    gs_out_str(x->pf, "\",\"args\":{\"name\":");
+    gs_json_cstr(x->pf, name);
+    gs_out_str(x->pf, "}}");
+}
+
+static void pf_sort(pass2 *x, uint64_t pid, long idx)
+{
+    pf_open(x, 'M', pid, 0);
+    gs_out_str(x->pf, ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
+    gs_out_i64(x->pf, idx);
+    gs_out_str(x->pf, "}}");
+}
+
+/* A complete slice; the caller adds args (",\"args\":{...}") and the '}'. */
+static void pf_slice(pass2 *x, uint64_t pid, uint64_t tid, uint64_t t0, uint64_t t1,
+                     const char *name, const char *cat)
+{
+    pf_open(x, 'X', pid, tid);
+    pf_ts(x, ",\"ts\":", rel(x, t0));
+    pf_ts(x, ",\"dur\":", t1 > t0 ? t1 - t0 : 0);
+    pf_name(x, name);
+    gs_out_str(x->pf, ",\"cat\":\"");
+    gs_out_str(x->pf, cat);
+    gs_out_str(x->pf, "\"");
+}
+
+static void pf_counter(pass2 *x, uint64_t pid, const char *name, uint64_t t, double v)
+{
+    pf_open(x, 'C', pid, 0);
+    pf_ts(x, ",\"ts\":", rel(x, t));
+    pf_name(x, name);
+    gs_out_str(x->pf, ",\"args\":{\"value\":");
+    rep_json_num(x->pf, v);
+    gs_out_str(x->pf, "}}");
+}
+
+static void pf_instant(pass2 *x, uint64_t pid, uint64_t tid, uint64_t t, const char *name)
+{
+    pf_open(x, 'i', pid, tid);
+    pf_ts(x, ",\"ts\":", rel(x, t));
+    pf_name(x, name);
+    gs_out_str(x->pf, ",\"s\":\"t\",\"cat\":\"marker\"}");
+}
+
+/* ---- per-file state ---- */
+
+static pf_thread *pf_thread_of(pass2 *x, uint32_t tid)
+{
+    if (x->last_th >= 0 && x->th[x->last_th].tid == tid)
+        return &x->th[x->last_th];
+    for (size_t i = 0; i < x->nth; i++)
+        if (x->th[i].tid == tid) {
+            x->last_th = (long)i;
+            return &x->th[i];
+        }
+    if (x->nth == x->capth) {
+        if (x->capth >= PF_MAX_THREADS)
+            return NULL;
+        size_t nc = x->capth ? x->capth * 2 : 16;
+        pf_thread *n = realloc(x->th, nc * sizeof *n);
+        if (!n)
+            return NULL;
+        x->th = n;
+        x->capth = nc;
+    }
+    pf_thread *t = &x->th[x->nth];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    x->last_th = (long)x->nth++;
+    return t;
+}
+
+static uint64_t gpu_pid(const pass2 *x, uint32_t dev)
+{
+    return PF_PID_GPU + 1000 * (uint64_t)x->img + (dev % 1000);
+}
+
+static pf_stream *pf_stream_of(pass2 *x, uint32_t dev, uint64_t stream)
+{
+    for (size_t i = 0; i < x->nst; i++)
+        if (x->st[i].dev == dev && x->st[i].stream == stream)
+            return &x->st[i];
+    if (x->nst == x->capst) {
+        size_t nc = x->capst ? x->capst * 2 : 8;
+        pf_stream *n = realloc(x->st, nc * sizeof *n);
+        if (!n)
+            return NULL;
+        x->st = n;
+        x->capst = nc;
+    }
+    pf_stream *s = &x->st[x->nst++];
+    s->dev = dev;
+    s->stream = stream;
+    s->last_end = 0;
+    uint32_t k = 0;
+    for (size_t i = 0; i + 1 < x->nst; i++)
+        k += x->st[i].dev == dev;
+    s->tid = k + 1;
+    if (x->pf) {
+        int named = 0;
+        for (int i = 0; i < x->ngpu_named; i++)
+            named |= x->gpu_named[i] == dev + 1;
+        if (!named && x->ngpu_named < 8) {
+            x->gpu_named[x->ngpu_named++] = dev + 1;
+            const char *dn = "";
+            for (size_t i = 0; i < x->p1->ndevs; i++)
+                if (x->p1->devs[i].dev == dev)
+                    dn = x->p1->devs[i].name;
+            char name[200];
+            snprintf(name, sizeof name, "GPU %u%s%s (pid %llu%s)", dev, dn[0] ? ": " : "", dn,
+                     (unsigned long long)x->pid, x->is_trainer ? ", trainer" : "");
+            pf_meta(x, "process_name", gpu_pid(x, dev), 0, name);
+            pf_sort(x, gpu_pid(x, dev), x->is_trainer ? 1 : 50);
+        }
+        char tn[64];
+        snprintf(tn, sizeof tn, "stream %llu", (unsigned long long)stream);
+        pf_meta(x, "thread_name", gpu_pid(x, dev), s->tid, tn);
+    }
+    return s;
+}
+
+/* Leaf slices of one track never partially overlap: a start inside the
+ * previous leaf moves to its end (a hook's clock read is the only way there). */
+static int leaf_clip(uint64_t *last_end, uint64_t *t0, uint64_t t1)
+{
+    if (*t0 < *last_end && t1 > *last_end)
+        *t0 = *last_end;
+    if (t1 > *last_end)
+        *last_end = t1;
+    return 1;
+}
+
+/* ---- HTML rows and items ---- */
+
+static long hx_row_of(pass2 *x, int type, uint64_t a, uint64_t b, const char *name)
+{
+    for (size_t i = 0; i < x->nrows; i++)
+        if (x->rows[i].type == type && x->rows[i].a == a && x->rows[i].b == b)
+            return (long)i;
+    if (x->nrows == x->caprows) {
+        size_t nc = x->caprows ? x->caprows * 2 : 16;
+        hx_row *n = realloc(x->rows, nc * sizeof *n);
+        if (!n)
+            return -1;
+        x->rows = n;
+        x->caprows = nc;
+    }
+    hx_row *r = &x->rows[x->nrows];
+    r->type = type;
+    r->a = a;
+    r->b = b;
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return (long)x->nrows++;
+}
+
+static void hx_add(pass2 *x, long row, uint64_t t0, uint64_t t1, unsigned cls)
+{
+    if (row < 0)
+        return;
+    for (size_t w = 0; w < x->nwin; w++) {
+        hx_window *v = &x->win[w];
+        if (t1 <= v->t0 || t0 >= v->t1 || v->full)
+            continue;
+        const uint64_t a = t0 > v->t0 ? t0 : v->t0, b = t1 < v->t1 ? t1 : v->t1;
+        if ((size_t)row >= v->nlast) {
+            size_t nn = (size_t)row + 16;
+            size_t *nl = realloc(v->last, nn * sizeof *nl);
+            if (!nl)
+                continue;
+            memset(nl + v->nlast, 0, (nn - v->nlast) * sizeof *nl);
+            v->last = nl;
+            v->nlast = nn;
+        }
+        if (v->last[row]) {
+            hx_item *l = &v->it[v->last[row] - 1];
+            if (l->cls == cls && a <= l->t1 + v->tol && a >= l->t0) {
+                if (b > l->t1)
+                    l->t1 = b;
+                continue;
+            }
+        }
+        if (v->n == v->cap) {
+            if (v->cap >= HX_MAX_ITEMS) {
+                v->full = 1;
+                continue;
+            }
+            size_t nc = v->cap ? v->cap * 2 : 256;
+            hx_item *ni = realloc(v->it, nc * sizeof *ni);
+            if (!ni)
+                continue;
+            v->it = ni;
+            v->cap = nc;
+        }
+        v->it[v->n] = (hx_item){a, b, (uint32_t)row, cls};
+        v->last[row] = ++v->n;
+    }
+}
+
+static int hx_in_any(const pass2 *x, uint64_t t0, uint64_t t1)
+{
+    for (size_t w = 0; w < x->nwin; w++)
+        if (t1 > x->win[w].t0 && t0 < x->win[w].t1)
+            return 1;
+    return 0;
+}
+
+/* ---- hooks ---- */
+
+static void p2_read_counter_flush(pass2 *x)
+{
+    if (!x->pf || x->rbin < 0)
+        return;
+    const uint64_t t = x->base + (uint64_t)x->rbin * PF_BIN_NS;
+    pf_counter(x, x->pid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
+    pf_counter(x, x->pid, "read MB/s", t + PF_BIN_NS, 0);
+}
+
+static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
+{
+    if (x->pf) {
+        const int64_t bin = (int64_t)(rel(x, e->ts) / PF_BIN_NS);
+        if (bin > x->rbin) {
+            if (x->rbin >= 0) {
+                const uint64_t t = x->base + (uint64_t)x->rbin * PF_BIN_NS;
+                pf_counter(x, x->pid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
+                if (bin > x->rbin + 1)
+                    pf_counter(x, x->pid, "read MB/s", t + PF_BIN_NS, 0);
+            }
+            x->rbin = bin;
+            x->rbytes = 0;
+        }
+        x->rbytes += bytes; /* a read behind the current bin counts in it */
+    }
+    /* per step, all processes */
+    const an_result *r = x->res;
+    size_t lo = 0, hi = r->nsteps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->steps[mid].v.t0 <= e->ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo && e->ts < r->steps[lo - 1].v.t1 && x->step_bytes)
+        x->step_bytes[lo - 1] += (double)bytes;
+}
+
+static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
+{
+    pass2 *x = ctx;
+    (void)r;
+    x->p1 = NULL;
+    for (size_t i = 0; i < x->run->nprocs; i++)
+        if (strcmp(x->run->procs[i].path, p->path) == 0) {
+            x->p1 = &x->run->procs[i];
+            x->img = i;
+        }
+    x->pid = p->pid;
+    x->nth = x->nst = x->nrg = 0;
+    x->last_th = -1;
+    x->ngpu_named = 0;
+    x->rbin = -1;
+    x->rbytes = 0;
+    x->is_trainer = x->p1 && x->p1 == x->res->trainer;
+    x->is_worker = 0;
+    long wi = -1;
+    for (size_t i = 0; i < x->res->nworkers; i++)
+        if (x->p1 && x->res->workers[i].p == x->p1 && x->p1 != x->res->trainer) {
+            x->is_worker = 1;
+            wi = (long)i;
+        }
+    if (!x->p1) /* cannot happen: the same files in the same order */
+        x->p1 = p;
+    if (x->pf) {
+        char name[200];
+        const char *argv = p->argv[0] ? p->argv : p->file;
+        if (x->is_trainer)
+            snprintf(name, sizeof name, "trainer: %.120s", argv);
+        else if (x->is_worker)
+            snprintf(name, sizeof name, "loader worker %ld: %.120s", wi, argv);
+        else
+            snprintf(name, sizeof name, "%.150s", argv);
+        pf_meta(x, "process_name", p->pid, 0, name);
+        pf_sort(x, p->pid, x->is_trainer ? 0 : x->is_worker ? 10 + wi : 100);
+        if (x->is_trainer && x->res->thread) {
+            const an_thread *t = x->res->thread;
+            char tn[96];
+            snprintf(tn, sizeof tn, "%s (training thread)", t->name[0] ? t->name : "thread");
+            pf_meta(x, "thread_name", p->pid, t->tid, tn);
+        }
+    }
+    x->gbin = -1;
+    x->gbusy = 0;
+    x->glast = -1;
+    x->pk = 0;
+}
+
+static const char *p2_str(struct gs_reader *r, uint32_t id)
+{
+    return id ? gs_reader_string(r, id) : NULL;
+}
+
+static void p2_io_args(pass2 *x, struct gs_reader *r, const gs_event *e)
+{
+    gs_out *o = x->pf;
+    gs_out_str(o, ",\"args\":{\"fd\":");
+    gs_out_i64(o, e->fd);
+    gs_out_str(o, ",\"fd_kind\":");
+    gs_json_cstr(o, gs_fdkind_name(e->fd_kind));
+    const char *path = p2_str(r, e->str);
+    if (path) {
+        gs_out_str(o, ",\"path\":");
+        gs_json_cstr(o, path);
+    }
+    gs_out_str(o, ",\"bytes\":");
+    gs_out_u64(o, e->bytes);
+    gs_out_str(o, ",\"ret\":");
+    gs_out_i64(o, e->ret);
+    if (e->offset >= 0) {
+        gs_out_str(o, ",\"offset\":");
+        gs_out_i64(o, e->offset);
+    }
+    gs_out_str(o, "}}");
+}
+
+static int is_read_kind(unsigned k)
+{
+    return (k >= GS_K_READ && k <= GS_K_PREAD64_CHK) || k == GS_K_FREAD || k == GS_K_FGETS ||
+           k == GS_K_FREAD_UNLOCKED;
+}
+
+static int is_meta_kind(unsigned k)
+{
+    return (k >= GS_K_OPEN && k <= GS_K_CREAT) || k == GS_K_FOPEN || k == GS_K_FOPEN64 ||
+           (k >= GS_K_STAT && k <= GS_K_FXSTATAT64);
+}
+
+static int is_wait_kind(unsigned k)
+{
+    return k >= GS_K_POLL && k <= GS_K_EPOLL_PWAIT;
+}
+
+static const char *memcpy_name(uint64_t aux)
+{
+    const unsigned dir = aux & 0xff, src = (aux >> 8) & 0xff;
+    if (dir == GS_DIR_HTOD)
+        return src == GS_MEM_PAGEABLE ? "memcpy HtoD (pageable)"
+               : src == GS_MEM_PINNED ? "memcpy HtoD (pinned)"
+                                      : "memcpy HtoD";
+    if (dir == GS_DIR_DTOH)
+        return "memcpy DtoH";
+    if (dir == GS_DIR_DTOD)
+        return "memcpy DtoD";
+    return "memcpy";
+}
+
+static unsigned gpu_cls(struct gs_reader *r, const gs_event *e)
+{
+    if (e->kind == GS_K_GPU_KERNEL) {
+        const char *n = p2_str(r, e->str);
+        return n && (strncmp(n, "nccl", 4) == 0 || strstr(n, "Nccl")) ? AN_SH_COMM : AN_SH_COMPUTE;
+    }
+    if (e->kind == GS_K_GPU_MEMCPY && (e->aux & 0xff) == GS_DIR_HTOD) {
+        const unsigned k = (e->aux >> 8) & 0xff;
+        if (k == GS_MEM_PAGEABLE)
+            return AN_SH_H2D_PAGEABLE;
+        if (k == GS_MEM_PINNED)
+            return AN_SH_H2D_PINNED;
+    }
+    return AN_SH_COPY_OTHER;
+}
+
+static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
+{
+    uint64_t t0 = e->ts, t1 = e->ts + e->dur;
+    if (x->html && x->is_trainer && hx_in_any(x, t0, t1)) {
+        char name[96];
+        snprintf(name, sizeof name, "GPU %u stream %llu", e->dev, (unsigned long long)e->stream);
+        hx_add(x, hx_row_of(x, 1, e->dev, e->stream, name), t0, t1, gpu_cls(r, e));
+    }
+    if (!x->pf)
+        return;
+    pf_stream *s = pf_stream_of(x, e->dev, e->stream);
+    if (!s)
+        return;
+    leaf_clip(&s->last_end, &t0, t1);
+    const char *name;
+    if (e->kind == GS_K_GPU_KERNEL)
+        name = p2_str(r, e->str) ? p2_str(r, e->str) : "kernel";
+    else if (e->kind == GS_K_GPU_MEMCPY)
+        name = memcpy_name(e->aux);
+    else
+        name = "memset";
+    pf_slice(x, gpu_pid(x, e->dev), s->tid, t0, t1, name,
+             e->kind == GS_K_GPU_KERNEL ? "gpu_kernel" : "gpu_copy");
+    gs_out_str(x->pf, ",\"args\":{\"stream\":");
+    gs_out_u64(x->pf, e->stream);
+    gs_out_str(x->pf, ",\"correlation\":");
+    gs_out_u64(x->pf, e->corr);
+    if (e->kind != GS_K_GPU_KERNEL) {
+        gs_out_str(x->pf, ",\"bytes\":");
+        gs_out_u64(x->pf, e->bytes);
+    }
+    gs_out_str(x->pf, "}}");
+}
+
+static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const gs_event *e)
+{
+    pass2 *x = ctx;
+    (void)p;
+    const unsigned k = e->kind;
+    if (k == GS_K_GPU_KERNEL || k == GS_K_GPU_MEMCPY || k == GS_K_GPU_MEMSET) {
+        p2_gpu(x, r, e);
+        return;
+    }
+    if (!e->ts || k == GS_K_GPU_SYNC)
+        return;
+    const int io = k >= GS_K_OPEN && k <= GS_K_EPOLL_PWAIT;
+    const int cuda = k >= GS_K_CUDA_MEMCPY && k <= GS_K_CUDA_HOST_MEM;
+    if (io && e->fd_kind == GS_FDK_FILE && is_read_kind(k))
+        p2_file_read(x, e, e->ret > 0 ? (uint64_t)e->ret * (k == GS_K_FREAD || k == GS_K_FREAD_UNLOCKED ? e->aux : 1) : 0);
+    /* HTML: what the loader does beside the GPU */
+    if (x->html && io && hx_in_any(x, e->ts, e->ts + e->dur) &&
+        (x->is_worker || (x->is_trainer && (!x->res->thread || e->tid != x->res->thread->tid)))) {
+        unsigned cls = HX_NCLS;
+        if (is_read_kind(k))
+            cls = e->fd_kind == GS_FDK_FILE                                  ? HX_READ
+                  : e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET ? HX_WAIT
+                                                                             : HX_NCLS;
+        else if (is_meta_kind(k) && e->fd_kind != GS_FDK_PIPE && e->fd_kind != GS_FDK_SOCKET)
+            cls = HX_META;
+        else if (is_wait_kind(k))
+            cls = HX_WAIT;
+        if (cls < HX_NCLS) {
+            char name[96];
+            long row;
+            if (x->is_worker) {
+                snprintf(name, sizeof name, "loader pid %llu", (unsigned long long)x->pid);
+                row = hx_row_of(x, 2, x->img, 0, name);
+            } else {
+                snprintf(name, sizeof name, "trainer thread %u", e->tid);
+                row = hx_row_of(x, 3, e->tid, 0, name);
+            }
+            hx_add(x, row, e->ts, e->ts + e->dur, cls);
+        }
+    }
+    if (!x->pf)
+        return;
+    pf_thread *t = pf_thread_of(x, e->tid);
+    if (!t)
+        return;
+    uint64_t t0 = e->ts, t1 = e->ts + e->dur;
+    if (io) {
+        leaf_clip(&t->last_end, &t0, t1);
+        pf_slice(x, x->pid, e->tid, t0, t1, gs_kind_name(k), "io");
+        p2_io_args(x, r, e);
+        return;
+    }
+    if (cuda) {
+        leaf_clip(&t->last_end, &t0, t1);
+        const char *n = p2_str(r, e->str);
+        pf_slice(x, x->pid, e->tid, t0, t1, n ? n : gs_kind_name(k), "cuda");
+        gs_out_str(x->pf, ",\"args\":{\"bytes\":");
+        gs_out_u64(x->pf, e->bytes);
+        if (k == GS_K_CUDA_MEMCPY) {
+            const unsigned hk = (e->aux >> 8) & 0xff;
+            gs_out_str(x->pf, ",\"copy\":");
+            gs_json_cstr(x->pf, memcpy_name(e->aux));
+            gs_out_str(x->pf, ",\"host_memory\":");
+            gs_json_cstr(x->pf, hk == GS_MEM_PAGEABLE ? "pageable" : hk == GS_MEM_PINNED ? "pinned" : "other");
+        }
+        gs_out_str(x->pf, ",\"ret\":");
+        gs_out_i64(x->pf, e->ret);
+        gs_out_str(x->pf, "}}");
+        return;
+    }
+    char buf[64];
+    switch (k) {
+    case GS_K_THREAD: {
+        const char *n = p2_str(r, e->str);
+        char tn[96];
+        const int training = x->is_trainer && x->res->thread && x->res->thread->tid == (uint32_t)e->aux;
+        snprintf(tn, sizeof tn, "%s%s", n ? n : "thread", training ? " (training thread)" : "");
+        pf_meta(x, "thread_name", x->pid, (uint32_t)e->aux, tn);
+        return;
+    }
+    case GS_K_NVTX_PUSH:
+        if (t->nv < PF_NVTX_DEPTH) {
+            t->nv_stack[t->nv].ts = e->ts;
+            t->nv_stack[t->nv].str = e->str;
+            t->nv_stack[t->nv].dom = (uint32_t)e->aux;
+        }
+        t->nv++;
+        return;
+    case GS_K_NVTX_POP:
+        if (t->nv > PF_NVTX_DEPTH) {
+            t->nv--;
+            return;
+        }
+        /* the innermost range of the domain; ranges opened inside it and
+         * still open are dropped so that slices stay nested */
+        for (int i = t->nv - 1; i >= 0; i--) {
+            if (t->nv_stack[i].dom != (uint32_t)e->aux)
+                continue;
+            const char *n = p2_str(r, t->nv_stack[i].str);
+            pf_slice(x, x->pid, e->tid, t->nv_stack[i].ts, e->ts, n ? n : "nvtx range", "nvtx");
+            gs_out_str(x->pf, ",\"args\":{\"domain\":");
+            gs_out_u64(x->pf, t->nv_stack[i].dom);
+            gs_out_str(x->pf, "}}");
+            t->nv = i;
+            return;
+        }
+        return;
+    case GS_K_NVTX_START:
+        if (x->nrg < PF_MAX_RANGES) {
+            if (!x->rg && !(x->rg = malloc(PF_MAX_RANGES * sizeof *x->rg)))
+                return;
+            pf_range *g = &x->rg[x->nrg++];
+            g->id = e->aux2;
+            g->ts = e->ts;
+            g->tid = e->tid;
+            const char *n = p2_str(r, e->str);
+            snprintf(g->name, sizeof g->name, "%s", n ? n : "nvtx range");
+        }
+        return;
+    case GS_K_NVTX_END:
+        for (size_t i = 0; i < x->nrg; i++) {
+            if (x->rg[i].id != e->aux2)
+                continue;
+            /* start/end ranges need not nest: async slices, their own tracks */
+            const pf_range g = x->rg[i];
+            x->rg[i] = x->rg[--x->nrg];
+            for (int be = 0; be < 2; be++) {
+                pf_open(x, be ? 'e' : 'b', x->pid, g.tid);
+                pf_ts(x, ",\"ts\":", rel(x, be ? e->ts : g.ts));
+                pf_name(x, g.name);
+                gs_out_str(x->pf, ",\"cat\":\"nvtx\",\"id\":");
+                gs_out_u64(x->pf, g.id);
+                gs_out_str(x->pf, "}");
+            }
+            return;
+        }
+        return;
+    case GS_K_NVTX_MARK:
+        pf_instant(x, x->pid, e->tid, e->ts, p2_str(r, e->str));
+        return;
+    case GS_K_STEP_BEGIN: case GS_K_STEP_END: case GS_K_FETCH_BEGIN: case GS_K_FETCH_END:
+        snprintf(buf, sizeof buf, "%s %llu", gs_kind_name(k), (unsigned long long)e->aux);
+        pf_instant(x, x->pid, e->tid, e->ts, buf);
+        return;
+    case GS_K_EXIT:
+        snprintf(buf, sizeof buf, "exit %llu", (unsigned long long)e->aux);
+        pf_instant(x, x->pid, e->tid, e->ts, buf);
+        return;
+    default:
+        return;
+    }
+}
+
+static void p2_gbin_flush(pass2 *x)
+{
+    if (x->gbin < 0)
+        return;
+    const int pct = (int)((double)x->gbusy * 100.0 / (double)PF_BIN_NS + 0.5);
+    if (pct != x->glast)
+        pf_counter(x, PF_PID_ANALYSIS, "GPU busy %", x->base + (uint64_t)x->gbin * PF_BIN_NS, pct);
+    x->glast = pct;
+}
+
+static const char *const piece_names[AN_NPC] = {
+    "compute", "communication", "h2d_pageable", "h2d_pinned", "copy_other",
+    "data_wait", "pageable_copy", "host",
+};
+/* enum an_piece -> share index */
+static const int piece_share[AN_NPC] = {
+    AN_SH_COMPUTE, AN_SH_COMM, AN_SH_H2D_PAGEABLE, AN_SH_H2D_PINNED, AN_SH_COPY_OTHER,
+    AN_SH_DATA_WAIT, AN_SH_PAGEABLE_COPY, AN_SH_HOST,
+};
+
+static void p2_on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)
+{
+    pass2 *x = ctx;
+    if (cls >= AN_NPC)
+        return;
+    if (x->html)
+        hx_add(x, hx_row_of(x, 0, 0, 0, "training thread"), t0, t1, (unsigned)piece_share[cls]);
+    if (!x->pf)
+        return;
+    /* GPU busy % per bin */
+    for (uint64_t a = t0; a < t1;) {
+        const int64_t bin = (int64_t)(rel(x, a) / PF_BIN_NS);
+        const uint64_t bend = x->base + (uint64_t)(bin + 1) * PF_BIN_NS;
+        const uint64_t b = t1 < bend ? t1 : bend;
+        if (bin != x->gbin) {
+            p2_gbin_flush(x);
+            x->gbin = bin;
+            x->gbusy = 0;
+        }
+        if (cls < AN_NBUSY)
+            x->gbusy += b - a;
+        a = b;
+    }
+    /* idle pieces of measured steps */
+    if (cls < AN_PC_DW)
+        return;
+    const an_result *r = x->res;
+    while (x->pk < r->nsteps && r->steps[x->pk].v.t1 <= t0)
+        x->pk++;
+    for (size_t j = x->pk; j < r->nsteps && r->steps[j].v.t0 < t1; j++) {
+        const an_step *s = &r->steps[j];
+        if (s->warmup || s->v.t1 <= t0)
+            continue;
+        const uint64_t a = t0 > s->v.t0 ? t0 : s->v.t0, b = t1 < s->v.t1 ? t1 : s->v.t1;
+        pf_slice(x, PF_PID_ANALYSIS, 2, a, b, piece_names[cls], "starvation");
+        gs_out_str(x->pf, ",\"cname\":\"");
+        gs_out_str(x->pf, cls == AN_PC_DW ? "terrible" : cls == AN_PC_PG ? "bad" : "yellow");
+        gs_out_str(x->pf, "\",\"args\":{\"step\":");
+        gs_out_u64(x->pf, s->num);
+        gs_out_str(x->pf, "}}");
+    }
+}
+
+static void p2_on_file_end(void *ctx, const an_proc *p)
+{
+    pass2 *x = ctx;
+    (void)p;
+    if (!x->pf)
+        return;
+    p2_read_counter_flush(x);
+    if (x->is_trainer && x->gbin >= 0) {
+        p2_gbin_flush(x);
+        pf_counter(x, PF_PID_ANALYSIS, "GPU busy %", x->base + (uint64_t)(x->gbin + 1) * PF_BIN_NS, 0);
+        x->gbin = -1;
+    }
+}
+
+static void pf_header(pass2 *x)
+{
+    const an_result *r = x->res;
+    gs_out_str(x->pf, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"gpustarve report\",\"verdict\":");
+    gs_json_cstr(x->pf, r->verdict_text);
+    gs_out_str(x->pf, ",\"time_origin_ns\":");
+    gs_out_u64(x->pf, x->base);
+    gs_out_str(x->pf, "},\"traceEvents\":[");
+    char name[200];
+    snprintf(name, sizeof name, "gpustarve: steps and GPU starvation (trainer pid %llu)",
+             (unsigned long long)r->trainer->pid);
+    pf_meta(x, "process_name", PF_PID_ANALYSIS, 0, name);
+    pf_sort(x, PF_PID_ANALYSIS, -1);
+    pf_meta(x, "thread_name", PF_PID_ANALYSIS, 1, "steps");
+    pf_meta(x, "thread_name", PF_PID_ANALYSIS, 2, "GPU starvation (idle pieces by cause)");
+    uint64_t last_end = 0;
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const an_step *s = &r->steps[i];
+        uint64_t t0 = s->v.t0;
+        leaf_clip(&last_end, &t0, s->v.t1);
+        char sn[64];
+        snprintf(sn, sizeof sn, "step %llu%s", (unsigned long long)s->num, s->warmup ? " (warm-up)" : "");
+        pf_slice(x, PF_PID_ANALYSIS, 1, t0, s->v.t1, sn, "step");
+        gs_out_str(x->pf, ",\"args\":{\"index\":");
+        gs_out_u64(x->pf, i);
+        gs_out_str(x->pf, ",\"warmup\":");
+        gs_out_str(x->pf, s->warmup ? "true" : "false");
+        const uint64_t parts[AN_NSH] = {
+            s->v.busy[AN_BUSY_COMPUTE], s->v.busy[AN_BUSY_COMM], s->v.busy[AN_BUSY_H2D_PINNED],
+            s->v.busy[AN_BUSY_H2D_PAGEABLE], s->v.busy[AN_BUSY_OTHER], s->v.idle_dw, s->v.idle_pg,
+            s->v.idle_host};
+        for (int k = 0; k < AN_NSH; k++) {
+            gs_out_str(x->pf, ",\"");
+            gs_out_str(x->pf, an_share_names[k]);
+            gs_out_str(x->pf, "_ms\":");
+            rep_json_ms(x->pf, parts[k]);
+        }
+        gs_out_str(x->pf, "}}");
+    }
+}
+
+static void pf_footer(pass2 *x)
+{
+    const an_result *r = x->res;
+    for (size_t i = 0; i < r->nsteps && x->step_bytes; i++) {
+        const an_step *s = &r->steps[i];
+        const double sec = (double)(s->v.t1 - s->v.t0) / 1e9;
+        pf_counter(x, PF_PID_ANALYSIS, "read MB/s per step (all processes)", s->v.t0,
+                   sec > 0 ? x->step_bytes[i] / 1e6 / sec : 0);
+        if (i + 1 == r->nsteps || r->steps[i + 1].v.t0 != s->v.t1)
+            pf_counter(x, PF_PID_ANALYSIS, "read MB/s per step (all processes)", s->v.t1, 0);
+    }
+    gs_out_str(x->pf, "\n]}\n");
+}
+
+/* The page's style and script (HTML output). Kept inline: the page must
+ * work with no network, no file beside it. */
+/* ---- running the second pass ---- */
+
+static int cmp_slowest(const void *a, const void *b, void *ctx)
+{
+    const an_step *s = ctx;
+    const size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const uint64_t di = s[i].v.t1 - s[i].v.t0, dj = s[j].v.t1 - s[j].v.t0;
+    return di > dj ? -1 : di < dj ? 1 : (i > j) - (i < j);
+}
+
+static FILE *open_out(const char *path, const char *what)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        gs_cli_error("report: %s %s: %s", what, path, strerror(errno));
+    return f;
+}
+
+static int close_out(FILE *f, gs_out *o, const char *path, const char *what)
+{
+    gs_out_flush(o);
+    int bad = ferror(f);
+    if (fclose(f) != 0)
+        bad = 1;
+    if (bad) {
+        gs_cli_error("report: writing %s %s failed: %s", what, path, strerror(errno));
+        return -1;
+    }
+    gs_cli_msg(2, "report: wrote %s %s", what, path);
+    return 0;
+}
+
+/* Read the run again for --perfetto and/or --html. Returns 0 or -1 (a
+ * message was printed). */
+int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,
+                       const char *perfetto, const char *html)
+{
+    pass2 *x = calloc(1, sizeof *x);
+    if (!x) {
+        gs_cli_error("out of memory");
+        return -1;
+    }
+    int rc = 0;
+    x->run = run;
+    x->res = res;
+    x->base = UINT64_MAX;
+    for (size_t i = 0; i < run->nprocs; i++)
+        if (run->procs[i].first_ts && run->procs[i].first_ts < x->base)
+            x->base = run->procs[i].first_ts;
+    if (x->base == UINT64_MAX)
+        x->base = 0;
+    x->step_bytes = calloc(res->nsteps ? res->nsteps : 1, sizeof *x->step_bytes);
+    FILE *pff = NULL, *hf = NULL;
+    gs_out *pfo = NULL;
+    if (perfetto) {
+        pff = open_out(perfetto, "--perfetto");
+        pfo = pff ? malloc(sizeof *pfo) : NULL;
+        if (!pfo) {
+            if (pff)
+                fclose(pff);
+            free(x->step_bytes);
+            free(x);
+            return -1;
+        }
+        gs_out_init(pfo, pff);
+        x->pf = pfo;
+        pf_header(x);
+    }
+    if (html) {
+        x->html = 1;
+        size_t *idx = malloc((res->nsteps ? res->nsteps : 1) * sizeof *idx);
+        size_t m = 0;
+        for (size_t i = 0; idx && i < res->nsteps; i++)
+            if (!res->steps[i].warmup)
+                idx[m++] = i;
+        if (idx)
+            qsort_r(idx, m, sizeof *idx, cmp_slowest, res->steps);
+        for (size_t i = 0; i < m && x->nwin < HX_WINDOWS; i++) {
+            hx_window *w = &x->win[x->nwin++];
+            w->step = idx[i];
+            w->t0 = res->steps[idx[i]].v.t0;
+            w->t1 = res->steps[idx[i]].v.t1;
+            w->tol = (w->t1 - w->t0) / HX_MERGE;
+        }
+        free(idx);
+    }
+    an_hooks hk = {0};
+    hk.ctx = x;
+    hk.on_file = p2_on_file;
+    hk.on_event = p2_on_event;
+    hk.on_file_end = p2_on_file_end;
+    if (res->thread) {
+        hk.on_piece = p2_on_piece;
+        hk.piece_pid = res->trainer->pid;
+        hk.piece_exec_seq = res->trainer->exec_seq;
+        hk.piece_tid = res->thread->tid;
+    }
+    an_opts o2 = *o1; /* the same compiled patterns; freed once, by the caller */
+    o2.hooks = &hk;
+    o2.progress = NULL;
+    an_run run2;
+    char err[512];
+    if (an_run_load(&run2, dir, &o2, err, sizeof err) < 0) {
+        gs_cli_error("report: second pass: %s", err);
+        rc = -1;
+    }
+    an_run_free(&run2);
+    if (pfo) {
+        pf_footer(x);
+        if (close_out(pff, pfo, perfetto, "--perfetto") < 0)
+            rc = -1;
+        free(pfo);
+    }
+    if (html && rc == 0) {
+        hf = open_out(html, "--html");
+        gs_out *ho = hf ? malloc(sizeof *ho) : NULL;
+        if (!ho) {
+            if (hf)
+                fclose(hf);
+            rc = -1;
+        } else {
+            gs_out_init(ho, hf);
+            rep_write_html(ho, x);
+            if (close_out(hf, ho, html, "--html") < 0)
+                rc = -1;
+            free(ho);
+        }
+    }
+    for (size_t w = 0; w < x->nwin; w++) {
+        free(x->win[w].it);
+        free(x->win[w].last);
+    }
+    free(x->rows);
+    free(x->th);
+    free(x->st);
+    free(x->rg);
+    free(x->step_bytes);
+    free(x);
+    return rc;
+}
+

@@ -1,0 +1,155 @@
+/* report_text.c — the terminal report: the share table, verdict, loader,
+ * advice and notes, optionally per step; colour only when the caller says
+ * the output is a terminal.
+ *
+ * Must never: compute anything the JSON report would not show (both write
+ * the same an_result).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "an_model.h"
+#include "cli_util.h"
+#include "gs_format.h"
+#include "gs_trace.h"
+#include "report_out.h"
+
+/* ---- text ----------------------------------------------------------------------------- */
+
+static const char *const row_gpu[AN_NSH] = {
+    "GPU compute",    "GPU communication",   "GPU H2D pinned",   "GPU H2D pageable",
+    "GPU other copies", "GPU idle: data wait", "GPU idle: pageable copy", "GPU idle: host",
+};
+static const char *const row_nogpu[AN_NSH] = {
+    "", "", "", "", "", "data wait", "pageable copy", "host (not waiting)",
+};
+
+static void text_shorten(gs_out *o, const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max) {
+        gs_text_str(o, s, n);
+        return;
+    }
+    gs_text_str(o, s, max - 3);
+    gs_out_str(o, "...");
+}
+
+void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_step,
+                       const style *st)
+{
+    const an_proc *tr = r->trainer;
+    size_t ndev = tr->ndevs;
+    gs_out_printf(o, "%srun%s   ", st->bold, st->off);
+    text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
+    gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s", (unsigned long long)tr->pid,
+                  r->nworkers,
+                  r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
+                  r->nworkers == 1 ? "" : "s");
+    if (ndev) {
+        gs_out_printf(o, ", %zu GPU%s (", ndev, ndev == 1 ? "" : "s");
+        gs_text_str(o, tr->devs[0].name, strlen(tr->devs[0].name));
+        gs_out_str(o, ndev > 1 ? ", ...)" : ")");
+    } else if (!r->no_gpu) {
+        gs_out_str(o, ", GPU activity seen");
+    }
+    gs_out_char(o, '\n');
+    gs_out_printf(o, "%ssteps%s %zu from %s (%zu warm-up left out%s), median %.1f ms, p90 %.1f ms\n",
+                  st->bold, st->off, r->measured, r->source_detail ? r->source_detail : "?",
+                  r->warmup, r->skip_auto ? ", automatic" : "", r->step_ms_median, r->step_ms_p90);
+    if (r->no_gpu)
+        gs_out_printf(o, "%sno GPU activity seen: shares of the training thread's time%s\n",
+                      st->yellow, st->off);
+    gs_out_str(o, "\n                         median ms   share\n");
+    for (int k = 0; k < AN_NSH; k++) {
+        if (r->no_gpu && k < AN_SH_DATA_WAIT)
+            continue;
+        const char *name = r->no_gpu ? row_nogpu[k] : row_gpu[k];
+        gs_out_printf(o, "%-24s %9.1f   %5.1f%%", name, r->median_ms[k], 100 * r->share[k]);
+        if (k == AN_SH_DATA_WAIT && r->share[k] > 0)
+            gs_out_str(o, "   trainer blocked waiting for the next batch");
+        gs_out_char(o, '\n');
+    }
+    const char *col = r->verdict == AN_V_HIGHLY ? st->red
+                      : r->verdict == AN_V_NOT  ? st->green
+                                                : st->yellow;
+    gs_out_printf(o, "\n%sverdict%s  %s%s%s\n", st->bold, st->off, col, r->verdict_text, st->off);
+    if (r->nworkers) {
+        uint64_t io = 0, meta = 0, cpu = 0;
+        double b = 0;
+        for (size_t i = 0; i < r->nworkers; i++) {
+            const an_worker *w = &r->workers[i];
+            io += w->io_ns;
+            meta += w->meta_ns;
+            cpu += w->cpu_ns;
+            b += w->batches;
+        }
+        const double per = b > 0 ? 1.0 / b / 1e6 : 0;
+        gs_out_printf(o,
+                      "%sloader%s   %zu %s, %.1f ms per batch each (file I/O %.1f ms, metadata %.1f "
+                      "ms, CPU %.1f ms), %.1f MB/s\n",
+                      st->bold, st->off, r->nworkers,
+                      r->workers[0].p == tr ? (r->nworkers == 1 ? "thread" : "threads")
+                                            : (r->nworkers == 1 ? "worker" : "workers"),
+                      r->batch_ms, (double)io * per, (double)meta * per, (double)cpu * per,
+                      r->worker_MBps_total);
+    } else {
+        gs_out_printf(o, "%sloader%s   no loader worker traced\n",
+                      st->bold, st->off);
+    }
+    if (!r->nadvice)
+        gs_out_printf(o, "%sadvice%s   none: nothing in the loader settings would help\n", st->bold,
+                      st->off);
+    for (size_t i = 0; i < r->nadvice; i++) {
+        const an_advice *a = &r->advice[i];
+        char set[48];
+        if (a->setting == AN_ADV_NUM_WORKERS)
+            a->has_value ? snprintf(set, sizeof set, "num_workers=%ld", a->value)
+                         : snprintf(set, sizeof set, "num_workers");
+        else
+            snprintf(set, sizeof set, "pin_memory=True");
+        gs_out_printf(o, "%s%-8s%s %-17s", st->bold, i ? "" : "advice", st->off, set);
+        if (!a->has_value)
+            gs_out_str(o, "will not help");
+        else if (a->setting == AN_ADV_NUM_WORKERS)
+            gs_out_printf(o, "predicted step %.1f ms (-%.0f%%)", a->predicted_step_ms,
+                          r->step_ms_median > 0
+                              ? 100 * a->predicted_saving_ms / r->step_ms_median
+                              : 0.0);
+        else
+            gs_out_printf(o, "predicted -%.2f ms per step (step %.1f ms)", a->predicted_saving_ms,
+                          a->predicted_step_ms);
+        gs_out_printf(o, "\n         %s%s%s\n", st->dim, a->why, st->off);
+    }
+    for (size_t i = 0; i < r->nnotes; i++)
+        gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);
+    for (size_t i = 0; i < run->nskipped; i++) {
+        const an_skipped *s = &run->skipped[i];
+        gs_out_printf(o, "%sskipped%s  %s: %s%s\n", st->bold, st->off, s->file, s->reason,
+                      s->whole ? " (file not used)" : " (the part before was used)");
+    }
+    if (per_step) {
+        gs_out_str(o, "\n  step    start_ms   dur_ms  compute  comm   h2d_pin  h2d_pg  other  "
+                      "data_wait  pg_copy    host\n");
+        const uint64_t t0 = r->nsteps ? r->steps[0].v.t0 : 0;
+        for (size_t i = 0; i < r->nsteps; i++) {
+            const an_step *s = &r->steps[i];
+            const an_stepv *v = &s->v;
+            gs_out_printf(o,
+                          "%6llu%s %10.3f %8.3f %8.3f %5.3f %8.3f %7.3f %6.3f %10.3f %8.3f %7.3f\n",
+                          (unsigned long long)s->num, s->warmup ? "w" : " ",
+                          (double)(v->t0 - t0) / 1e6, (double)(v->t1 - v->t0) / 1e6,
+                          v->busy[AN_BUSY_COMPUTE] / 1e6, v->busy[AN_BUSY_COMM] / 1e6,
+                          v->busy[AN_BUSY_H2D_PINNED] / 1e6, v->busy[AN_BUSY_H2D_PAGEABLE] / 1e6,
+                          v->busy[AN_BUSY_OTHER] / 1e6, v->idle_dw / 1e6, v->idle_pg / 1e6,
+                          v->idle_host / 1e6);
+        }
+    }
+}
+
