@@ -53,10 +53,15 @@ $(BUILD)/pic/%.o: %.c $(wildcard trace/*.h preload/*.h cupti/*.h)
 	@echo "  CC(pic) $<"
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
 
+# RATIONALE: libunwind linked (not dlopen'ed) keeps its TLS static, so a
+# thread's first unwind allocates nothing; libgcc_s comes first so that the
+# _Unwind_* symbols libunwind also exports never become the C++ exception
+# unwinder of libraries the program loads later.
 $(LIB): $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) preload/libgpustarve.map
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared -pthread -Wl,--version-script=preload/libgpustarve.map \
-	    -Wl,-z,now -o $@ $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) $(LDLIBS_ZSTD) -ldl
+	    -Wl,-z,now -o $@ $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) $(LDLIBS_ZSTD) -ldl \
+	    -Wl,--push-state,--no-as-needed -lgcc_s -lunwind -Wl,--pop-state
 
 # ---- CLI ----------------------------------------------------------------
 CLI_CFLAGS := $(CFLAGS_COMMON) -Ianalyzer -pthread

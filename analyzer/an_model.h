@@ -296,6 +296,9 @@ typedef struct an_result {
     size_t nnotes;
     int cores;
     uint64_t late_ns;
+    /* call sites from sampled call stacks (an_callsites.h): set and freed by
+     * the caller (cmd_report.c) after an_analyze; NULL when not computed */
+    struct an_cs *callsites;
 } an_result;
 
 /* Analyse a loaded run. Returns 0, or -1 with a message in err when there is

@@ -17,11 +17,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "an_callsites.h"
 #include "cli_util.h"
 #include "gs_trace.h"
 
 static const char usage_text[] =
-    "usage: gpustarve dump [--json] [--summary] [-q|-v] DIR|FILE...\n"
+    "usage: gpustarve dump [--json] [--summary | --callsites [--symbol-path DIR]...\n"
+    "                      [--top N] [--no-lines]] [-q|-v] DIR|FILE...\n"
     "\n"
     "Print the events of a trace. A DIR means every *.gst file in it, sorted\n"
     "by name; a FILE is one process's trace. Processes are printed one after\n"
@@ -33,13 +35,24 @@ static const char usage_text[] =
     "  --summary    per process: role, events by kind, bytes read, files\n"
     "               opened, time in I/O, drops, threads; then totals\n"
     "               (with --json: one summary object per process + a total)\n"
+    "  --callsites  the call sites behind small reads, metadata calls, pageable\n"
+    "               copies and file mmaps, from the sampled call stacks of a run\n"
+    "               traced with 'gpustarve run --stacks', symbolised (with\n"
+    "               --json: one object)\n"
+    "  --symbol-path DIR  also look for binaries (by build id) under DIR\n"
+    "               (repeatable); binaries are first looked for at their\n"
+    "               recorded path, then in /usr/lib/debug/.build-id\n"
+    "  --top N      call sites shown per finding (default 5)\n"
+    "  --no-lines   no file:line (addr2line is not run)\n"
     "  -q, --quiet  fewer messages on stderr\n"
     "  -v, --verbose  more messages on stderr\n"
     "  -h, --help   show this help\n"
     "\n"
     "Text columns: time_ms (since the process's first event), pid, tid, kind,\n"
     "fd, fd kind, bytes (requested), ret, offset, dur_us, then the path and\n"
-    "kind-specific fields. '-' marks a field the kind does not carry.\n"
+    "kind-specific fields. '-' marks a field the kind does not carry. Events\n"
+    "sampled with a call stack show stack=ID (and stack_weight: the calls the\n"
+    "sample stands for).\n"
     "NVTX push/pop and start/end records are printed paired, as one 'range'\n"
     "line each (at the closing record; ranges never closed at the end of their\n"
     "process, with no duration). GPU records (from CUPTI) have tid 0.\n"
@@ -234,6 +247,7 @@ typedef struct range_list {
 typedef struct dump_ctx {
     int mode;
     int summary;
+    an_cs *cs; /* --callsites */
     gs_out out;
     uint32_t *order; /* index array for sorting a frame, reused */
     uint64_t *keys;
@@ -411,6 +425,18 @@ static void x_name(xw *w, const char *key, const char *name)
         gs_json_cstr(w->o, name);
     else
         gs_out_str(w->o, name ? name : "-");
+}
+
+/* A string that may be absent: null (JSON) / '-' (text), escaped in text. */
+static void x_opt_str(xw *w, const char *key, const char *s)
+{
+    x_key(w, key);
+    if (w->json)
+        gs_json_cstr(w->o, s);
+    else if (s)
+        gs_text_str(w->o, s, strlen(s));
+    else
+        gs_out_char(w->o, '-');
 }
 
 /* The NVTX domain: its name, null for the default domain. */
@@ -610,6 +636,13 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         x_str(w, "name", ev->str ? gs_reader_string(r, ev->str) : NULL);
         x_domain(w, r, ev->aux);
         break;
+    case GS_K_MAPPING:
+        x_opt_str(w, "path", ev->str ? gs_reader_string(r, ev->str) : NULL);
+        x_hex(w, "start", ev->aux);
+        x_hex(w, "end", ev->aux + ev->bytes);
+        x_hex(w, "file_offset", (uint64_t)ev->offset);
+        x_opt_str(w, "build_id", ev->aux2 ? gs_reader_string(r, (uint32_t)ev->aux2) : NULL);
+        break;
     default: { /* a kind without a named meaning: show the raw fields */
         unsigned f = gs_kind_fields(ev->kind);
         if (f & GS_F_AUX)
@@ -618,6 +651,10 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
             x_u64(w, "aux2", ev->aux2);
         break;
     }
+    }
+    if (ev->stack) {
+        x_u64(w, "stack", ev->stack);
+        x_u64(w, "stack_weight", ev->stack_weight);
     }
 }
 
@@ -1305,7 +1342,9 @@ static int dump_file(dump_ctx *c, const char *path)
     }
     gs_cli_msg(2, "reading %s", path);
     const gs_proc_info *pi = gs_reader_info(r);
-    if (!c->summary)
+    if (c->cs)
+        an_cs_proc_begin(c->cs, path, pi);
+    else if (!c->summary)
         write_process(c, path, pi);
     else
         stats_reset(&c->ps);
@@ -1315,6 +1354,11 @@ static int dump_file(dump_ctx *c, const char *path)
     size_t n;
     int rc;
     while ((rc = gs_reader_next_frame(r, &ev, &n)) > 0) {
+        if (c->cs) {
+            for (size_t i = 0; i < n; i++)
+                an_cs_event(c->cs, r, &ev[i]);
+            continue;
+        }
         const uint32_t *order = c->summary ? NULL : frame_order(c, ev, n);
         for (size_t i = 0; i < n; i++) {
             const gs_event *e = order ? &ev[order[i]] : &ev[i];
@@ -1338,7 +1382,9 @@ static int dump_file(dump_ctx *c, const char *path)
                 write_event_text(&c->out, r, pi->pid, base, e);
         }
     }
-    if (c->summary) {
+    if (c->cs) {
+        an_cs_proc_end(c->cs, r);
+    } else if (c->summary) {
         write_summary(c, path, pi, r);
         totals_add(c, r);
     } else {
@@ -1434,21 +1480,45 @@ static void collect_pids(dump_ctx *c, const pathlist *l)
     }
 }
 
+static void cs_emit(void *ctx, const char *s, size_t n)
+{
+    gs_out_mem(ctx, s, n);
+}
+
 int gs_cmd_dump(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},   {"summary", no_argument, NULL, 's'},
         {"quiet", no_argument, NULL, 'q'},  {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},   {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},   {"callsites", no_argument, NULL, 'c'},
+        {"symbol-path", required_argument, NULL, 'S'}, {"top", required_argument, NULL, 'T'},
+        {"no-lines", no_argument, NULL, 'L'}, {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "qvh";
-    int json = 0, summary = 0, opt;
+    int json = 0, summary = 0, callsites = 0, opt;
+    an_cs_opts cso = {0};
+    const char *sympaths[64];
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
         switch (opt) {
         case 'j': json = 1; break;
         case 's': summary = 1; break;
+        case 'c': callsites = 1; break;
+        case 'S':
+            if (cso.nsymbol_paths >= sizeof sympaths / sizeof sympaths[0])
+                return gs_cli_usage_error("dump", "too many --symbol-path options");
+            sympaths[cso.nsymbol_paths++] = optarg;
+            break;
+        case 'T': {
+            char *end;
+            long t = strtol(optarg, &end, 10);
+            if (*end || t < 1 || t > 1000)
+                return gs_cli_usage_error("dump", "--top wants a number from 1 to 1000");
+            cso.top = (unsigned)t;
+            break;
+        }
+        case 'L': cso.no_lines = 1; break;
         case 'q': gs_verbosity--; break;
         case 'v': gs_verbosity++; break;
         case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
@@ -1457,6 +1527,9 @@ int gs_cmd_dump(int argc, char **argv)
     }
     if (optind >= argc)
         return gs_cli_usage_error("dump", "needs a run directory or trace file");
+    if (callsites && summary)
+        return gs_cli_usage_error("dump", "--callsites and --summary do not go together");
+    cso.symbol_paths = sympaths;
 
     pathlist files = {0};
     int rc = GS_EXIT_OK;
@@ -1486,6 +1559,11 @@ int gs_cmd_dump(int argc, char **argv)
     c->mode = json ? MODE_JSON : MODE_TEXT;
     c->summary = summary;
     gs_out_init(&c->out, stdout);
+    if (callsites && !(c->cs = an_cs_new(&cso))) {
+        gs_cli_error("out of memory");
+        free(c);
+        return GS_EXIT_FAIL;
+    }
     if (summary)
         collect_pids(c, &files);
     for (size_t i = 0; i < files.n; i++) {
@@ -1497,6 +1575,17 @@ int gs_cmd_dump(int argc, char **argv)
     }
     if (summary && files.n)
         write_totals(c);
+    if (c->cs && files.n) {
+        an_cs_finish(c->cs);
+        if (json) {
+            an_cs_write_json(c->cs, cs_emit, &c->out);
+            gs_out_char(&c->out, '\n');
+        } else {
+            gs_out_str(&c->out, "call sites (sampled call stacks)\n");
+            an_cs_write_text(c->cs, cs_emit, &c->out, 0, 0);
+        }
+    }
+    an_cs_free(c->cs);
     gs_out_flush(&c->out);
 
     for (size_t i = 0; i < files.n; i++)

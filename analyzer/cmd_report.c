@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "an_callsites.h"
 #include "an_model.h"
 #include "cli_util.h"
 #include "gs_format.h"
@@ -51,12 +52,18 @@ static const char usage_text[] =
     "                      the GPU's idle pieces by cause, counters\n"
     "  --html FILE         also write one self-contained page: verdict, advice,\n"
     "                      per-step bars, timelines of the slowest steps\n"
+    "  --symbol-path DIR   look for the traced binaries (by build id) under DIR\n"
+    "                      too, to name the call sites of a run traced with\n"
+    "                      --stacks on another machine (repeatable)\n"
+    "  --no-lines          call sites without file:line (addr2line is not run)\n"
     "  -q, --quiet         fewer messages on stderr\n"
     "  -v, --verbose       more messages on stderr\n"
     "  -h, --help          show this help\n"
     "\n"
     "Steps come from step/fetch markers, else NVTX ranges, else they are inferred\n"
-    "from the periodic arrival of batches (labelled inferred).\n"
+    "from the periodic arrival of batches (labelled inferred). A run traced with\n"
+    "'gpustarve run --stacks' also gets, per finding (small reads, metadata\n"
+    "calls, pageable copies, file mmaps), the call sites that cost most.\n"
     "\n"
     "Exit status: 0 a report was written (damaged files are used as far as they\n"
     "read, and listed); 2 bad usage, no run directory, no readable trace, or no\n"
@@ -155,6 +162,35 @@ static int read_probe(const char *path, an_opts *o)
 
 /* ---- the command --------------------------------------------------------------------------- */
 
+/* ---- call sites: fed by the analysis pass ------------------------------------------ */
+
+typedef struct cs_pass {
+    an_cs *cs;
+    struct gs_reader *r; /* the file being read */
+} cs_pass;
+
+static void cs_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
+{
+    cs_pass *c = ctx;
+    c->r = r;
+    an_cs_proc_begin(c->cs, p->path, gs_reader_info(r));
+}
+
+static void cs_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const gs_event *e)
+{
+    (void)p;
+    an_cs_event(((cs_pass *)ctx)->cs, r, e);
+}
+
+static void cs_on_file_end(void *ctx, const an_proc *p)
+{
+    cs_pass *c = ctx;
+    (void)p;
+    if (c->r)
+        an_cs_proc_end(c->cs, c->r); /* the reader is still open: it holds the stacks */
+    c->r = NULL;
+}
+
 int gs_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -170,12 +206,17 @@ int gs_cmd_report(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"symbol-path", required_argument, NULL, 'Y'},
+        {"no-lines", no_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "qvh";
     int json = 0, per_step = 0, opt;
     const char *step_re = NULL, *fetch_re = NULL, *probe = NULL, *perfetto = NULL, *html = NULL;
     long skip = -1, cores = 0;
+    an_cs_opts cso = {0};
+    const char *sympaths[64];
+    cso.symbol_paths = sympaths;
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
@@ -200,6 +241,12 @@ int gs_cmd_report(int argc, char **argv)
         case 'p': probe = optarg; break;
         case 'T': perfetto = optarg; break;
         case 'H': html = optarg; break;
+        case 'Y':
+            if (cso.nsymbol_paths >= sizeof sympaths / sizeof sympaths[0])
+                return gs_cli_usage_error("report", "too many --symbol-path options");
+            sympaths[cso.nsymbol_paths++] = optarg;
+            break;
+        case 'L': cso.no_lines = 1; break;
         case 'q': gs_verbosity--; break;
         case 'v': gs_verbosity++; break;
         case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
@@ -246,10 +293,23 @@ int gs_cmd_report(int argc, char **argv)
     o.progress = on_progress;
     o.progress_ctx = &pg;
 
+    /* the call sites ride along the analysis pass (an_hooks) */
+    cs_pass csp = {an_cs_new(&cso), NULL};
+    an_hooks hk = {0};
+    if (csp.cs) {
+        hk.ctx = &csp;
+        hk.on_file = cs_on_file;
+        hk.on_event = cs_on_event;
+        hk.on_file_end = cs_on_file_end;
+        o.hooks = &hk;
+    }
     an_run run;
     char err[512];
     int rc = GS_EXIT_OK;
-    if (an_run_load(&run, dir, &o, err, sizeof err) < 0) {
+    int loaded = an_run_load(&run, dir, &o, err, sizeof err);
+    o.hooks = NULL; /* the second pass brings its own */
+    if (loaded < 0) {
+        an_cs_free(csp.cs);
         if (pg.shown)
             fputs("\n", stderr);
         gs_cli_error("report: %s", err);
@@ -266,6 +326,7 @@ int gs_cmd_report(int argc, char **argv)
                    run.skipped[i].whole ? "; file skipped" : "; the readable part is used");
     if (!run.nprocs) {
         gs_cli_error("report: %s: no readable trace file (%zu skipped)", dir, run.nskipped);
+        an_cs_free(csp.cs);
         an_run_free(&run);
         an_opts_free(&o);
         return GS_EXIT_USAGE;
@@ -275,6 +336,10 @@ int gs_cmd_report(int argc, char **argv)
         gs_cli_error("report: %s", err);
         rc = GS_EXIT_USAGE;
     } else {
+        if (csp.cs) {
+            an_cs_finish(csp.cs); /* symbolises the top call sites only */
+            res.callsites = csp.cs;
+        }
         gs_out *out = malloc(sizeof *out);
         if (!out) {
             gs_cli_error("out of memory");
@@ -296,7 +361,9 @@ int gs_cmd_report(int argc, char **argv)
             rep_second_pass(dir, &o, &run, &res, perfetto, html) < 0)
             rc = GS_EXIT_FAIL;
     }
+    res.callsites = NULL;
     an_result_free(&res);
+    an_cs_free(csp.cs);
     an_run_free(&run);
     an_opts_free(&o);
     return rc;

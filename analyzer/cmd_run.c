@@ -11,7 +11,8 @@
  *
  * Must never: write to stdout (the traced program's stdout must stay
  * byte-identical to an untraced run), change the environment beyond those
- * five variables, override an injection path the user chose, or exit with
+ * five variables (and GPUSTARVE_STACKS / PYTHONPERFSUPPORT when --stacks /
+ * --python-frames ask for them), override an injection path the user chose, or exit with
  * anything but the command's own status once the command has started.
  */
 #include <dirent.h>
@@ -32,7 +33,7 @@
 #include "gs_trace.h"
 
 static const char usage_text[] =
-    "usage: gpustarve run [-o DIR] [-q|-v] [--] COMMAND [ARGS...]\n"
+    "usage: gpustarve run [-o DIR] [--stacks] [--python-frames] [-q|-v] [--] COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND with libgpustarve.so preloaded, tracing it and every process\n"
     "it starts (DataLoader workers included) into a run directory, one *.gst\n"
@@ -42,6 +43,13 @@ static const char usage_text[] =
     "  -o, --output DIR  run directory; used as is when it exists, else created\n"
     "                    (its parent must exist). Default: a new\n"
     "                    gpustarve-YYYYMMDD-HHMMSS in the current directory\n"
+    "  --stacks          also record where the I/O and CUDA copy calls come from:\n"
+    "                    a call stack at the first calls of each call site, then\n"
+    "                    1 in 64 (GPUSTARVE_STACKS=1; 'gpustarve report' names\n"
+    "                    the top call sites of each finding)\n"
+    "  --python-frames   --stacks, and Python function names in the stacks where\n"
+    "                    the interpreter writes perf maps (Python 3.12+:\n"
+    "                    PYTHONPERFSUPPORT=1); older Pythons give native frames\n"
     "  -q, --quiet       print nothing (gpustarve's own lines go to stderr)\n"
     "  -v, --verbose     also print the library and environment used\n"
     "  -h, --help        show this help\n"
@@ -55,7 +63,10 @@ static const char usage_text[] =
     "  and NVTX_INJECTION64_PATH name the library too (so CUDA starts the GPU\n"
     "  collector and NVTX ranges are recorded) unless already set; PYTHONPATH\n"
     "  starts with gpustarve's Python folder (DataLoader step markers; its\n"
-    "  sitecustomize runs any sitecustomize of yours too). Nothing else changes.\n"
+    "  sitecustomize runs any sitecustomize of yours too). --stacks sets\n"
+    "  GPUSTARVE_STACKS=1 (GPUSTARVE_STACK_DEPTH, _FIRST, _EVERY tune it: 16\n"
+    "  frames, first 8 calls, then 1 in 64); --python-frames also\n"
+    "  PYTHONPERFSUPPORT=1. Nothing else changes.\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
     "gpustarve with kill(1) are passed on to the command; keyboard signals\n"
@@ -465,17 +476,20 @@ int gs_cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+        {"stacks", no_argument, NULL, 'S'},       {"python-frames", no_argument, NULL, 'P'},
         {NULL, 0, NULL, 0},
     };
     /* '+': stop at the command, whose own options are not ours */
     static const char optstring[] = "+o:qvh";
     const char *out = NULL;
-    int opt;
+    int opt, stacks = 0, pyframes = 0;
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
         switch (opt) {
         case 'o': out = optarg; break;
+        case 'S': stacks = 1; break;
+        case 'P': stacks = pyframes = 1; break;
         case 'q': gs_verbosity = 0; break;
         case 'v': gs_verbosity++; break;
         case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
@@ -531,6 +545,14 @@ int gs_cmd_run(int argc, char **argv)
             setenv(doors[i], lib, 1);
             gs_cli_msg(2, "%s=%s", doors[i], lib);
         }
+    }
+    if (stacks) {
+        setenv("GPUSTARVE_STACKS", "1", 1);
+        gs_cli_msg(2, "GPUSTARVE_STACKS=1");
+    }
+    if (pyframes) {
+        setenv("PYTHONPERFSUPPORT", "1", 1);
+        gs_cli_msg(2, "PYTHONPERFSUPPORT=1");
     }
     char *pydir = find_python_dir();
     if (pydir) {

@@ -16,6 +16,7 @@
 #include "cli_util.h"
 #include "gs_format.h"
 #include "gs_trace.h"
+#include "an_callsites.h"
 #include "report_out.h"
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
@@ -155,6 +156,11 @@ static void write_worker_json(gs_out *o, const an_result *r, const an_worker *w)
     jkey(o, "major_faults");
     gs_out_u64(o, w->faults);
     gs_out_str(o, "}");
+}
+
+static void cs_emit(void *ctx, const char *s, size_t n)
+{
+    gs_out_mem(ctx, s, n);
 }
 
 void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_step)
@@ -446,6 +452,11 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
             gs_out_str(o, "}");
         }
         gs_out_str(o, "]");
+    }
+    if (r->callsites && an_cs_has_stacks(r->callsites)) {
+        gs_out_str(o, ",");
+        jkey(o, "call_sites");
+        an_cs_write_json(r->callsites, cs_emit, o);
     }
     gs_out_str(o, "}\n");
 }

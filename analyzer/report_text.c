@@ -18,6 +18,7 @@
 #include "cli_util.h"
 #include "gs_format.h"
 #include "gs_trace.h"
+#include "an_callsites.h"
 #include "report_out.h"
 
 /* ---- text ----------------------------------------------------------------------------- */
@@ -39,6 +40,11 @@ static void text_shorten(gs_out *o, const char *s, size_t max)
     }
     gs_text_str(o, s, max - 3);
     gs_out_str(o, "...");
+}
+
+static void cs_emit(void *ctx, const char *s, size_t n)
+{
+    gs_out_mem(ctx, s, n);
 }
 
 void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_step,
@@ -129,6 +135,12 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     }
     for (size_t i = 0; i < r->nnotes; i++)
         gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);
+    if (r->callsites && an_cs_has_stacks(r->callsites)) {
+        /* where the findings' calls come from: sampled call stacks */
+        gs_out_printf(o, "%scalls%s    where they come from (sampled call stacks)\n", st->bold,
+                      st->off);
+        an_cs_write_text(r->callsites, cs_emit, o, 9, 6);
+    }
     for (size_t i = 0; i < run->nskipped; i++) {
         const an_skipped *s = &run->skipped[i];
         gs_out_printf(o, "%sskipped%s  %s: %s%s\n", st->bold, st->off, s->file, s->reason,

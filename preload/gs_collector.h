@@ -56,6 +56,8 @@ void gs_out_fail(const char *what, int err);
 int gs_out_alive(void);
 void gs_out_close(void);
 const char *gs_out_dir(void);
+/* Path of this process image's trace file ("" before it is opened). */
+const char *gs_out_path(void);
 
 /* ---- writer (gs_writer.c) ---- */
 int gs_writer_init(void);

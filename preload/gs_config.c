@@ -20,6 +20,7 @@
 #include "gs_preload.h"
 #include "gs_real.h"
 #include "gs_ring.h"
+#include "gs_stacks.h"
 
 gs_config gs_cfg = {.flush_ms = 200, .ring_events = 16384, .zstd_level = 3};
 _Atomic int gs_on;
@@ -68,6 +69,7 @@ static void init_all(void)
         gs_maptab_init() != 0 || gs_rings_init(gs_cfg.ring_events) != 0 ||
         gs_writer_init() != 0)
         return; /* out of address space: stay a pass-through */
+    gs_stacks_init(); /* GPUSTARVE_STACKS: on failure stacks stay off */
     gs_lifecycle_init(); /* atfork, on_exit, signals, exec environment */
     if (gs_out_setup_dir() != 0 || gs_out_open(0) != 0)
         return; /* warned; hooks pass through */

@@ -28,6 +28,7 @@
 #include "gs_real.h"
 #include "gs_ring.h"
 #include "gs_sink.h"
+#include "gs_stacks.h"
 
 extern char **environ;
 
@@ -119,6 +120,8 @@ void gs_finish(int status, int how, unsigned wait_ms)
             gs_put_direct(&ev);
             gs_frame_flush_locked();
             gs_writer_set_final();
+            if (how != 2)
+                gs_perfmap_copy(gs_out_path()); /* not from a signal handler: unbounded I/O */
         }
         gs_out_unlock();
     }
@@ -218,6 +221,7 @@ void gs_exec_flush(const char *path)
             ev.str = id;
             gs_put_direct(&ev);
             gs_frame_flush_locked();
+            gs_perfmap_copy(gs_out_path());
         }
         gs_out_unlock();
     }

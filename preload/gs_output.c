@@ -51,6 +51,11 @@ const char *gs_out_dir(void)
     return g_dir;
 }
 
+const char *gs_out_path(void)
+{
+    return g_path;
+}
+
 int gs_out_alive(void)
 {
     return !g_dead && atomic_load(&gs_trace_fd) >= 0;

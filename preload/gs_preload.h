@@ -40,9 +40,9 @@
  * mmap flags, preadv2 flags, statx mask) fits; writer-made kinds that need 64
  * bits (FAULTS, DROPS) never pass through a ring. */
 typedef struct gs_rec {
-    uint16_t kind;   /* enum gs_kind */
+    uint8_t kind;    /* enum gs_kind (ids < 256) */
     uint8_t fd_kind; /* GS_FDK_* */
-    uint8_t reserved;
+    uint16_t stack;  /* sampled call stack: id | GS_STACK_SAMPLED (gs_stacks.h), 0 = none */
     int32_t fd;
     uint32_t str;  /* string id, 0 = none */
     uint32_t aux2;

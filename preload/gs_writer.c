@@ -28,6 +28,7 @@
 #include "gs_preload.h"
 #include "gs_ring.h"
 #include "gs_sink.h"
+#include "gs_stacks.h"
 
 /* RATIONALE: 1 MiB raw frames (well under GS_FRAME_RAW_MAX) compress in about
  * a millisecond at level 3 and hold ~40k records, more than one flush period
@@ -52,6 +53,8 @@ static gs_calib g_cal;
 static uint64_t g_lost;         /* events not written because output failed */
 static uint64_t g_dropped_dead; /* drops counted in recycled rings */
 static uint64_t g_rep_dropped, g_rep_lost;
+static uint8_t g_stk_emitted[(GS_STACK_IDS_MAX + 8) / 8]; /* bit per stack id: defined */
+static uint32_t g_put_tid; /* thread of the event being put (for its MAPPING records) */
 static uint64_t g_heads[GS_RING_MAX];
 static uint32_t g_states[GS_RING_MAX];
 
@@ -182,20 +185,42 @@ void gs_frame_flush_locked(void)
     g_enc_tid = 0;
 }
 
+static void put_event(uint32_t tid, const gs_event *ev);
+
+static void put_mapping_event(const gs_event *ev)
+{
+    put_event(g_put_tid, ev);
+}
+
 /* Encode one event of thread tid, with its string first when the file has
- * not defined it yet. */
+ * not defined it yet; an event with a call stack gets the stack's MAPPING
+ * records (when new) and its STACK record first. */
 static void put_event(uint32_t tid, const gs_event *ev)
 {
     if (!gs_out_alive()) {
         g_lost++;
         return;
     }
+    const uint64_t *frames = NULL;
+    uint32_t nframes = 0;
+    if (ev->stack && !(g_stk_emitted[ev->stack >> 3] >> (ev->stack & 7) & 1)) {
+        frames = gs_stack_frames(ev->stack, &nframes);
+        if (frames) {
+            g_put_tid = tid;
+            gs_maps_cover(frames, nframes, put_mapping_event); /* may flush: before all else */
+            if (!gs_out_alive()) {
+                g_lost++;
+                return;
+            }
+        }
+    }
     uint32_t slen = 0;
     const char *s = NULL;
     if (ev->str && !emitted(ev->str))
         s = gs_str_get(ev->str, &slen);
-    /* room for the event, its string and (NVTX) its domain's name */
-    size_t need = GS_EVENT_MAX_ENCODED + 16 + (s ? slen + 16 : 0) + GS_STRING_MAX + 16;
+    /* room for the event, its string, its stack and (NVTX, MAPPING) a second string */
+    size_t need = GS_EVENT_MAX_ENCODED + 16 + (s ? slen + 16 : 0) + GS_STRING_MAX + 16 +
+                  (frames ? GS_STACK_MAX_ENCODED : 0);
     if (g_enc.cap - g_enc.len < need) {
         gs_frame_flush_locked();
         if (!gs_out_alive()) {
@@ -220,8 +245,24 @@ static void put_event(uint32_t tid, const gs_event *ev)
             gs_encode_string(&g_enc, (uint32_t)e.aux, d, dlen) == GS_OK)
             mark_emitted((uint32_t)e.aux);
     }
+    /* MAPPING names the build id by string id in aux2 */
+    if (e.kind == GS_K_MAPPING && e.aux2 && e.aux2 < GS_STR_MAX_IDS &&
+        !emitted((uint32_t)e.aux2)) {
+        uint32_t blen = 0;
+        const char *b = gs_str_get((uint32_t)e.aux2, &blen);
+        if (b && gs_encode_string(&g_enc, (uint32_t)e.aux2, b, blen) == GS_OK)
+            mark_emitted((uint32_t)e.aux2);
+    }
+    if (e.kind == GS_K_MAPPING && e.aux2 && !emitted((uint32_t)e.aux2))
+        e.aux2 = 0;
     if (e.str && !emitted(e.str))
         e.str = 0; /* never refer to a string the file lacks */
+    if (frames) {
+        if (gs_encode_stack(&g_enc, e.stack, frames, nframes) == GS_OK)
+            g_stk_emitted[e.stack >> 3] |= (uint8_t)(1u << (e.stack & 7));
+    }
+    if (e.stack && !(g_stk_emitted[e.stack >> 3] >> (e.stack & 7) & 1))
+        e.stack = e.stack_weight = 0; /* never refer to a stack the file lacks */
     if (gs_encode_event(&g_enc, &e) != GS_OK) {
         g_lost++;
         return;
@@ -334,6 +375,10 @@ static void to_event(const gs_rec *x, gs_event *ev)
     ev->offset = x->offset;
     ev->aux = x->aux;
     ev->aux2 = x->aux2;
+    if (x->stack) {
+        ev->stack = x->stack & GS_STACK_ID_MASK;
+        ev->stack_weight = (x->stack & GS_STACK_SAMPLED) ? gs_stacks_every() : 1;
+    }
     /* the parked fields of the CUDA and NVTX kinds (gs_preload.h) */
     switch (x->kind) {
     case GS_K_CUDA_SYNC:
@@ -481,6 +526,8 @@ void gs_writer_after_fork_child(void)
     g_frame_events = 0;
     g_lost = g_dropped_dead = g_rep_dropped = g_rep_lost = 0;
     g_final = 0;
-    /* a fresh file defines every string again */
+    /* a fresh file defines every string, stack and mapping again */
     madvise(g_emitted, GS_STR_MAX_IDS / 8, MADV_DONTNEED);
+    memset(g_stk_emitted, 0, sizeof g_stk_emitted);
+    gs_stacks_after_fork_child();
 }

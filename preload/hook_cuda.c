@@ -37,6 +37,7 @@
 #include "gs_collector.h"
 #include "gs_preload.h"
 #include "gs_sink.h"
+#include "gs_stacks.h"
 
 #include "gs_cuda_types.h"
 
@@ -219,7 +220,7 @@ static uint64_t copy_aux(int kind, const void *dst, const void *src)
 }
 
 static void record_copy(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, uint64_t aux,
-                        gs_custream stream, int dev)
+                        gs_custream stream, int dev, const void *caller)
 {
     gs_rec r = GS_REC_INIT(GS_K_CUDA_MEMCPY, t0);
     r.dur = gs_now() - t0;
@@ -230,6 +231,7 @@ static void record_copy(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, uint
     r.fd = dev;                               /* -> dev */
     r.offset = (int64_t)(uintptr_t)stream;    /* -> stream */
     r.aux2 = gs_t_cuda_corr;                  /* -> corr (0 unless CUPTI told us) */
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
@@ -298,27 +300,29 @@ static inline uint64_t call_begin(void)
 }
 
 static void copy_end(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, int kind,
-                     const void *dst, const void *src, gs_custream stream, int dev)
+                     const void *dst, const void *src, gs_custream stream, int dev,
+                     const void *caller)
 {
     int err = errno;
-    record_copy(api, t0, ret, bytes, copy_aux(kind, dst, src), stream, dev);
+    record_copy(api, t0, ret, bytes, copy_aux(kind, dst, src), stream, dev, caller);
     gs_leave();
     errno = err;
 }
 
-static void copy3d_end(int api, uint64_t t0, gs_cuerr ret, gs_cup3d p, gs_custream stream)
+static void copy3d_end(int api, uint64_t t0, gs_cuerr ret, gs_cup3d p, gs_custream stream,
+                       const void *caller)
 {
     int err = errno;
-    record_copy(api, t0, ret, bytes_3d(p), aux_3d(p), stream, t_dev);
+    record_copy(api, t0, ret, bytes_3d(p), aux_3d(p), stream, t_dev, caller);
     gs_leave();
     errno = err;
 }
 
 static void peer_end(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, gs_custream stream,
-                     int dev)
+                     int dev, const void *caller)
 {
     int err = errno;
-    record_copy(api, t0, ret, bytes, GS_DIR_PTOP, stream, dev);
+    record_copy(api, t0, ret, bytes, GS_DIR_PTOP, stream, dev, caller);
     gs_leave();
     errno = err;
 }
@@ -346,7 +350,7 @@ gs_cuerr cudaMemcpy(void *dst, const void *src, size_t count, int kind)
         return real(dst, src, count, kind);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, src, count, kind);
-    copy_end(CU_cudaMemcpy, t0, ret, count, kind, dst, src, NULL, t_dev);
+    copy_end(CU_cudaMemcpy, t0, ret, count, kind, dst, src, NULL, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -359,7 +363,7 @@ gs_cuerr cudaMemcpy_ptds(void *dst, const void *src, size_t count, int kind)
         return real(dst, src, count, kind);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, src, count, kind);
-    copy_end(CU_cudaMemcpy_ptds, t0, ret, count, kind, dst, src, (gs_custream)GS_STREAM_PER_THREAD, t_dev);
+    copy_end(CU_cudaMemcpy_ptds, t0, ret, count, kind, dst, src, (gs_custream)GS_STREAM_PER_THREAD, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -372,7 +376,7 @@ gs_cuerr cudaMemcpyAsync(void *dst, const void *src, size_t count, int kind, gs_
         return real(dst, src, count, kind, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, src, count, kind, stream);
-    copy_end(CU_cudaMemcpyAsync, t0, ret, count, kind, dst, src, stream, t_dev);
+    copy_end(CU_cudaMemcpyAsync, t0, ret, count, kind, dst, src, stream, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -386,7 +390,7 @@ gs_cuerr cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, int kind
         return real(dst, src, count, kind, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, src, count, kind, stream);
-    copy_end(CU_cudaMemcpyAsync_ptsz, t0, ret, count, kind, dst, src, ptsz(stream), t_dev);
+    copy_end(CU_cudaMemcpyAsync_ptsz, t0, ret, count, kind, dst, src, ptsz(stream), t_dev, GS_CALLER());
     return ret;
 }
 
@@ -400,7 +404,7 @@ gs_cuerr cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, 
         return real(dst, dpitch, src, spitch, width, height, kind);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, dpitch, src, spitch, width, height, kind);
-    copy_end(CU_cudaMemcpy2D, t0, ret, (uint64_t)width * height, kind, dst, src, NULL, t_dev);
+    copy_end(CU_cudaMemcpy2D, t0, ret, (uint64_t)width * height, kind, dst, src, NULL, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -414,7 +418,7 @@ gs_cuerr cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spi
         return real(dst, dpitch, src, spitch, width, height, kind);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, dpitch, src, spitch, width, height, kind);
-    copy_end(CU_cudaMemcpy2D_ptds, t0, ret, (uint64_t)width * height, kind, dst, src, (gs_custream)GS_STREAM_PER_THREAD, t_dev);
+    copy_end(CU_cudaMemcpy2D_ptds, t0, ret, (uint64_t)width * height, kind, dst, src, (gs_custream)GS_STREAM_PER_THREAD, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -428,7 +432,7 @@ gs_cuerr cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spi
         return real(dst, dpitch, src, spitch, width, height, kind, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, dpitch, src, spitch, width, height, kind, stream);
-    copy_end(CU_cudaMemcpy2DAsync, t0, ret, (uint64_t)width * height, kind, dst, src, stream, t_dev);
+    copy_end(CU_cudaMemcpy2DAsync, t0, ret, (uint64_t)width * height, kind, dst, src, stream, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -442,7 +446,7 @@ gs_cuerr cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_
         return real(dst, dpitch, src, spitch, width, height, kind, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, dpitch, src, spitch, width, height, kind, stream);
-    copy_end(CU_cudaMemcpy2DAsync_ptsz, t0, ret, (uint64_t)width * height, kind, dst, src, ptsz(stream), t_dev);
+    copy_end(CU_cudaMemcpy2DAsync_ptsz, t0, ret, (uint64_t)width * height, kind, dst, src, ptsz(stream), t_dev, GS_CALLER());
     return ret;
 }
 
@@ -457,7 +461,7 @@ gs_cuerr cudaMemcpy3D(gs_cup3d p)
         return real(p);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(p);
-    copy3d_end(CU_cudaMemcpy3D, t0, ret, p, NULL);
+    copy3d_end(CU_cudaMemcpy3D, t0, ret, p, NULL, GS_CALLER());
     return ret;
 }
 
@@ -470,7 +474,7 @@ gs_cuerr cudaMemcpy3D_ptds(gs_cup3d p)
         return real(p);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(p);
-    copy3d_end(CU_cudaMemcpy3D_ptds, t0, ret, p, (gs_custream)GS_STREAM_PER_THREAD);
+    copy3d_end(CU_cudaMemcpy3D_ptds, t0, ret, p, (gs_custream)GS_STREAM_PER_THREAD, GS_CALLER());
     return ret;
 }
 
@@ -483,7 +487,7 @@ gs_cuerr cudaMemcpy3DAsync(gs_cup3d p, gs_custream stream)
         return real(p, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(p, stream);
-    copy3d_end(CU_cudaMemcpy3DAsync, t0, ret, p, stream);
+    copy3d_end(CU_cudaMemcpy3DAsync, t0, ret, p, stream, GS_CALLER());
     return ret;
 }
 
@@ -496,7 +500,7 @@ gs_cuerr cudaMemcpy3DAsync_ptsz(gs_cup3d p, gs_custream stream)
         return real(p, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(p, stream);
-    copy3d_end(CU_cudaMemcpy3DAsync_ptsz, t0, ret, p, ptsz(stream));
+    copy3d_end(CU_cudaMemcpy3DAsync_ptsz, t0, ret, p, ptsz(stream), GS_CALLER());
     return ret;
 }
 
@@ -510,7 +514,7 @@ gs_cuerr cudaMemcpyPeer(void *dst, int dst_dev, const void *src, int src_dev, si
         return real(dst, dst_dev, src, src_dev, count);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, dst_dev, src, src_dev, count);
-    peer_end(CU_cudaMemcpyPeer, t0, ret, count, NULL, src_dev);
+    peer_end(CU_cudaMemcpyPeer, t0, ret, count, NULL, src_dev, GS_CALLER());
     return ret;
 }
 
@@ -524,7 +528,7 @@ gs_cuerr cudaMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_de
         return real(dst, dst_dev, src, src_dev, count, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, dst_dev, src, src_dev, count, stream);
-    peer_end(CU_cudaMemcpyPeerAsync, t0, ret, count, stream, src_dev);
+    peer_end(CU_cudaMemcpyPeerAsync, t0, ret, count, stream, src_dev, GS_CALLER());
     return ret;
 }
 
@@ -539,7 +543,7 @@ gs_cuerr cudaMemcpyToSymbol(const void *sym, const void *src, size_t count, size
         return real(sym, src, count, off, kind);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(sym, src, count, off, kind);
-    copy_end(CU_cudaMemcpyToSymbol, t0, ret, count, kind, NULL, src, NULL, t_dev);
+    copy_end(CU_cudaMemcpyToSymbol, t0, ret, count, kind, NULL, src, NULL, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -553,7 +557,7 @@ gs_cuerr cudaMemcpyToSymbol_ptds(const void *sym, const void *src, size_t count,
         return real(sym, src, count, off, kind);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(sym, src, count, off, kind);
-    copy_end(CU_cudaMemcpyToSymbol_ptds, t0, ret, count, kind, NULL, src, (gs_custream)GS_STREAM_PER_THREAD, t_dev);
+    copy_end(CU_cudaMemcpyToSymbol_ptds, t0, ret, count, kind, NULL, src, (gs_custream)GS_STREAM_PER_THREAD, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -567,7 +571,7 @@ gs_cuerr cudaMemcpyToSymbolAsync(const void *sym, const void *src, size_t count,
         return real(sym, src, count, off, kind, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(sym, src, count, off, kind, stream);
-    copy_end(CU_cudaMemcpyToSymbolAsync, t0, ret, count, kind, NULL, src, stream, t_dev);
+    copy_end(CU_cudaMemcpyToSymbolAsync, t0, ret, count, kind, NULL, src, stream, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -581,7 +585,7 @@ gs_cuerr cudaMemcpyToSymbolAsync_ptsz(const void *sym, const void *src, size_t c
         return real(sym, src, count, off, kind, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(sym, src, count, off, kind, stream);
-    copy_end(CU_cudaMemcpyToSymbolAsync_ptsz, t0, ret, count, kind, NULL, src, ptsz(stream), t_dev);
+    copy_end(CU_cudaMemcpyToSymbolAsync_ptsz, t0, ret, count, kind, NULL, src, ptsz(stream), t_dev, GS_CALLER());
     return ret;
 }
 
@@ -594,7 +598,7 @@ gs_cuerr cudaMemcpyFromSymbol(void *dst, const void *sym, size_t count, size_t o
         return real(dst, sym, count, off, kind);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, sym, count, off, kind);
-    copy_end(CU_cudaMemcpyFromSymbol, t0, ret, count, kind, dst, NULL, NULL, t_dev);
+    copy_end(CU_cudaMemcpyFromSymbol, t0, ret, count, kind, dst, NULL, NULL, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -608,7 +612,7 @@ gs_cuerr cudaMemcpyFromSymbol_ptds(void *dst, const void *sym, size_t count, siz
         return real(dst, sym, count, off, kind);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, sym, count, off, kind);
-    copy_end(CU_cudaMemcpyFromSymbol_ptds, t0, ret, count, kind, dst, NULL, (gs_custream)GS_STREAM_PER_THREAD, t_dev);
+    copy_end(CU_cudaMemcpyFromSymbol_ptds, t0, ret, count, kind, dst, NULL, (gs_custream)GS_STREAM_PER_THREAD, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -622,7 +626,7 @@ gs_cuerr cudaMemcpyFromSymbolAsync(void *dst, const void *sym, size_t count, siz
         return real(dst, sym, count, off, kind, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, sym, count, off, kind, stream);
-    copy_end(CU_cudaMemcpyFromSymbolAsync, t0, ret, count, kind, dst, NULL, stream, t_dev);
+    copy_end(CU_cudaMemcpyFromSymbolAsync, t0, ret, count, kind, dst, NULL, stream, t_dev, GS_CALLER());
     return ret;
 }
 
@@ -636,7 +640,7 @@ gs_cuerr cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *sym, size_t count
         return real(dst, sym, count, off, kind, stream);
     uint64_t t0 = call_begin();
     gs_cuerr ret = real(dst, sym, count, off, kind, stream);
-    copy_end(CU_cudaMemcpyFromSymbolAsync_ptsz, t0, ret, count, kind, dst, NULL, ptsz(stream), t_dev);
+    copy_end(CU_cudaMemcpyFromSymbolAsync_ptsz, t0, ret, count, kind, dst, NULL, ptsz(stream), t_dev, GS_CALLER());
     return ret;
 }
 

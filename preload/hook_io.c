@@ -19,6 +19,7 @@
 
 #include "gs_collector.h"
 #include "gs_preload.h"
+#include "gs_stacks.h"
 #include "gs_real.h"
 
 /* Everything defined below that is not static is a hook: exported (the
@@ -31,7 +32,7 @@
 
 /* Record an open-like call; on success the new fd enters the fd table. */
 static void record_open(uint16_t kind, uint64_t t0, int ret, int err, uint32_t str, int flags,
-                        int has_mode, mode_t mode)
+                        int has_mode, mode_t mode, const void *caller)
 {
     gs_rec r = GS_REC_INIT(kind, t0);
     r.dur = gs_now() - t0;
@@ -46,6 +47,7 @@ static void record_open(uint16_t kind, uint64_t t0, int ret, int err, uint32_t s
         gs_fd_set(ret, str, r.fd_kind);
     }
     (void)err;
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
@@ -67,7 +69,7 @@ int open(const char *path, int flags, ...)
     uint64_t t0 = gs_now();
     int ret = gs_real.open(path, flags, mode);
     int err = errno;
-    record_open(GS_K_OPEN, t0, ret, err, gs_str_path_safe(path, ret, err), flags, 0, mode);
+    record_open(GS_K_OPEN, t0, ret, err, gs_str_path_safe(path, ret, err), flags, 0, mode, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -91,7 +93,7 @@ int open64(const char *path, int flags, ...)
     uint64_t t0 = gs_now();
     int ret = gs_real.open64(path, flags, mode);
     int err = errno;
-    record_open(GS_K_OPEN64, t0, ret, err, gs_str_path_safe(path, ret, err), flags, 0, mode);
+    record_open(GS_K_OPEN64, t0, ret, err, gs_str_path_safe(path, ret, err), flags, 0, mode, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -125,7 +127,7 @@ int openat(int dirfd, const char *path, int flags, ...)
     uint64_t t0 = gs_now();
     int ret = gs_real.openat(dirfd, path, flags, mode);
     int err = errno;
-    record_open(GS_K_OPENAT, t0, ret, err, path_at(dirfd, path, ret, err), flags, 1, mode);
+    record_open(GS_K_OPENAT, t0, ret, err, path_at(dirfd, path, ret, err), flags, 1, mode, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -149,7 +151,7 @@ int openat64(int dirfd, const char *path, int flags, ...)
     uint64_t t0 = gs_now();
     int ret = gs_real.openat64(dirfd, path, flags, mode);
     int err = errno;
-    record_open(GS_K_OPENAT64, t0, ret, err, path_at(dirfd, path, ret, err), flags, 1, mode);
+    record_open(GS_K_OPENAT64, t0, ret, err, path_at(dirfd, path, ret, err), flags, 1, mode, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -167,7 +169,7 @@ int creat(const char *path, mode_t mode)
     int ret = gs_real.creat(path, mode);
     int err = errno;
     record_open(GS_K_CREAT, t0, ret, err, gs_str_path_safe(path, ret, err),
-                O_CREAT | O_WRONLY | O_TRUNC, 0, mode);
+                O_CREAT | O_WRONLY | O_TRUNC, 0, mode, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -279,7 +281,7 @@ int dup3(int oldfd, int newfd, int flags)
 
 /* Record a read-like call. offset -1 where the call has none. */
 static inline void record_read(uint16_t kind, uint64_t t0, int fd, uint64_t bytes, long ret,
-                               int64_t offset, uint64_t aux, uint32_t aux2)
+                               int64_t offset, uint64_t aux, uint32_t aux2, const void *caller)
 {
     gs_rec r = GS_REC_INIT(kind, t0);
     r.dur = gs_now() - t0;
@@ -289,6 +291,7 @@ static inline void record_read(uint16_t kind, uint64_t t0, int fd, uint64_t byte
     r.offset = offset;
     r.aux = aux;
     r.aux2 = aux2;
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
@@ -314,7 +317,7 @@ ssize_t read(int fd, void *buf, size_t count)
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.read(fd, buf, count);
     int err = errno;
-    record_read(GS_K_READ, t0, fd, count, ret, -1, 0, 0);
+    record_read(GS_K_READ, t0, fd, count, ret, -1, 0, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -331,7 +334,7 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.pread(fd, buf, count, offset);
     int err = errno;
-    record_read(GS_K_PREAD, t0, fd, count, ret, offset, 0, 0);
+    record_read(GS_K_PREAD, t0, fd, count, ret, offset, 0, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -348,7 +351,7 @@ ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.pread64(fd, buf, count, offset);
     int err = errno;
-    record_read(GS_K_PREAD64, t0, fd, count, ret, offset, 0, 0);
+    record_read(GS_K_PREAD64, t0, fd, count, ret, offset, 0, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -366,7 +369,7 @@ ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
     ssize_t ret = gs_real.readv(fd, iov, iovcnt);
     int err = errno;
     uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
-    record_read(GS_K_READV, t0, fd, bytes, ret, -1, (uint64_t)(uint32_t)iovcnt, 0);
+    record_read(GS_K_READV, t0, fd, bytes, ret, -1, (uint64_t)(uint32_t)iovcnt, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -384,7 +387,7 @@ ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
     ssize_t ret = gs_real.preadv(fd, iov, iovcnt, offset);
     int err = errno;
     uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
-    record_read(GS_K_PREADV, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt, 0);
+    record_read(GS_K_PREADV, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -402,7 +405,7 @@ ssize_t preadv64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
     ssize_t ret = gs_real.preadv64(fd, iov, iovcnt, offset);
     int err = errno;
     uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
-    record_read(GS_K_PREADV64, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt, 0);
+    record_read(GS_K_PREADV64, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -421,7 +424,7 @@ ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int f
     int err = errno;
     uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
     record_read(GS_K_PREADV2, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt,
-                (uint32_t)flags);
+                (uint32_t)flags, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -440,7 +443,7 @@ ssize_t preadv64v2(int fd, const struct iovec *iov, int iovcnt, off64_t offset, 
     int err = errno;
     uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
     record_read(GS_K_PREADV64V2, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt,
-                (uint32_t)flags);
+                (uint32_t)flags, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -457,7 +460,7 @@ ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.__read_chk(fd, buf, count, buflen);
     int err = errno;
-    record_read(GS_K_READ_CHK, t0, fd, count, ret, -1, 0, 0);
+    record_read(GS_K_READ_CHK, t0, fd, count, ret, -1, 0, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -474,7 +477,7 @@ ssize_t __pread_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.__pread_chk(fd, buf, count, offset, buflen);
     int err = errno;
-    record_read(GS_K_PREAD_CHK, t0, fd, count, ret, offset, 0, 0);
+    record_read(GS_K_PREAD_CHK, t0, fd, count, ret, offset, 0, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -491,7 +494,7 @@ ssize_t __pread64_chk(int fd, void *buf, size_t count, off64_t offset, size_t bu
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.__pread64_chk(fd, buf, count, offset, buflen);
     int err = errno;
-    record_read(GS_K_PREAD64_CHK, t0, fd, count, ret, offset, 0, 0);
+    record_read(GS_K_PREAD64_CHK, t0, fd, count, ret, offset, 0, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;

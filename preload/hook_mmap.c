@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "gs_preload.h"
+#include "gs_stacks.h"
 #include "gs_real.h"
 
 /* Everything defined below that is not static is a hook: exported (the
@@ -19,7 +20,7 @@
 #pragma GCC visibility push(default)
 
 static void record_mmap(uint16_t kind, uint64_t t0, void *ret, size_t len, int prot, int flags,
-                        int fd, int64_t off)
+                        int fd, int64_t off, const void *caller)
 {
     gs_rec r = GS_REC_INIT(kind, t0);
     r.dur = gs_now() - t0;
@@ -31,6 +32,7 @@ static void record_mmap(uint16_t kind, uint64_t t0, void *ret, size_t len, int p
     r.aux2 = (uint32_t)flags;
     if (ret != MAP_FAILED)
         gs_map_add((uintptr_t)ret, len, fd, r.str, r.fd_kind);
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
@@ -45,7 +47,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
     uint64_t t0 = gs_now();
     void *ret = gs_real.mmap(addr, len, prot, flags, fd, off);
     int err = errno;
-    record_mmap(GS_K_MMAP, t0, ret, len, prot, flags, fd, off);
+    record_mmap(GS_K_MMAP, t0, ret, len, prot, flags, fd, off, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -62,7 +64,7 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
     uint64_t t0 = gs_now();
     void *ret = gs_real.mmap64(addr, len, prot, flags, fd, off);
     int err = errno;
-    record_mmap(GS_K_MMAP64, t0, ret, len, prot, flags, fd, off);
+    record_mmap(GS_K_MMAP64, t0, ret, len, prot, flags, fd, off, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "gs_preload.h"
+#include "gs_stacks.h"
 #include "gs_real.h"
 
 /* Everything defined below that is not static is a hook: exported (the
@@ -31,26 +32,29 @@ int __fxstat64(int ver, int fd, struct stat64 *buf);
 int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags);
 int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int flags);
 
-static void record_path(uint16_t kind, uint64_t t0, int ret, int err, const char *path)
+static void record_path(uint16_t kind, uint64_t t0, int ret, int err, const char *path,
+                        const void *caller)
 {
     gs_rec r = GS_REC_INIT(kind, t0);
     r.dur = gs_now() - t0;
     r.ret = ret;
     r.str = gs_str_path_safe(path, ret, err);
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
-static void record_fd(uint16_t kind, uint64_t t0, int ret, int fd)
+static void record_fd(uint16_t kind, uint64_t t0, int ret, int fd, const void *caller)
 {
     gs_rec r = GS_REC_INIT(kind, t0);
     r.dur = gs_now() - t0;
     gs_fd_describe(fd, &r);
     r.ret = ret;
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
 static void record_at(uint16_t kind, uint64_t t0, int ret, int err, int dirfd, const char *path,
-                      int flags, uint32_t mask)
+                      int flags, uint32_t mask, const void *caller)
 {
     gs_rec r = GS_REC_INIT(kind, t0);
     r.dur = gs_now() - t0;
@@ -64,6 +68,7 @@ static void record_at(uint16_t kind, uint64_t t0, int ret, int err, int dirfd, c
     r.str = (!p || (ret < 0 && err == EFAULT)) ? 0 : gs_str_path_at(dirfd, p);
     r.aux = (uint64_t)(uint32_t)flags;
     r.aux2 = mask;
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
@@ -80,7 +85,7 @@ int stat(const char *restrict path, struct stat *restrict buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.stat(path, buf);
     int err = errno;
-    record_path(GS_K_STAT, t0, ret, err, path);
+    record_path(GS_K_STAT, t0, ret, err, path, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -97,7 +102,7 @@ int stat64(const char *restrict path, struct stat64 *restrict buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.stat64(path, buf);
     int err = errno;
-    record_path(GS_K_STAT64, t0, ret, err, path);
+    record_path(GS_K_STAT64, t0, ret, err, path, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -114,7 +119,7 @@ int lstat(const char *restrict path, struct stat *restrict buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.lstat(path, buf);
     int err = errno;
-    record_path(GS_K_LSTAT, t0, ret, err, path);
+    record_path(GS_K_LSTAT, t0, ret, err, path, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -131,7 +136,7 @@ int lstat64(const char *restrict path, struct stat64 *restrict buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.lstat64(path, buf);
     int err = errno;
-    record_path(GS_K_LSTAT64, t0, ret, err, path);
+    record_path(GS_K_LSTAT64, t0, ret, err, path, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -148,7 +153,7 @@ int __xstat(int ver, const char *path, struct stat *buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.__xstat(ver, path, buf);
     int err = errno;
-    record_path(GS_K_XSTAT, t0, ret, err, path);
+    record_path(GS_K_XSTAT, t0, ret, err, path, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -165,7 +170,7 @@ int __xstat64(int ver, const char *path, struct stat64 *buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.__xstat64(ver, path, buf);
     int err = errno;
-    record_path(GS_K_XSTAT64, t0, ret, err, path);
+    record_path(GS_K_XSTAT64, t0, ret, err, path, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -182,7 +187,7 @@ int __lxstat(int ver, const char *path, struct stat *buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.__lxstat(ver, path, buf);
     int err = errno;
-    record_path(GS_K_LXSTAT, t0, ret, err, path);
+    record_path(GS_K_LXSTAT, t0, ret, err, path, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -199,7 +204,7 @@ int __lxstat64(int ver, const char *path, struct stat64 *buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.__lxstat64(ver, path, buf);
     int err = errno;
-    record_path(GS_K_LXSTAT64, t0, ret, err, path);
+    record_path(GS_K_LXSTAT64, t0, ret, err, path, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -218,7 +223,7 @@ int fstat(int fd, struct stat *buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.fstat(fd, buf);
     int err = errno;
-    record_fd(GS_K_FSTAT, t0, ret, fd);
+    record_fd(GS_K_FSTAT, t0, ret, fd, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -235,7 +240,7 @@ int fstat64(int fd, struct stat64 *buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.fstat64(fd, buf);
     int err = errno;
-    record_fd(GS_K_FSTAT64, t0, ret, fd);
+    record_fd(GS_K_FSTAT64, t0, ret, fd, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -252,7 +257,7 @@ int __fxstat(int ver, int fd, struct stat *buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.__fxstat(ver, fd, buf);
     int err = errno;
-    record_fd(GS_K_FXSTAT, t0, ret, fd);
+    record_fd(GS_K_FXSTAT, t0, ret, fd, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -269,7 +274,7 @@ int __fxstat64(int ver, int fd, struct stat64 *buf)
     uint64_t t0 = gs_now();
     int ret = gs_real.__fxstat64(ver, fd, buf);
     int err = errno;
-    record_fd(GS_K_FXSTAT64, t0, ret, fd);
+    record_fd(GS_K_FXSTAT64, t0, ret, fd, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -288,7 +293,7 @@ int fstatat(int dirfd, const char *restrict path, struct stat *restrict buf, int
     uint64_t t0 = gs_now();
     int ret = gs_real.fstatat(dirfd, path, buf, flags);
     int err = errno;
-    record_at(GS_K_FSTATAT, t0, ret, err, dirfd, path, flags, 0);
+    record_at(GS_K_FSTATAT, t0, ret, err, dirfd, path, flags, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -305,7 +310,7 @@ int fstatat64(int dirfd, const char *restrict path, struct stat64 *restrict buf,
     uint64_t t0 = gs_now();
     int ret = gs_real.fstatat64(dirfd, path, buf, flags);
     int err = errno;
-    record_at(GS_K_FSTATAT64, t0, ret, err, dirfd, path, flags, 0);
+    record_at(GS_K_FSTATAT64, t0, ret, err, dirfd, path, flags, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -322,7 +327,7 @@ int __fxstatat(int ver, int dirfd, const char *path, struct stat *buf, int flags
     uint64_t t0 = gs_now();
     int ret = gs_real.__fxstatat(ver, dirfd, path, buf, flags);
     int err = errno;
-    record_at(GS_K_FXSTATAT, t0, ret, err, dirfd, path, flags, 0);
+    record_at(GS_K_FXSTATAT, t0, ret, err, dirfd, path, flags, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -339,7 +344,7 @@ int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *buf, int f
     uint64_t t0 = gs_now();
     int ret = gs_real.__fxstatat64(ver, dirfd, path, buf, flags);
     int err = errno;
-    record_at(GS_K_FXSTATAT64, t0, ret, err, dirfd, path, flags, 0);
+    record_at(GS_K_FXSTATAT64, t0, ret, err, dirfd, path, flags, 0, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -357,7 +362,7 @@ int statx(int dirfd, const char *restrict path, int flags, unsigned int mask,
     uint64_t t0 = gs_now();
     int ret = gs_real.statx(dirfd, path, flags, mask, buf);
     int err = errno;
-    record_at(GS_K_STATX, t0, ret, err, dirfd, path, flags, mask);
+    record_at(GS_K_STATX, t0, ret, err, dirfd, path, flags, mask, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;

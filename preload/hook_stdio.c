@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gs_preload.h"
+#include "gs_stacks.h"
 #include "gs_real.h"
 
 /* RATIONALE: with optimisation glibc's <stdio.h> defines fread_unlocked as
@@ -34,7 +35,7 @@ static uint64_t pack_mode(const char *mode)
 }
 
 static void record_fopen(uint16_t kind, uint64_t t0, FILE *fp, int err, const char *path,
-                         const char *mode)
+                         const char *mode, const void *caller)
 {
     gs_rec r = GS_REC_INIT(kind, t0);
     r.dur = gs_now() - t0;
@@ -47,6 +48,7 @@ static void record_fopen(uint16_t kind, uint64_t t0, FILE *fp, int err, const ch
         r.fd_kind = (uint8_t)gs_fd_kind_of(fd);
         gs_fd_set(fd, r.str, r.fd_kind);
     }
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
@@ -61,7 +63,7 @@ FILE *fopen(const char *path, const char *mode)
     uint64_t t0 = gs_now();
     FILE *ret = gs_real.fopen(path, mode);
     int err = errno;
-    record_fopen(GS_K_FOPEN, t0, ret, err, path, mode);
+    record_fopen(GS_K_FOPEN, t0, ret, err, path, mode, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -78,7 +80,7 @@ FILE *fopen64(const char *path, const char *mode)
     uint64_t t0 = gs_now();
     FILE *ret = gs_real.fopen64(path, mode);
     int err = errno;
-    record_fopen(GS_K_FOPEN64, t0, ret, err, path, mode);
+    record_fopen(GS_K_FOPEN64, t0, ret, err, path, mode, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -92,7 +94,7 @@ static int stream_fd(FILE *fp)
 }
 
 static void record_fread(uint16_t kind, uint64_t t0, FILE *fp, size_t size, size_t nmemb,
-                         size_t ret)
+                         size_t ret, const void *caller)
 {
     gs_rec r = GS_REC_INIT(kind, t0);
     r.dur = gs_now() - t0;
@@ -100,6 +102,7 @@ static void record_fread(uint16_t kind, uint64_t t0, FILE *fp, size_t size, size
     r.bytes = (uint64_t)size * (uint64_t)nmemb;
     r.ret = (int64_t)ret;
     r.aux = size;
+    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
 
@@ -114,7 +117,7 @@ size_t fread(void *ptr, size_t size, size_t nmemb, FILE *fp)
     uint64_t t0 = gs_now();
     size_t ret = gs_real.fread(ptr, size, nmemb, fp);
     int err = errno;
-    record_fread(GS_K_FREAD, t0, fp, size, nmemb, ret);
+    record_fread(GS_K_FREAD, t0, fp, size, nmemb, ret, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -131,7 +134,7 @@ size_t fread_unlocked(void *ptr, size_t size, size_t nmemb, FILE *fp)
     uint64_t t0 = gs_now();
     size_t ret = gs_real.fread_unlocked(ptr, size, nmemb, fp);
     int err = errno;
-    record_fread(GS_K_FREAD_UNLOCKED, t0, fp, size, nmemb, ret);
+    record_fread(GS_K_FREAD_UNLOCKED, t0, fp, size, nmemb, ret, GS_CALLER());
     gs_leave();
     errno = err;
     return ret;
@@ -153,6 +156,7 @@ char *fgets(char *s, int n, FILE *fp)
     gs_fd_describe(stream_fd(fp), &r);
     r.bytes = (uint64_t)(int64_t)n;
     r.ret = ret ? (int64_t)strlen(ret) : -1;
+    r.stack = gs_stack_take(GS_CALLER());
     gs_emit(&r);
     gs_leave();
     errno = err;

@@ -105,6 +105,26 @@ int gs_encode_string(gs_encoder *e, uint32_t id, const char *s, size_t len)
     return GS_OK;
 }
 
+int gs_encode_stack(gs_encoder *e, uint32_t id, const uint64_t *frames, size_t n)
+{
+    if (id == 0 || n == 0 || n > GS_STACK_FRAMES_MAX)
+        return GS_ERR_ARG;
+    if (e->cap - e->len < GS_STACK_MAX_ENCODED)
+        return GS_ERR_FULL;
+    uint8_t *p = e->buf + e->len;
+    *p++ = GS_K_STACK;
+    p = put_u(p, id);
+    p = put_u(p, n);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        p = put_u(p, zz_enc((int64_t)(frames[i] - prev)));
+        prev = frames[i];
+    }
+    e->len = (size_t)(p - e->buf);
+    e->nrec++;
+    return GS_OK;
+}
+
 int gs_encode_event(gs_encoder *e, const gs_event *ev)
 {
     const unsigned f = ev->kind < GS_K_MAX ? k_fields[ev->kind] : 0;
@@ -113,6 +133,13 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
     if (e->cap - e->len < GS_EVENT_MAX_ENCODED)
         return GS_ERR_FULL;
     uint8_t *p = e->buf + e->len;
+    if (ev->stack) {
+        /* the CALLSITE prefix: counted as a record of its own */
+        *p++ = GS_K_CALLSITE;
+        p = put_u(p, ev->stack);
+        p = put_u(p, ev->stack_weight ? ev->stack_weight : 1);
+        e->nrec++;
+    }
     *p++ = (uint8_t)ev->kind;
     if (f & GS_F_TS) {
         p = put_u(p, zz_enc((int64_t)(ev->ts - e->prev_ts)));
@@ -161,11 +188,20 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
 long gs_decode_frame(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events, size_t max,
                      uint32_t *tid, gs_string_fn on_string, void *ctx)
 {
+    return gs_decode_frame_cb(raw, len, nrec, events, max, tid, on_string, NULL, ctx);
+}
+
+long gs_decode_frame_cb(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events,
+                        size_t max, uint32_t *tid, gs_string_fn on_string, gs_stack_fn on_stack,
+                        void *ctx)
+{
     const uint8_t *p = raw;
     const uint8_t *end = raw + len;
     uint64_t prev_ts = 0;
     int64_t next_off = 0;
     size_t nev = 0;
+    uint32_t cs_stack = 0, cs_weight = 0; /* pending CALLSITE */
+    uint64_t frames[GS_STACK_FRAMES_MAX];
     for (uint32_t r = 0; r < nrec; r++) {
         if (p >= end)
             return GS_ERR_CORRUPT;
@@ -189,13 +225,42 @@ long gs_decode_frame(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *ev
             p += slen;
             continue;
         }
+        if (kind == GS_K_STACK) {
+            uint64_t id, n, prev = 0;
+            GET_U(id);
+            GET_U(n);
+            if (id == 0 || id > UINT32_MAX || n == 0 || n > GS_STACK_FRAMES_MAX)
+                return GS_ERR_CORRUPT;
+            for (uint64_t i = 0; i < n; i++) {
+                GET_U(v);
+                prev += (uint64_t)zz_dec(v);
+                frames[i] = prev;
+            }
+            if (on_stack)
+                on_stack(ctx, (uint32_t)id, frames, (size_t)n);
+            continue;
+        }
+        if (kind == GS_K_CALLSITE) {
+            uint64_t id, w;
+            GET_U(id);
+            GET_U(w);
+            if (id == 0 || id > UINT32_MAX || w == 0 || w > UINT32_MAX || cs_stack)
+                return GS_ERR_CORRUPT;
+            cs_stack = (uint32_t)id;
+            cs_weight = (uint32_t)w;
+            if (r + 1 >= nrec)
+                return GS_ERR_CORRUPT; /* a CALLSITE is always followed by its event */
+            continue;
+        }
         const unsigned f = k_fields[kind]; /* kind < 256 = GS_K_MAX */
         if (f == 0)
             return GS_ERR_KIND;
         if (nev >= max)
             return GS_ERR_CORRUPT;
         gs_event *ev = &events[nev++];
-        *ev = (gs_event){.kind = (uint16_t)kind, .fd = -1, .offset = -1, .tid = *tid};
+        *ev = (gs_event){.kind = (uint16_t)kind, .fd = -1, .offset = -1, .tid = *tid,
+                         .stack = cs_stack, .stack_weight = cs_weight};
+        cs_stack = cs_weight = 0;
         if (f & GS_F_TS) {
             GET_U(v);
             prev_ts += (uint64_t)zz_dec(v);

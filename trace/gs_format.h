@@ -26,7 +26,7 @@
  * byte order (the format is little-endian only; such files are refused). */
 #define GS_BYTE_ORDER_MARK 0x01020304u
 #define GS_VERSION_MAJOR 1
-#define GS_VERSION_MINOR 0
+#define GS_VERSION_MINOR 1
 
 #define GS_FRAME_MAGIC 0x52465347u /* "GSFR" little-endian */
 /* Largest decompressed frame a writer may produce and a reader accepts.
@@ -35,6 +35,8 @@
 #define GS_FRAME_RAW_MAX (4u << 20)
 /* Longest string a STRING record may carry (paths, thread names, notes). */
 #define GS_STRING_MAX 4096u
+/* Most frames a STACK record may carry (1.1). */
+#define GS_STACK_FRAMES_MAX 128u
 
 /* File header: fixed part, then host (host_len bytes, no NUL), then argv
  * (argv_len bytes: argc NUL-terminated strings back to back). header_size is
@@ -134,10 +136,15 @@ enum {
 
 /* X(ID_NAME, id, "name", fields). Ids are forever: never renumber, never
  * reuse. Names of hooked-call kinds are the hooked function's own name.
- * Per-kind meaning of the generic fields: docs/trace-format.md. */
+ * Per-kind meaning of the generic fields: docs/trace-format.md.
+ * STRING, TID, STACK and CALLSITE (field mask 0) have their own layouts;
+ * STACK, CALLSITE and MAPPING are new in 1.1 (call stacks, GPUSTARVE_STACKS). */
 #define GS_KIND_LIST(X)                                                        \
     X(STRING, 1, "string", 0)                                                  \
     X(TID, 2, "tid", 0)                                                        \
+    X(STACK, 9, "stack", 0)                                                    \
+    X(CALLSITE, 10, "callsite", 0)                                             \
+    X(MAPPING, 11, "mapping", GS_F_TS | GS_F_STR | GS_F_BYTES | GS_F_OFFSET | GS_F_AUX | GS_F_AUX2) \
     X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX)                      \
     X(FAULTS, 4, "faults", GS_F_TS | GS_F_AUX | GS_F_AUX2)                     \
     X(DROPS, 5, "drops", GS_F_TS | GS_F_AUX | GS_F_AUX2)                       \

@@ -37,6 +37,9 @@ struct gs_reader {
     uint32_t tid;
     char **strings; /* by id */
     uint32_t strings_cap;
+    uint64_t **stacks; /* by id: [0] = frame count, then the frames */
+    uint32_t stacks_cap;
+    uint32_t stacks_max;
 };
 
 static int read_full(int fd, void *buf, size_t n, uint64_t off, size_t *got)
@@ -148,6 +151,9 @@ void gs_reader_close(gs_reader *r)
     for (uint32_t i = 0; i < r->strings_cap; i++)
         free(r->strings[i]);
     free(r->strings);
+    for (uint32_t i = 0; i < r->stacks_cap; i++)
+        free(r->stacks[i]);
+    free(r->stacks);
     free(r->host);
     free(r->argv);
     free(r->comp);
@@ -185,6 +191,54 @@ static void keep_string(void *ctx, uint32_t id, const char *s, size_t len)
     copy[len] = '\0';
     free(r->strings[id]);
     r->strings[id] = copy;
+}
+
+/* RATIONALE: stack ids are dense from 1 (the collector caps them at 2^15);
+ * a larger id from a damaged or foreign writer is dropped, not allocated. */
+#define STACK_IDS_MAX (1u << 24)
+
+static void keep_stack(void *ctx, uint32_t id, const uint64_t *frames, size_t n)
+{
+    gs_reader *r = ctx;
+    if (id >= STACK_IDS_MAX)
+        return;
+    if (id >= r->stacks_cap) {
+        uint32_t cap = r->stacks_cap ? r->stacks_cap : 256;
+        while (cap <= id)
+            cap *= 2;
+        uint64_t **s = realloc(r->stacks, cap * sizeof *s);
+        if (!s)
+            return;
+        memset(s + r->stacks_cap, 0, (cap - r->stacks_cap) * sizeof *s);
+        r->stacks = s;
+        r->stacks_cap = cap;
+    }
+    uint64_t *copy = malloc((n + 1) * sizeof *copy);
+    if (!copy)
+        return;
+    copy[0] = n;
+    memcpy(copy + 1, frames, n * sizeof *frames);
+    free(r->stacks[id]);
+    r->stacks[id] = copy;
+    if (id > r->stacks_max)
+        r->stacks_max = id;
+}
+
+const uint64_t *gs_reader_stack(const gs_reader *r, uint32_t id, size_t *n)
+{
+    if (id >= r->stacks_cap || !r->stacks[id]) {
+        if (n)
+            *n = 0;
+        return NULL;
+    }
+    if (n)
+        *n = (size_t)r->stacks[id][0];
+    return r->stacks[id] + 1;
+}
+
+uint32_t gs_reader_stack_count(const gs_reader *r)
+{
+    return r->stacks_max;
 }
 
 static int fail(gs_reader *r, int err)
@@ -237,8 +291,8 @@ int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n)
     const size_t dn = ZSTD_decompressDCtx(r->dctx, r->raw, GS_FRAME_RAW_MAX, r->comp, fh.comp_size);
     if (ZSTD_isError(dn) || dn != fh.raw_size)
         return fail(r, GS_ERR_CORRUPT);
-    long nev = gs_decode_frame(r->raw, dn, fh.nrec, r->events, r->events_cap, &r->tid,
-                               keep_string, r);
+    long nev = gs_decode_frame_cb(r->raw, dn, fh.nrec, r->events, r->events_cap, &r->tid,
+                                  keep_string, keep_stack, r);
     if (nev < 0)
         return fail(r, (int)nev);
     r->off += sizeof fh + fh.comp_size;

@@ -54,6 +54,8 @@ typedef struct gs_event {
     uint64_t stream; /* GPU stream id */
     uint64_t corr;   /* CUDA correlation id */
     uint32_t dev;    /* GPU device ordinal */
+    uint32_t stack;  /* call stack id (STACK record), 0 = none (1.1) */
+    uint32_t stack_weight; /* calls this stacked event stands for (>= 1 when stack) */
     uint32_t reserved2;
 } gs_event;
 
@@ -90,14 +92,24 @@ void gs_encoder_reset(gs_encoder *e);
  * GS_ERR_KIND / GS_ERR_ARG. */
 int gs_encode_tid(gs_encoder *e, uint32_t tid);
 int gs_encode_string(gs_encoder *e, uint32_t id, const char *s, size_t len);
+/* An event with ev->stack != 0 is preceded by its CALLSITE record (stack id
+ * and weight); both are written or neither. */
 int gs_encode_event(gs_encoder *e, const gs_event *ev);
-/* Worst-case encoded size of one gs_encode_event record. */
-#define GS_EVENT_MAX_ENCODED 128
+/* STACK record: defines stack id (>= 1) as frames[0..n) (return addresses,
+ * innermost first; 1 <= n <= GS_STACK_FRAMES_MAX). */
+int gs_encode_stack(gs_encoder *e, uint32_t id, const uint64_t *frames, size_t n);
+/* Worst-case encoded size of one gs_encode_event record (CALLSITE included). */
+#define GS_EVENT_MAX_ENCODED 160
+/* Worst-case encoded size of one STACK record. */
+#define GS_STACK_MAX_ENCODED (1 + 10 + 10 + 10 * GS_STACK_FRAMES_MAX)
 
 /* ---- raw frame decoder ------------------------------------------------ */
 
 /* Called for each STRING record met while decoding. */
 typedef void (*gs_string_fn)(void *ctx, uint32_t id, const char *s, size_t len);
+/* Called for each STACK record: frames[0..n), innermost first (valid during
+ * the call only). */
+typedef void (*gs_stack_fn)(void *ctx, uint32_t id, const uint64_t *frames, size_t n);
 
 /* Decode a whole raw frame into events[] (at most max). Strings go to
  * on_string; TID records set the tid of the events after them. Returns the
@@ -105,6 +117,11 @@ typedef void (*gs_string_fn)(void *ctx, uint32_t id, const char *s, size_t len);
  * thread id in and out (frames normally start with a TID record). */
 long gs_decode_frame(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events, size_t max,
                      uint32_t *tid, gs_string_fn on_string, void *ctx);
+/* The same, with STACK records passed to on_stack (may be NULL: skipped).
+ * A CALLSITE record sets stack and stack_weight of the event that follows. */
+long gs_decode_frame_cb(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events,
+                        size_t max, uint32_t *tid, gs_string_fn on_string, gs_stack_fn on_stack,
+                        void *ctx);
 
 /* ---- file header -------------------------------------------------------- */
 
@@ -152,6 +169,11 @@ const gs_proc_info *gs_reader_info(const gs_reader *r);
 int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n);
 /* String by id, or NULL when the trace has not defined it (yet). */
 const char *gs_reader_string(const gs_reader *r, uint32_t id);
+/* Frames of stack id (innermost first) and their count, or NULL when the
+ * trace has not defined it (yet). Valid until gs_reader_close. */
+const uint64_t *gs_reader_stack(const gs_reader *r, uint32_t id, size_t *n);
+/* Largest stack id defined so far (ids are 1..n, possibly with gaps). */
+uint32_t gs_reader_stack_count(const gs_reader *r);
 uint64_t gs_reader_offset(const gs_reader *r);
 uint64_t gs_reader_unread(const gs_reader *r);
 uint64_t gs_reader_file_size(const gs_reader *r);

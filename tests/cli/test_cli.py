@@ -202,6 +202,9 @@ def _extras(e):
         return {"api": _s(e["str"]), "addr": aux, "bytes": e["bytes"], "flags": aux2}
     if k == "mark":
         return {"name": _s(e["str"]), "domain": None}  # domain: resolved in pair_ranges
+    if k == "mapping":
+        return {"path": _s(e["str"]), "start": aux, "end": (aux + e["bytes"]) % (1 << 64),
+                "file_offset": e["offset"] % (1 << 64), "build_id": None}
     out = {}
     if KINDS[k] & F["GS_F_AUX"]:
         out["aux"] = aux
@@ -231,7 +234,7 @@ def expected_json_process(p):
             "argv": [_s(a) for a in p["argv"]], "mono_ns": p["mono_ns"],
             "real_ns": p["real_ns"], "rank": nul(p["rank"]), "local_rank": nul(p["local_rank"]),
             "world_size": nul(p["world_size"]), "exec_seq": p["exec_seq"],
-            "forked": bool(p["flags"] & 1), "version": "1.0", "file": p["file"]}
+            "forked": bool(p["flags"] & 1), "version": "1.1", "file": p["file"]}
 
 
 def load_expect(path):

@@ -44,6 +44,23 @@ for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_threads hk_tr
 done
 std hk_drops GPUSTARVE_RING_EVENTS=64 GPUSTARVE_FLUSH_MS=5000
 std hk_io GPUSTARVE_CLOCK=mono
+# call stacks (GPUSTARVE_STACKS=1): same results and errno, no allocation
+# after a thread's first hooked call, every stack defined and mapped
+# RATIONALE: big rings: 4 threads of back-to-back preads on 2 CPUs can starve
+# the writer long enough to drop events; this test is about stacks, and it
+# checks that nothing was dropped.
+std hk_stacks GPUSTARVE_STACKS=1 GPUSTARVE_RING_EVENTS=262144
+std hk_stacks GPUSTARVE_STACKS=1 GPUSTARVE_STACK_EVERY=1 GPUSTARVE_STACK_DEPTH=64 GPUSTARVE_RING_EVENTS=262144
+fresh hk_stacks_off
+if HK_TMP="$TMPD" GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" "$T/hk_stacks" >"$TMPD/act.log" 2>&1 &&
+    HK_TMP="$TMPD" "$T/hk_stacks" verify "$D" off >"$TMPD/verify.log" 2>&1; then
+    ok "hk_stacks (stacks off: no stack, no mapping)"
+else
+    bad "hk_stacks (stacks off)" "$TMPD/verify.log"
+fi
+for t in hk_io hk_stat hk_mmap hk_stdio hk_fork hk_threads; do
+    std "$t" GPUSTARVE_STACKS=1
+done
 
 # the CUPTI record decoder on hand-built records (plain program, not preloaded)
 if [ -x "$T/hk_cupti_decode" ]; then
@@ -63,6 +80,12 @@ if [ -s "$TMPD/plain.txt" ] && diff "$TMPD/plain.txt" "$TMPD/traced.txt" >"$TMPD
     ok "hk_errno ($(wc -l <"$TMPD/plain.txt") calls identical)"
 else
     bad "hk_errno" "$TMPD/diff.txt"
+fi
+HK_TMP="$TMPD" GPUSTARVE_STACKS=1 GPUSTARVE_STACK_EVERY=1 GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" "$T/hk_errno" >"$TMPD/stacks.txt" 2>&1
+if [ -s "$TMPD/plain.txt" ] && diff "$TMPD/plain.txt" "$TMPD/stacks.txt" >"$TMPD/diff.txt"; then
+    ok "hk_errno with stacks ($(wc -l <"$TMPD/plain.txt") calls identical)"
+else
+    bad "hk_errno with stacks" "$TMPD/diff.txt"
 fi
 
 # GPUSTARVE_DISABLE=1: pure pass-through, no file

@@ -304,6 +304,13 @@ static void fill_event(gs_event *ev, unsigned k, unsigned i, uint32_t tid, uint6
     case GS_K_NVTX_MARK:
         ev->aux = 0; /* the default domain: aux is a string id there */
         break;
+    case GS_K_MAPPING:
+        ev->str = path_id(i);
+        ev->aux = 0x7f0000000000ull + (uint64_t)i * 0x200000;
+        ev->bytes = 0x1000u * (1 + i % 64);
+        ev->offset = (int64_t)(0x1000u * (i % 8));
+        ev->aux2 = 0; /* a string id there (the build id): none */
+        break;
     }
     (void)o;
 }

@@ -1,0 +1,839 @@
+/* an_callsites.c — the call sites behind each finding. See an_callsites.h.
+ *
+ * Must never: allocate per event (accumulators are arrays indexed by stack
+ * id, grown when a larger id appears), or symbolise sites that are not
+ * shown.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "an_callsites.h"
+#include "an_symbols.h"
+
+typedef struct acc {
+    double ns, calls, bytes;
+    uint64_t samples;
+} acc;
+
+/* A module of the whole run: a mapped file (path + build id), or a name
+ * from a perf map (perf = 1: path holds the function name), or the
+ * pseudo-modules "[anon]" and NULL (no mapping). */
+typedef struct gmod {
+    char *path; /* NULL: no mapping */
+    char *build_id;
+    int perf;
+    int anon;
+} gmod;
+
+typedef struct pmap {
+    uint64_t start, end, off;
+    uint32_t mod;
+} pmap;
+
+typedef struct perf_ent {
+    uint64_t start, size;
+    uint32_t mod;
+} perf_ent;
+
+typedef struct kframe {
+    uint32_t mod;
+    uint64_t off;  /* file offset of addr - 1 (module), or name-relative (perf) */
+    uint64_t addr; /* as recorded, first process seen */
+} kframe;
+
+typedef struct gsite {
+    uint32_t n, hash;
+    kframe *f;
+    acc a;
+    uint32_t nprocs, last_proc;
+} gsite;
+
+struct an_cs {
+    an_cs_opts o;
+    gmod *mods;
+    size_t nmods, capmods;
+    /* the process being read */
+    pmap *maps;
+    size_t nmaps, capmaps;
+    perf_ent *perf;
+    size_t nperf, capperf;
+    acc *accs[AN_CS_NFIND];
+    uint32_t acc_cap;
+    uint32_t proc_seq;
+    int proc_python; /* minor version of the process's Python 3, 0 = none */
+    /* the run */
+    int has_stacks;
+    int py_minor;         /* smallest Python 3 minor seen, 0 = none */
+    int py_without_perf;  /* a Python process had no perf map */
+    int py_with_perf;
+    gsite *sites[AN_CS_NFIND];
+    size_t nsites[AN_CS_NFIND], capsites[AN_CS_NFIND];
+    an_cs_find find[AN_CS_NFIND];
+    char note[256];
+};
+
+static const char *const k_names[AN_CS_NFIND] = {"small_reads", "metadata", "pageable_copy",
+                                                 "mmap"};
+static const char *const k_titles[AN_CS_NFIND] = {
+    "small reads (< 64 KiB from files)", "metadata (stat, open)",
+    "pageable host copies (cudaMemcpy* from/to pageable memory)",
+    "file mmaps (reads through them are page faults; by bytes mapped)"};
+
+const char *an_cs_finding_name(int k)
+{
+    return k >= 0 && k < AN_CS_NFIND ? k_names[k] : "?";
+}
+
+const char *an_cs_finding_title(int k)
+{
+    return k >= 0 && k < AN_CS_NFIND ? k_titles[k] : "?";
+}
+
+an_cs *an_cs_new(const an_cs_opts *opts)
+{
+    an_cs *cs = calloc(1, sizeof *cs);
+    if (!cs)
+        return NULL;
+    if (opts)
+        cs->o = *opts;
+    if (!cs->o.top)
+        cs->o.top = 5;
+    return cs;
+}
+
+void an_cs_free(an_cs *cs)
+{
+    if (!cs)
+        return;
+    for (size_t i = 0; i < cs->nmods; i++) {
+        free(cs->mods[i].path);
+        free(cs->mods[i].build_id);
+    }
+    free(cs->mods);
+    free(cs->maps);
+    free(cs->perf);
+    for (int k = 0; k < AN_CS_NFIND; k++) {
+        free(cs->accs[k]);
+        for (size_t i = 0; i < cs->nsites[k]; i++)
+            free(cs->sites[k][i].f);
+        free(cs->sites[k]);
+        for (size_t i = 0; i < cs->find[k].nsites; i++)
+            free(cs->find[k].sites[i].frames);
+        free(cs->find[k].sites);
+    }
+    free(cs);
+}
+
+/* ---- modules ---------------------------------------------------------------- */
+
+static int str_eq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static uint32_t mod_get(an_cs *cs, const char *path, const char *bid, int perf, int anon)
+{
+    bid = bid ? bid : "";
+    for (size_t i = cs->nmods; i-- > 0;) {
+        const gmod *m = &cs->mods[i];
+        if (m->perf == perf && m->anon == anon && str_eq(m->path, path) &&
+            strcmp(m->build_id, bid) == 0)
+            return (uint32_t)i;
+    }
+    if (cs->nmods == cs->capmods) {
+        size_t nc = cs->capmods ? 2 * cs->capmods : 64;
+        gmod *n = realloc(cs->mods, nc * sizeof *n);
+        if (!n)
+            return 0;
+        cs->mods = n;
+        cs->capmods = nc;
+    }
+    gmod *m = &cs->mods[cs->nmods];
+    m->path = path ? strdup(path) : NULL;
+    m->build_id = strdup(bid);
+    m->perf = perf;
+    m->anon = anon;
+    return (uint32_t)cs->nmods++;
+}
+
+/* 3.X from ".../python3.X" or ".../libpython3.X.so..."; 0 when not Python. */
+static int python_minor(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (strncmp(b, "lib", 3) == 0)
+        b += 3;
+    if (strncmp(b, "python3.", 8) != 0)
+        return 0;
+    int v = atoi(b + 8);
+    return v > 0 ? v : 0;
+}
+
+/* ---- per process --------------------------------------------------------------- */
+
+static int cmp_perf(const void *a, const void *b)
+{
+    const perf_ent *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void perf_load(an_cs *cs, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        char *p = line, *e;
+        unsigned long long start = strtoull(p, &e, 16);
+        if (e == p)
+            continue;
+        p = e;
+        unsigned long long size = strtoull(p, &e, 16);
+        if (e == p || *e != ' ')
+            continue;
+        char *name = e + 1;
+        name[strcspn(name, "\n")] = 0;
+        if (cs->nperf == cs->capperf) {
+            size_t nc = cs->capperf ? 2 * cs->capperf : 1024;
+            perf_ent *n = realloc(cs->perf, nc * sizeof *n);
+            if (!n)
+                break;
+            cs->perf = n;
+            cs->capperf = nc;
+        }
+        cs->perf[cs->nperf++] = (perf_ent){start, size, mod_get(cs, name, "", 1, 0)};
+    }
+    fclose(f);
+    qsort(cs->perf, cs->nperf, sizeof *cs->perf, cmp_perf);
+}
+
+void an_cs_proc_begin(an_cs *cs, const char *trace_path, const gs_proc_info *pi)
+{
+    cs->nmaps = 0;
+    cs->nperf = 0;
+    cs->proc_seq++;
+    cs->proc_python = 0;
+    if (cs->accs[0])
+        for (int k = 0; k < AN_CS_NFIND; k++)
+            memset(cs->accs[k], 0, cs->acc_cap * sizeof(acc));
+    /* Python's perf map: copied beside the trace at exit, or still in /tmp
+     * when the analysis runs on the traced host after the process began */
+    char p[4200];
+    size_t n = trace_path ? strlen(trace_path) : 0;
+    if (n > 4 && n + 16 < sizeof p && strcmp(trace_path + n - 4, ".gst") == 0) {
+        memcpy(p, trace_path, n - 4);
+        memcpy(p + n - 4, ".perfmap", 9);
+        perf_load(cs, p);
+    }
+    if (cs->nperf == 0 && !cs->o.no_tmp_perfmap && pi) {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        struct stat st;
+        snprintf(p, sizeof p, "/tmp/perf-%llu.map", (unsigned long long)pi->pid);
+        if (pi->host && strcmp(host, pi->host) == 0 && stat(p, &st) == 0 &&
+            (uint64_t)st.st_mtime * 1000000000ull >= pi->real_ns)
+            perf_load(cs, p);
+    }
+}
+
+static int kind_small_read(unsigned k)
+{
+    switch (k) {
+    case GS_K_READ: case GS_K_PREAD: case GS_K_PREAD64: case GS_K_READV:
+    case GS_K_PREADV: case GS_K_PREADV64: case GS_K_PREADV2: case GS_K_PREADV64V2:
+    case GS_K_READ_CHK: case GS_K_PREAD_CHK: case GS_K_PREAD64_CHK:
+    case GS_K_FREAD: case GS_K_FREAD_UNLOCKED: case GS_K_FGETS:
+        return 1;
+    }
+    return 0;
+}
+
+static int kind_metadata(unsigned k)
+{
+    return (k >= GS_K_STAT && k <= GS_K_FXSTATAT64) || (k >= GS_K_OPEN && k <= GS_K_CREAT) ||
+           k == GS_K_FOPEN || k == GS_K_FOPEN64;
+}
+
+/* The finding of an event, -1 for none; *bytes its bytes metric. */
+static int classify(const gs_event *ev, uint64_t *bytes)
+{
+    *bytes = 0;
+    if (kind_small_read(ev->kind)) {
+        if (ev->fd_kind != GS_FDK_FILE || ev->bytes >= AN_CS_SMALL_READ_MAX)
+            return -1;
+        *bytes = ev->bytes;
+        return AN_CS_SMALL_READS;
+    }
+    if (kind_metadata(ev->kind))
+        return AN_CS_METADATA;
+    if (ev->kind == GS_K_CUDA_MEMCPY) {
+        if (((ev->aux >> 8) & 0xff) != GS_MEM_PAGEABLE)
+            return -1;
+        *bytes = ev->bytes;
+        return AN_CS_PAGEABLE_COPY;
+    }
+    if (ev->kind == GS_K_MMAP || ev->kind == GS_K_MMAP64) {
+        if (ev->ret == -1)
+            return -1;
+        *bytes = ev->bytes;
+        return AN_CS_MMAP;
+    }
+    return -1;
+}
+
+static void add_mapping(an_cs *cs, const gs_reader *r, const gs_event *ev)
+{
+    const char *path = ev->str ? gs_reader_string(r, ev->str) : NULL;
+    const char *bid = ev->aux2 ? gs_reader_string(r, (uint32_t)ev->aux2) : NULL;
+    int anon = !path || !path[0];
+    if (path && path[0]) {
+        int v = python_minor(path);
+        if (v)
+            cs->proc_python = v;
+    }
+    if (cs->nmaps == cs->capmaps) {
+        size_t nc = cs->capmaps ? 2 * cs->capmaps : 256;
+        pmap *n = realloc(cs->maps, nc * sizeof *n);
+        if (!n)
+            return;
+        cs->maps = n;
+        cs->capmaps = nc;
+    }
+    uint64_t off = ev->offset < 0 ? 0 : (uint64_t)ev->offset;
+    cs->maps[cs->nmaps++] = (pmap){ev->aux, ev->aux + ev->bytes, off,
+                                   mod_get(cs, anon ? "[anon]" : path, bid, 0, anon)};
+}
+
+static int grow_accs(an_cs *cs, uint32_t id)
+{
+    uint32_t cap = cs->acc_cap ? cs->acc_cap : 1024;
+    while (cap <= id)
+        cap *= 2;
+    for (int k = 0; k < AN_CS_NFIND; k++) {
+        acc *n = realloc(cs->accs[k], cap * sizeof *n);
+        if (!n)
+            return -1;
+        memset(n + cs->acc_cap, 0, (cap - cs->acc_cap) * sizeof *n);
+        cs->accs[k] = n;
+    }
+    cs->acc_cap = cap;
+    return 0;
+}
+
+void an_cs_event(an_cs *cs, const gs_reader *r, const gs_event *ev)
+{
+    if (ev->kind == GS_K_MAPPING) {
+        add_mapping(cs, r, ev);
+        return;
+    }
+    uint64_t bytes;
+    int k = classify(ev, &bytes);
+    if (k < 0)
+        return;
+    an_cs_find *f = &cs->find[k];
+    f->calls++;
+    f->time_ns += ev->dur;
+    f->bytes += bytes;
+    if (!ev->stack || ev->stack > (1u << 24))
+        return;
+    cs->has_stacks = 1;
+    f->stacked++;
+    if (ev->stack >= cs->acc_cap && grow_accs(cs, ev->stack) != 0)
+        return;
+    acc *a = &cs->accs[k][ev->stack];
+    const double w = ev->stack_weight ? ev->stack_weight : 1;
+    a->ns += w * (double)ev->dur;
+    a->calls += w;
+    a->bytes += w * (double)bytes;
+    a->samples++;
+}
+
+static uint32_t key_hash(const kframe *f, uint32_t n)
+{
+    uint64_t h = 1469598103934665603ull ^ n;
+    for (uint32_t i = 0; i < n; i++)
+        h = ((h ^ f[i].mod) * 1099511628211ull ^ f[i].off) * 1099511628211ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The site of this key in finding k (created when new). */
+static gsite *site_get(an_cs *cs, int k, const kframe *f, uint32_t n)
+{
+    uint32_t h = key_hash(f, n);
+    for (size_t i = 0; i < cs->nsites[k]; i++) {
+        gsite *s = &cs->sites[k][i];
+        if (s->hash != h || s->n != n)
+            continue;
+        uint32_t j = 0;
+        while (j < n && s->f[j].mod == f[j].mod && s->f[j].off == f[j].off)
+            j++;
+        if (j == n)
+            return s;
+    }
+    if (cs->nsites[k] == cs->capsites[k]) {
+        size_t nc = cs->capsites[k] ? 2 * cs->capsites[k] : 64;
+        gsite *ns = realloc(cs->sites[k], nc * sizeof *ns);
+        if (!ns)
+            return NULL;
+        cs->sites[k] = ns;
+        cs->capsites[k] = nc;
+    }
+    gsite *s = &cs->sites[k][cs->nsites[k]];
+    memset(s, 0, sizeof *s);
+    s->f = malloc(n * sizeof *f);
+    if (!s->f)
+        return NULL;
+    memcpy(s->f, f, n * sizeof *f);
+    s->n = n;
+    s->hash = h;
+    cs->nsites[k]++;
+    return s;
+}
+
+static kframe key_frame(an_cs *cs, uint64_t addr)
+{
+    const uint64_t a = addr ? addr - 1 : 0; /* inside the call instruction */
+    kframe kf = {0, a, addr};
+    for (size_t i = cs->nmaps; i-- > 0;) {
+        const pmap *m = &cs->maps[i];
+        if (a < m->start || a >= m->end)
+            continue;
+        if (!cs->mods[m->mod].anon) {
+            kf.mod = m->mod;
+            kf.off = a - m->start + m->off;
+            return kf;
+        }
+        break; /* anonymous: a perf map may name it */
+    }
+    if (cs->nperf) {
+        size_t lo = 0, hi = cs->nperf;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (cs->perf[mid].start <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && a < cs->perf[lo - 1].start + cs->perf[lo - 1].size) {
+            kf.mod = cs->perf[lo - 1].mod;
+            kf.off = a - cs->perf[lo - 1].start;
+            return kf;
+        }
+    }
+    for (size_t i = cs->nmaps; i-- > 0;)
+        if (a >= cs->maps[i].start && a < cs->maps[i].end) {
+            kf.mod = cs->maps[i].mod; /* [anon] */
+            kf.off = a - cs->maps[i].start;
+            return kf;
+        }
+    kf.mod = mod_get(cs, NULL, "", 0, 0);
+    kf.off = a;
+    return kf;
+}
+
+void an_cs_proc_end(an_cs *cs, const gs_reader *r)
+{
+    if (cs->proc_python) {
+        if (!cs->py_minor || cs->proc_python < cs->py_minor)
+            cs->py_minor = cs->proc_python;
+        if (cs->nperf)
+            cs->py_with_perf = 1;
+        else
+            cs->py_without_perf = 1;
+    }
+    kframe kf[GS_STACK_FRAMES_MAX];
+    for (uint32_t id = 1; id < cs->acc_cap; id++) {
+        int any = 0;
+        for (int k = 0; k < AN_CS_NFIND; k++)
+            any |= cs->accs[k][id].samples != 0;
+        if (!any)
+            continue;
+        size_t n = 0;
+        const uint64_t *fr = gs_reader_stack(r, id, &n);
+        if (!fr || n == 0)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            kf[i] = key_frame(cs, fr[i]);
+        for (int k = 0; k < AN_CS_NFIND; k++) {
+            const acc *a = &cs->accs[k][id];
+            if (!a->samples)
+                continue;
+            gsite *s = site_get(cs, k, kf, (uint32_t)n);
+            if (!s)
+                continue;
+            s->a.ns += a->ns;
+            s->a.calls += a->calls;
+            s->a.bytes += a->bytes;
+            s->a.samples += a->samples;
+            if (s->last_proc != cs->proc_seq) {
+                s->last_proc = cs->proc_seq;
+                s->nprocs++;
+            }
+        }
+    }
+}
+
+/* ---- finish: top sites, symbolised ----------------------------------------------- */
+
+static int g_sort_k; /* qsort has no context argument */
+
+static double metric(const acc *a, int k)
+{
+    return k == AN_CS_MMAP ? a->bytes : a->ns;
+}
+
+static int cmp_site(const void *x, const void *y)
+{
+    double a = metric(&((const gsite *)x)->a, g_sort_k);
+    double b = metric(&((const gsite *)y)->a, g_sort_k);
+    return a > b ? -1 : a < b;
+}
+
+void an_cs_finish(an_cs *cs)
+{
+    size_t nreq = 0;
+    for (int k = 0; k < AN_CS_NFIND; k++) {
+        g_sort_k = k;
+        if (cs->nsites[k] > 1)
+            qsort(cs->sites[k], cs->nsites[k], sizeof(gsite), cmp_site);
+        an_cs_find *f = &cs->find[k];
+        f->nsites_all = cs->nsites[k];
+        f->nsites = cs->nsites[k] < cs->o.top ? cs->nsites[k] : cs->o.top;
+        f->sites = calloc(f->nsites ? f->nsites : 1, sizeof *f->sites);
+        if (!f->sites) {
+            f->nsites = 0;
+            continue;
+        }
+        const double total = k == AN_CS_MMAP ? (double)f->bytes : (double)f->time_ns;
+        for (size_t i = 0; i < f->nsites; i++) {
+            const gsite *g = &cs->sites[k][i];
+            an_cs_site *s = &f->sites[i];
+            s->est_ns = g->a.ns;
+            s->est_calls = g->a.calls;
+            s->est_bytes = g->a.bytes;
+            s->samples = g->a.samples;
+            s->nprocs = g->nprocs;
+            double m = metric(&g->a, k);
+            s->share = total > 0 ? m / total : 0;
+            if (s->share > 1)
+                s->share = 1; /* sampling error on a site that is nearly all of it */
+            s->frames = calloc(g->n, sizeof *s->frames);
+            if (!s->frames)
+                continue;
+            s->nframes = g->n;
+            nreq += g->n;
+        }
+    }
+    /* symbolise the shown frames: one batch (an_symbols groups by module) */
+    an_sym_req *req = nreq ? calloc(nreq, sizeof *req) : NULL;
+    an_symtab *st = nreq ? an_sym_new(cs->o.symbol_paths, cs->o.nsymbol_paths, !cs->o.no_lines)
+                         : NULL;
+    size_t q = 0;
+    for (int k = 0; req && k < AN_CS_NFIND; k++) {
+        for (size_t i = 0; i < cs->find[k].nsites; i++) {
+            an_cs_site *s = &cs->find[k].sites[i];
+            const gsite *g = &cs->sites[k][i];
+            for (uint32_t j = 0; j < s->nframes; j++) {
+                const gmod *m = &cs->mods[g->f[j].mod];
+                an_cs_frame *fr = &s->frames[j];
+                fr->addr = g->f[j].addr;
+                fr->module = m->perf ? NULL : m->path;
+                fr->build_id = m->build_id;
+                fr->offset = g->f[j].off;
+                if (m->perf) {
+                    fr->status = AN_SYM_PERFMAP;
+                    snprintf(fr->func, sizeof fr->func, "%s", m->path);
+                    fr->func_off = g->f[j].off;
+                    fr->module = "[perf map]";
+                } else if (!m->path) {
+                    fr->status = AN_SYM_NOMAP;
+                } else if (m->anon) {
+                    fr->status = AN_SYM_NOFILE;
+                } else {
+                    req[q].path = m->path;
+                    req[q].build_id = m->build_id;
+                    req[q].file_off = g->f[j].off;
+                    q++;
+                }
+            }
+        }
+    }
+    if (req && st)
+        an_sym_resolve(st, req, q);
+    q = 0;
+    for (int k = 0; req && k < AN_CS_NFIND; k++) {
+        for (size_t i = 0; i < cs->find[k].nsites; i++) {
+            an_cs_site *s = &cs->find[k].sites[i];
+            const gsite *g = &cs->sites[k][i];
+            for (uint32_t j = 0; j < s->nframes; j++) {
+                const gmod *m = &cs->mods[g->f[j].mod];
+                if (m->perf || !m->path || m->anon)
+                    continue;
+                an_cs_frame *fr = &s->frames[j];
+                fr->status = st ? req[q].status : AN_SYM_NOFILE;
+                memcpy(fr->func, req[q].func, sizeof fr->func);
+                fr->func_off = req[q].func_off;
+                memcpy(fr->file, req[q].file, sizeof fr->file);
+                fr->line = req[q].line;
+                q++;
+            }
+        }
+    }
+    free(req);
+    an_sym_free(st);
+    /* what the stacks say about Python */
+    if (cs->py_minor && cs->py_minor < 12)
+        snprintf(cs->note, sizeof cs->note,
+                 "Python 3.%d: only native frames are available (Python function names need "
+                 "Python 3.12+ traced with 'gpustarve run --python-frames')",
+                 cs->py_minor);
+    else if (cs->py_minor && cs->py_without_perf)
+        snprintf(cs->note, sizeof cs->note,
+                 "Python 3.%d without a perf map: only native frames are available (trace with "
+                 "'gpustarve run --python-frames' to name Python functions)",
+                 cs->py_minor);
+}
+
+const an_cs_find *an_cs_get(const an_cs *cs, int k)
+{
+    return &cs->find[k];
+}
+
+int an_cs_has_stacks(const an_cs *cs)
+{
+    return cs->has_stacks;
+}
+
+const char *an_cs_python_note(const an_cs *cs)
+{
+    return cs->note[0] ? cs->note : NULL;
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+static const char *base_name(const char *p)
+{
+    const char *b = p ? strrchr(p, '/') : NULL;
+    return b ? b + 1 : (p ? p : "?");
+}
+
+static const char *status_name(int st)
+{
+    switch (st) {
+    case AN_SYM_OK: return "ok";
+    case AN_SYM_NOSYM: return "no_symbol";
+    case AN_SYM_NOFILE: return "unsymbolised";
+    case AN_SYM_NOMAP: return "no_mapping";
+    case AN_SYM_PERFMAP: return "perf_map";
+    }
+    return "?";
+}
+
+void an_cs_frame_text(const an_cs_frame *f, char *buf, size_t cap)
+{
+    int n = 0;
+    switch (f->status) {
+    case AN_SYM_OK:
+    case AN_SYM_NOSYM:
+        if (f->func[0] && f->func_off == AN_SYM_OFF_UNKNOWN)
+            n = snprintf(buf, cap, "%s", f->func);
+        else if (f->func[0])
+            n = snprintf(buf, cap, "%s+0x%llx", f->func, (unsigned long long)f->func_off);
+        else
+            n = snprintf(buf, cap, "%s+0x%llx", base_name(f->module),
+                         (unsigned long long)f->offset);
+        if (n >= 0 && (size_t)n < cap && f->line)
+            n += snprintf(buf + n, cap - (size_t)n, " (%s:%u)", base_name(f->file), f->line);
+        if (n >= 0 && (size_t)n < cap && f->func[0])
+            snprintf(buf + n, cap - (size_t)n, " in %s", base_name(f->module));
+        break;
+    case AN_SYM_PERFMAP:
+        snprintf(buf, cap, "%s", f->func);
+        break;
+    case AN_SYM_NOMAP:
+        snprintf(buf, cap, "0x%llx (unsymbolised: in no recorded mapping)",
+                 (unsigned long long)f->addr);
+        break;
+    default:
+        if (f->module && strcmp(f->module, "[anon]") == 0)
+            snprintf(buf, cap, "[anon]+0x%llx (unsymbolised: anonymous code, no perf map)",
+                     (unsigned long long)f->offset);
+        else
+            snprintf(buf, cap, "%s+0x%llx (unsymbolised: %s not found%s%s)", base_name(f->module),
+                     (unsigned long long)f->offset, f->module ? f->module : "?",
+                     f->build_id && f->build_id[0] ? ", build id " : "",
+                     f->build_id ? f->build_id : "");
+        break;
+    }
+}
+
+static void emitf(an_cs_emit_fn emit, void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void emitf(an_cs_emit_fn emit, void *ctx, const char *fmt, ...)
+{
+    char b[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        emit(ctx, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+static void fmt_ms(char *b, size_t cap, double ns)
+{
+    if (ns >= 1e9)
+        snprintf(b, cap, "%.2f s", ns / 1e9);
+    else
+        snprintf(b, cap, "%.2f ms", ns / 1e6);
+}
+
+static void fmt_bytes(char *b, size_t cap, double v)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(b, cap, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+void an_cs_write_text(const an_cs *cs, an_cs_emit_fn emit, void *ctx, unsigned indent,
+                      unsigned max_frames)
+{
+    char pad[64];
+    unsigned ind = indent < sizeof pad - 1 ? indent : sizeof pad - 1;
+    memset(pad, ' ', ind);
+    pad[ind] = 0;
+    if (!cs->has_stacks) {
+        emitf(emit, ctx, "%sno call stacks in this trace (trace with 'gpustarve run --stacks')\n",
+              pad);
+        return;
+    }
+    if (cs->note[0])
+        emitf(emit, ctx, "%snote: %s\n", pad, cs->note);
+    for (int k = 0; k < AN_CS_NFIND; k++) {
+        const an_cs_find *f = &cs->find[k];
+        if (!f->calls)
+            continue;
+        char t[32], b[32];
+        fmt_ms(t, sizeof t, (double)f->time_ns);
+        fmt_bytes(b, sizeof b, (double)f->bytes);
+        if (k == AN_CS_MMAP)
+            emitf(emit, ctx, "%s%s: %llu calls, %s mapped\n", pad, k_titles[k],
+                  (unsigned long long)f->calls, b);
+        else
+            emitf(emit, ctx, "%s%s: %llu calls, %s%s%s\n", pad, k_titles[k],
+                  (unsigned long long)f->calls, t, f->bytes ? ", " : "", f->bytes ? b : "");
+        if (!f->nsites) {
+            emitf(emit, ctx, "%s  (no stacks sampled)\n", pad);
+            continue;
+        }
+        for (size_t i = 0; i < f->nsites; i++) {
+            const an_cs_site *s = &f->sites[i];
+            char m[32];
+            if (k == AN_CS_MMAP)
+                fmt_bytes(m, sizeof m, s->est_bytes);
+            else
+                fmt_ms(m, sizeof m, s->est_ns);
+            emitf(emit, ctx, "%s  %5.1f%%  %s  %.0f calls%s\n", pad, 100.0 * s->share, m,
+                  s->est_calls, s->nprocs > 1 ? "  (several processes)" : "");
+            unsigned nf = s->nframes;
+            if (max_frames && nf > max_frames)
+                nf = max_frames;
+            for (unsigned j = 0; j < nf; j++) {
+                char fb[1200];
+                an_cs_frame_text(&s->frames[j], fb, sizeof fb);
+                emitf(emit, ctx, "%s      %s%s\n", pad, j ? "<- " : "", fb);
+            }
+            if (nf < s->nframes)
+                emitf(emit, ctx, "%s      ... %u more frames\n", pad, s->nframes - nf);
+        }
+        if (f->nsites < f->nsites_all)
+            emitf(emit, ctx, "%s  ... %zu more call stacks\n", pad, f->nsites_all - f->nsites);
+    }
+}
+
+static void json_str(an_cs_emit_fn emit, void *ctx, const char *s)
+{
+    if (!s) {
+        emit(ctx, "null", 4);
+        return;
+    }
+    emit(ctx, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char b[8];
+        if (*p == '"' || *p == '\\') {
+            b[0] = '\\';
+            b[1] = (char)*p;
+            emit(ctx, b, 2);
+        } else if (*p < 0x20) {
+            int n = snprintf(b, sizeof b, "\\u%04x", *p);
+            emit(ctx, b, (size_t)n);
+        } else {
+            emit(ctx, (const char *)p, 1);
+        }
+    }
+    emit(ctx, "\"", 1);
+}
+
+void an_cs_write_json(const an_cs *cs, an_cs_emit_fn emit, void *ctx)
+{
+    emitf(emit, ctx, "{\"stacks\":%s,\"python_frames\":", cs->has_stacks ? "true" : "false");
+    json_str(emit, ctx, cs->note[0] ? cs->note : NULL);
+    emit(ctx, ",\"findings\":[", 13);
+    int first = 1;
+    for (int k = 0; k < AN_CS_NFIND; k++) {
+        const an_cs_find *f = &cs->find[k];
+        if (!f->calls)
+            continue;
+        emitf(emit, ctx,
+              "%s{\"finding\":\"%s\",\"calls\":%llu,\"time_ns\":%llu,\"bytes\":%llu,"
+              "\"stacked_events\":%llu,\"call_stacks\":%zu,\"sites\":[",
+              first ? "" : ",", k_names[k], (unsigned long long)f->calls,
+              (unsigned long long)f->time_ns, (unsigned long long)f->bytes,
+              (unsigned long long)f->stacked, f->nsites_all);
+        first = 0;
+        for (size_t i = 0; i < f->nsites; i++) {
+            const an_cs_site *s = &f->sites[i];
+            emitf(emit, ctx,
+                  "%s{\"share\":%.4f,\"time_ns_est\":%.0f,\"calls_est\":%.0f,\"bytes_est\":%.0f,"
+                  "\"samples\":%llu,\"processes\":%u,\"frames\":[",
+                  i ? "," : "", s->share, s->est_ns, s->est_calls, s->est_bytes,
+                  (unsigned long long)s->samples, s->nprocs);
+            for (uint32_t j = 0; j < s->nframes; j++) {
+                const an_cs_frame *fr = &s->frames[j];
+                emit(ctx, j ? ",{\"function\":" : "{\"function\":", j ? 13 : 12);
+                json_str(emit, ctx, fr->func[0] ? fr->func : NULL);
+                if (fr->func[0] && fr->func_off != AN_SYM_OFF_UNKNOWN)
+                    emitf(emit, ctx, ",\"function_offset\":%llu,\"file\":",
+                          (unsigned long long)fr->func_off);
+                else
+                    emitf(emit, ctx, ",\"function_offset\":null,\"file\":");
+                json_str(emit, ctx, fr->file[0] ? fr->file : NULL);
+                if (fr->line)
+                    emitf(emit, ctx, ",\"line\":%u", fr->line);
+                else
+                    emit(ctx, ",\"line\":null", 12);
+                emit(ctx, ",\"module\":", 10);
+                json_str(emit, ctx, fr->module);
+                emitf(emit, ctx, ",\"module_offset\":%llu,\"address\":%llu,\"build_id\":",
+                      (unsigned long long)fr->offset, (unsigned long long)fr->addr);
+                json_str(emit, ctx, fr->build_id && fr->build_id[0] ? fr->build_id : NULL);
+                emitf(emit, ctx, ",\"symbolised\":\"%s\"}", status_name(fr->status));
+            }
+            emit(ctx, "]}", 2);
+        }
+        emit(ctx, "]}", 2);
+    }
+    emit(ctx, "]}", 2);
+}
