@@ -288,6 +288,18 @@ static int classify(const gs_event *ev, uint64_t *bytes)
     return -1;
 }
 
+const unsigned char *an_cs_kinds(void)
+{
+    static unsigned char k[GS_K_MAX];
+    if (!k[GS_K_MAPPING]) {
+        for (unsigned i = 0; i < GS_K_MAX; i++)
+            k[i] = (unsigned char)(kind_small_read(i) || kind_metadata(i));
+        k[GS_K_CUDA_MEMCPY] = k[GS_K_MMAP] = k[GS_K_MMAP64] = 1;
+        k[GS_K_MAPPING] = 1;
+    }
+    return k;
+}
+
 static void add_mapping(an_cs *cs, const gs_reader *r, const gs_event *ev)
 {
     const char *path = ev->str ? gs_reader_string(r, ev->str) : NULL;

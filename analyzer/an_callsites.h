@@ -81,6 +81,9 @@ void an_cs_free(an_cs *cs);
 /* trace_path: the process's .gst file (its .perfmap sits beside it). */
 void an_cs_proc_begin(an_cs *cs, const char *trace_path, const gs_proc_info *pi);
 void an_cs_event(an_cs *cs, const gs_reader *r, const gs_event *ev);
+/* The kinds an_cs_event looks at (GS_K_MAX entries, nonzero = wanted), so a
+ * caller can skip the rest (an_hooks.event_kinds). */
+const unsigned char *an_cs_kinds(void);
 void an_cs_proc_end(an_cs *cs, const gs_reader *r);
 void an_cs_finish(an_cs *cs);
 

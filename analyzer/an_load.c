@@ -779,11 +779,12 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     size_t n;
     int rc;
     uint64_t first = UINT64_MAX, last = 0;
-    while ((rc = gs_reader_next_frame(r, &ev, &n)) > 0) {
+    while ((rc = gs_reader_next_batch(r, &ev, &n)) > 0) {
         p->events += n;
         if (hk && hk->on_event)
             for (size_t i = 0; i < n; i++)
-                hk->on_event(hk->ctx, p, r, &ev[i]);
+                if (!hk->event_kinds || hk->event_kinds[ev[i].kind])
+                    hk->on_event(hk->ctx, p, r, &ev[i]);
         for (size_t i = 0; i < n; i++) {
             const gs_event *e = &ev[i];
             if (e->ts < first && e->ts)

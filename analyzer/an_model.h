@@ -156,8 +156,11 @@ typedef struct an_hooks {
     void *ctx;
     /* a file's header was read (p: pid, ppid, file, path, argv are set) */
     void (*on_file)(void *ctx, const an_proc *p, struct gs_reader *r);
-    /* every event, in file order (strings: gs_reader_string(r, e->str)) */
+    /* every event, in file order (strings: gs_reader_string(r, e->str));
+     * when event_kinds is set, only events whose kind k has event_kinds[k]
+     * nonzero (a GS_K_MAX-entry table) */
     void (*on_event)(void *ctx, const an_proc *p, struct gs_reader *r, const struct gs_event *e);
+    const unsigned char *event_kinds;
     /* the file is done (after the last piece) */
     void (*on_file_end)(void *ctx, const an_proc *p);
     /* the swept pieces (an_piece_fn) of thread piece_tid of the image

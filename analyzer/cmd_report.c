@@ -300,6 +300,7 @@ int gs_cmd_report(int argc, char **argv)
         hk.ctx = &csp;
         hk.on_file = cs_on_file;
         hk.on_event = cs_on_event;
+        hk.event_kinds = an_cs_kinds();
         hk.on_file_end = cs_on_file_end;
         o.hooks = &hk;
     }

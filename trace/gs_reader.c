@@ -35,6 +35,9 @@ struct gs_reader {
     gs_event *events;
     size_t events_cap;
     uint32_t tid;
+    gs_decoder dec;      /* the current frame's decoding state */
+    int in_frame;        /* dec holds records not yet returned */
+    uint64_t frame_end;  /* offset after the current frame */
     char **strings; /* by id */
     uint32_t strings_cap;
     uint64_t **stacks; /* by id: [0] = frame count, then the frames */
@@ -247,10 +250,10 @@ static int fail(gs_reader *r, int err)
     return err;
 }
 
-int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n)
+/* Read, check and decompress the frame at r->off into r->raw; set up the
+ * decoder. 1 on success, 0 at a clean end of file, or a negative gs_err. */
+static int load_frame(gs_reader *r)
 {
-    *events = NULL;
-    *n = 0;
     if (r->failed)
         return r->failed;
     if (r->off == r->size)
@@ -277,13 +280,6 @@ int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n)
         r->comp = c;
         r->comp_cap = fh.comp_size;
     }
-    if (fh.nrec > r->events_cap) {
-        gs_event *e = realloc(r->events, (size_t)fh.nrec * sizeof *e);
-        if (!e)
-            return fail(r, GS_ERR_NOMEM);
-        r->events = e;
-        r->events_cap = fh.nrec;
-    }
     if (read_full(r->fd, r->comp, fh.comp_size, r->off + sizeof fh, &got) < 0)
         return fail(r, GS_ERR_IO);
     if (got != fh.comp_size)
@@ -291,14 +287,64 @@ int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n)
     const size_t dn = ZSTD_decompressDCtx(r->dctx, r->raw, GS_FRAME_RAW_MAX, r->comp, fh.comp_size);
     if (ZSTD_isError(dn) || dn != fh.raw_size)
         return fail(r, GS_ERR_CORRUPT);
-    long nev = gs_decode_frame_cb(r->raw, dn, fh.nrec, r->events, r->events_cap, &r->tid,
-                                  keep_string, keep_stack, r);
+    gs_decoder_init(&r->dec, r->raw, dn, fh.nrec);
+    r->frame_end = r->off + sizeof fh + fh.comp_size;
+    r->in_frame = 1;
+    return 1;
+}
+
+/* Decode up to max events of the current frame into buf; closes the frame
+ * when its records are done. */
+static int decode(gs_reader *r, gs_event *buf, size_t max, const gs_event **events, size_t *n)
+{
+    const long nev = gs_decode_some(&r->dec, buf, max, &r->tid, keep_string, keep_stack, r);
     if (nev < 0)
         return fail(r, (int)nev);
-    r->off += sizeof fh + fh.comp_size;
-    *events = r->events;
+    if (r->dec.left == 0) {
+        r->in_frame = 0;
+        r->off = r->frame_end;
+    }
+    *events = buf;
     *n = (size_t)nev;
     return 1;
+}
+
+int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n)
+{
+    *events = NULL;
+    *n = 0;
+    if (!r->in_frame) {
+        const int rc = load_frame(r);
+        if (rc <= 0)
+            return rc;
+    }
+    if (r->dec.left > r->events_cap) {
+        gs_event *e = realloc(r->events, (size_t)r->dec.left * sizeof *e);
+        if (!e)
+            return fail(r, GS_ERR_NOMEM);
+        r->events = e;
+        r->events_cap = r->dec.left;
+    }
+    return decode(r, r->events, r->events_cap ? r->events_cap : 1, events, n);
+}
+
+int gs_reader_next_batch(gs_reader *r, const gs_event **events, size_t *n)
+{
+    *events = NULL;
+    *n = 0;
+    if (!r->in_frame) {
+        const int rc = load_frame(r);
+        if (rc <= 0)
+            return rc;
+    }
+    if (r->events_cap < GS_READ_BATCH) {
+        gs_event *e = realloc(r->events, GS_READ_BATCH * sizeof *e);
+        if (!e)
+            return fail(r, GS_ERR_NOMEM);
+        r->events = e;
+        r->events_cap = GS_READ_BATCH;
+    }
+    return decode(r, r->events, GS_READ_BATCH, events, n);
 }
 
 const char *gs_reader_string(const gs_reader *r, uint32_t id)

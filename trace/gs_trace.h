@@ -117,6 +117,24 @@ typedef void (*gs_stack_fn)(void *ctx, uint32_t id, const uint64_t *frames, size
  * thread id in and out (frames normally start with a TID record). */
 long gs_decode_frame(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events, size_t max,
                      uint32_t *tid, gs_string_fn on_string, void *ctx);
+/* Resumable decoding of one raw frame, for readers that want events in
+ * small batches (a whole frame's events can be several MiB, past the CPU
+ * caches). */
+typedef struct gs_decoder {
+    const uint8_t *p, *end;
+    uint32_t left; /* records not yet decoded */
+    uint32_t cs_stack, cs_weight; /* a CALLSITE waiting for its event */
+    uint64_t prev_ts;
+    int64_t next_off;
+} gs_decoder;
+
+void gs_decoder_init(gs_decoder *d, const uint8_t *raw, size_t len, uint32_t nrec);
+/* Decode records until max events are out or the frame's records are done.
+ * Returns the events decoded (>= 0) or a negative gs_err. Once d->left is 0
+ * every byte of the frame must have been used (else GS_ERR_CORRUPT). */
+long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
+                    gs_string_fn on_string, gs_stack_fn on_stack, void *ctx);
+
 /* The same, with STACK records passed to on_stack (may be NULL: skipped).
  * A CALLSITE record sets stack and stack_weight of the event that follows. */
 long gs_decode_frame_cb(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events,
@@ -167,6 +185,14 @@ const gs_proc_info *gs_reader_info(const gs_reader *r);
  * damaged or incomplete frame: gs_reader_offset tells where it starts and
  * gs_reader_unread tells how many bytes of the file were not read. */
 int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n);
+/* Like gs_reader_next_frame, but at most GS_READ_BATCH events a call, so a
+ * consumer works on cache-sized batches (the analyzer's hot loop). A frame
+ * spans several calls; an error is reported as for gs_reader_next_frame, at
+ * the offset of the frame it is in (events of that frame already returned
+ * stay valid: zstd's checksum has vouched for the frame's bytes). Do not mix
+ * with gs_reader_next_frame on one reader. */
+#define GS_READ_BATCH 1024
+int gs_reader_next_batch(gs_reader *r, const gs_event **events, size_t *n);
 /* String by id, or NULL when the trace has not defined it (yet). */
 const char *gs_reader_string(const gs_reader *r, uint32_t id);
 /* Frames of stack id (innermost first) and their count, or NULL when the

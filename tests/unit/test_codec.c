@@ -264,6 +264,37 @@ static int read_all(const char *path, int *frames, size_t *events, int *status, 
     return GS_OK;
 }
 
+/* Events of a file read in batches equal those read a frame at a time. */
+static void test_batches(const char *path, size_t want_events)
+{
+    gs_reader *a, *b;
+    ASSERT_EQ(gs_reader_open(&a, path), GS_OK);
+    ASSERT_EQ(gs_reader_open(&b, path), GS_OK);
+    static gs_event whole[4000];
+    size_t nw = 0, nb = 0, batches = 0, bad = 0;
+    const gs_event *ev;
+    size_t n;
+    while (gs_reader_next_frame(a, &ev, &n) == 1)
+        for (size_t i = 0; i < n && nw < 4000; i++)
+            whole[nw++] = ev[i];
+    int rc;
+    while ((rc = gs_reader_next_batch(b, &ev, &n)) == 1) {
+        batches++;
+        ASSERT_TRUE(n <= GS_READ_BATCH);
+        for (size_t i = 0; i < n; i++, nb++)
+            bad += nb >= nw || !same(&ev[i], &whole[nb]) ||
+                   (ev[i].str && !gs_reader_string(b, ev[i].str));
+    }
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(nw, want_events);
+    ASSERT_EQ(nb, nw);
+    ASSERT_EQ(bad, 0);
+    ASSERT_TRUE(batches > 1);
+    ASSERT_EQ(gs_reader_unread(b), 0);
+    gs_reader_close(a);
+    gs_reader_close(b);
+}
+
 static void test_files(void)
 {
     char path[256];
@@ -278,6 +309,7 @@ static void test_files(void)
     ASSERT_EQ(events, 2500);
     ASSERT_EQ(status, 0);
     ASSERT_EQ(unread, 0);
+    test_batches(path, 2500);
 
     /* truncation at every frame boundary: clean end, whole frames kept */
     for (int b = 0; b <= 5; b++) {
