@@ -6,7 +6,8 @@
 # Builds what it needs, then runs under `gpustarve run`, against the real
 # CUDA runtime and CUPTI (no LD_LIBRARY_PATH to the simulator):
 #   1. examples/train_loop --pinned 0 and --pinned 1;
-#   2. tests/gpu/torch_cuda.py with pin_memory 0 and 1, when a Python with
+#   2. tests/gpu/torch_cuda.py with pin_memory 0 and 1, and
+#      examples/pytorch/train.py through validate_torch_pin.sh, when a Python with
 #      torch + CUDA is found (python3, $GS_TORCH_PYTHON, or the venv
 #      build/gpu-venv, created with `pip install torch` when pip can reach an
 #      index); otherwise SKIP, said plainly;
@@ -147,6 +148,15 @@ elif PYT=$(find_torch); then
         run_case "torch_pin_memory$pin" --mem "$mem" --nvtx train_step --steps 10 --min-copies 10 -- \
             "$PYT" tests/gpu/torch_cuda.py --pin-memory $pin --steps 20 --workers 2
     done
+    # The PyTorch example with no code changes: steps from the DataLoader
+    # markers, pageable batch copies with pin_memory off and none with it on.
+    if GS_TORCH_PYTHON="$PYT" bounded 150 tests/gpu/validate_torch_pin.sh --steps 20 \
+        >"$WORK/torch_pin.out" 2>&1; then
+        result PASS "examples/pytorch/train.py pin_memory off/on (validate_torch_pin.sh)"
+    else
+        sed 's/^/   | /' "$WORK/torch_pin.out" | tail -15
+        result FAIL "examples/pytorch/train.py pin_memory off/on (validate_torch_pin.sh)"
+    fi
 else
     result SKIP "torch_cuda (no Python with torch + CUDA, and pip could not install one)"
 fi
