@@ -17,6 +17,7 @@
 #include "gs_format.h"
 #include "gs_trace.h"
 #include "report_out.h"
+#include "an_callsites.h"
 #include "report_pass2.h"
 
 static const char html_css[] =
@@ -39,6 +40,7 @@ static const char html_css[] =
     "ul.advice{list-style:none;margin:0;padding:0}\n"
     "ul.advice li{padding:8px 0;border-top:1px solid var(--line)}\n"
     "ul.advice li:first-child{border-top:0;padding-top:0}\n"
+    "pre.cs{font-family:ui-monospace,\"DejaVu Sans Mono\",monospace;font-size:12px;white-space:pre-wrap;margin:0}\n"
     ".setting{font-family:ui-monospace,\"DejaVu Sans Mono\",monospace;font-weight:600;background:#eef2f7;padding:1px 6px;border-radius:4px}\n"
     ".pred{margin-left:8px}\n"
     ".why{color:var(--muted);font-size:13px;margin-top:2px}\n"
@@ -269,6 +271,20 @@ static void html_text(gs_out *o, const char *s)
     }
 }
 
+/* an_cs_emit_fn: call-site text into a <pre>, escaped (newlines kept). */
+static void html_emit(void *ctx, const char *s, size_t n)
+{
+    gs_out *o = ctx;
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&': gs_out_str(o, "&amp;"); break;
+        case '<': gs_out_str(o, "&lt;"); break;
+        case '>': gs_out_str(o, "&gt;"); break;
+        default: gs_out_char(o, s[i] == '\n' || (unsigned char)s[i] >= 0x20 ? s[i] : ' ');
+        }
+    }
+}
+
 static void step_parts_ms(const an_step *s, double *p)
 {
     const uint64_t parts[AN_NSH] = {
@@ -434,6 +450,13 @@ void rep_write_html(gs_out *o, const pass2 *x)
     gs_out_str(o, "</section>\n<section id=\"advice\"><h2>Advice</h2>\n");
     html_advice(o, r);
     gs_out_str(o, "</section>\n");
+    if (r->callsites && an_cs_has_stacks(r->callsites)) {
+        /* the code behind the findings (run --stacks), as the text report
+         * shows it */
+        gs_out_str(o, "<section id=\"callsites\"><h2>Where in the code</h2>\n<pre class=\"cs\">");
+        an_cs_write_text(r->callsites, html_emit, o, 0, 8);
+        gs_out_str(o, "</pre></section>\n");
+    }
 
     gs_out_str(o, "<section id=\"summary\"><h2>Where the step time goes</h2>\n<table class=\"share\">"
                   "<tr><td></td><td class=\"num\"><b>median ms</b></td><td class=\"num\"><b>share</b>"

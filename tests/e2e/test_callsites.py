@@ -109,8 +109,19 @@ def test_report_names_both_functions_with_their_shares(prog, tmp_path):
     # and the terminal report says the same
     p = subprocess.run([CLI, "report", str(run)], capture_output=True, timeout=120)
     text = p.stdout.decode()
-    assert "read_small_a" in text and "read_small_b" in text
-    assert re.search(r"7\d\.\d%.*\n.*read_small_a", text) or "read_small_a" in text
+    shares = {fn: float(pct) for pct, fn in
+              re.findall(r"(\d+\.\d)%[^\n]*\n\s+(read_small_[ab])\+", text)}
+    assert abs(shares["read_small_a"] - 70) < 8 and abs(shares["read_small_b"] - 30) < 8, text
+    # and so does the HTML page, escaped, in its own section
+    page = tmp_path / "r.html"
+    p = subprocess.run([CLI, "report", "--html", str(page), str(run)], capture_output=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    html = page.read_text()
+    section = html[html.index('<section id="callsites">'):]
+    section = section[:section.index("</section>")]
+    assert "read_small_a+" in section and "read_small_b+" in section
+    assert "&lt;- main+" in section and "<- main" not in section
 
 
 def test_stacks_leave_no_drops(prog, tmp_path):
