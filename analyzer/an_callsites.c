@@ -849,3 +849,50 @@ void an_cs_write_json(const an_cs *cs, an_cs_emit_fn emit, void *ctx)
     }
     emit(ctx, "]}", 2);
 }
+
+void an_cs_mapping(an_cs *cs, const gs_reader *r, const gs_event *ev)
+{
+    if (ev->kind == GS_K_MAPPING)
+        add_mapping(cs, r, ev);
+}
+
+size_t an_cs_event_site(an_cs *cs, const gs_reader *r, const gs_event *ev, unsigned max_frames,
+                        char *buf, size_t cap)
+{
+    uint64_t bytes;
+    const int k = ev->stack ? classify(ev, &bytes) : -1;
+    size_t n = 0;
+    const uint64_t *fr = k >= 0 ? gs_reader_stack(r, ev->stack, &n) : NULL;
+    if (!fr || n == 0 || n > GS_STACK_FRAMES_MAX || cap == 0)
+        return 0;
+    kframe kf[GS_STACK_FRAMES_MAX];
+    for (size_t i = 0; i < n; i++)
+        kf[i] = key_frame(cs, fr[i]);
+    const uint32_t h = key_hash(kf, (uint32_t)n);
+    const an_cs_find *f = &cs->find[k];
+    for (size_t i = 0; i < f->nsites; i++) { /* the shown sites lead sites[k] */
+        const gsite *g = &cs->sites[k][i];
+        if (g->hash != h || g->n != n)
+            continue;
+        uint32_t j = 0;
+        while (j < n && g->f[j].mod == kf[j].mod && g->f[j].off == kf[j].off)
+            j++;
+        if (j < n)
+            continue;
+        const an_cs_site *s = &f->sites[i];
+        size_t len = 0;
+        buf[0] = '\0';
+        for (uint32_t q = 0; q < s->nframes && (!max_frames || q < max_frames); q++) {
+            char t[1024];
+            an_cs_frame_text(&s->frames[q], t, sizeof t);
+            const int w = snprintf(buf + len, cap - len, "%s%s", q ? " <- " : "", t);
+            if (w < 0 || (size_t)w >= cap - len) {
+                len = cap - 1;
+                break;
+            }
+            len += (size_t)w;
+        }
+        return len;
+    }
+    return 0;
+}

@@ -105,4 +105,15 @@ void an_cs_write_text(const an_cs *cs, an_cs_emit_fn emit, void *ctx, unsigned i
                       unsigned max_frames);
 void an_cs_write_json(const an_cs *cs, an_cs_emit_fn emit, void *ctx);
 
+/* After an_cs_finish, for a second pass over the files (the Perfetto
+ * export): per process an_cs_proc_begin, then an_cs_mapping for each event
+ * (only mapping records are used; nothing is counted again), and for an
+ * event with a stack an_cs_event_site: when its call site is one of the
+ * shown sites, its frames ("func+0x1f (file.c:12) in module <- ...", at most
+ * max_frames, 0 = all) into buf; returns the length, 0 when none. Do not
+ * call an_cs_proc_end in that pass. */
+void an_cs_mapping(an_cs *cs, const gs_reader *r, const gs_event *ev);
+size_t an_cs_event_site(an_cs *cs, const gs_reader *r, const gs_event *ev, unsigned max_frames,
+                        char *buf, size_t cap);
+
 #endif

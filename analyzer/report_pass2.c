@@ -18,6 +18,7 @@
 #include "gs_format.h"
 #include "gs_trace.h"
 #include "report_out.h"
+#include "an_callsites.h"
 #include "report_pass2.h"
 
 /* ---- Perfetto primitives ---- */
@@ -300,7 +301,6 @@ static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
 static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
 {
     pass2 *x = ctx;
-    (void)r;
     x->p1 = NULL;
     for (size_t i = 0; i < x->run->nprocs; i++)
         if (strcmp(x->run->procs[i].path, p->path) == 0) {
@@ -308,6 +308,8 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
             x->img = i;
         }
     x->pid = p->pid;
+    if (x->res->callsites && an_cs_has_stacks(x->res->callsites))
+        an_cs_proc_begin(x->res->callsites, p->path, gs_reader_info(r)); /* its mappings */
     x->nth = x->nst = x->nrg = 0;
     x->last_th = -1;
     x->ngpu_named = 0;
@@ -352,6 +354,19 @@ static const char *p2_str(struct gs_reader *r, uint32_t id)
     return id ? gs_reader_string(r, id) : NULL;
 }
 
+/* ,"call_site":"..." when the event's stack is one of the report's shown
+ * call sites (runs traced with --stacks). */
+static void p2_call_site(pass2 *x, struct gs_reader *r, const gs_event *e)
+{
+    if (!e->stack || !x->res->callsites)
+        return;
+    char buf[4096];
+    if (an_cs_event_site(x->res->callsites, r, e, 6, buf, sizeof buf) > 0) {
+        gs_out_str(x->pf, ",\"call_site\":");
+        gs_json_cstr(x->pf, buf);
+    }
+}
+
 static void p2_io_args(pass2 *x, struct gs_reader *r, const gs_event *e)
 {
     gs_out *o = x->pf;
@@ -372,6 +387,7 @@ static void p2_io_args(pass2 *x, struct gs_reader *r, const gs_event *e)
         gs_out_str(o, ",\"offset\":");
         gs_out_i64(o, e->offset);
     }
+    p2_call_site(x, r, e);
     gs_out_str(o, "}}");
 }
 
@@ -461,6 +477,10 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
     pass2 *x = ctx;
     (void)p;
     const unsigned k = e->kind;
+    if (k == GS_K_MAPPING && x->res->callsites) {
+        an_cs_mapping(x->res->callsites, r, e); /* so call sites can be named */
+        return;
+    }
     if (k == GS_K_GPU_KERNEL || k == GS_K_GPU_MEMCPY || k == GS_K_GPU_MEMSET) {
         p2_gpu(x, r, e);
         return;
@@ -523,6 +543,7 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         }
         gs_out_str(x->pf, ",\"ret\":");
         gs_out_i64(x->pf, e->ret);
+        p2_call_site(x, r, e);
         gs_out_str(x->pf, "}}");
         return;
     }

@@ -122,6 +122,17 @@ def test_report_names_both_functions_with_their_shares(prog, tmp_path):
     section = section[:section.index("</section>")]
     assert "read_small_a+" in section and "read_small_b+" in section
     assert "&lt;- main+" in section and "<- main" not in section
+    # and each pread slice of the Perfetto trace names its call site
+    pf = tmp_path / "p.json"
+    p = subprocess.run([CLI, "report", "--perfetto", str(pf), str(run)], capture_output=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    sites = {}
+    for ev in json.loads(pf.read_text())["traceEvents"]:
+        if ev.get("ph") == "X" and ev.get("name", "").startswith("pread"):
+            fn = ev["args"]["call_site"].split("+")[0]
+            sites[fn] = sites.get(fn, 0) + 1
+    assert sites == {"read_small_a": 5600, "read_small_b": 2400}
 
 
 def test_stacks_leave_no_drops(prog, tmp_path):
