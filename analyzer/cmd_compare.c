@@ -33,7 +33,7 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --json              JSON (schema gpustarve.compare/1, docs/report-outputs.md)\n"
-    "  --tolerance PCT     a prediction holds within PCT %% of the predicted step\n"
+    "  --tolerance PCT     a prediction holds within PCT % of the predicted step\n"
     "                      time (default 10)\n"
     "  --step-range REGEX  as in 'gpustarve report', for both runs\n"
     "  --fetch-range REGEX as in 'gpustarve report', for both runs\n"
