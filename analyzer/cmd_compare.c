@@ -21,6 +21,7 @@
 
 #include "an_model.h"
 #include "cli_util.h"
+#include "report_out.h"
 
 static const char usage_text[] =
     "usage: gpustarve compare [options] A B\n"
@@ -62,15 +63,6 @@ typedef struct side {
     double pageable_ms; /* per measured step: gpu_h2d_pageable + idle_pageable_copy */
     uint64_t pageable_bytes;
 } side;
-
-static const char *cfg_of(const an_proc *p, const char *key)
-{
-    const an_kv *best = NULL;
-    for (size_t i = 0; i < p->ncfg; i++)
-        if (strcmp(p->cfg[i].key, key) == 0 && (!best || p->cfg[i].loader < best->loader))
-            best = &p->cfg[i];
-    return best ? best->value : NULL;
-}
 
 static int load_side(side *s, const an_opts *o)
 {
@@ -201,40 +193,6 @@ typedef struct pred {
 
 /* ---- output ------------------------------------------------------------------------------ */
 
-static void jkey(gs_out *o, const char *k)
-{
-    gs_json_cstr(o, k);
-    gs_out_char(o, ':');
-}
-
-static void jnum(gs_out *o, double v)
-{
-    if (v != v || v > 1e300 || v < -1e300)
-        gs_out_str(o, "null");
-    else
-        gs_out_printf(o, "%.9g", v);
-}
-
-static void jcfg(gs_out *o, const char *v)
-{
-    if (!v) {
-        gs_out_str(o, "null");
-        return;
-    }
-    if (!strcasecmp(v, "true") || !strcasecmp(v, "false")) {
-        gs_out_str(o, !strcasecmp(v, "true") ? "true" : "false");
-        return;
-    }
-    char *end;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (*v && !*end && !errno) {
-        gs_out_printf(o, "%lld", n);
-        return;
-    }
-    gs_json_cstr(o, v);
-}
-
 static const char *const cfg_keys[] = {"num_workers", "pin_memory", "batch_size", "prefetch_factor",
                                        "persistent_workers"};
 #define NCFG (sizeof cfg_keys / sizeof cfg_keys[0])
@@ -306,92 +264,83 @@ static void side_json(gs_out *o, const side *s)
     const an_result *r = &s->res;
     const an_proc *tr = r->trainer;
     gs_out_str(o, "{");
-    jkey(o, "dir");
+    rep_json_key(o, "dir");
     gs_json_cstr(o, s->dir);
     gs_out_str(o, ",");
-    jkey(o, "argv");
+    rep_json_key(o, "argv");
     gs_json_cstr(o, tr->argv);
     gs_out_str(o, ",");
-    jkey(o, "steps_measured");
+    rep_json_key(o, "steps_measured");
     gs_out_u64(o, r->measured);
     gs_out_str(o, ",");
-    jkey(o, "steps_source");
+    rep_json_key(o, "steps_source");
     gs_json_cstr(o, an_source_name(r->source));
     gs_out_str(o, ",");
-    jkey(o, "step_ms");
+    rep_json_key(o, "step_ms");
     gs_out_str(o, "{");
-    jkey(o, "median");
-    jnum(o, r->step_ms_median);
+    rep_json_key(o, "median");
+    rep_json_num(o, r->step_ms_median);
     gs_out_str(o, ",");
-    jkey(o, "p90");
-    jnum(o, r->step_ms_p90);
+    rep_json_key(o, "p90");
+    rep_json_num(o, r->step_ms_p90);
     gs_out_str(o, ",");
-    jkey(o, "p25");
-    jnum(o, pct(s->dur, s->n, 0.25));
+    rep_json_key(o, "p25");
+    rep_json_num(o, pct(s->dur, s->n, 0.25));
     gs_out_str(o, ",");
-    jkey(o, "p75");
-    jnum(o, pct(s->dur, s->n, 0.75));
+    rep_json_key(o, "p75");
+    rep_json_num(o, pct(s->dur, s->n, 0.75));
     gs_out_str(o, ",");
-    jkey(o, "mean");
-    jnum(o, r->step_ms_mean);
+    rep_json_key(o, "mean");
+    rep_json_num(o, r->step_ms_mean);
     gs_out_str(o, "},");
-    jkey(o, "share");
+    rep_json_key(o, "share");
     gs_out_str(o, "{");
     for (int k = 0; k < AN_NSH; k++) {
         if (k)
             gs_out_str(o, ",");
-        jkey(o, an_share_names[k]);
+        rep_json_key(o, an_share_names[k]);
         gs_out_printf(o, "%.9f", r->share[k]);
     }
     gs_out_str(o, "},");
-    jkey(o, "bytes_read");
+    rep_json_key(o, "bytes_read");
     gs_out_u64(o, r->worker_bytes);
     gs_out_str(o, ",");
-    jkey(o, "pageable_copy_ms_per_step");
-    jnum(o, s->pageable_ms);
+    rep_json_key(o, "pageable_copy_ms_per_step");
+    rep_json_num(o, s->pageable_ms);
     gs_out_str(o, ",");
-    jkey(o, "pageable_h2d_bytes");
+    rep_json_key(o, "pageable_h2d_bytes");
     gs_out_u64(o, s->pageable_bytes);
     gs_out_str(o, ",");
-    jkey(o, "verdict");
+    rep_json_key(o, "verdict");
     gs_out_str(o, "{");
-    jkey(o, "label");
+    rep_json_key(o, "label");
     gs_json_cstr(o, an_verdict_label(r->verdict));
     gs_out_str(o, ",");
-    jkey(o, "text");
+    rep_json_key(o, "text");
     gs_json_cstr(o, r->verdict_text);
     gs_out_str(o, "},");
-    jkey(o, "dataloader");
+    rep_json_key(o, "dataloader");
     gs_out_str(o, "{");
-    jkey(o, "known");
+    rep_json_key(o, "known");
     gs_out_str(o, tr->ncfg ? "true" : "false");
     for (size_t i = 0; i < NCFG; i++) {
         gs_out_str(o, ",");
-        jkey(o, cfg_keys[i]);
-        jcfg(o, cfg_of(tr, cfg_keys[i]));
+        rep_json_key(o, cfg_keys[i]);
+        rep_json_cfg(o, rep_cfg_value(tr, cfg_keys[i]));
     }
     gs_out_str(o, "},");
-    jkey(o, "workers_seen");
+    rep_json_key(o, "workers_seen");
     gs_out_u64(o, r->nworkers);
     gs_out_str(o, ",");
-    jkey(o, "advice");
+    rep_json_key(o, "advice");
     gs_out_str(o, "[");
     for (size_t i = 0; i < r->nadvice; i++) {
         const an_advice *a = &r->advice[i];
         gs_out_str(o, i ? ",{" : "{");
-        jkey(o, "setting");
-        gs_json_cstr(o, a->setting == AN_ADV_NUM_WORKERS ? "num_workers" : "pin_memory");
+        rep_json_advice_setting(o, a);
         gs_out_str(o, ",");
-        jkey(o, "value");
-        if (!a->has_value)
-            gs_out_str(o, "null");
-        else if (a->setting == AN_ADV_PIN_MEMORY)
-            gs_out_str(o, "true");
-        else
-            gs_out_i64(o, a->value);
-        gs_out_str(o, ",");
-        jkey(o, "predicted_step_ms");
-        jnum(o, a->predicted_step_ms);
+        rep_json_key(o, "predicted_step_ms");
+        rep_json_num(o, a->predicted_step_ms);
         gs_out_str(o, "}");
     }
     gs_out_str(o, "]}");
@@ -401,140 +350,140 @@ static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, 
                        const verdict *v, double tol)
 {
     gs_out_str(o, "{");
-    jkey(o, "schema");
+    rep_json_key(o, "schema");
     gs_json_cstr(o, "gpustarve.compare/1");
     gs_out_str(o, ",\n");
-    jkey(o, "a");
+    rep_json_key(o, "a");
     side_json(o, A);
     gs_out_str(o, ",\n");
-    jkey(o, "b");
+    rep_json_key(o, "b");
     side_json(o, B);
     gs_out_str(o, ",\n");
-    jkey(o, "change");
+    rep_json_key(o, "change");
     gs_out_str(o, "{");
-    jkey(o, "step_ms_median");
-    jnum(o, v->change_ms);
+    rep_json_key(o, "step_ms_median");
+    rep_json_num(o, v->change_ms);
     gs_out_str(o, ",");
-    jkey(o, "step_ms_median_rel");
-    jnum(o, v->change_rel);
+    rep_json_key(o, "step_ms_median_rel");
+    rep_json_num(o, v->change_rel);
     gs_out_str(o, ",");
-    jkey(o, "step_ms_p90");
-    jnum(o, B->res.step_ms_p90 - A->res.step_ms_p90);
+    rep_json_key(o, "step_ms_p90");
+    rep_json_num(o, B->res.step_ms_p90 - A->res.step_ms_p90);
     gs_out_str(o, ",");
-    jkey(o, "share");
+    rep_json_key(o, "share");
     gs_out_str(o, "{");
     for (int k = 0; k < AN_NSH; k++) {
         if (k)
             gs_out_str(o, ",");
-        jkey(o, an_share_names[k]);
+        rep_json_key(o, an_share_names[k]);
         gs_out_printf(o, "%.9f", B->res.share[k] - A->res.share[k]);
     }
     gs_out_str(o, "},");
-    jkey(o, "bytes_read");
+    rep_json_key(o, "bytes_read");
     gs_out_i64(o, (int64_t)B->res.worker_bytes - (int64_t)A->res.worker_bytes);
     gs_out_str(o, ",");
-    jkey(o, "pageable_copy_ms_per_step");
-    jnum(o, B->pageable_ms - A->pageable_ms);
+    rep_json_key(o, "pageable_copy_ms_per_step");
+    rep_json_num(o, B->pageable_ms - A->pageable_ms);
     gs_out_str(o, ",");
-    jkey(o, "dataloader");
+    rep_json_key(o, "dataloader");
     gs_out_str(o, "[");
     int first = 1;
     for (size_t i = 0; i < NCFG; i++) {
-        const char *a = cfg_of(A->res.trainer, cfg_keys[i]), *b = cfg_of(B->res.trainer, cfg_keys[i]);
+        const char *a = rep_cfg_value(A->res.trainer, cfg_keys[i]), *b = rep_cfg_value(B->res.trainer, cfg_keys[i]);
         if ((!a && !b) || (a && b && !strcmp(a, b)))
             continue;
         gs_out_str(o, first ? "{" : ",{");
         first = 0;
-        jkey(o, "key");
+        rep_json_key(o, "key");
         gs_json_cstr(o, cfg_keys[i]);
         gs_out_str(o, ",");
-        jkey(o, "a");
-        jcfg(o, a);
+        rep_json_key(o, "a");
+        rep_json_cfg(o, a);
         gs_out_str(o, ",");
-        jkey(o, "b");
-        jcfg(o, b);
+        rep_json_key(o, "b");
+        rep_json_cfg(o, b);
         gs_out_str(o, "}");
     }
     gs_out_str(o, "]},\n");
-    jkey(o, "helped");
+    rep_json_key(o, "helped");
     gs_out_str(o, "{");
-    jkey(o, "label");
+    rep_json_key(o, "label");
     gs_json_cstr(o, v->label);
     gs_out_str(o, ",");
-    jkey(o, "test");
+    rep_json_key(o, "test");
     gs_json_cstr(o, "mann-whitney-u");
     gs_out_str(o, ",");
-    jkey(o, "p_value");
-    jnum(o, v->t.p);
+    rep_json_key(o, "p_value");
+    rep_json_num(o, v->t.p);
     gs_out_str(o, ",");
-    jkey(o, "z");
-    jnum(o, v->t.z);
+    rep_json_key(o, "z");
+    rep_json_num(o, v->t.z);
     gs_out_str(o, ",");
-    jkey(o, "p_b_step_shorter");
-    jnum(o, v->t.p_b_faster);
+    rep_json_key(o, "p_b_step_shorter");
+    rep_json_num(o, v->t.p_b_faster);
     gs_out_str(o, ",");
-    jkey(o, "alpha");
-    jnum(o, ALPHA);
+    rep_json_key(o, "alpha");
+    rep_json_num(o, ALPHA);
     gs_out_str(o, ",");
-    jkey(o, "min_rel_change");
-    jnum(o, MIN_REL_CHANGE);
+    rep_json_key(o, "min_rel_change");
+    rep_json_num(o, MIN_REL_CHANGE);
     gs_out_str(o, ",");
-    jkey(o, "n_a");
+    rep_json_key(o, "n_a");
     gs_out_u64(o, A->n);
     gs_out_str(o, ",");
-    jkey(o, "n_b");
+    rep_json_key(o, "n_b");
     gs_out_u64(o, B->n);
     gs_out_str(o, "},\n");
-    jkey(o, "prediction");
+    rep_json_key(o, "prediction");
     gs_out_str(o, "{");
-    jkey(o, "outcome");
+    rep_json_key(o, "outcome");
     gs_json_cstr(o, v->outcome);
     gs_out_str(o, ",");
-    jkey(o, "held");
+    rep_json_key(o, "held");
     gs_out_str(o, !strcmp(v->outcome, "held") ? "true" : v->napplied ? "false" : "null");
     gs_out_str(o, ",");
-    jkey(o, "tolerance");
-    jnum(o, tol);
+    rep_json_key(o, "tolerance");
+    rep_json_num(o, tol);
     gs_out_str(o, ",");
-    jkey(o, "applied");
+    rep_json_key(o, "applied");
     gs_json_cstr(o, v->napplied ? v->applied_text : NULL);
     gs_out_str(o, ",");
-    jkey(o, "predicted_step_ms");
+    rep_json_key(o, "predicted_step_ms");
     if (v->napplied)
-        jnum(o, v->predicted);
+        rep_json_num(o, v->predicted);
     else
         gs_out_str(o, "null");
     gs_out_str(o, ",");
-    jkey(o, "actual_step_ms");
+    rep_json_key(o, "actual_step_ms");
     if (v->napplied)
-        jnum(o, v->actual);
+        rep_json_num(o, v->actual);
     else
         gs_out_str(o, "null");
     gs_out_str(o, ",");
-    jkey(o, "error_rel");
+    rep_json_key(o, "error_rel");
     if (v->napplied)
-        jnum(o, v->err_rel);
+        rep_json_num(o, v->err_rel);
     else
         gs_out_str(o, "null");
     gs_out_str(o, ",");
-    jkey(o, "advice");
+    rep_json_key(o, "advice");
     gs_out_str(o, "[");
     for (size_t i = 0; i < npr; i++) {
         const an_advice *a = pr[i].a;
         gs_out_str(o, i ? ",{" : "{");
-        jkey(o, "setting");
+        rep_json_key(o, "setting");
         gs_json_cstr(o, a->setting == AN_ADV_NUM_WORKERS ? "num_workers" : "pin_memory");
         gs_out_str(o, ",");
-        jkey(o, "value");
+        rep_json_key(o, "value");
         if (a->setting == AN_ADV_PIN_MEMORY)
             gs_out_str(o, "true");
         else
             gs_out_i64(o, a->value);
         gs_out_str(o, ",");
-        jkey(o, "predicted_step_ms");
-        jnum(o, a->predicted_step_ms);
+        rep_json_key(o, "predicted_step_ms");
+        rep_json_num(o, a->predicted_step_ms);
         gs_out_str(o, ",");
-        jkey(o, "applied_in_b");
+        rep_json_key(o, "applied_in_b");
         gs_out_str(o, pr[i].applied ? "true" : "false");
         gs_out_str(o, "}");
     }
@@ -574,8 +523,8 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
                   B->pageable_ms, B->pageable_ms - A->pageable_ms);
     for (size_t i = 0; i < NCFG; i++) {
         char x[64], y[64];
-        cfg_text(x, sizeof x, cfg_of(a->trainer, cfg_keys[i]));
-        cfg_text(y, sizeof y, cfg_of(b->trainer, cfg_keys[i]));
+        cfg_text(x, sizeof x, rep_cfg_value(a->trainer, cfg_keys[i]));
+        cfg_text(y, sizeof y, rep_cfg_value(b->trainer, cfg_keys[i]));
         gs_out_printf(o, "%-24s %9s %11s%s\n", cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
     }
     gs_out_printf(o, "%-24s %s\n%-24s %s\n", "verdict A", a->verdict_text, "verdict B", b->verdict_text);

@@ -15,9 +15,18 @@ typedef struct style {
 void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_step,
                     const style *st);
 void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_step);
-/* A JSON number ("null" for NaN and infinities), and ns as ms. */
+/* JSON pieces shared by report and compare: a key and its colon; a number
+ * ("null" for NaN and infinities); ns as ms; a configuration value (number,
+ * true/false, else a string; null when absent); an advice's "setting" and
+ * "value" members. */
+void rep_json_key(gs_out *o, const char *k);
 void rep_json_num(gs_out *o, double v);
 void rep_json_ms(gs_out *o, uint64_t ns);
+void rep_json_cfg(gs_out *o, const char *v);
+void rep_json_advice_setting(gs_out *o, const an_advice *a);
+/* A DataLoader configuration value of the process (lowest loader id that
+ * has it), or NULL. */
+const char *rep_cfg_value(const an_proc *p, const char *key);
 /* Read the files again for --perfetto FILE and/or --html FILE (either may be
  * NULL). Returns 0, or -1 with a message printed. */
 int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,
