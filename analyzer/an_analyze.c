@@ -26,6 +26,8 @@ const char *const an_share_names[AN_NSH] = {
 #define MODERATELY_SHARE 0.05
 #define HOST_SHARE 0.20
 #define WARMUP_FACTOR 2.0     /* leading steps slower than this x median are warm-up */
+/* num_workers advice must save at least this share of a step */
+#define WORKERS_MIN_SAVING 0.02
 #define STORAGE_NEAR 0.8      /* reading at >= 80% of the ceiling: storage is the wall */
 #define PIN_MIN_SHARE 0.02    /* pageable copies must cost >= 2% of a step */
 #define PIN_DEFAULT_SPEEDUP 2.0 /* pinned H2D assumed 2x pageable when nothing better */
@@ -771,6 +773,16 @@ static void advise_workers(an_result *res, const an_opts *o)
     }
     if (pred > step)
         pred = step;
+    if (step - pred < WORKERS_MIN_SAVING * step) {
+        /* RATIONALE: an entry that predicts a saving within the noise is not
+         * advice; the note says what limits it */
+        res->nadvice--;
+        note(res, "%ld loader workers would keep up, but %ld (%s) would save under %.0f%% of a "
+                  "step",
+             need, n, capped ? "all the free CPU cores" : "what the storage allows",
+             100 * WORKERS_MIN_SAVING);
+        return;
+    }
     a->has_value = 1;
     a->value = n;
     a->predicted_step_ms = pred;
