@@ -1,6 +1,7 @@
 #!/bin/sh
 # examples/demo.sh — the main job, as `make demo` runs it: trace a training
-# loop whose GPU starves for data, read the report, apply its advice, check.
+# loop whose GPU starves for data, read the report, apply its advice, check
+# with `compare` that it helped as predicted.
 # Run from the repository root after `make`.
 set -eu
 PY=${PYTHON:-/usr/bin/python3}
@@ -36,6 +37,9 @@ if [ -x build/examples/train_loop ]; then
         env $SIMENV $GS run -q -o "$run2" -- build/examples/train_loop \
             --workers "$nw" --load-ms 30 --kernel-ms 10 --steps 60 2>/dev/null
         $GS report --cores 8 "$run2"
+        echo >&2
+        echo "demo: did it help, and did the prediction hold?" >&2
+        $GS compare --cores 8 "$run1" "$run2" | tail -3
     fi
 else
     echo "demo: build/examples/train_loop is missing (no nvcc): skipping the CUDA loop" >&2
