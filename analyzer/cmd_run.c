@@ -7,7 +7,8 @@
  * injection doors that point CUDA and NVTX at it (CUDA_INJECTION64_PATH,
  * NVTX_INJECTION64_PATH, unless the user set them), the Python side's folder
  * first on PYTHONPATH (its sitecustomize chains to the user's), signal
- * forwarding, and a one-line account of what was traced.
+ * forwarding, waiting (bounded) for processes the command left behind, and a
+ * one-line account of what was traced.
  *
  * Must never: write to stdout (the traced program's stdout must stay
  * byte-identical to an untraced run), change the environment beyond those
@@ -24,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -71,6 +73,10 @@ static const char usage_text[] =
     "Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
     "gpustarve with kill(1) are passed on to the command; keyboard signals\n"
     "reach the command directly.\n"
+    "\n"
+    "When COMMAND exits, processes it left behind (DataLoader workers still\n"
+    "shutting down) are waited for, up to 5 s, so their traces are complete;\n"
+    "any still running then are left alone (a message says so).\n"
     "\n"
     "Exit status: the command's; 128+N when it died of signal N; 127 command\n"
     "not found; 126 command not executable; 2 bad usage, run directory or\n"
@@ -377,6 +383,30 @@ static void report_run(const char *dir, const char *before)
 }
 
 /* Start argv with the prepared environment; returns the exit code to use. */
+/* After the command exits: reap the processes it left behind (reparented to
+ * us as subreaper) for up to LEFTOVER_WAIT_MS, so their traces are complete;
+ * say so when some are still running then (they are left alone). */
+#define LEFTOVER_WAIT_MS 5000
+static void wait_leftovers(void)
+{
+    for (unsigned waited = 0;; waited += 10) {
+        int st;
+        pid_t w;
+        while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+            ;
+        if (w < 0)
+            return; /* ECHILD: none left */
+        if (waited >= LEFTOVER_WAIT_MS) {
+            gs_cli_msg(1, "processes started by the command are still running %u s after it "
+                          "exited; their traces may be incomplete",
+                       LEFTOVER_WAIT_MS / 1000);
+            return;
+        }
+        const struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int run_child(char **argv, const char *dir, int created, const char *before)
 {
     struct sigaction orig[NFORWARDED];
@@ -406,6 +436,10 @@ static int run_child(char **argv, const char *dir, int created, const char *befo
         gs_cli_error("pipe: %s", strerror(errno));
         return GS_EXIT_FAIL;
     }
+    /* RATIONALE: processes the command leaves behind (DataLoader workers
+     * still exiting when the trainer is gone) are reparented to us, so we can
+     * wait for their last trace flush before saying what was traced. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
@@ -463,6 +497,7 @@ static int run_child(char **argv, const char *dir, int created, const char *befo
         return not_found ? 127 : 126;
     }
 
+    wait_leftovers();
     report_run(dir, before);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);

@@ -167,3 +167,34 @@ def test_empty_directory_is_refused(built, tmp_path):
     _, err, code = dump(tmp_path / "empty", check=False)
     assert code == 2
     assert err.strip()
+
+
+LEFTOVER = r"""
+import os, sys, time
+if os.fork() == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)                 # let the caller's pipes close: nothing
+    os.dup2(null, 2)                 # but gpustarve run waits for this child
+    time.sleep(0.5)                  # still running when the command returns
+    with open(sys.argv[1], "rb") as f:
+        f.read()
+    os._exit(0)
+print("parent done")
+"""
+
+
+def test_run_waits_for_processes_left_behind(built, tmp_path):
+    """A child still running when the command exits (a DataLoader worker
+    shutting down) has its whole trace on disk when `run` returns."""
+    data = tmp_path / "blob"
+    data.write_bytes(os.urandom(12345))
+    p = run_traced([PY, "-c", LEFTOVER, str(data)], tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout == b"parent done\n"
+    recs, _, code = dump(tmp_path / "run")
+    assert code == 0
+    procs = [r for r in recs if r["kind"] == "process"]
+    assert len(procs) == 2
+    assert len([r for r in recs if r["kind"] == "exit"]) == 2
+    reads = [r for r in recs if r.get("path") == str(data) and r["kind"] == "read"]
+    assert sum(max(r["ret"], 0) for r in reads) == 12345
