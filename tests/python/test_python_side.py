@@ -76,15 +76,17 @@ def test_steps_config_and_data_wait(built, read_markers, images, tmp_path, py, w
 def test_spawn_and_forkserver_workers(built, read_markers, images, tmp_path, py, ctx):
     # RATIONALE: torch 1.13 itself sometimes aborts a spawn worker that is
     # shut down soon after it started ("terminate called without an active
-    # exception", then "DataLoader worker ... is killed by signal: Aborted"):
-    # 4 of 40 untraced runs of this command here. A worker killed by SIGABRT
+    # exception", and "DataLoader worker ... is killed by signal: Aborted"
+    # when the trainer is still there to notice): 4 of 40 untraced runs of
+    # this command here. A worker killed by SIGABRT
     # keeps only what it flushed, so such a run says nothing about tagging;
     # run again (at most twice more) when torch reports that abort.
     for attempt in range(3):
         run = tmp_path / ("run%d" % attempt)
         p = run_traced(train_cmd(py, images, "--num-workers", 2, "--mp-context", ctx,
                                  "--steps", 6), run)
-        if b"is killed by signal: Aborted" not in p.stderr:
+        if (b"is killed by signal: Aborted" not in p.stderr and
+                b"terminate called without an active exception" not in p.stderr):
             break
     assert p.returncode == 0, p.stderr.decode()
     m = read_markers(run)
