@@ -105,6 +105,12 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
                                             : (r->nworkers == 1 ? "worker" : "workers"),
                       r->batch_ms, (double)io * per, (double)meta * per, (double)cpu * per,
                       r->worker_MBps_total);
+    } else if (r->cur_workers > 0) {
+        /* configured workers that did no traced I/O of their own: threads
+         * of the trainer, or processes outside the trace */
+        gs_out_printf(o, "%sloader%s   num_workers=%d (configuration); none traced as a reading "
+                         "process, so no per-worker numbers\n",
+                      st->bold, st->off, r->cur_workers);
     } else {
         gs_out_printf(o, "%sloader%s   no loader worker traced\n",
                       st->bold, st->off);
