@@ -404,3 +404,14 @@ void gs_text_str(gs_out *o, const char *str, size_t n)
         }
     }
 }
+
+int gs_cli_long(const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    const long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}

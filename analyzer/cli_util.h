@@ -55,6 +55,9 @@ int gs_cli_bad_option(const char *cmd, int argc, char **argv, const char *optstr
                       const struct option *longopts);
 /* Report another usage error for cmd; returns GS_EXIT_USAGE. */
 int gs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse a whole decimal option value in [lo, hi] into *out: 0, or -1 when it
+ * is not one (the caller says what it wanted). */
+int gs_cli_long(const char *text, long lo, long hi, long *out);
 
 /* Flush stdout and check ferror(stdout). Returns rc, or GS_EXIT_FAIL (with a
  * message) when writing stdout failed and rc was 0. Call before exit. */

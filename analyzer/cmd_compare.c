@@ -193,10 +193,6 @@ typedef struct pred {
 
 /* ---- output ------------------------------------------------------------------------------ */
 
-static const char *const cfg_keys[] = {"num_workers", "pin_memory", "batch_size", "prefetch_factor",
-                                       "persistent_workers"};
-#define NCFG (sizeof cfg_keys / sizeof cfg_keys[0])
-
 static const char *const share_rows[AN_NSH] = {
     "GPU compute",    "GPU communication",   "GPU H2D pinned",   "GPU H2D pageable",
     "GPU other copies", "idle: data wait", "idle: pageable copy", "idle: host",
@@ -311,23 +307,11 @@ static void side_json(gs_out *o, const side *s)
     rep_json_key(o, "pageable_h2d_bytes");
     gs_out_u64(o, s->pageable_bytes);
     gs_out_str(o, ",");
-    rep_json_key(o, "verdict");
-    gs_out_str(o, "{");
-    rep_json_key(o, "label");
-    gs_json_cstr(o, an_verdict_label(r->verdict));
+    rep_json_verdict(o, r);
     gs_out_str(o, ",");
-    rep_json_key(o, "text");
-    gs_json_cstr(o, r->verdict_text);
-    gs_out_str(o, "},");
     rep_json_key(o, "dataloader");
     gs_out_str(o, "{");
-    rep_json_key(o, "known");
-    gs_out_str(o, tr->ncfg ? "true" : "false");
-    for (size_t i = 0; i < NCFG; i++) {
-        gs_out_str(o, ",");
-        rep_json_key(o, cfg_keys[i]);
-        rep_json_cfg(o, rep_cfg_value(tr, cfg_keys[i]));
-    }
+    rep_json_dataloader_settings(o, tr);
     gs_out_str(o, "},");
     rep_json_key(o, "workers_seen");
     gs_out_u64(o, r->nworkers);
@@ -388,14 +372,14 @@ static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, 
     rep_json_key(o, "dataloader");
     gs_out_str(o, "[");
     int first = 1;
-    for (size_t i = 0; i < NCFG; i++) {
-        const char *a = rep_cfg_value(A->res.trainer, cfg_keys[i]), *b = rep_cfg_value(B->res.trainer, cfg_keys[i]);
+    for (size_t i = 0; i < REP_NCFG; i++) {
+        const char *a = rep_cfg_value(A->res.trainer, rep_cfg_keys[i]), *b = rep_cfg_value(B->res.trainer, rep_cfg_keys[i]);
         if ((!a && !b) || (a && b && !strcmp(a, b)))
             continue;
         gs_out_str(o, first ? "{" : ",{");
         first = 0;
         rep_json_key(o, "key");
-        gs_json_cstr(o, cfg_keys[i]);
+        gs_json_cstr(o, rep_cfg_keys[i]);
         gs_out_str(o, ",");
         rep_json_key(o, "a");
         rep_json_cfg(o, a);
@@ -521,11 +505,11 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
                   ((double)b->worker_bytes - (double)a->worker_bytes) / 1e6);
     gs_out_printf(o, "%-24s %9.2f %11.2f   %+.2f ms\n", "pageable copy ms/step", A->pageable_ms,
                   B->pageable_ms, B->pageable_ms - A->pageable_ms);
-    for (size_t i = 0; i < NCFG; i++) {
+    for (size_t i = 0; i < REP_NCFG; i++) {
         char x[64], y[64];
-        cfg_text(x, sizeof x, rep_cfg_value(a->trainer, cfg_keys[i]));
-        cfg_text(y, sizeof y, rep_cfg_value(b->trainer, cfg_keys[i]));
-        gs_out_printf(o, "%-24s %9s %11s%s\n", cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
+        cfg_text(x, sizeof x, rep_cfg_value(a->trainer, rep_cfg_keys[i]));
+        cfg_text(y, sizeof y, rep_cfg_value(b->trainer, rep_cfg_keys[i]));
+        gs_out_printf(o, "%-24s %9s %11s%s\n", rep_cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
     }
     gs_out_printf(o, "%-24s %s\n%-24s %s\n", "verdict A", a->verdict_text, "verdict B", b->verdict_text);
 
@@ -596,15 +580,11 @@ int gs_cmd_compare(int argc, char **argv)
         case 'S': step_re = optarg; break;
         case 'F': fetch_re = optarg; break;
         case 'k':
-            errno = 0;
-            skip = strtol(optarg, &end, 10);
-            if (*end || errno || skip < 0 || skip > 1000000000)
+            if (gs_cli_long(optarg, 0, 1000000000, &skip) < 0)
                 return gs_cli_usage_error("compare", "--skip needs a number >= 0, not '%s'", optarg);
             break;
         case 'c':
-            errno = 0;
-            cores = strtol(optarg, &end, 10);
-            if (*end || errno || cores < 1 || cores > 100000)
+            if (gs_cli_long(optarg, 1, 100000, &cores) < 0)
                 return gs_cli_usage_error("compare", "--cores needs a number >= 1, not '%s'", optarg);
             break;
         case 'q': gs_verbosity--; break;

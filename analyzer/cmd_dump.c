@@ -1511,9 +1511,8 @@ int gs_cmd_dump(int argc, char **argv)
             sympaths[cso.nsymbol_paths++] = optarg;
             break;
         case 'T': {
-            char *end;
-            long t = strtol(optarg, &end, 10);
-            if (*end || t < 1 || t > 1000)
+            long t;
+            if (gs_cli_long(optarg, 1, 1000, &t) < 0)
                 return gs_cli_usage_error("dump", "--top wants a number from 1 to 1000");
             cso.top = (unsigned)t;
             break;

@@ -524,7 +524,6 @@ int gs_cmd_probe(int argc, char **argv)
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
-        char *end;
         switch (opt) {
         case 'j': json = 1; break;
         case 'o': outpath = optarg; break;
@@ -537,9 +536,7 @@ int gs_cmd_probe(int argc, char **argv)
                 return gs_cli_usage_error("probe", "--copy-size needs a size from 4K to 16G, not '%s'", optarg);
             break;
         case 'r':
-            errno = 0;
-            repeats = strtol(optarg, &end, 10);
-            if (*end || errno || repeats < 1 || repeats > 1000)
+            if (gs_cli_long(optarg, 1, 1000, &repeats) < 0)
                 return gs_cli_usage_error("probe", "--repeats needs a number from 1 to 1000, not '%s'", optarg);
             break;
         case 'N': no_h2d = 1; break;

@@ -220,22 +220,17 @@ int gs_cmd_report(int argc, char **argv)
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
-        char *end;
         switch (opt) {
         case 'j': json = 1; break;
         case 'P': per_step = 1; break;
         case 'S': step_re = optarg; break;
         case 'F': fetch_re = optarg; break;
         case 'k':
-            errno = 0;
-            skip = strtol(optarg, &end, 10);
-            if (*end || errno || skip < 0 || skip > 1000000000)
+            if (gs_cli_long(optarg, 0, 1000000000, &skip) < 0)
                 return gs_cli_usage_error("report", "--skip needs a number >= 0, not '%s'", optarg);
             break;
         case 'c':
-            errno = 0;
-            cores = strtol(optarg, &end, 10);
-            if (*end || errno || cores < 1 || cores > 100000)
+            if (gs_cli_long(optarg, 1, 100000, &cores) < 0)
                 return gs_cli_usage_error("report", "--cores needs a number >= 1, not '%s'", optarg);
             break;
         case 'p': probe = optarg; break;

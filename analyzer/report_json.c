@@ -41,6 +41,32 @@ void rep_json_advice_setting(gs_out *o, const an_advice *a)
         gs_out_i64(o, a->value);
 }
 
+const char *const rep_cfg_keys[REP_NCFG] = {"num_workers", "pin_memory", "batch_size",
+                                            "prefetch_factor", "persistent_workers"};
+
+void rep_json_verdict(gs_out *o, const an_result *r)
+{
+    rep_json_key(o, "verdict");
+    gs_out_str(o, "{");
+    rep_json_key(o, "label");
+    gs_json_cstr(o, an_verdict_label(r->verdict));
+    gs_out_str(o, ",");
+    rep_json_key(o, "text");
+    gs_json_cstr(o, r->verdict_text);
+    gs_out_str(o, "}");
+}
+
+void rep_json_dataloader_settings(gs_out *o, const an_proc *tr)
+{
+    rep_json_key(o, "known");
+    gs_out_str(o, tr->ncfg ? "true" : "false");
+    for (size_t i = 0; i < REP_NCFG; i++) {
+        gs_out_str(o, ",");
+        rep_json_key(o, rep_cfg_keys[i]);
+        rep_json_cfg(o, rep_cfg_value(tr, rep_cfg_keys[i]));
+    }
+}
+
 void rep_json_num(gs_out *o, double v)
 {
     if (v != v || v > 1e300 || v < -1e300)
@@ -329,27 +355,13 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     rep_json_num(o, r->input_share);
     gs_out_str(o, ",\n");
 
-    rep_json_key(o, "verdict");
-    gs_out_str(o, "{");
-    rep_json_key(o, "label");
-    gs_json_cstr(o, an_verdict_label(r->verdict));
-    gs_out_str(o, ",");
-    rep_json_key(o, "text");
-    gs_json_cstr(o, r->verdict_text);
-    gs_out_str(o, "},\n");
+    rep_json_verdict(o, r);
+    gs_out_str(o, ",\n");
 
     /* dataloader configuration */
     rep_json_key(o, "dataloader");
     gs_out_str(o, "{");
-    rep_json_key(o, "known");
-    gs_out_str(o, tr->ncfg ? "true" : "false");
-    static const char *const keys[] = {"num_workers", "pin_memory", "batch_size",
-                                       "prefetch_factor", "persistent_workers"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        gs_out_str(o, ",");
-        rep_json_key(o, keys[i]);
-        rep_json_cfg(o, rep_cfg_value(tr, keys[i]));
-    }
+    rep_json_dataloader_settings(o, tr);
     gs_out_str(o, ",");
     rep_json_key(o, "config");
     gs_out_str(o, "[");

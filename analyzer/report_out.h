@@ -24,6 +24,14 @@ void rep_json_num(gs_out *o, double v);
 void rep_json_ms(gs_out *o, uint64_t ns);
 void rep_json_cfg(gs_out *o, const char *v);
 void rep_json_advice_setting(gs_out *o, const an_advice *a);
+/* The DataLoader settings every report names, in this order. */
+#define REP_NCFG 5
+extern const char *const rep_cfg_keys[REP_NCFG];
+/* "verdict":{"label":..,"text":..} */
+void rep_json_verdict(gs_out *o, const an_result *r);
+/* "known":true|false, then each of rep_cfg_keys with its value (members of
+ * the "dataloader" object; the caller writes the braces). */
+void rep_json_dataloader_settings(gs_out *o, const an_proc *tr);
 /* A DataLoader configuration value of the process (lowest loader id that
  * has it), or NULL. */
 const char *rep_cfg_value(const an_proc *p, const char *key);
