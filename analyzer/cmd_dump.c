@@ -1127,6 +1127,28 @@ static void write_bytes_human(gs_out *o, uint64_t b)
         gs_out_printf(o, "%llu B", (unsigned long long)b);
 }
 
+/* The read / opened / io time / drops lines, shared by a process's summary
+ * and the totals (the caller has written "  read        "). */
+static void write_io_lines(gs_out *o, uint64_t bytes_read, uint64_t read_calls,
+                           uint64_t bytes_read_file, size_t npaths, uint64_t opened,
+                           uint64_t open_failed, uint64_t io_ns, uint64_t wait_ns,
+                           uint64_t dropped, uint64_t lost)
+{
+    write_bytes_human(o, bytes_read);
+    gs_out_printf(o, " in %llu calls (from files ", (unsigned long long)read_calls);
+    write_bytes_human(o, bytes_read_file);
+    gs_out_printf(o, "), %zu distinct paths\n", npaths);
+    gs_out_printf(o, "  opened      %llu files (%llu failed opens)\n",
+                  (unsigned long long)opened, (unsigned long long)open_failed);
+    gs_out_str(o, "  io time     ");
+    gs_out_fixed(o, (int64_t)((io_ns + 500) / 1000), 3);
+    gs_out_str(o, " ms in I/O calls, ");
+    gs_out_fixed(o, (int64_t)((wait_ns + 500) / 1000), 3);
+    gs_out_str(o, " ms in poll/select/epoll\n");
+    gs_out_printf(o, "  drops       %llu dropped, %llu lost\n", (unsigned long long)dropped,
+                  (unsigned long long)lost);
+}
+
 static void write_summary(dump_ctx *c, const char *path, const gs_proc_info *pi,
                           const gs_reader *r)
 {
@@ -1176,19 +1198,8 @@ static void write_summary(dump_ctx *c, const char *path, const gs_proc_info *pi,
     gs_out_str(o, "\n  span        ");
     gs_out_fixed(o, (int64_t)((span + 500) / 1000), 3);
     gs_out_str(o, " ms\n  read        ");
-    write_bytes_human(o, ps->bytes_read);
-    gs_out_printf(o, " in %llu calls (from files ", (unsigned long long)ps->read_calls);
-    write_bytes_human(o, ps->bytes_read_file);
-    gs_out_printf(o, "), %zu distinct paths\n", ps->paths.n);
-    gs_out_printf(o, "  opened      %llu files (%llu failed opens)\n",
-                  (unsigned long long)ps->opened, (unsigned long long)ps->open_failed);
-    gs_out_str(o, "  io time     ");
-    gs_out_fixed(o, (int64_t)((ps->io_ns + 500) / 1000), 3);
-    gs_out_str(o, " ms in I/O calls, ");
-    gs_out_fixed(o, (int64_t)((ps->wait_ns + 500) / 1000), 3);
-    gs_out_str(o, " ms in poll/select/epoll\n");
-    gs_out_printf(o, "  drops       %llu dropped, %llu lost\n", (unsigned long long)ps->dropped,
-                  (unsigned long long)ps->lost);
+    write_io_lines(o, ps->bytes_read, ps->read_calls, ps->bytes_read_file, ps->paths.n,
+                   ps->opened, ps->open_failed, ps->io_ns, ps->wait_ns, ps->dropped, ps->lost);
     gs_out_printf(o, "  threads     %zu", ps->tids.n);
     for (size_t i = 0; i < ps->nnames; i++) {
         const char *name = gs_reader_string(r, ps->names[i].name);
@@ -1256,19 +1267,8 @@ static void write_totals(dump_ctx *c)
     gs_out_u64(o, t->events);
     write_by_kind_text(o, t->by_kind);
     gs_out_str(o, "\n  read        ");
-    write_bytes_human(o, t->bytes_read);
-    gs_out_printf(o, " in %llu calls (from files ", (unsigned long long)t->read_calls);
-    write_bytes_human(o, t->bytes_read_file);
-    gs_out_printf(o, "), %zu distinct paths\n", t->paths.n);
-    gs_out_printf(o, "  opened      %llu files (%llu failed opens)\n",
-                  (unsigned long long)t->opened, (unsigned long long)t->open_failed);
-    gs_out_str(o, "  io time     ");
-    gs_out_fixed(o, (int64_t)((t->io_ns + 500) / 1000), 3);
-    gs_out_str(o, " ms in I/O calls, ");
-    gs_out_fixed(o, (int64_t)((t->wait_ns + 500) / 1000), 3);
-    gs_out_str(o, " ms in poll/select/epoll\n");
-    gs_out_printf(o, "  drops       %llu dropped, %llu lost\n", (unsigned long long)t->dropped,
-                  (unsigned long long)t->lost);
+    write_io_lines(o, t->bytes_read, t->read_calls, t->bytes_read_file, t->paths.n, t->opened,
+                   t->open_failed, t->io_ns, t->wait_ns, t->dropped, t->lost);
     gs_out_printf(o, "  threads     %llu\n", (unsigned long long)t->threads);
     gs_out_printf(o, "  faults      %llu major\n", (unsigned long long)t->faults);
 }
