@@ -43,8 +43,9 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  -o, --output DIR  run directory; used as is when it exists, else created\n"
-    "                    (its parent must exist). Default: a new\n"
-    "                    gpustarve-YYYYMMDD-HHMMSS in the current directory\n"
+    "                    private to you (its parent must exist). Default: a new\n"
+    "                    gpustarve-YYYYMMDD-HHMMSS in the current directory,\n"
+    "                    private to you; trace files are private too (0600)\n"
     "  --stacks          also record where the I/O and CUDA copy calls come from:\n"
     "                    a call stack at the first calls of each call site, then\n"
     "                    1 in 64 (GPUSTARVE_STACKS=1; 'gpustarve report' names\n"
@@ -205,7 +206,7 @@ static char *make_run_dir(const char *want, int *created)
 {
     *created = 0;
     if (want) {
-        if (mkdir(want, 0777) == 0) {
+        if (mkdir(want, 0700) == 0) {
             *created = 1;
         } else if (errno == EEXIST) {
             struct stat st;
@@ -235,7 +236,7 @@ static char *make_run_dir(const char *want, int *created)
             snprintf(name, sizeof name, "%s", base);
         else
             snprintf(name, sizeof name, "%s-%d", base, i);
-        if (mkdir(name, 0777) == 0) {
+        if (mkdir(name, 0700) == 0) {
             *created = 1;
             return strdup(name);
         }

@@ -1,6 +1,7 @@
 /* gs_config.c — configuration and start-up of the collector.
  *
- * Responsible for: reading GPUSTARVE_* from the environment, and bringing
+ * Responsible for: reading GPUSTARVE_* from the environment (never in a
+ * set-user-ID/set-group-ID process, which is not traced), and bringing
  * every part up in order, exactly once per process image, whether the first
  * caller is our constructor or a hook called before it (another library's
  * constructor): real symbols, clock, tables, rings, output file, writer
@@ -12,6 +13,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,8 +49,18 @@ static uint64_t env_u64(const char *name, uint64_t dflt, uint64_t lo, uint64_t h
     return x < lo ? lo : x;
 }
 
+/* RATIONALE: a set-user-ID or set-group-ID program (AT_SECURE) must not
+ * take orders from its caller's environment: GPUSTARVE_DIR would let the
+ * caller choose where the privileged process writes, and a library path
+ * reaches dlopen. Such a process is not traced at all (pure pass-through),
+ * whatever GPUSTARVE_* says; ld.so itself ignores LD_PRELOAD there unless
+ * the library is a set-user-ID one in a trusted directory, or linked. */
 static void read_config(void)
 {
+    if (getauxval(AT_SECURE)) {
+        gs_cfg.disabled = 1;
+        return;
+    }
     const char *d = getenv("GPUSTARVE_DISABLE");
     gs_cfg.disabled = d && d[0] && strcmp(d, "0") != 0;
     gs_cfg.flush_ms = (unsigned)env_u64("GPUSTARVE_FLUSH_MS", 200, 1, 60000);

@@ -21,6 +21,16 @@
 #include "gs_preload.h"
 
 _Atomic uint64_t *gs_fdtab;
+static _Atomic uint32_t g_fd_top; /* 1 + the largest fd ever entered */
+
+static inline void note_fd(int fd)
+{
+    uint32_t top = atomic_load_explicit(&g_fd_top, memory_order_relaxed);
+    while ((uint32_t)fd >= top &&
+           !atomic_compare_exchange_weak_explicit(&g_fd_top, &top, (uint32_t)fd + 1,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+}
 
 static void *map_noreserve(size_t len)
 {
@@ -70,6 +80,7 @@ uint64_t gs_fd_classify(int fd)
     if (kind == GS_FDK_UNKNOWN)
         return 0; /* not open: leave the slot for a later open */
     uint64_t w = make_word(0, kind);
+    note_fd(fd);
     uint64_t old = atomic_load_explicit(&gs_fdtab[fd], memory_order_relaxed);
     if (old & GS_FDW_VALID)
         return old;
@@ -82,8 +93,10 @@ uint64_t gs_fd_classify(int fd)
 
 void gs_fd_set(int fd, uint32_t str, unsigned kind)
 {
-    if ((unsigned)fd < GS_FD_MAX)
+    if ((unsigned)fd < GS_FD_MAX) {
+        note_fd(fd);
         atomic_store_explicit(&gs_fdtab[fd], make_word(str, kind), memory_order_relaxed);
+    }
 }
 
 void gs_fd_clear(int fd, uint64_t seen)
@@ -101,7 +114,19 @@ void gs_fd_copy(int from, int to)
     if ((unsigned)to >= GS_FD_MAX)
         return;
     uint64_t w = gs_fd_word(from);
+    note_fd(to);
     atomic_store_explicit(&gs_fdtab[to], w, memory_order_relaxed);
+}
+
+void gs_fd_clear_range(unsigned first, unsigned last)
+{
+    if (!gs_fdtab)
+        return;
+    uint32_t top = atomic_load_explicit(&g_fd_top, memory_order_relaxed);
+    if (last >= top)
+        last = top ? top - 1 : 0;
+    for (uint64_t fd = first; fd <= last && fd < top; fd++)
+        atomic_store_explicit(&gs_fdtab[fd], 0, memory_order_relaxed);
 }
 
 void gs_fd_mark_epstream(int epfd)
@@ -111,6 +136,7 @@ void gs_fd_mark_epstream(int epfd)
     uint64_t w = gs_fd_word(epfd);
     if (!(w & GS_FDW_VALID))
         w = make_word(0, GS_FDK_OTHER);
+    note_fd(epfd);
     atomic_store_explicit(&gs_fdtab[epfd], w | GS_FDW_EPSTREAM, memory_order_relaxed);
 }
 

@@ -80,12 +80,19 @@ static void fork_child(void)
     gs_pinned_after_fork_child();
     if (gs_gpu_after_fork_child)
         gs_gpu_after_fork_child();
-    gs_out_close();               /* the parent's file stays the parent's */
+    gs_out_after_fork_child();    /* the parent's file stays the parent's */
     if (gs_out_open(1) == 0)
         gs_writer_start();
     else
         atomic_store(&gs_on, 0);
     gs_t_depth = depth;
+}
+
+/* Python's perf map next to the trace, opened where the trace file lives. */
+static void copy_perfmap(void *arg)
+{
+    (void)arg;
+    gs_perfmap_copy(gs_out_path());
 }
 
 /* ---- exit ----------------------------------------------------------------------- */
@@ -109,8 +116,11 @@ void gs_finish(int status, int how, unsigned wait_ms)
         return;
     }
     if (gs_out_trylock_for(wait_ms)) {
+        gs_out_limit_wait(wait_ms); /* a hung disk does not hold the exit */
         if (!gs_writer_is_final()) {
             gs_drain_locked(1);
+        }
+        if (!gs_writer_is_final() && !gs_out_stuck()) {
             gs_event ev;
             gs_event_clear(&ev);
             ev.kind = GS_K_EXIT;
@@ -120,8 +130,8 @@ void gs_finish(int status, int how, unsigned wait_ms)
             gs_put_direct(&ev);
             gs_frame_flush_locked();
             gs_writer_set_final();
-            if (how != 2)
-                gs_perfmap_copy(gs_out_path()); /* not from a signal handler: unbounded I/O */
+            if (how != 2 && !gs_out_stuck())
+                gs_out_run(copy_perfmap, NULL); /* not from a signal handler: unbounded I/O */
         }
         gs_out_unlock();
     }
@@ -147,8 +157,10 @@ __attribute__((destructor)) static void gs_destructor(void)
     int depth = gs_t_depth;
     gs_t_depth = 1;
     if (gs_out_trylock_for(2000)) {
+        gs_out_limit_wait(2000);
         if (!gs_writer_is_final())
             gs_drain_locked(0);
+        gs_out_limit_wait(0);
         gs_out_unlock();
     }
     gs_t_depth = depth;
@@ -212,8 +224,10 @@ void gs_exec_flush(const char *path)
     if (gs_gpu_flush)
         gs_gpu_flush(3, 0);
     if (gs_out_trylock_for(2000)) {
-        if (!gs_writer_is_final()) {
+        gs_out_limit_wait(2000);
+        if (!gs_writer_is_final())
             gs_drain_locked(0);
+        if (!gs_writer_is_final() && !gs_out_stuck()) {
             gs_event ev;
             gs_event_clear(&ev);
             ev.kind = GS_K_EXEC;
@@ -221,8 +235,10 @@ void gs_exec_flush(const char *path)
             ev.str = id;
             gs_put_direct(&ev);
             gs_frame_flush_locked();
-            gs_perfmap_copy(gs_out_path());
+            if (!gs_out_stuck())
+                gs_out_run(copy_perfmap, NULL);
         }
+        gs_out_limit_wait(0);
         gs_out_unlock();
     }
     gs_t_depth = depth;

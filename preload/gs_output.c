@@ -1,18 +1,41 @@
 /* gs_output.c — the run directory and this process's trace file.
  *
  * Responsible for: choosing the run directory (GPUSTARVE_DIR, or a new
- * gpustarve-YYYYMMDD-HHMMSS in the cwd, exported to children), naming and
- * creating <host>-<pid>[.<exec_seq>].gst with O_EXCL, writing its header
- * (gs_header_build), moving the fd out of the program's way (>= 900,
- * close-on-exec), writing frames, and the one warning line of a run when any
- * of that fails (a flag in a MAP_SHARED page inherited by forked children).
+ * gpustarve-YYYYMMDD-HHMMSS in the cwd, exported to children), checking that
+ * it is a directory the user owns and creating it private (0700), naming and
+ * creating <host>-<pid>[.<exec_seq>].gst in it (0600, O_EXCL, O_NOFOLLOW),
+ * writing its header, keeping the file's descriptor out of the program's way,
+ * writing frames, and the warning lines (at most one per kind of problem per
+ * run: a flag word in a MAP_SHARED page inherited by forked children, and a
+ * marker file .warned-<kind> in the run directory for exec'd images).
+ *
+ * Where the descriptor lives (docs/collector-safety.md): the program owns
+ * every descriptor number. A "file thread" unshares its descriptor table
+ * (unshare(CLONE_FILES)), closes every descriptor it inherited, and holds the
+ * trace file there: nothing the program does to its own table (close_range,
+ * dup2 onto any number, a low RLIMIT_NOFILE, raw system calls) can reach it,
+ * and the program's numbering is exactly as untraced. Every frame is written
+ * by that thread. Where unshare is refused (seccomp profiles of containers),
+ * the file is held in the program's table at 900 or above, close-on-exec,
+ * and the hooks keep the program's calls as untraced: close() of it fails
+ * EBADF as for any number the program never opened, dup2/dup3 onto it move
+ * the trace to another number first, close_range/closefrom skip it; before
+ * each write the descriptor is checked to still be the trace file (device
+ * and inode) and the file is reopened when it is not. When neither is
+ * possible (no 900 under the limit), tracing stops: the collector never
+ * holds a low descriptor.
  *
  * Must never: be called from a hook's hot path; print more than one line per
- * run; let a failure reach the program (errno is the caller's to restore).
+ * kind of problem per run; let a failure reach the program (errno is the
+ * caller's to restore); write to a descriptor it has not just checked to be
+ * its own file; follow a symlink or open a FIFO it did not create.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,22 +50,28 @@
 
 #define TRACE_FD_MIN 900
 #define HEADER_CAP (64u << 10)
+#define FILE_FLAGS (O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
 
 _Atomic int gs_trace_fd = -1;
 
 static char g_dir[PATH_MAX];
 static char g_path[PATH_MAX + 64];
 static char g_host[256];
-static int g_dead; /* output stopped (lock held or single-threaded) */
-static _Atomic int *g_warned; /* MAP_SHARED: one warning per run */
+static int g_dead;               /* output stopped (lock held or single-threaded) */
+static int g_last_err;           /* errno of the last failed write */
+static _Atomic unsigned *g_warned; /* MAP_SHARED: GS_WARN_* bits already printed in this run */
 static uint8_t g_header[HEADER_CAP];
+static dev_t g_dev;              /* the trace file's identity */
+static ino_t g_ino;
+static _Atomic int g_busy_fd = -1; /* shared-table descriptor a write is using */
+static unsigned g_wait_ms;       /* bound on each write (exit paths), 0 = none */
 
 int gs_out_warn_init(void)
 {
     long p = syscall(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == -1)
         return -1;
-    g_warned = (_Atomic int *)p;
+    g_warned = (_Atomic unsigned *)p;
     return 0;
 }
 
@@ -58,23 +87,52 @@ const char *gs_out_path(void)
 
 int gs_out_alive(void)
 {
-    return !g_dead && atomic_load(&gs_trace_fd) >= 0;
+    return !g_dead && g_path[0];
 }
 
-static void warn_once(const char *what, const char *path, int err)
+int gs_out_last_error(void)
 {
-    int zero = 0;
-    if (g_warned && !atomic_compare_exchange_strong(g_warned, &zero, 1))
+    return g_last_err;
+}
+
+/* ---- warnings --------------------------------------------------------------- */
+
+static void say(const char *msg, size_t n)
+{
+    ssize_t w = write(2, msg, n);
+    (void)w;
+}
+
+/* 1 when another process of the run printed a warning of this kind: a
+ * marker file in the run directory, created by the first one (exec'd images
+ * and spawned processes do not share our memory). */
+static int warned_elsewhere(unsigned kind)
+{
+    char p[PATH_MAX + 64];
+    if (!g_dir[0] || snprintf(p, sizeof p, "%s/.warned-%x", g_dir, kind) >= (int)sizeof p)
+        return 0;
+    long fd = syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      0600);
+    if (fd >= 0) {
+        syscall(SYS_close, (int)fd);
+        return 0;
+    }
+    return errno == EEXIST;
+}
+
+void gs_out_warn(unsigned kind, const char *what, const char *path, int err)
+{
+    if (g_warned && (atomic_fetch_or(g_warned, kind) & kind))
+        return;
+    if (kind != GS_WARN_DIR && warned_elsewhere(kind))
         return;
     char msg[PATH_MAX + 256];
     char ebuf[128];
-    const char *es = strerror_r(err, ebuf, sizeof ebuf);
-    int n = snprintf(msg, sizeof msg, "gpustarve: warning: %s %s: %s; tracing stopped\n", what,
-                     path, es);
-    if (n > 0) {
-        ssize_t w = write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-        (void)w;
-    }
+    const char *es = err ? strerror_r(err, ebuf, sizeof ebuf) : NULL;
+    int n = snprintf(msg, sizeof msg, "gpustarve: warning: %s %s%s%s; tracing stopped\n", what,
+                     path, es ? ": " : "", es ? es : "");
+    if (n > 0)
+        say(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
 void gs_out_fail(const char *what, int err)
@@ -82,8 +140,16 @@ void gs_out_fail(const char *what, int err)
     if (g_dead)
         return;
     g_dead = 1;
-    warn_once(what, g_path[0] ? g_path : g_dir, err);
+    gs_out_warn(err == ENOSPC || err == EDQUOT || err == EFBIG ? GS_WARN_FULL : GS_WARN_WRITE,
+                what, g_path[0] ? g_path : g_dir, err);
 }
+
+void gs_out_limit_wait(unsigned ms)
+{
+    g_wait_ms = ms;
+}
+
+/* ---- the run directory -------------------------------------------------------- */
 
 /* Absolute form of p (relative to the cwd) into out. */
 static void make_abs(const char *p, char *out, size_t cap)
@@ -101,41 +167,78 @@ static void make_abs(const char *p, char *out, size_t cap)
         out[cap - 1] = 0; /* too long: the open will fail and warn */
 }
 
+/* Open g_dir as a directory (never through a symlink as its last component);
+ * own: also require that the effective user owns it and no one else may
+ * write to it. Returns the descriptor (to be closed at once) or -errno. */
+static int open_dir(int own)
+{
+    long fd = syscall(SYS_openat, AT_FDCWD, g_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (syscall(SYS_fstat, (int)fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        syscall(SYS_close, (int)fd);
+        return -ENOTDIR;
+    }
+    if (own && (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+        syscall(SYS_close, (int)fd);
+        return -EPERM;
+    }
+    return (int)fd;
+}
+
+/* RATIONALE: traces hold every path the program read and its whole command
+ * line (keys and tokens included): the directory the collector creates is
+ * private (0700) and so is every file in it (0600). A directory named by
+ * GPUSTARVE_DIR is the user's choice and is used as it is; the default one
+ * must be the user's own, or another user could have made it in a shared
+ * working directory to receive the traces. */
 int gs_out_setup_dir(void)
 {
     const char *env = getenv("GPUSTARVE_DIR");
+    int own = 0;
     if (env && env[0]) {
         make_abs(env, g_dir, sizeof g_dir);
         if (strcmp(env, g_dir) != 0)
             setenv("GPUSTARVE_DIR", g_dir, 1); /* children may chdir */
-        /* Preloaded by hand: create the last component, as `run -o` does; a
-         * missing parent is the user's to fix (one warning, no tracing). */
-        if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
-            gs_out_fail("cannot create trace directory", errno);
-            return -1;
-        }
-        return 0;
+    } else {
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        char name[64];
+        strftime(name, sizeof name, "gpustarve-%Y%m%d-%H%M%S", &tm);
+        make_abs(name, g_dir, sizeof g_dir);
+        own = 1;
     }
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    char name[64];
-    strftime(name, sizeof name, "gpustarve-%Y%m%d-%H%M%S", &tm);
-    make_abs(name, g_dir, sizeof g_dir);
-    if (mkdir(g_dir, 0755) != 0 && errno != EEXIST) {
-        int err = errno;
-        gs_out_fail("cannot create trace directory", err);
+    /* Preloaded by hand: create the last component, as `run -o` does; a
+     * missing parent is the user's to fix (one warning, no tracing). */
+    if (mkdir(g_dir, 0700) != 0 && errno != EEXIST) {
+        g_dead = 1;
+        gs_out_warn(GS_WARN_DIR, "cannot create trace directory", g_dir, errno);
         return -1;
     }
-    setenv("GPUSTARVE_DIR", g_dir, 1);
+    int fd = open_dir(own);
+    if (fd < 0) {
+        g_dead = 1;
+        gs_out_warn(GS_WARN_DIR,
+                    fd == -EPERM ? "trace directory is not private to this user:" :
+                                   "cannot use trace directory",
+                    g_dir, fd == -EPERM ? 0 : -fd);
+        return -1;
+    }
+    syscall(SYS_close, fd);
+    if (own)
+        setenv("GPUSTARVE_DIR", g_dir, 1);
     return 0;
 }
+
+/* ---- the header ------------------------------------------------------------------ */
 
 /* Read /proc/self/cmdline into buf: argc NUL-terminated strings. */
 static uint32_t read_cmdline(char *buf, uint32_t cap, uint32_t *argc)
 {
     *argc = 0;
-    long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return 0;
     uint32_t len = 0;
@@ -165,42 +268,8 @@ static int32_t env_int(const char *name)
     return (*end == 0 && x >= 0 && x <= INT32_MAX) ? (int32_t)x : -1;
 }
 
-int gs_out_open(int forked)
+static long build_header(int forked, uint32_t seq, pid_t pid)
 {
-    g_dead = 0;
-    g_path[0] = 0;
-    if (gethostname(g_host, sizeof g_host - 1) != 0)
-        snprintf(g_host, sizeof g_host, "localhost");
-    for (char *c = g_host; *c; c++)
-        if (*c == '/')
-            *c = '_';
-    pid_t pid = (pid_t)syscall(SYS_getpid);
-    long fd = -1;
-    uint32_t seq = 0;
-    for (seq = 0; seq < 10000; seq++) {
-        int len;
-        if (seq == 0)
-            len = snprintf(g_path, sizeof g_path, "%s/%s-%d.gst", g_dir, g_host, (int)pid);
-        else
-            len = snprintf(g_path, sizeof g_path, "%s/%s-%d.%u.gst", g_dir, g_host, (int)pid, seq);
-        if (len >= (int)sizeof g_path) {
-            errno = ENAMETOOLONG;
-            break;
-        }
-        fd = syscall(SYS_openat, AT_FDCWD, g_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd >= 0 || errno != EEXIST)
-            break;
-    }
-    if (fd < 0) {
-        gs_out_fail("cannot create trace file", errno);
-        return -1;
-    }
-    int hi = fcntl((int)fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
-    if (hi >= 0) {
-        syscall(SYS_close, (int)fd);
-        fd = hi;
-    }
-
     static char argv[HEADER_CAP / 2];
     gs_proc_info pi;
     memset(&pi, 0, sizeof pi);
@@ -220,15 +289,384 @@ int gs_out_open(int forked)
     pi.host = g_host;
     pi.argv_len = read_cmdline(argv, sizeof argv, &pi.argc);
     pi.argv = argv;
-    long n = gs_header_build(g_header, sizeof g_header, &pi);
-    atomic_store(&gs_trace_fd, (int)fd);
-    if (n < 0) {
-        gs_out_fail("cannot build header for", ENOBUFS);
-        gs_out_close();
+    return gs_header_build(g_header, sizeof g_header, &pi);
+}
+
+/* ---- writing through one descriptor ---------------------------------------------- */
+
+/* 1 when fd is open on the trace file itself. */
+static int is_trace_file(int fd)
+{
+    struct stat st;
+    return fd >= 0 && syscall(SYS_fstat, fd, &st) == 0 && S_ISREG(st.st_mode) &&
+           st.st_dev == g_dev && st.st_ino == g_ino;
+}
+
+/* Open the trace file again by path (appending); checked to be the same
+ * file. Returns the descriptor or -errno. */
+static int reopen_trace(void)
+{
+    long fd = syscall(SYS_openat, AT_FDCWD, g_path, FILE_FLAGS);
+    if (fd < 0)
+        return -errno;
+    if (!is_trace_file((int)fd)) {
+        syscall(SYS_close, (int)fd);
+        return -ESTALE; /* renamed, replaced or removed under us */
+    }
+    return (int)fd;
+}
+
+/* Move fd to TRACE_FD_MIN or above (close-on-exec); -errno when the limit
+ * leaves no such number (fd is closed either way). */
+static int park_high(int fd)
+{
+    long hi = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
+    int err = errno;
+    syscall(SYS_close, fd);
+    return hi >= 0 ? (int)hi : -err;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        long n = syscall(SYS_write, fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -ENOSPC;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Write through the descriptor held in the program's table. RATIONALE: the
+ * busy word and the re-check make a hook that moves the trace off this
+ * number (dup2 onto it) wait for a write in flight, so no byte of ours can
+ * land in the file the program puts there; the identity check catches what
+ * the hooks cannot see (raw system calls). Returns 0 or -errno. */
+static int write_shared(const void *buf, size_t len)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = atomic_load(&gs_trace_fd);
+        if (fd < 0)
+            return -EBADF;
+        atomic_store(&g_busy_fd, fd);
+        if (atomic_load(&gs_trace_fd) != fd) {
+            atomic_store(&g_busy_fd, -1);
+            continue;
+        }
+        if (!is_trace_file(fd)) {
+            /* the number is the program's now: leave it to the program */
+            atomic_store(&g_busy_fd, -1);
+            int nfd = reopen_trace();
+            if (nfd >= 0)
+                nfd = park_high(nfd);
+            if (nfd < 0) {
+                int expect = fd;
+                atomic_compare_exchange_strong(&gs_trace_fd, &expect, -1);
+                return nfd;
+            }
+            int expect = fd;
+            if (!atomic_compare_exchange_strong(&gs_trace_fd, &expect, nfd))
+                syscall(SYS_close, nfd);
+            continue;
+        }
+        int rc = write_all(fd, buf, len);
+        atomic_store(&g_busy_fd, -1);
+        return rc;
+    }
+    return -EBADF;
+}
+
+/* ---- the file thread --------------------------------------------------------------- */
+
+enum { OP_WRITE = 1, OP_CALL = 2 };
+
+static struct {
+    _Atomic uint32_t seq;  /* last request posted */
+    _Atomic uint32_t done; /* last request finished */
+    int op;
+    const void *buf;
+    size_t len;
+    void (*fn)(void *);
+    void *arg;
+    int result;
+} g_req;
+static int g_timed_out; /* a request did not finish in time: the thread is stuck */
+static _Atomic int g_ft_state; /* 0 none, 1 starting, 2 private table, 3 no private table */
+static int g_priv_fd = -1;     /* the file thread's own descriptor (its table only) */
+static _Atomic int g_ft_stop;
+static __thread int t_in_ft GS_TLS_IE; /* this is the file thread */
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
+}
+
+/* Close every descriptor of this thread's (private) table. */
+static void close_all_private(void)
+{
+    if (syscall(SYS_close_range, 0u, ~0u, 0u) == 0)
+        return;
+    /* RATIONALE: kernels before 5.9: walk the table we see. */
+    long d = syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d < 0)
+        return;
+    char buf[4096];
+    for (;;) {
+        long n = syscall(SYS_getdents64, (int)d, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (long off = 0; off < n;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *de = (void *)(buf + off);
+            long fd = strtol(de->name, NULL, 10);
+            if (de->name[0] >= '0' && de->name[0] <= '9' && fd != d)
+                syscall(SYS_close, (int)fd);
+            off += de->reclen;
+        }
+    }
+    syscall(SYS_close, (int)d);
+}
+
+static void *file_thread(void *arg)
+{
+    (void)arg;
+    gs_t_depth = 1;
+    t_in_ft = 1;
+    int state = 3;
+    if (syscall(SYS_unshare, CLONE_FILES) == 0) {
+        close_all_private();
+        int fd = reopen_trace();
+        if (fd >= 0) {
+            g_priv_fd = fd;
+            state = 2;
+        }
+        /* else: this thread can no longer reach the program's table; the
+         * caller falls back to the shared descriptor (still open there) */
+    }
+    atomic_store(&g_ft_state, state);
+    futex((_Atomic uint32_t *)&g_ft_state, FUTEX_WAKE_PRIVATE, 1, NULL);
+    if (state != 2)
+        return NULL;
+    for (;;) {
+        uint32_t s = atomic_load(&g_req.seq);
+        if (s == atomic_load(&g_req.done)) {
+            if (atomic_load(&g_ft_stop))
+                break;
+            futex(&g_req.seq, FUTEX_WAIT_PRIVATE, s, NULL);
+            continue;
+        }
+        if (g_req.op == OP_WRITE)
+            g_req.result = is_trace_file(g_priv_fd) ? write_all(g_priv_fd, g_req.buf, g_req.len)
+                                                    : -ESTALE;
+        else if (g_req.op == OP_CALL)
+            g_req.fn(g_req.arg);
+        atomic_store(&g_req.done, s);
+        futex(&g_req.done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+    }
+    syscall(SYS_close, g_priv_fd);
+    g_priv_fd = -1;
+    return NULL;
+}
+
+/* Hand one request to the file thread and wait for it, at most wait_ms
+ * (0: no limit). Returns 0, or -ETIMEDOUT (the request may still run). */
+static int post(int op, const void *buf, size_t len, void (*fn)(void *), void *arg,
+                unsigned wait_ms)
+{
+    g_req.op = op;
+    g_req.buf = buf;
+    g_req.len = len;
+    g_req.fn = fn;
+    g_req.arg = arg;
+    g_req.result = 0;
+    uint32_t s = atomic_load(&g_req.seq) + 1;
+    atomic_store(&g_req.seq, s);
+    futex(&g_req.seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+    uint64_t deadline = wait_ms ? gs_mono_ns() + (uint64_t)wait_ms * 1000000u : 0;
+    for (;;) {
+        uint32_t d = atomic_load(&g_req.done);
+        if (d == s)
+            return 0;
+        struct timespec ts = {0, 20 * 1000000L};
+        if (deadline && gs_mono_ns() >= deadline)
+            return -ETIMEDOUT;
+        futex(&g_req.done, FUTEX_WAIT_PRIVATE, d, deadline ? &ts : NULL);
+    }
+}
+
+
+/* Start the file thread and learn whether it has a table of its own. */
+static void start_file_thread(void)
+{
+    atomic_store(&g_req.seq, 0);
+    atomic_store(&g_req.done, 0);
+    atomic_store(&g_ft_stop, 0);
+    atomic_store(&g_ft_state, 1);
+    g_priv_fd = -1;
+    g_timed_out = 0;
+    if (gs_thread_start(file_thread) != 0) {
+        atomic_store(&g_ft_state, 3);
+        return;
+    }
+    /* RATIONALE: bounded: a thread that does not report within 5 s is
+     * treated as having no table of its own (the shared descriptor stays). */
+    for (int i = 0; i < 250 && atomic_load(&g_ft_state) == 1; i++) {
+        struct timespec ts = {0, 20 * 1000000L};
+        futex((_Atomic uint32_t *)&g_ft_state, FUTEX_WAIT_PRIVATE, 1, &ts);
+    }
+    int expect = 1;
+    atomic_compare_exchange_strong(&g_ft_state, &expect, 3);
+}
+
+int gs_out_private(void)
+{
+    return atomic_load(&g_ft_state) == 2;
+}
+
+int gs_out_stuck(void)
+{
+    return g_timed_out;
+}
+
+void gs_out_run(void (*fn)(void *), void *arg)
+{
+    if (t_in_ft || !gs_out_private()) {
+        fn(arg);
+        return;
+    }
+    if (g_timed_out)
+        return;
+    if (post(OP_CALL, NULL, 0, fn, arg, g_wait_ms) == -ETIMEDOUT) {
+        /* fn may still be running there: nothing more may touch the
+         * writer's state (gs_out_stuck), and nothing more is written */
+        g_timed_out = 1;
+        g_dead = 1;
+    }
+}
+
+/* ---- opening -------------------------------------------------------------------------- */
+
+int gs_out_open(int forked)
+{
+    g_dead = 0;
+    g_last_err = 0;
+    g_path[0] = 0;
+    atomic_store(&gs_trace_fd, -1);
+    if (gethostname(g_host, sizeof g_host - 1) != 0)
+        snprintf(g_host, sizeof g_host, "localhost");
+    for (char *c = g_host; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    pid_t pid = (pid_t)syscall(SYS_getpid);
+    int dfd = open_dir(0);
+    if (dfd < 0) {
+        g_dead = 1;
+        gs_out_warn(GS_WARN_DIR, "cannot use trace directory", g_dir, -dfd);
         return -1;
     }
-    if (gs_out_write(g_header, (size_t)n) != 0) {
-        gs_out_close();
+    long fd = -1;
+    uint32_t seq = 0;
+    char name[sizeof g_host + 64];
+    for (seq = 0; seq < 10000; seq++) {
+        if (seq == 0)
+            snprintf(name, sizeof name, "%s-%d.gst", g_host, (int)pid);
+        else
+            snprintf(name, sizeof name, "%s-%d.%u.gst", g_host, (int)pid, seq);
+        fd = syscall(SYS_openat, dfd, name, FILE_FLAGS | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    int err = errno;
+    syscall(SYS_close, dfd);
+    if (snprintf(g_path, sizeof g_path, "%s/%s", g_dir, name) >= (int)sizeof g_path) {
+        if (fd >= 0)
+            syscall(SYS_close, (int)fd);
+        fd = -1;
+        err = ENAMETOOLONG;
+    }
+    if (fd < 0) {
+        g_dead = 1;
+        gs_out_warn(GS_WARN_FILE, "cannot create trace file in", g_dir, err);
+        g_path[0] = 0;
+        return -1;
+    }
+    struct stat st;
+    syscall(SYS_fstat, (int)fd, &st);
+    g_dev = st.st_dev;
+    g_ino = st.st_ino;
+    long n = build_header(forked, seq, pid);
+    int rc = n < 0 ? -ENOBUFS : write_all((int)fd, g_header, (size_t)n);
+    if (rc != 0) {
+        syscall(SYS_close, (int)fd);
+        gs_out_fail("cannot write trace file", -rc);
+        return -1;
+    }
+    /* the shared descriptor, parked high, until the file thread has its own */
+    int hi = park_high((int)fd);
+    atomic_store(&gs_trace_fd, hi >= 0 ? hi : -1);
+    start_file_thread();
+    if (gs_out_private()) {
+        gs_out_close_shared();
+        return 0;
+    }
+    if (hi < 0) {
+        g_dead = 1;
+        gs_out_warn(GS_WARN_FD, "cannot keep the trace file out of the program's descriptors (no "
+                    "descriptor 900 under RLIMIT_NOFILE) for", g_path, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+int gs_out_write_final(const void *buf, size_t len, unsigned wait_ms)
+{
+    int rc;
+    if (t_in_ft) {
+        rc = is_trace_file(g_priv_fd) ? write_all(g_priv_fd, buf, len) : -ESTALE;
+    } else if (gs_out_private()) {
+        if (g_timed_out)
+            return -1;
+        rc = post(OP_WRITE, buf, len, NULL, NULL, wait_ms);
+        if (rc == -ETIMEDOUT) {
+            g_timed_out = 1; /* buf may still be read: nothing more is posted */
+            g_last_err = ETIMEDOUT;
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        rc = g_req.result;
+    } else {
+        rc = write_shared(buf, len);
+    }
+    if (rc != 0) {
+        g_last_err = -rc;
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+int gs_out_write_wait(const void *buf, size_t len, unsigned wait_ms)
+{
+    if (g_dead || !g_path[0])
+        return -1;
+    if (gs_out_write_final(buf, len, wait_ms) != 0) {
+        int err = g_last_err;
+        if (err != ETIMEDOUT)
+            gs_out_fail("cannot write trace file", err);
+        else
+            g_dead = 1;
+        errno = err;
         return -1;
     }
     return 0;
@@ -236,27 +674,52 @@ int gs_out_open(int forked)
 
 int gs_out_write(const void *buf, size_t len)
 {
-    int fd = atomic_load(&gs_trace_fd);
-    if (g_dead || fd < 0)
-        return -1;
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            gs_out_fail("cannot write trace file", n < 0 ? errno : ENOSPC);
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return gs_out_write_wait(buf, len, g_wait_ms);
 }
 
-void gs_out_close(void)
+/* ---- the program's calls on the collector's descriptor ------------------------------- */
+
+void gs_out_yield_fd(int fd)
+{
+    if (fd < 0 || atomic_load(&gs_trace_fd) != fd)
+        return;
+    long nfd = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
+    int expect = fd;
+    if (!atomic_compare_exchange_strong(&gs_trace_fd, &expect, nfd >= 0 ? (int)nfd : -1)) {
+        if (nfd >= 0)
+            syscall(SYS_close, (int)nfd); /* another thread moved it first */
+    }
+    /* RATIONALE: bounded wait for a write in flight on the old number (one
+     * frame: milliseconds); the program's call must not overtake it. */
+    for (int i = 0; i < 2000 && atomic_load(&g_busy_fd) == fd; i++) {
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void gs_out_close_shared(void)
 {
     int fd = atomic_exchange(&gs_trace_fd, -1);
     if (fd >= 0)
         syscall(SYS_close, fd);
+}
+
+void gs_out_close(void)
+{
+    gs_out_close_shared();
+    if (gs_out_private() && !g_timed_out) {
+        atomic_store(&g_ft_stop, 1);
+        futex(&g_req.seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+    }
+    atomic_store(&g_ft_state, 0);
+}
+
+void gs_out_after_fork_child(void)
+{
+    /* the parent's file thread did not come along; its shared descriptor (if
+     * any) is a copy in our table: close it, the file stays the parent's */
+    atomic_store(&g_ft_state, 0);
+    gs_out_close_shared();
+    atomic_store(&g_busy_fd, -1);
+    g_priv_fd = -1;
 }

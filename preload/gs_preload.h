@@ -205,6 +205,8 @@ void gs_fd_set(int fd, uint32_t str, unsigned kind);
  * (another thread reopened the number). */
 void gs_fd_clear(int fd, uint64_t seen);
 void gs_fd_copy(int from, int to);
+/* Forget every fd in [first, last] (close_range, closefrom). */
+void gs_fd_clear_range(unsigned first, unsigned last);
 void gs_fd_mark_epstream(int epfd);
 /* Kind of an open fd (one real fstat); GS_FDK_UNKNOWN when not open. */
 unsigned gs_fd_kind_of(int fd);

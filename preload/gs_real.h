@@ -28,6 +28,8 @@
     X(int, openat64, (int, const char *, int, ...))                                        \
     X(int, creat, (const char *, mode_t))                                                  \
     X(int, close, (int))                                                                   \
+    X(int, close_range, (unsigned, unsigned, int))                                         \
+    X(void, closefrom, (int))                                                              \
     X(int, dup, (int))                                                                     \
     X(int, dup2, (int, int))                                                               \
     X(int, dup3, (int, int, int))                                                          \

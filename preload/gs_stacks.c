@@ -42,7 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
@@ -376,6 +378,7 @@ int gs_stacks_init(void)
 
 typedef struct gmap {
     uint64_t start, end, off, ino;
+    uint64_t dev_major, dev_minor;
 } gmap;
 
 static gmap *g_maps; /* known executable mappings, in the order seen */
@@ -480,9 +483,16 @@ static void put_mapping(const gmap *m, const char *path, size_t plen,
         size_t n = plen < sizeof p - 1 ? plen : sizeof p - 1;
         memcpy(p, path, n);
         p[n] = 0;
-        long fd = syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC);
+        /* RATIONALE: only the very file that is mapped (same device and
+         * inode, a regular file): never a FIFO or a file put at that path
+         * since, whose bytes would otherwise end up in the trace. */
+        long fd = syscall(SYS_openat, AT_FDCWD, p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd >= 0) {
-            hlen = build_id(read_fd, (void *)(intptr_t)fd, hex);
+            struct stat st;
+            if (syscall(SYS_fstat, (int)fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                st.st_ino == m->ino && major(st.st_dev) == m->dev_major &&
+                minor(st.st_dev) == m->dev_minor)
+                hlen = build_id(read_fd, (void *)(intptr_t)fd, hex);
             syscall(SYS_close, (int)fd);
         }
     } else if (plen == 6 && memcmp(path, "[vdso]", 6) == 0) {
@@ -533,8 +543,12 @@ static void maps_line(const char *l, size_t len, void (*put)(const gs_event *ev)
     m.off = hex_num(&p);
     while (p < end && *p == ' ')
         p++;
+    m.dev_major = hex_num(&p); /* dev: "major:minor" in hex */
+    if (p < end && *p == ':')
+        p++;
+    m.dev_minor = hex_num(&p);
     while (p < end && *p != ' ')
-        p++; /* dev */
+        p++;
     while (p < end && *p == ' ')
         p++;
     m.ino = 0;
@@ -553,7 +567,7 @@ static void maps_line(const char *l, size_t len, void (*put)(const gs_event *ev)
 static void maps_read(void (*put)(const gs_event *ev))
 {
     static char buf[64 << 10];
-    long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return;
     size_t have = 0;
@@ -616,10 +630,19 @@ void gs_perfmap_copy(const char *trace_path)
         return;
     memcpy(dst, trace_path, tl - 4); /* without ".gst" */
     memcpy(dst + tl - 4, ".perfmap", 9);
-    long in = syscall(SYS_openat, AT_FDCWD, src, O_RDONLY | O_CLOEXEC);
+    /* RATIONALE: /tmp is everyone's: the map is copied only when it is a
+     * regular file of ours, reached without a symlink, and opening it can
+     * not block (a FIFO put there would hang the exit). */
+    long in = syscall(SYS_openat, AT_FDCWD, src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (in < 0)
         return;
-    long out = syscall(SYS_openat, AT_FDCWD, dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st;
+    if (syscall(SYS_fstat, (int)in, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        syscall(SYS_close, (int)in);
+        return;
+    }
+    long out = syscall(SYS_openat, AT_FDCWD, dst,
+                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (out >= 0) {
         static char buf[64 << 10];
         /* RATIONALE: 256 MiB bounds the time spent at exit on a runaway map */

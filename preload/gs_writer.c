@@ -132,9 +132,6 @@ static void write_failure_note(int err)
 {
     static uint8_t raw[GS_STRING_MAX + 256];
     static uint8_t out[2 * GS_STRING_MAX + 1024];
-    int fd = atomic_load(&gs_trace_fd);
-    if (fd < 0)
-        return;
     char text[256];
     char ebuf[128];
     snprintf(text, sizeof text, "trace output failed: %s; tracing stopped",
@@ -153,10 +150,8 @@ static void write_failure_note(int err)
     ev.aux = 1;
     gs_encode_event(&e, &ev);
     long n = gs_frame_compress(g_cctx, raw, e.len, e.nrec, out, sizeof out);
-    if (n > 0) {
-        ssize_t w = write(fd, out, (size_t)n);
-        (void)w;
-    }
+    if (n > 0 && err != ETIMEDOUT)
+        gs_out_write_final(out, (size_t)n, 1000);
     gs_out_close();
 }
 
@@ -287,7 +282,7 @@ static long read_task_file(uint32_t tid, const char *leaf, char *buf, size_t cap
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, leaf);
-    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return -1;
     long n = syscall(SYS_read, (int)fd, buf, cap - 1);
@@ -402,8 +397,44 @@ static void to_event(const gs_rec *x, gs_event *ev)
     }
 }
 
+typedef struct drain_pass {
+    uint32_t n;       /* rings in the snapshot */
+    uint64_t now;     /* CLOCK_MONOTONIC of the snapshot */
+    uint64_t dropped; /* drops of every ring, counted so far */
+} drain_pass;
+
+/* The rings' part of a drain: thread records and every event up to the
+ * snapshot of heads. Runs where the trace file lives (gs_out_run): the
+ * /proc reads of thread_info and the mappings a stack needs open files. */
+static void drain_rings(void *arg)
+{
+    drain_pass *d = arg;
+    for (uint32_t i = 0; i < d->n; i++) {
+        if (g_states[i] == GS_RING_FREE)
+            continue;
+        gs_ring *r = gs_ring_at(i);
+        uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        uint64_t h = g_heads[i];
+        thread_info(r, g_states[i] == GS_RING_LIVE, h != t, d->now);
+        for (; t < h; t++) {
+            gs_event ev;
+            to_event(&r->ev[t & r->mask], &ev);
+            put_event(r->tid, &ev);
+        }
+        atomic_store_explicit(&r->tail, h, memory_order_release);
+        uint64_t dr = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+        if (g_states[i] == GS_RING_DEAD) {
+            g_dropped_dead += dr;
+            gs_ring_recycle(r);
+        }
+        d->dropped += dr;
+    }
+}
+
 void gs_drain_locked(int final)
 {
+    if (gs_out_stuck())
+        return;
     int depth = gs_t_depth;
     gs_t_depth = 1;
     uint32_t n = gs_ring_count();
@@ -415,39 +446,24 @@ void gs_drain_locked(int final)
     /* the calibration pair is taken after every head: each stamp drained
      * now is older than it */
     gs_calib_point(&g_cal);
-    uint64_t now = gs_mono_ns();
-    uint64_t dropped = g_dropped_dead + gs_ring_dropped_noring();
-    for (uint32_t i = 0; i < n; i++) {
-        if (g_states[i] == GS_RING_FREE)
-            continue;
-        gs_ring *r = gs_ring_at(i);
-        uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-        uint64_t h = g_heads[i];
-        thread_info(r, g_states[i] == GS_RING_LIVE, h != t, now);
-        for (; t < h; t++) {
-            gs_event ev;
-            to_event(&r->ev[t & r->mask], &ev);
-            put_event(r->tid, &ev);
-        }
-        atomic_store_explicit(&r->tail, h, memory_order_release);
-        uint64_t d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
-        if (g_states[i] == GS_RING_DEAD) {
-            g_dropped_dead += d;
-            gs_ring_recycle(r);
-        }
-        dropped += d;
+    drain_pass d = {n, gs_mono_ns(), 0};
+    d.dropped = g_dropped_dead + gs_ring_dropped_noring();
+    gs_out_run(drain_rings, &d);
+    if (gs_out_stuck()) {
+        gs_t_depth = depth;
+        return;
     }
     if (gs_gpu_drain_locked)
         gs_gpu_drain_locked(final);
-    if (gs_out_alive() && (final || dropped != g_rep_dropped || g_lost != g_rep_lost)) {
+    if (gs_out_alive() && (final || d.dropped != g_rep_dropped || g_lost != g_rep_lost)) {
         gs_event ev;
         gs_event_clear(&ev);
         ev.kind = GS_K_DROPS;
-        ev.ts = now;
-        ev.aux = dropped;
+        ev.ts = d.now;
+        ev.aux = d.dropped;
         ev.aux2 = g_lost;
         put_event((uint32_t)atomic_load(&gs_pid), &ev);
-        g_rep_dropped = dropped;
+        g_rep_dropped = d.dropped;
         g_rep_lost = g_lost;
     }
     gs_frame_flush_locked();
@@ -494,21 +510,26 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-int gs_writer_start(void)
+int gs_thread_start(void *(*fn)(void *))
 {
-    atomic_store(&g_stop, 0);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 256u << 10);
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the writer blocks every signal */
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread blocks every signal */
     pthread_t th;
-    int rc = pthread_create(&th, &attr, writer_main, NULL);
+    int rc = pthread_create(&th, &attr, fn, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     return rc == 0 ? 0 : -1;
+}
+
+int gs_writer_start(void)
+{
+    atomic_store(&g_stop, 0);
+    return gs_thread_start(writer_main);
 }
 
 void gs_writer_stop(void)

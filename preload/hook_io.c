@@ -1,10 +1,14 @@
 /* hook_io.c — POSIX open/close/dup and read hooks.
  *
- * Responsible for: open, open64, openat, openat64, creat, close, dup, dup2,
- * dup3, read, pread, pread64, readv, preadv, preadv64, preadv2, preadv64v2,
- * __read_chk, __pread_chk, __pread64_chk: call the real function, record one
- * event (fields as in docs/trace-format.md), keep the fd table current, and
- * refuse close/dup2/dup3 onto the collector's own output fd (EBADF).
+ * Responsible for: open, open64, openat, openat64, creat, close, close_range,
+ * closefrom, dup, dup2, dup3, read, pread, pread64, readv, preadv, preadv64,
+ * preadv2, preadv64v2, __read_chk, __pread_chk, __pread64_chk: call the real
+ * function, record one event (fields as in docs/trace-format.md), keep the
+ * fd table current, and keep the program's calls on the collector's own
+ * descriptor (when it has one in the program's table, docs/collector-safety.md)
+ * as they are untraced: close() of it and dup*() from it fail EBADF (a number
+ * the program never opened), dup2/dup3 onto it succeed (the trace moves
+ * first), close_range/closefrom close everything else.
  *
  * Must never: change what the program sees (return value, errno), lock,
  * allocate, or record a call made while the guard is held.
@@ -14,7 +18,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <stdarg.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gs_collector.h"
@@ -177,13 +183,20 @@ int creat(const char *path, mode_t mode)
 
 /* ---- close and dup ------------------------------------------------------------ */
 
+/* 1 when fd is the collector's descriptor in this process's table (never in
+ * a vfork child: its table is its own, and our memory is its parent's). */
+static int names_ours(int fd)
+{
+    return gs_fd_is_ours(fd) && !gs_in_foreign_child();
+}
+
 int close(int fd)
 {
     if (!GS_RESOLVED(close)) {
         errno = ENOSYS;
         return -1;
     }
-    if (gs_fd_is_ours(fd)) {
+    if (names_ours(fd)) {
         errno = EBADF;
         return -1;
     }
@@ -205,6 +218,55 @@ int close(int fd)
     return ret;
 }
 
+static int real_close_range(unsigned first, unsigned last, int flags)
+{
+    if (gs_real.close_range || (gs_real_resolve(), gs_real.close_range))
+        return gs_real.close_range(first, last, flags);
+    return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+int close_range(unsigned first, unsigned last, int flags)
+{
+    int ours = atomic_load(&gs_trace_fd);
+    int ret;
+    if (ours >= 0 && (unsigned)ours >= first && (unsigned)ours <= last && first <= last &&
+        !(flags & CLOSE_RANGE_CLOEXEC) && names_ours(ours)) {
+        /* everything but the collector's descriptor */
+        ret = (unsigned)ours > first ? real_close_range(first, (unsigned)ours - 1, flags) : 0;
+        if (ret == 0 && (unsigned)ours < last)
+            ret = real_close_range((unsigned)ours + 1, last, flags);
+    } else {
+        ret = real_close_range(first, last, flags);
+    }
+    if (ret == 0 && !(flags & CLOSE_RANGE_CLOEXEC)) {
+        int err = errno;
+        gs_fd_clear_range(first, last);
+        errno = err;
+    }
+    return ret;
+}
+
+void closefrom(int lowfd)
+{
+    int ours = atomic_load(&gs_trace_fd);
+    unsigned low = lowfd < 0 ? 0u : (unsigned)lowfd;
+    if (ours >= 0 && (unsigned)ours >= low && names_ours(ours)) {
+        if ((unsigned)ours > low && real_close_range(low, (unsigned)ours - 1, 0) != 0)
+            for (int fd = (int)low; fd < ours; fd++)
+                syscall(SYS_close, fd);
+        low = (unsigned)ours + 1;
+    }
+    if (GS_RESOLVED(closefrom)) {
+        gs_real.closefrom((int)low);
+    } else if (real_close_range(low, ~0u, 0) != 0) {
+        for (int fd = (int)low; fd < (int)GS_FD_MAX; fd++)
+            syscall(SYS_close, fd);
+    }
+    int err = errno;
+    gs_fd_clear_range(lowfd < 0 ? 0u : (unsigned)lowfd, ~0u);
+    errno = err;
+}
+
 /* Record a dup-like call; the new fd inherits the old one's path and kind. */
 static void record_dup(uint16_t kind, uint64_t t0, int oldfd, int ret, uint64_t flags)
 {
@@ -224,6 +286,10 @@ int dup(int oldfd)
         errno = ENOSYS;
         return -1;
     }
+    if (names_ours(oldfd)) {
+        errno = EBADF;
+        return -1;
+    }
     if (!gs_enter())
         return gs_real.dup(oldfd);
     uint64_t t0 = gs_now();
@@ -241,9 +307,14 @@ int dup2(int oldfd, int newfd)
         errno = ENOSYS;
         return -1;
     }
-    if (gs_fd_is_ours(newfd)) {
+    if (names_ours(oldfd)) {
         errno = EBADF;
         return -1;
+    }
+    if (names_ours(newfd)) {
+        int err = errno;
+        gs_out_yield_fd(newfd); /* the trace moves; the number is the program's */
+        errno = err;
     }
     if (!gs_enter())
         return gs_real.dup2(oldfd, newfd);
@@ -262,9 +333,14 @@ int dup3(int oldfd, int newfd, int flags)
         errno = ENOSYS;
         return -1;
     }
-    if (gs_fd_is_ours(newfd)) {
+    if (names_ours(oldfd)) {
         errno = EBADF;
         return -1;
+    }
+    if (names_ours(newfd) && oldfd != newfd) {
+        int err = errno;
+        gs_out_yield_fd(newfd);
+        errno = err;
     }
     if (!gs_enter())
         return gs_real.dup3(oldfd, newfd, flags);

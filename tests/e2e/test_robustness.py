@@ -198,3 +198,150 @@ def test_run_waits_for_processes_left_behind(built, tmp_path):
     assert len([r for r in recs if r["kind"] == "exit"]) == 2
     reads = [r for r in recs if r.get("path") == str(data) and r["kind"] == "read"]
     assert sum(max(r["ret"], 0) for r in reads) == 12345
+
+
+# ---- privacy (docs/collector-safety.md) ---------------------------------------------
+
+def test_run_directory_and_traces_are_private(built, tmp_path):
+    """Traces hold every path read and the whole command line: 0700 / 0600."""
+    data = tmp_path / "blob"
+    data.write_bytes(b"x" * 100)
+    p = run_traced([PY, "-c", "import sys; open(sys.argv[1], 'rb').read()", str(data),
+                    "--api-key=SECRET"], tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    assert (tmp_path / "run").stat().st_mode & 0o777 == 0o700
+    files = list((tmp_path / "run").glob("*.gst"))
+    assert files
+    for f in files:
+        assert f.stat().st_mode & 0o777 == 0o600, f
+    # the default directory of `run` too
+    p = subprocess.run([CLI, "run", "--", "true"], cwd=tmp_path, capture_output=True,
+                       env=clean_env())
+    assert p.returncode == 0, p.stderr.decode()
+    made = [d for d in tmp_path.iterdir() if d.name.startswith("gpustarve-")]
+    assert len(made) == 1 and made[0].stat().st_mode & 0o777 == 0o700
+
+
+def _future_default_dirs(where, seconds=120):
+    """The default directory names the collector may pick in the next
+    `seconds` (gpustarve-YYYYMMDD-HHMMSS, local time)."""
+    import time
+    now = time.time()
+    return [os.path.join(where, time.strftime("gpustarve-%Y%m%d-%H%M%S", time.localtime(now + i)))
+            for i in range(seconds)]
+
+
+@pytest.mark.parametrize("trap", ["other user's", "group-writable"])
+def test_default_directory_planted_by_someone_else_is_refused(built, tmp_path, trap):
+    """Under a plain LD_PRELOAD the collector picks gpustarve-<time> in the
+    working directory: if it already exists and is not private to the user,
+    nothing is written there (one warning; the program runs as untraced)."""
+    if trap == "other user's" and os.geteuid() != 0:
+        pytest.skip("making a directory owned by someone else needs root")
+    work = tmp_path / "shared"
+    work.mkdir()
+    planted = _future_default_dirs(str(work))
+    for d in planted:
+        os.mkdir(d)
+        if trap == "other user's":
+            os.chown(d, 65534, 65534)
+            os.chmod(d, 0o777)
+        else:
+            os.chmod(d, 0o770)
+    cmd = [PY, "-c", "import sys; print(len(open(sys.argv[0] if False else '/proc/self/cmdline','rb').read()) > 0); sys.exit(3)"]
+    env = clean_env(LD_PRELOAD=LIB)
+    plain = run_plain(cmd, env=clean_env(), cwd=str(work))
+    traced = run_plain(cmd, env=env, cwd=str(work))
+    assert traced.returncode == plain.returncode == 3
+    assert traced.stdout == plain.stdout
+    assert len(warnings_of(traced.stderr)) == 1
+    assert b"not private to this user" in traced.stderr
+    for d in planted:
+        assert os.listdir(d) == [], d
+
+
+PERFMAP_TRAP = r"""
+import os, sys
+path = "/tmp/perf-%d.map" % os.getpid()
+kind = sys.argv[1]
+if kind == "fifo":
+    os.mkfifo(path)
+elif kind == "symlink":
+    os.symlink(sys.argv[2], path)
+elif kind == "foreign":
+    with open(path, "w") as f:
+        f.write("7f0000000000 10 py::secret_function\n")
+    os.chown(path, 65534, 65534)
+print("planted", kind)
+"""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "foreign"])
+def test_perf_map_traps_are_not_followed(built, tmp_path, kind):
+    """/tmp is everyone's: a FIFO at /tmp/perf-PID.map must not hang the exit,
+    a symlink must not copy its target into the run, a file of another user
+    is not ours to copy."""
+    if kind == "foreign" and os.geteuid() != 0:
+        pytest.skip("making a file owned by someone else needs root")
+    secret = tmp_path / "secret"
+    secret.write_text("root-only secret\n")
+    os.chmod(secret, 0o600)
+    try:
+        p = subprocess.run([CLI, "run", "--stacks", "-o", str(tmp_path / "run"), "--", PY, "-c",
+                            PERFMAP_TRAP, kind, str(secret)],
+                           capture_output=True, env=clean_env(), timeout=120)
+        assert p.returncode == 0, p.stderr.decode()
+        assert b"planted" in p.stdout
+        copies = list((tmp_path / "run").glob("*.perfmap"))
+        assert copies == [], [c.read_bytes() for c in copies]
+    finally:
+        for f in os.listdir("/tmp"):
+            if f.startswith("perf-") and f.endswith(".map"):
+                full = os.path.join("/tmp", f)
+                try:
+                    st = os.lstat(full)
+                except OSError:
+                    continue
+                import stat as st_mod
+                if st_mod.S_ISFIFO(st.st_mode) or st_mod.S_ISLNK(st.st_mode) or st.st_uid == 65534:
+                    os.unlink(full)
+
+
+# ---- the trace descriptor is never the program's (docs/collector-safety.md) ----------
+
+FORK_CLOSE_EXEC = r"""
+import os, subprocess, sys
+data = sys.argv[1]
+with open(data, "rb") as f:
+    f.read()
+# preexec_fn makes subprocess fork (not vfork); the child closes every
+# descriptor (close_fds) and execs
+p = subprocess.run(["/bin/cat", data], stdout=subprocess.PIPE, preexec_fn=lambda: None)
+assert p.stdout == open(data, "rb").read()
+os.closerange(3, 4096)
+fds = [os.open(os.devnull, os.O_RDONLY) for _ in range(200)]
+assert fds == list(range(3, 203)), fds[:5]
+with open(data, "rb") as f:
+    f.read()
+print("done")
+"""
+
+
+def test_child_that_closes_everything_and_execs(built, tmp_path):
+    """A forked child that closes every descriptor and execs: no warning,
+    tracing goes on in parent and child, and the parent's numbering is its
+    own after it closes everything too."""
+    data = tmp_path / "blob"
+    data.write_bytes(os.urandom(5000))
+    p = run_traced([PY, "-c", FORK_CLOSE_EXEC, str(data)], tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout == b"done\n"
+    assert warnings_of(p.stderr) == []
+    recs, _, code = dump(tmp_path / "run")
+    assert code == 0
+    procs = [r for r in recs if r["kind"] == "process"]
+    assert len(procs) == 3  # python, the forked child, cat after its exec
+    reads = [r for r in recs if r.get("path") == str(data) and r["kind"] == "read"]
+    assert {r["pid"] for r in reads} >= {procs[0]["pid"]}
+    assert sum(max(r["ret"], 0) for r in reads if r["pid"] == procs[0]["pid"]) >= 2 * 5000
+    assert len([r for r in recs if r["kind"] == "exit"]) >= 2

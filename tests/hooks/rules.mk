@@ -26,6 +26,11 @@ $(HK_OUT)/libhk_%.so: $(HK_DIR)/libhk_%.c
 $(HK_OUT)/hk_ctor: LDEXTRA = -L$(HK_OUT) -lhk_ctor -Wl,-rpath,'$$ORIGIN'
 $(HK_OUT)/hk_ctor: $(HK_OUT)/libhk_ctor.so
 
+# hk_secure links the collector itself (a set-group-ID program ignores
+# LD_PRELOAD); an absolute rpath, as ld.so ignores $ORIGIN in secure mode.
+$(HK_OUT)/hk_secure: LDEXTRA = -L$(BUILD) -lgpustarve -Wl,-rpath,$(abspath $(BUILD))
+$(HK_OUT)/hk_secure: $(LIB)
+
 $(HK_OUT)/hk_cupti_decode: HK_CFLAGS += -Ipreload -Icupti -isystem $(CUDA_HOME)/include
 $(HK_OUT)/hk_cupti_decode: LDEXTRA = cupti/gs_cupti_decode.c
 $(HK_OUT)/hk_cupti_decode: cupti/gs_cupti_decode.c cupti/gs_cupti.h preload/gs_cuda_types.h

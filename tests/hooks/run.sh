@@ -39,8 +39,50 @@ std() {
     fi
 }
 
-for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_threads hk_tracefd hk_exec; do
+for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_threads hk_exec; do
     std "$t"
+done
+# the trace file never becomes the program's (docs/collector-safety.md): in a
+# descriptor table of its own (default), and in the program's table where
+# unshare is refused (hk_noshare: a seccomp filter, as container runtimes use)
+fresh hk_tracefd
+if HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=20 GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" \
+    "$T/hk_tracefd" >"$TMPD/act.log" 2>&1 &&
+    HK_TMP="$TMPD" "$T/hk_tracefd" verify "$D" >>"$TMPD/act.log" 2>&1; then
+    ok "hk_tracefd (own descriptor table)"
+else
+    bad "hk_tracefd (own descriptor table)" "$TMPD/act.log"
+fi
+fresh hk_tracefd_shared
+if HK_SHARED=1 HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=20 GPUSTARVE_DIR="$D" \
+    "$T/hk_noshare" env LD_PRELOAD="$LIB" "$T/hk_tracefd" >"$TMPD/act.log" 2>&1 &&
+    HK_TMP="$TMPD" "$T/hk_tracefd" verify "$D" shared >>"$TMPD/act.log" 2>&1; then
+    ok "hk_tracefd (program's table, unshare refused)"
+else
+    bad "hk_tracefd (program's table, unshare refused)" "$TMPD/act.log"
+fi
+# a low descriptor limit: the program's own fd 3 is its own
+for wrap in "" "$T/hk_noshare"; do
+    fresh hk_ulimit
+    # shellcheck disable=SC2016
+    (ulimit -n 256 && GPUSTARVE_DIR="$D" $wrap env LD_PRELOAD="$LIB" \
+        bash -c 'exec 3>"$1"; echo hi >&3; exec 3>&-; cat /dev/null "$1"' _ "$TMPD/three.txt" \
+        >"$TMPD/out.txt" 2>"$TMPD/err.txt")
+    rc=$?
+    what="ulimit -n 256${wrap:+, unshare refused}"
+    if [ "$rc" = 0 ] && [ "$(cat "$TMPD/three.txt")" = hi ] && [ "$(cat "$TMPD/out.txt")" = hi ]; then
+        if [ -z "$wrap" ] && [ ! -s "$TMPD/err.txt" ]; then
+            ok "$what: exec 3>file writes the file, tracing goes on"
+        elif [ -n "$wrap" ] && [ "$(wc -l <"$TMPD/err.txt")" = 1 ] &&
+            grep -q "out of the program's descriptors" "$TMPD/err.txt"; then
+            ok "$what: exec 3>file writes the file, tracing stops with one warning"
+        else
+            bad "$what (stderr)" "$TMPD/err.txt"
+        fi
+    else
+        echo "exit $rc, three.txt: $(cat "$TMPD/three.txt")" >>"$TMPD/err.txt"
+        bad "$what" "$TMPD/err.txt"
+    fi
 done
 std hk_drops GPUSTARVE_RING_EVENTS=64 GPUSTARVE_FLUSH_MS=5000
 std hk_io GPUSTARVE_CLOCK=mono
@@ -72,6 +114,27 @@ if [ -x "$T/hk_cupti_decode" ]; then
     else
         bad "hk_cupti_decode" "$TMPD/out.log"
     fi
+fi
+
+# a set-group-ID program is not traced: GPUSTARVE_* cannot steer it
+fresh hk_secure
+cp "$T/hk_secure" "$TMPD/hk_secure"
+if HK_TMP="$TMPD" GPUSTARVE_DIR="$D/plain" "$TMPD/hk_secure" >"$TMPD/plain.txt" 2>&1 &&
+    grep -q "secure 0 read ok" "$TMPD/plain.txt" && ls "$D"/plain/*.gst >/dev/null 2>&1; then
+    if [ "$(id -u)" != 0 ] || ! getent group nogroup >/dev/null; then
+        echo "  skip    hk_secure (needs root to make a set-group-ID copy)"
+    else
+        chgrp nogroup "$TMPD/hk_secure" && chmod g+s "$TMPD/hk_secure"
+        if GPUSTARVE_DIR="$D/secure" "$TMPD/hk_secure" >"$TMPD/secure.txt" 2>&1 &&
+            grep -q "secure 1 read ok" "$TMPD/secure.txt" && [ ! -e "$D/secure" ]; then
+            ok "hk_secure (set-group-ID: not traced, GPUSTARVE_DIR untouched)"
+        else
+            ls -la "$D" >>"$TMPD/secure.txt" 2>&1
+            bad "hk_secure" "$TMPD/secure.txt"
+        fi
+    fi
+else
+    bad "hk_secure (control: traced without the bit)" "$TMPD/plain.txt"
 fi
 
 # errno and results identical with and without the preload
