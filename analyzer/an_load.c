@@ -807,6 +807,16 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
             fetch_leave(c, (long)i, last);
         }
     }
+    gs_reader_totals tot;
+    gs_reader_get_totals(r, &tot);
+    p->dropped = tot.dropped;
+    p->lost = tot.lost;
+    p->recovered = tot.recovered;
+    p->ended = tot.ended;
+    run->dropped += tot.dropped;
+    run->lost += tot.lost;
+    run->recovered += tot.recovered;
+    run->abrupt += tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT;
     an_tl_finish(c->tl);
     an_tl_get_stats(c->tl, &p->tl);
     if (hk && hk->on_file_end)

@@ -127,6 +127,8 @@ typedef struct an_proc {
     uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;
     uint64_t host_pageable_bytes, host_pageable_ns, host_pageable_calls;
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
+    uint64_t recovered; /* events recovered from the live file (ended abruptly) */
+    int ended;          /* enum gs_end */
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;
@@ -205,6 +207,9 @@ typedef struct an_run {
     an_skipped *skipped;
     size_t nskipped, capskipped;
     uint64_t events, bytes, bytes_done;
+    /* the trace's own account over every process (gs_reader_totals) */
+    uint64_t dropped, lost, recovered;
+    size_t abrupt; /* processes that died (signal) or were killed */
     size_t nfiles;
 } an_run;
 

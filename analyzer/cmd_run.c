@@ -272,8 +272,8 @@ static char *preload_value(const char *lib)
 }
 
 typedef struct run_totals {
-    unsigned files, damaged;
-    uint64_t events, dropped, lost;
+    unsigned files, damaged, abrupt;
+    uint64_t events, dropped, lost, recovered;
 } run_totals;
 
 static int has_gst_suffix(const char *s)
@@ -344,22 +344,18 @@ static void count_traces(const char *dir, const char *before, run_totals *t)
         const gs_event *ev;
         size_t n;
         int rc;
-        uint64_t dropped = 0, lost = 0;
-        while ((rc = gs_reader_next_frame(r, &ev, &n)) > 0) {
-            t->events += n;
-            for (size_t i = 0; i < n; i++) {
-                if (ev[i].kind != GS_K_DROPS)
-                    continue;
-                if (ev[i].aux > dropped) /* cumulative counters */
-                    dropped = ev[i].aux;
-                if (ev[i].aux2 > lost)
-                    lost = ev[i].aux2;
-            }
-        }
+        while ((rc = gs_reader_next_batch(r, &ev, &n)) > 0)
+            ;
+        /* the reader's own account: the same numbers dump and report print */
+        gs_reader_totals tot;
+        gs_reader_get_totals(r, &tot);
         if (rc < 0)
             t->damaged++;
-        t->dropped += dropped;
-        t->lost += lost;
+        t->events += tot.events;
+        t->dropped += tot.dropped;
+        t->lost += tot.lost;
+        t->recovered += tot.recovered;
+        t->abrupt += tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT;
         gs_reader_close(r);
     }
     closedir(d);
@@ -375,12 +371,15 @@ static void report_run(const char *dir, const char *before)
                    dir, LIB_NAME);
         return;
     }
-    char damaged[64] = "";
+    char damaged[64] = "", abrupt[160] = "";
     if (t.damaged)
         snprintf(damaged, sizeof damaged, " (%u damaged)", t.damaged);
-    gs_cli_msg(1, "traced %u process%s%s, %llu events, %llu dropped, %llu lost; see: gpustarve dump %s",
+    if (t.abrupt)
+        snprintf(abrupt, sizeof abrupt, ", %u ended abruptly (%llu events recovered from %s)",
+                 t.abrupt, (unsigned long long)t.recovered, t.abrupt == 1 ? "its live file" : "their live files");
+    gs_cli_msg(1, "traced %u process%s%s, %llu events, %llu dropped, %llu lost%s; see: gpustarve dump %s",
                t.files, t.files == 1 ? "" : "es", damaged, (unsigned long long)t.events,
-               (unsigned long long)t.dropped, (unsigned long long)t.lost, dir);
+               (unsigned long long)t.dropped, (unsigned long long)t.lost, abrupt, dir);
 }
 
 /* Start argv with the prepared environment; returns the exit code to use. */

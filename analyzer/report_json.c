@@ -225,6 +225,18 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     rep_json_key(o, "events");
     gs_out_u64(o, run->events);
     gs_out_str(o, ",");
+    rep_json_key(o, "dropped");
+    gs_out_u64(o, run->dropped);
+    gs_out_str(o, ",");
+    rep_json_key(o, "lost");
+    gs_out_u64(o, run->lost);
+    gs_out_str(o, ",");
+    rep_json_key(o, "recovered");
+    gs_out_u64(o, run->recovered);
+    gs_out_str(o, ",");
+    rep_json_key(o, "ended_abruptly");
+    gs_out_u64(o, run->abrupt);
+    gs_out_str(o, ",");
     rep_json_key(o, "trainer");
     gs_out_str(o, "{");
     rep_json_key(o, "pid");

@@ -147,6 +147,14 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
                       st->off);
         an_cs_write_text(r->callsites, cs_emit, o, 9, 6);
     }
+    gs_out_printf(o, "%strace%s    %zu process%s, %llu events, %llu dropped, %llu lost", st->bold,
+                  st->off, run->nprocs, run->nprocs == 1 ? "" : "es",
+                  (unsigned long long)run->events, (unsigned long long)run->dropped,
+                  (unsigned long long)run->lost);
+    if (run->abrupt)
+        gs_out_printf(o, ", %zu ended abruptly (%llu events recovered)", run->abrupt,
+                      (unsigned long long)run->recovered);
+    gs_out_char(o, '\n');
     for (size_t i = 0; i < run->nskipped; i++) {
         const an_skipped *s = &run->skipped[i];
         gs_out_printf(o, "%sskipped%s  %s: %s%s\n", st->bold, st->off, s->file, s->reason,

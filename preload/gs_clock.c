@@ -77,9 +77,13 @@ void gs_calib_start(gs_calib *c)
     memset(c, 0, sizeof *c);
 #if defined(__x86_64__)
     if (gs_clock_tsc) {
-        read_pair(&c->tsc1, &c->mono1);
-        c->tsc0 = c->tsc1;
-        c->mono0 = c->mono1;
+        /* RATIONALE: a first segment of 50 us (rate within ~0.1%) before any
+         * hook records: the records of a process that dies before the
+         * writer's first calibration point still convert (live file) */
+        read_pair(&c->tsc0, &c->mono0);
+        do
+            read_pair(&c->tsc1, &c->mono1);
+        while (c->mono1 - c->mono0 < 50000 || c->tsc1 <= c->tsc0);
     }
 #endif
 }
@@ -102,21 +106,10 @@ void gs_calib_point(gs_calib *c)
 
 uint64_t gs_calib_ts(const gs_calib *c, uint64_t raw)
 {
-    if (!gs_clock_tsc)
-        return raw;
-    if (c->tsc1 == c->tsc0)
-        return c->mono1; /* no segment yet: cannot happen after one point */
-    __int128 dt = (__int128)raw - (__int128)c->tsc0;
-    __int128 dm = (__int128)(c->mono1 - c->mono0);
-    __int128 v = (__int128)c->mono0 + dt * dm / (__int128)(c->tsc1 - c->tsc0);
-    return v < 0 ? 0 : (uint64_t)v;
+    return gs_live_ts(gs_clock_tsc, c->tsc0, c->mono0, c->tsc1, c->mono1, raw);
 }
 
 uint64_t gs_calib_dur(const gs_calib *c, uint64_t raw)
 {
-    if (!gs_clock_tsc)
-        return raw;
-    if (c->tsc1 == c->tsc0)
-        return 0;
-    return (uint64_t)((unsigned __int128)raw * (c->mono1 - c->mono0) / (c->tsc1 - c->tsc0));
+    return gs_live_dur(gs_clock_tsc, c->tsc0, c->mono0, c->tsc1, c->mono1, raw);
 }

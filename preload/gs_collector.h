@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gs_live.h"
 #include "gs_trace.h"
 
 typedef struct gs_config {
@@ -40,12 +41,13 @@ void gs_init(void);
 /* 1 in a vfork child (or any clone we were not told about): the pid differs
  * from the one we set up for. Such a child must not flush or lock. */
 int gs_in_foreign_child(void);
-/* 1 when sa is the flush-and-reraise handler the collector installed for a
- * fatal signal (hook_signal.c reports it to the program as SIG_DFL). */
+/* 1 when sa is a handler the collector installed where the disposition was
+ * SIG_DFL: flush-and-reraise (SIGTERM, SIGINT, SIGHUP) or note-and-reraise
+ * (crashes, abort, SIGQUIT); hook_signal.c reports both as SIG_DFL. */
 struct sigaction;
 int gs_signal_is_ours(const struct sigaction *sa);
-/* That handler, for comparing with signal()'s result. */
-void (*gs_signal_handler(void))(int);
+/* 1 when h (signal()'s result) is one of those handlers. */
+int gs_signal_handler_is_ours(void (*h)(int));
 
 /* ---- output (gs_output.c) ---- */
 /* Kinds of warning line: each is printed at most once per run. */
@@ -71,6 +73,8 @@ int gs_out_write_final(const void *buf, size_t len, unsigned wait_ms);
 /* Bound each later write to ms (exit paths: the file may sit on a hung
  * disk); 0 = no bound. */
 void gs_out_limit_wait(unsigned ms);
+/* Bytes written to the trace file so far (its size, header included). */
+uint64_t gs_out_size(void);
 /* errno of the last failed write (0 when none). */
 int gs_out_last_error(void);
 void gs_out_fail(const char *what, int err);
@@ -115,12 +119,34 @@ void gs_out_unlock(void);
 void gs_drain_locked(int final);
 /* After the EXIT record: the writer writes nothing more. */
 void gs_writer_set_final(void);
+/* Events not written because output failed, so far. */
+uint64_t gs_writer_lost(void);
+/* The hook clock's calibration (output lock held, or before the writer). */
+const struct gs_calib *gs_writer_calib(void);
 int gs_writer_is_final(void);
 /* Put a record made outside the rings (EXIT, EXEC, NOTE) under the calling
  * thread's tid, ts in CLOCK_MONOTONIC ns (lock held). */
 void gs_put_direct(const gs_event *ev);
 /* Compress and write the pending frame (lock held). */
 void gs_frame_flush_locked(void);
+
+/* ---- live file (gs_livefile.c, trace/gs_live.h) ---- */
+/* Create and map <trace>.live for rings of ring_capacity records; -1 when
+ * the file system cannot hold one (rings then stay anonymous). */
+struct gs_calib;
+int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capacity,
+                 const struct gs_calib *cal);
+gs_live_header *gs_live(void);
+/* Writer (output lock held): allocate blocks for spare slots and log. */
+void gs_live_prepare_locked(void);
+void gs_live_calib(const struct gs_calib *c);
+void gs_live_counts(uint64_t dropped_base, uint64_t lost, uint32_t stack_every);
+/* How the process ended (enum gs_live_end); async-signal-safe. */
+void gs_live_end(unsigned how, uint32_t status);
+/* Everything is in the trace file: the live file goes. */
+void gs_live_remove(void);
+/* Fork child: unmap the parent's live file without touching it. */
+void gs_live_after_fork_child(void);
 
 /* ---- lifecycle (gs_lifecycle.c) ---- */
 void gs_lifecycle_init(void);

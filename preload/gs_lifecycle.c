@@ -5,9 +5,12 @@
  * own file and restarts the writer), the final flush with an EXIT record
  * (exit/return via on_exit + destructor, _exit/_Exit via their hooks,
  * SIGTERM/SIGINT/SIGHUP via a handler installed only where the disposition
- * is SIG_DFL), the synchronous flush before exec, and the environment fix-up
- * that keeps an exec'd image traced. Detects vfork children (shared memory,
- * no atfork) and leaves them alone.
+ * is SIG_DFL), noting a crash or abort in the live file (a handler on
+ * SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGABRT, SIGQUIT, likewise only
+ * where SIG_DFL), removing the live file once everything is written, the
+ * synchronous flush before exec, and the environment fix-up that keeps an
+ * exec'd image traced. Detects vfork children (shared memory, no atfork) and
+ * leaves them alone.
  *
  * Must never: malloc or lock in a vfork child; wait unboundedly in a signal
  * handler; change a signal disposition the program chose; write after the
@@ -76,11 +79,12 @@ static void fork_child(void)
     gs_t_depth = 1;
     atomic_store(&gs_pid, (pid_t)syscall(SYS_getpid));
     gs_writer_after_fork_child(); /* fresh, unlocked output lock */
-    gs_rings_after_fork_child();
+    gs_rings_after_fork_child();  /* before the parent's live file is unmapped */
     gs_pinned_after_fork_child();
     if (gs_gpu_after_fork_child)
         gs_gpu_after_fork_child();
-    gs_out_after_fork_child();    /* the parent's file stays the parent's */
+    gs_out_after_fork_child();    /* the parent's files stay the parent's */
+    gs_live_after_fork_child();
     if (gs_out_open(1) == 0)
         gs_writer_start();
     else
@@ -130,6 +134,9 @@ void gs_finish(int status, int how, unsigned wait_ms)
             gs_put_direct(&ev);
             gs_frame_flush_locked();
             gs_writer_set_final();
+            gs_live_end(GS_LIVE_EXITED, (uint32_t)status);
+            if (gs_out_alive() && gs_writer_lost() == 0)
+                gs_live_remove(); /* everything is in the trace file */
             if (how != 2 && !gs_out_stuck())
                 gs_out_run(copy_perfmap, NULL); /* not from a signal handler: unbounded I/O */
         }
@@ -183,33 +190,73 @@ static void on_fatal_signal(int sig)
     errno = saved;
 }
 
-int gs_signal_is_ours(const struct sigaction *sa)
+/* RATIONALE: a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS) or an abort
+ * may have corrupted anything, our state included: no flush. The records
+ * are in the live file's rings already (a reader recovers them); this
+ * handler only notes how the process ended there (a few stores), then lets
+ * the default action happen: a fault returns to the faulting instruction,
+ * which faults again with SIG_DFL in place; a signal sent by a process
+ * (si_code <= 0: kill, raise, abort) is raised again. Exit status and core
+ * dump are the untraced ones. */
+static void on_fault_signal(int sig, siginfo_t *si, void *uctx)
 {
-    return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == on_fatal_signal;
+    (void)uctx;
+    int saved = errno;
+    if (!gs_in_foreign_child())
+        gs_live_end(GS_LIVE_SIGNAL, (uint32_t)sig);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    gs_real.sigaction(sig, &sa, NULL);
+    if (!si || si->si_code <= 0)
+        raise(sig);
+    errno = saved;
 }
 
-sighandler_t gs_signal_handler(void)
+int gs_signal_is_ours(const struct sigaction *sa)
 {
-    return on_fatal_signal;
+    if (sa->sa_flags & SA_SIGINFO)
+        return sa->sa_sigaction == on_fault_signal;
+    return sa->sa_handler == on_fatal_signal;
+}
+
+int gs_signal_handler_is_ours(sighandler_t h)
+{
+    return h == on_fatal_signal || h == (sighandler_t)(void *)on_fault_signal;
+}
+
+static const int g_fault[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGABRT, SIGQUIT};
+
+/* Install handler h (flags) on each of sigs whose disposition is SIG_DFL. */
+static void install(const int *sigs, size_t n, void (*h)(int), void (*ha)(int, siginfo_t *, void *))
+{
+    for (size_t i = 0; i < n; i++) {
+        struct sigaction old;
+        if (gs_real.sigaction(sigs[i], NULL, &old) != 0)
+            continue;
+        if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue; /* the program's (or its parent's) choice stands */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        if (ha) {
+            sa.sa_sigaction = ha;
+            sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        } else {
+            sa.sa_handler = h;
+            sa.sa_flags = SA_RESTART;
+        }
+        sigemptyset(&sa.sa_mask);
+        gs_real.sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 static void install_signal_handlers(void)
 {
     if (!GS_RESOLVED(sigaction))
         return;
-    for (size_t i = 0; i < sizeof g_fatal / sizeof g_fatal[0]; i++) {
-        struct sigaction old;
-        if (gs_real.sigaction(g_fatal[i], NULL, &old) != 0)
-            continue;
-        if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
-            continue; /* the program's (or its parent's) choice stands */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        gs_real.sigaction(g_fatal[i], &sa, NULL);
-    }
+    install(g_fatal, sizeof g_fatal / sizeof g_fatal[0], on_fatal_signal, NULL);
+    install(g_fault, sizeof g_fault / sizeof g_fault[0], NULL, on_fault_signal);
 }
 
 /* ---- exec ------------------------------------------------------------------------ */
@@ -235,6 +282,9 @@ void gs_exec_flush(const char *path)
             ev.str = id;
             gs_put_direct(&ev);
             gs_frame_flush_locked();
+            gs_live_end(GS_LIVE_EXEC, 0);
+            if (gs_out_alive() && gs_writer_lost() == 0)
+                gs_live_remove();
             if (!gs_out_stuck())
                 gs_out_run(copy_perfmap, NULL);
         }
@@ -246,7 +296,10 @@ void gs_exec_flush(const char *path)
 
 void gs_exec_failed(const char *path, uint64_t t0)
 {
-    if (gs_in_foreign_child() || !gs_enter())
+    if (gs_in_foreign_child())
+        return;
+    gs_live_end(GS_LIVE_RUNNING, 0); /* still this image */
+    if (!gs_enter())
         return;
     gs_rec r = GS_REC_INIT(GS_K_EXEC, t0);
     r.dur = gs_now() - t0;

@@ -61,10 +61,13 @@ static int g_dead;               /* output stopped (lock held or single-threaded
 static int g_last_err;           /* errno of the last failed write */
 static _Atomic unsigned *g_warned; /* MAP_SHARED: GS_WARN_* bits already printed in this run */
 static uint8_t g_header[HEADER_CAP];
+static uint64_t g_size;          /* bytes written to the trace file */
 static dev_t g_dev;              /* the trace file's identity */
 static ino_t g_ino;
 static _Atomic int g_busy_fd = -1; /* shared-table descriptor a write is using */
 static unsigned g_wait_ms;       /* bound on each write (exit paths), 0 = none */
+static char g_pending[PATH_MAX + 256]; /* a warning made on the file thread */
+static __thread int t_in_ft GS_TLS_IE; /* this is the file thread */
 
 int gs_out_warn_init(void)
 {
@@ -93,6 +96,11 @@ int gs_out_alive(void)
 int gs_out_last_error(void)
 {
     return g_last_err;
+}
+
+uint64_t gs_out_size(void)
+{
+    return g_size;
 }
 
 /* ---- warnings --------------------------------------------------------------- */
@@ -131,8 +139,14 @@ void gs_out_warn(unsigned kind, const char *what, const char *path, int err)
     const char *es = err ? strerror_r(err, ebuf, sizeof ebuf) : NULL;
     int n = snprintf(msg, sizeof msg, "gpustarve: warning: %s %s%s%s; tracing stopped\n", what,
                      path, es ? ": " : "", es ? es : "");
-    if (n > 0)
-        say(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    if (n <= 0)
+        return;
+    if (t_in_ft) {
+        /* the file thread's table has no stderr: its poster prints it */
+        snprintf(g_pending, sizeof g_pending, "%s", msg);
+        return;
+    }
+    say(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
 void gs_out_fail(const char *what, int err)
@@ -398,7 +412,6 @@ static int g_timed_out; /* a request did not finish in time: the thread is stuck
 static _Atomic int g_ft_state; /* 0 none, 1 starting, 2 private table, 3 no private table */
 static int g_priv_fd = -1;     /* the file thread's own descriptor (its table only) */
 static _Atomic int g_ft_stop;
-static __thread int t_in_ft GS_TLS_IE; /* this is the file thread */
 
 static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
 {
@@ -550,6 +563,11 @@ void gs_out_run(void (*fn)(void *), void *arg)
          * writer's state (gs_out_stuck), and nothing more is written */
         g_timed_out = 1;
         g_dead = 1;
+        return;
+    }
+    if (g_pending[0]) {
+        say(g_pending, strlen(g_pending));
+        g_pending[0] = 0;
     }
 }
 
@@ -610,6 +628,8 @@ int gs_out_open(int forked)
         gs_out_fail("cannot write trace file", -rc);
         return -1;
     }
+    g_size = (uint64_t)n;
+    gs_live_open(g_path, seq, gs_ring_capacity(), gs_writer_calib()); /* else rings stay anonymous */
     /* the shared descriptor, parked high, until the file thread has its own */
     int hi = park_high((int)fd);
     atomic_store(&gs_trace_fd, hi >= 0 ? hi : -1);
@@ -653,6 +673,7 @@ int gs_out_write_final(const void *buf, size_t len, unsigned wait_ms)
         errno = -rc;
         return -1;
     }
+    g_size += len;
     return 0;
 }
 

@@ -25,6 +25,7 @@
 #endif
 
 #include "gs_format.h"
+#include "gs_live.h"
 #include "gs_trace.h"
 
 #define GS_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -32,69 +33,18 @@
 #define GS_EXPORT __attribute__((visibility("default")))
 #define GS_TLS_IE __attribute__((tls_model("initial-exec")))
 
-/* ---- the record a hook appends ------------------------------------------ */
+/* ---- the record a hook appends and the per-thread ring ------------------ */
 
-/* One event as it sits in a ring: 64 bytes, one cache line. The writer turns
- * it into a gs_event (converting ts/dur from the hook clock to ns).
- * RATIONALE: aux2 is 32 bits because every hooked call's aux2 (open mode,
- * mmap flags, preadv2 flags, statx mask) fits; writer-made kinds that need 64
- * bits (FAULTS, DROPS) never pass through a ring. */
-typedef struct gs_rec {
-    uint8_t kind;    /* enum gs_kind (ids < 256) */
-    uint8_t fd_kind; /* GS_FDK_* */
-    uint16_t stack;  /* sampled call stack: id | GS_STACK_SAMPLED (gs_stacks.h), 0 = none */
-    int32_t fd;
-    uint32_t str;  /* string id, 0 = none */
-    uint32_t aux2;
-    uint64_t ts;  /* hook clock: TSC ticks or CLOCK_MONOTONIC ns */
-    uint64_t dur; /* hook clock units */
-    uint64_t bytes;
-    int64_t ret;
-    int64_t offset;
-    uint64_t aux;
-} gs_rec;
-_Static_assert(sizeof(gs_rec) == 64, "a ring entry is one cache line");
+/* gs_rec (64 bytes, one cache line) and gs_ring are defined with the live
+ * file's layout (trace/gs_live.h): a thread's ring may sit in the run
+ * directory's live file, so that what it holds survives the process. */
 
 /* A record with the defaults of gs_event_clear: fd -1, offset -1. */
 #define GS_REC_INIT(k, t0) {.kind = (k), .fd = -1, .offset = -1, .ts = (t0)}
 
 /* gs_rec has no dev/stream/corr fields (gs_event has): the CUDA and NVTX
- * kinds park them in fields their kind does not carry, and the writer
- * (gs_writer.c, to_event) moves them back. Per kind:
- *
- *   kind            dev     stream          corr    aux2 (gs_event)
- *   cuda_memcpy     fd      offset (u64)    aux2    -
- *   cuda_sync       fd      offset (u64)    aux2    aux (the event handle)
- *   nvtx_start      -       -               -       offset (the range id)
- *   nvtx_end        -       -               -       offset (the range id)
- *
- * Every other field means what the format says (docs/trace-format.md).
- * After the move, fd and offset are -1 and the parked fields 0 again. */
-
-/* ---- per-thread ring ------------------------------------------------------ */
-
-enum { GS_RING_FREE = 0, GS_RING_LIVE = 1, GS_RING_DEAD = 2 };
-
-typedef struct gs_ring {
-    /* producer line */
-    _Atomic uint64_t head; /* next slot the thread fills (store-release) */
-    uint64_t cached_tail;  /* producer's last view of tail */
-    _Atomic uint64_t dropped;
-    char pad0[40];
-    /* consumer line */
-    _Atomic uint64_t tail; /* next slot the drainer reads (store-release) */
-    char pad1[56];
-    /* owner and drainer-private fields */
-    _Atomic uint32_t state; /* GS_RING_* */
-    uint32_t tid;
-    uint64_t mask; /* capacity - 1 */
-    uint32_t name_id;  /* drainer: last THREAD name emitted, 0 = none yet */
-    uint32_t reserved;
-    uint64_t faults;   /* drainer: last major-fault count emitted */
-    char name0[16];    /* thread name at attach (PR_GET_NAME) */
-    char pad2[16];
-    gs_rec ev[];
-} gs_ring;
+ * kinds park them in fields their kind does not carry; gs_rec_to_event
+ * (trace/gs_live.c) lists them and moves them back. */
 
 extern __thread gs_ring *gs_t_ring GS_TLS_IE;
 /* CUPTI correlation id of the CUDA runtime call the thread is in, when the
@@ -103,6 +53,18 @@ extern __thread gs_ring *gs_t_ring GS_TLS_IE;
 extern __thread uint32_t gs_t_cuda_corr GS_TLS_IE;
 extern __thread int gs_t_depth GS_TLS_IE;
 extern _Atomic int gs_on; /* 1 while hooks record */
+
+/* Records a ring holds (GPUSTARVE_RING_EVENTS rounded up). */
+uint64_t gs_ring_capacity(void);
+/* A ring slot in the live file (gs_livefile.c), or NULL (none allocated, or
+ * no live file: the caller maps an anonymous ring). Lock-free. */
+gs_ring *gs_live_slot(void);
+/* Records a slot holds (the same for every slot); 0 without a live file. */
+uint64_t gs_live_ring_capacity(void);
+/* 1 when p lies in this process's live file mapping. */
+int gs_live_owns(const void *p);
+/* Log a newly interned string in the live file (best effort, lock-free). */
+void gs_live_log_string(uint32_t id, const char *s, uint32_t len);
 
 /* Slow path of gs_emit: attach a ring to the thread, or refresh the cached
  * tail and drop-and-count when the ring is really full. */

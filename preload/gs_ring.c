@@ -1,15 +1,17 @@
 /* gs_ring.c — per-thread event rings and their registry.
  *
  * Responsible for: giving each recording thread a single-producer /
- * single-consumer ring of gs_rec (mmap'd on the thread's first event,
- * registered in a global lock-free array), the slow path of gs_emit (attach,
- * full ring: drop and count), marking a ring dead when its thread exits
- * (pthread key destructor) so the drainer can empty and recycle it, and
- * forgetting other threads' rings in a fork child.
+ * single-consumer ring of gs_rec (a slot of the live file when one is
+ * allocated, so that the ring survives the process; else mmap'd anonymous on
+ * the thread's first event), registered in a global lock-free array, the
+ * slow path of gs_emit (attach, full ring: drop and count), marking a ring
+ * dead when its thread exits (pthread key destructor) so the drainer can
+ * empty and recycle it, and forgetting other threads' rings in a fork child.
  *
  * Must never: block or wait for the drainer, lock, or allocate except the
- * one mmap of a thread's first event. The consumer side (tail) is touched
- * only by whoever holds the output lock (gs_writer.c).
+ * one mmap of a thread's first event; write to a ring of the parent's live
+ * file from a fork child. The consumer side (tail) is touched only by
+ * whoever holds the output lock (gs_writer.c).
  */
 #include <pthread.h>
 #include <sys/prctl.h>
@@ -70,14 +72,15 @@ static gs_ring *attach(void)
     return r;
 }
 
-static gs_ring *attach_slot(void)
+/* Take a free ring of the registry: pass 0 only rings in the live file,
+ * pass 1 any. */
+static gs_ring *reuse(uint32_t n, uint32_t tid, int pass)
 {
-    uint32_t tid = (uint32_t)syscall(SYS_gettid);
-    uint32_t n = atomic_load_explicit(&g_nrings, memory_order_acquire);
     for (uint32_t i = 0; i < n && i < GS_RING_MAX; i++) {
         gs_ring *r = atomic_load_explicit(&g_rings[i], memory_order_acquire);
         uint32_t st = GS_RING_FREE;
-        if (r && atomic_load_explicit(&r->state, memory_order_relaxed) == GS_RING_FREE &&
+        if (r && (pass || gs_live_owns(r)) &&
+            atomic_load_explicit(&r->state, memory_order_relaxed) == GS_RING_FREE &&
             atomic_compare_exchange_strong_explicit(&r->state, &st, GS_RING_LIVE,
                                                     memory_order_acq_rel, memory_order_relaxed)) {
             r->tid = tid;
@@ -85,19 +88,38 @@ static gs_ring *attach_slot(void)
             return r;
         }
     }
+    return NULL;
+}
+
+static gs_ring *attach_slot(void)
+{
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    uint32_t n = atomic_load_explicit(&g_nrings, memory_order_acquire);
+    gs_ring *had = reuse(n, tid, 0);
+    if (had)
+        return had;
     if (n >= GS_RING_MAX)
-        return NULL;
-    long p = syscall(SYS_mmap, NULL, ring_bytes(), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == -1)
-        return NULL;
-    gs_ring *r = (gs_ring *)p;
+        return reuse(n, tid, 1);
+    gs_ring *r = gs_live_ring_capacity() == g_ring_cap ? gs_live_slot() : NULL;
+    int in_file = r != NULL;
+    if (!r && (had = reuse(n, tid, 1)) != NULL)
+        return had;
+    if (!r) {
+        long p = syscall(SYS_mmap, NULL, ring_bytes(), PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == -1)
+            return NULL;
+        r = (gs_ring *)p;
+    }
     r->mask = g_ring_cap - 1;
     r->tid = tid;
-    atomic_store_explicit(&r->state, GS_RING_LIVE, memory_order_relaxed);
+    atomic_store_explicit(&r->state, GS_RING_LIVE, memory_order_release);
     uint32_t idx = atomic_fetch_add_explicit(&g_nrings, 1, memory_order_acq_rel);
     if (idx >= GS_RING_MAX) {
-        syscall(SYS_munmap, r, ring_bytes());
+        if (in_file)
+            atomic_store_explicit(&r->state, GS_RING_FREE, memory_order_release);
+        else
+            syscall(SYS_munmap, r, ring_bytes());
         return NULL;
     }
     atomic_store_explicit(&g_rings[idx], r, memory_order_release);
@@ -134,6 +156,11 @@ void gs_emit_slow(const gs_rec *rec)
         gs_writer_poke();
 }
 
+uint64_t gs_ring_capacity(void)
+{
+    return g_ring_cap;
+}
+
 uint32_t gs_ring_count(void)
 {
     uint32_t n = atomic_load_explicit(&g_nrings, memory_order_acquire);
@@ -164,10 +191,17 @@ void gs_ring_recycle(gs_ring *r)
 
 void gs_rings_after_fork_child(void)
 {
-    uint32_t n = gs_ring_count();
+    /* RATIONALE: rings in the live file are the parent's (its file, shared
+     * pages): the child forgets them without a single store; anonymous rings
+     * are private copies the child may reuse. The forking thread's own
+     * undrained records are the parent's to write. */
+    uint32_t n = gs_ring_count(), kept = 0;
+    gs_ring *mine = gs_t_ring;
+    if (mine && gs_live_owns(mine))
+        gs_t_ring = NULL; /* attaches a slot of the child's own live file */
     for (uint32_t i = 0; i < n; i++) {
         gs_ring *r = gs_ring_at(i);
-        if (!r)
+        if (!r || gs_live_owns(r))
             continue;
         if (r == gs_t_ring) {
             uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -180,6 +214,10 @@ void gs_rings_after_fork_child(void)
         } else if (atomic_load_explicit(&r->state, memory_order_relaxed) != GS_RING_FREE) {
             gs_ring_recycle(r);
         }
+        atomic_store_explicit(&g_rings[kept++], r, memory_order_relaxed);
     }
+    for (uint32_t i = kept; i < n; i++)
+        atomic_store_explicit(&g_rings[i], NULL, memory_order_relaxed);
+    atomic_store_explicit(&g_nrings, kept, memory_order_release);
     atomic_store_explicit(&g_dropped_noring, 0, memory_order_relaxed);
 }

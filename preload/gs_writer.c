@@ -57,6 +57,12 @@ static uint8_t g_stk_emitted[(GS_STACK_IDS_MAX + 8) / 8]; /* bit per stack id: d
 static uint32_t g_put_tid; /* thread of the event being put (for its MAPPING records) */
 static uint64_t g_heads[GS_RING_MAX];
 static uint32_t g_states[GS_RING_MAX];
+/* records of ring i up to g_pend_tail[i] are in the pending frame (or
+ * counted lost): its tail moves there once the frame is written */
+static uint64_t g_pend_tail[GS_RING_MAX];
+static uint8_t g_touched[GS_RING_MAX];
+static uint32_t g_touched_list[GS_RING_MAX];
+static uint32_t g_ntouched;
 
 static void *map_anon(size_t len, int noreserve)
 {
@@ -155,22 +161,70 @@ static void write_failure_note(int err)
     gs_out_close();
 }
 
+/* The pending frame is written (or its events counted lost): the rings'
+ * tails move past the records it held. */
+static void commit_tails(void)
+{
+    for (uint32_t k = 0; k < g_ntouched; k++) {
+        uint32_t i = g_touched_list[k];
+        gs_ring *r = gs_ring_at(i);
+        if (r)
+            atomic_store_explicit(&r->tail, g_pend_tail[i], memory_order_release);
+        g_touched[i] = 0;
+    }
+    g_ntouched = 0;
+}
+
+typedef struct frame_out {
+    size_t len;
+    int err;
+} frame_out;
+
+/* Write the compressed frame and move the rings' tails past its records at
+ * once, on the thread that writes (gs_out_run): no scheduling gap between
+ * the two, in which a death would leave records both written and still in
+ * the live file. */
+static void write_frame(void *arg)
+{
+    frame_out *f = arg;
+    gs_live_header *h = gs_live();
+    if (h) {
+        for (uint32_t k = 0; k < g_ntouched; k++) {
+            gs_ring *r = gs_ring_at(g_touched_list[k]);
+            if (r)
+                atomic_store_explicit(&r->pend_tail, g_pend_tail[g_touched_list[k]],
+                                      memory_order_relaxed);
+        }
+        atomic_store_explicit(&h->pend_end, gs_out_size() + f->len, memory_order_release);
+    }
+    if (gs_out_write(g_comp, f->len) != 0)
+        f->err = errno ? errno : EIO;
+    else
+        commit_tails();
+    if (h)
+        atomic_store_explicit(&h->pend_end, 0, memory_order_release);
+}
+
 void gs_frame_flush_locked(void)
 {
-    if (g_enc.nrec == 0)
+    if (g_enc.nrec == 0) {
+        commit_tails(); /* records that were only counted lost */
         return;
+    }
     if (gs_out_alive()) {
         long n = gs_frame_compress(g_cctx, g_raw, g_enc.len, g_enc.nrec, g_comp, g_comp_cap);
-        int err = 0;
+        frame_out f = {n > 0 ? (size_t)n : 0, 0};
         if (n < 0) {
-            err = EIO;
-            gs_out_fail("cannot compress trace for", err);
-        } else if (gs_out_write(g_comp, (size_t)n) != 0) {
-            err = errno;
+            f.err = EIO;
+            gs_out_fail("cannot compress trace for", f.err);
+        } else {
+            gs_out_run(write_frame, &f);
+            if (gs_out_stuck())
+                return; /* the file thread may still be in there: touch nothing */
         }
-        if (err) {
+        if (f.err) {
             g_lost += g_frame_events;
-            write_failure_note(err);
+            write_failure_note(f.err);
         }
     } else {
         g_lost += g_frame_events;
@@ -178,6 +232,7 @@ void gs_frame_flush_locked(void)
     gs_encoder_reset(&g_enc);
     g_frame_events = 0;
     g_enc_tid = 0;
+    commit_tails(); /* after a failure: those records are counted lost */
 }
 
 static void put_event(uint32_t tid, const gs_event *ev);
@@ -358,54 +413,26 @@ static void thread_info(gs_ring *r, int live, int had_events, uint64_t now)
 
 static void to_event(const gs_rec *x, gs_event *ev)
 {
-    gs_event_clear(ev);
-    ev->kind = x->kind;
-    ev->fd_kind = x->fd_kind;
-    ev->fd = x->fd;
-    ev->str = x->str;
+    gs_rec_to_event(x, ev);
     ev->ts = gs_calib_ts(&g_cal, x->ts);
     ev->dur = gs_calib_dur(&g_cal, x->dur);
-    ev->bytes = x->bytes;
-    ev->ret = x->ret;
-    ev->offset = x->offset;
-    ev->aux = x->aux;
-    ev->aux2 = x->aux2;
     if (x->stack) {
         ev->stack = x->stack & GS_STACK_ID_MASK;
         ev->stack_weight = (x->stack & GS_STACK_SAMPLED) ? gs_stacks_every() : 1;
-    }
-    /* the parked fields of the CUDA and NVTX kinds (gs_preload.h) */
-    switch (x->kind) {
-    case GS_K_CUDA_SYNC:
-        ev->aux2 = x->aux;
-        ev->aux = 0;
-        /* fall through */
-    case GS_K_CUDA_MEMCPY:
-        ev->dev = (uint32_t)x->fd;
-        ev->stream = (uint64_t)x->offset;
-        ev->corr = x->aux2;
-        ev->fd = -1;
-        ev->offset = -1;
-        if (x->kind == GS_K_CUDA_MEMCPY)
-            ev->aux2 = 0;
-        break;
-    case GS_K_NVTX_START:
-    case GS_K_NVTX_END:
-        ev->aux2 = (uint64_t)x->offset;
-        ev->offset = -1;
-        break;
     }
 }
 
 typedef struct drain_pass {
     uint32_t n;       /* rings in the snapshot */
     uint64_t now;     /* CLOCK_MONOTONIC of the snapshot */
-    uint64_t dropped; /* drops of every ring, counted so far */
 } drain_pass;
 
 /* The rings' part of a drain: thread records and every event up to the
  * snapshot of heads. Runs where the trace file lives (gs_out_run): the
- * /proc reads of thread_info and the mappings a stack needs open files. */
+ * /proc reads of thread_info and the mappings a stack needs open files.
+ * RATIONALE: a ring's tail moves only once its records are in the file
+ * (commit_tails, after each frame is written), so that [tail, head) is
+ * exactly what a reader must recover from the live file after a crash. */
 static void drain_rings(void *arg)
 {
     drain_pass *d = arg;
@@ -419,16 +446,32 @@ static void drain_rings(void *arg)
         for (; t < h; t++) {
             gs_event ev;
             to_event(&r->ev[t & r->mask], &ev);
-            put_event(r->tid, &ev);
+            put_event(r->tid, &ev); /* may write a frame: commits what is before */
+            g_pend_tail[i] = t + 1;
+            if (!g_touched[i]) {
+                g_touched[i] = 1;
+                g_touched_list[g_ntouched++] = i;
+            }
         }
-        atomic_store_explicit(&r->tail, h, memory_order_release);
-        uint64_t dr = atomic_load_explicit(&r->dropped, memory_order_relaxed);
-        if (g_states[i] == GS_RING_DEAD) {
-            g_dropped_dead += dr;
-            gs_ring_recycle(r);
-        }
-        d->dropped += dr;
     }
+}
+
+/* Drops of every ring, and of threads without one; base: all but those of
+ * the rings in the live file (a reader adds theirs). */
+static uint64_t count_dropped(uint32_t n, uint64_t *base)
+{
+    uint64_t all = g_dropped_dead + gs_ring_dropped_noring();
+    *base = all;
+    for (uint32_t i = 0; i < n; i++) {
+        gs_ring *r = gs_ring_at(i);
+        if (!r || atomic_load_explicit(&r->state, memory_order_relaxed) == GS_RING_FREE)
+            continue;
+        uint64_t dr = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+        all += dr;
+        if (!gs_live_owns(r))
+            *base += dr;
+    }
+    return all;
 }
 
 void gs_drain_locked(int final)
@@ -446,8 +489,8 @@ void gs_drain_locked(int final)
     /* the calibration pair is taken after every head: each stamp drained
      * now is older than it */
     gs_calib_point(&g_cal);
-    drain_pass d = {n, gs_mono_ns(), 0};
-    d.dropped = g_dropped_dead + gs_ring_dropped_noring();
+    gs_live_calib(&g_cal);
+    drain_pass d = {n, gs_mono_ns()};
     gs_out_run(drain_rings, &d);
     if (gs_out_stuck()) {
         gs_t_depth = depth;
@@ -455,19 +498,43 @@ void gs_drain_locked(int final)
     }
     if (gs_gpu_drain_locked)
         gs_gpu_drain_locked(final);
-    if (gs_out_alive() && (final || d.dropped != g_rep_dropped || g_lost != g_rep_lost)) {
+    uint64_t base;
+    uint64_t dropped = count_dropped(n, &base);
+    if (gs_out_alive() && (final || dropped != g_rep_dropped || g_lost != g_rep_lost)) {
         gs_event ev;
         gs_event_clear(&ev);
         ev.kind = GS_K_DROPS;
         ev.ts = d.now;
-        ev.aux = d.dropped;
+        ev.aux = dropped;
         ev.aux2 = g_lost;
         put_event((uint32_t)atomic_load(&gs_pid), &ev);
-        g_rep_dropped = d.dropped;
+        g_rep_dropped = dropped;
         g_rep_lost = g_lost;
     }
     gs_frame_flush_locked();
+    /* dead threads' rings, now written, go back to the pool */
+    for (uint32_t i = 0; i < n; i++) {
+        if (g_states[i] != GS_RING_DEAD)
+            continue;
+        gs_ring *r = gs_ring_at(i);
+        if (atomic_load_explicit(&r->tail, memory_order_relaxed) != g_heads[i])
+            continue;
+        g_dropped_dead += atomic_load_explicit(&r->dropped, memory_order_relaxed);
+        gs_ring_recycle(r);
+    }
+    count_dropped(n, &base);
+    gs_live_counts(base, g_lost, gs_stacks_every());
     gs_t_depth = depth;
+}
+
+const gs_calib *gs_writer_calib(void)
+{
+    return &g_cal;
+}
+
+uint64_t gs_writer_lost(void)
+{
+    return g_lost;
 }
 
 void gs_writer_set_final(void)
@@ -494,6 +561,16 @@ static void *writer_main(void *arg)
     gs_t_depth = 1;
     prctl(PR_SET_NAME, "gpustarve", 0, 0, 0);
     unsigned ms = gs_cfg.flush_ms;
+    /* RATIONALE: a first calibration segment a few ms after start, so that
+     * the records of a process that dies before its first flush can still
+     * be put on the CLOCK_MONOTONIC time line by a reader of its live file */
+    struct timespec first = {0, 3 * 1000000L};
+    nanosleep(&first, NULL);
+    gs_out_lock();
+    gs_calib_point(&g_cal);
+    gs_live_calib(&g_cal);
+    gs_live_prepare_locked();
+    gs_out_unlock();
     while (!atomic_load(&g_stop)) {
         uint32_t seen = atomic_load_explicit(&g_wake, memory_order_acquire);
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
@@ -503,8 +580,10 @@ static void *writer_main(void *arg)
         if (gs_gpu_writer_tick)
             gs_gpu_writer_tick(); /* CUPTI calls: before the lock, never under it */
         gs_out_lock();
-        if (!g_final)
+        if (!g_final) {
             gs_drain_locked(0);
+            gs_live_prepare_locked();
+        }
         gs_out_unlock();
     }
     return NULL;
@@ -546,6 +625,8 @@ void gs_writer_after_fork_child(void)
     g_enc_tid = 0;
     g_frame_events = 0;
     g_lost = g_dropped_dead = g_rep_dropped = g_rep_lost = 0;
+    memset(g_touched, 0, sizeof g_touched);
+    g_ntouched = 0;
     g_final = 0;
     /* a fresh file defines every string, stack and mapping again */
     madvise(g_emitted, GS_STR_MAX_IDS / 8, MADV_DONTNEED);

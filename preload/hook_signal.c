@@ -1,8 +1,10 @@
 /* hook_signal.c — keeps the collector's own fatal-signal handler invisible.
  *
  * Responsible for: sigaction and signal reporting SIG_DFL wherever the only
- * thing installed is the flush-and-reraise handler that gs_lifecycle.c puts
- * on SIGTERM, SIGINT and SIGHUP when their disposition is the default. A
+ * thing installed is a handler of gs_lifecycle.c: flush-and-reraise on
+ * SIGTERM, SIGINT and SIGHUP, note-and-reraise on SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL, SIGSYS, SIGABRT and SIGQUIT, each only where the disposition was
+ * the default. A
  * program (Python installs its KeyboardInterrupt handler only where SIGINT is
  * SIG_DFL) then sees and decides exactly what it would without the preload;
  * whatever it installs replaces ours.
@@ -40,7 +42,7 @@ sighandler_t signal(int sig, sighandler_t handler)
         return SIG_ERR;
     }
     sighandler_t old = gs_real.signal(sig, handler);
-    return old == gs_signal_handler() ? SIG_DFL : old;
+    return gs_signal_handler_is_ours(old) ? SIG_DFL : old;
 }
 
 #pragma GCC visibility pop

@@ -26,7 +26,7 @@
  * byte order (the format is little-endian only; such files are refused). */
 #define GS_BYTE_ORDER_MARK 0x01020304u
 #define GS_VERSION_MAJOR 1
-#define GS_VERSION_MINOR 1
+#define GS_VERSION_MINOR 2
 
 #define GS_FRAME_MAGIC 0x52465347u /* "GSFR" little-endian */
 /* Largest decompressed frame a writer may produce and a reader accepts.
@@ -223,6 +223,16 @@ enum {
     X(FETCH_END, 143, "fetch_end", GS_F_TS | GS_F_AUX | GS_F_AUX2)             \
     X(CONFIG, 144, "config", GS_F_TS | GS_F_STR | GS_F_AUX)                    \
     X(ROLE, 145, "role", GS_F_TS | GS_F_STR | GS_F_AUX | GS_F_AUX2)
+
+/* exit records: aux2, how the process ended */
+enum { GS_EXIT_EXIT = 0, GS_EXIT__EXIT = 1, GS_EXIT_SIGNAL = 2 };
+/* note records: aux, what the note says */
+enum {
+    GS_NOTE_OUTPUT_FAILED = 1, /* trace output failed, tracing stopped */
+    GS_NOTE_NO_CUPTI = 2,      /* CUPTI unavailable */
+    GS_NOTE_CUPTI_HELD = 3,    /* CUPTI held by another profiler */
+    GS_NOTE_ABRUPT = 4,        /* written by a reader: the process ended without writing everything (1.2) */
+};
 
 enum gs_kind {
 #define GS_X_ENUM(n, id, s, f) GS_K_##n = id,

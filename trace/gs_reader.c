@@ -1,24 +1,109 @@
 /* gs_reader.c — reads one trace file: header, then frame by frame, keeping
- * the string table. Stops at the first damaged or incomplete frame and says
- * where and how much could not be read.
+ * the string and stack tables; then what the process's live file (gs_live.h)
+ * holds that the trace file lacks (a process that crashed or was killed),
+ * and records that say how it ended and how many events were dropped or
+ * lost. Stops at the first damaged or incomplete frame and says where and
+ * how much could not be read.
  *
- * Must never: trust sizes from the file without bounding them, or go past a
- * damaged frame (later frames may decode, but their strings and deltas can no
- * longer be trusted).
+ * Must never: trust an id, size or count from the file without bounding it
+ * (ids index hash tables, never arrays sized by the id; memory and time stay
+ * proportional to the bytes read), or go past a damaged frame (later frames
+ * may decode, but their strings and deltas can no longer be trusted).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include "gs_recover.h"
 #include "gs_trace.h"
 
 /* RATIONALE: a header holds host and argv; 1 MiB is far above any real argv
  * (ARG_MAX is 2 MiB but nobody traces such a command) and bounds garbage. */
 #define HEADER_MAX (1u << 20)
+
+/* id -> value, open addressing: memory follows the ids present, not their
+ * size (a single id near 2^32 costs one entry). */
+typedef struct idmap {
+    uint32_t *ids;
+    void **vals; /* NULL: empty */
+    uint32_t cap, n;
+} idmap;
+
+static inline uint32_t id_hash(uint32_t id)
+{
+    return (uint32_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+static void *idmap_get(const idmap *m, uint32_t id)
+{
+    if (!m->cap)
+        return NULL;
+    const uint32_t mask = m->cap - 1;
+    for (uint32_t h = id_hash(id) & mask;; h = (h + 1) & mask) {
+        if (!m->vals[h])
+            return NULL;
+        if (m->ids[h] == id)
+            return m->vals[h];
+    }
+}
+
+/* Store v under id (replacing and freeing an earlier value); 0 or -1. */
+static int idmap_put(idmap *m, uint32_t id, void *v)
+{
+    if ((uint64_t)(m->n + 1) * 2 > m->cap) {
+        const uint32_t cap = m->cap ? m->cap * 2 : 256;
+        if (cap < m->cap)
+            return -1;
+        uint32_t *ids = calloc(cap, sizeof *ids);
+        void **vals = calloc(cap, sizeof *vals);
+        if (!ids || !vals) {
+            free(ids);
+            free(vals);
+            return -1;
+        }
+        for (uint32_t i = 0; i < m->cap; i++) {
+            if (!m->vals[i])
+                continue;
+            uint32_t h = id_hash(m->ids[i]) & (cap - 1);
+            while (vals[h])
+                h = (h + 1) & (cap - 1);
+            ids[h] = m->ids[i];
+            vals[h] = m->vals[i];
+        }
+        free(m->ids);
+        free(m->vals);
+        m->ids = ids;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    const uint32_t mask = m->cap - 1;
+    uint32_t h = id_hash(id) & mask;
+    while (m->vals[h] && m->ids[h] != id)
+        h = (h + 1) & mask;
+    if (m->vals[h])
+        free(m->vals[h]);
+    else
+        m->n++;
+    m->ids[h] = id;
+    m->vals[h] = v;
+    return 0;
+}
+
+static void idmap_free(idmap *m)
+{
+    for (uint32_t i = 0; i < m->cap; i++)
+        free(m->vals[i]);
+    free(m->ids);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+enum { PH_FRAMES, PH_RECOVER, PH_TAIL, PH_DONE };
 
 struct gs_reader {
     int fd;
@@ -28,6 +113,7 @@ struct gs_reader {
     gs_proc_info info;
     char *host;
     char *argv;
+    char *live_path;
     ZSTD_DCtx *dctx;
     uint8_t *comp;
     size_t comp_cap;
@@ -38,11 +124,20 @@ struct gs_reader {
     gs_decoder dec;      /* the current frame's decoding state */
     int in_frame;        /* dec holds records not yet returned */
     uint64_t frame_end;  /* offset after the current frame */
-    char **strings; /* by id */
-    uint32_t strings_cap;
-    uint64_t **stacks; /* by id: [0] = frame count, then the frames */
-    uint32_t stacks_cap;
+    idmap strings;       /* id -> NUL-terminated copy */
+    idmap stacks;        /* id -> [0] = frame count, then the frames */
     uint32_t stacks_max;
+    uint32_t string_max;
+    /* what the events said so far, and the end */
+    gs_reader_totals tot;
+    uint64_t file_dropped, file_lost; /* largest DROPS counts in the file */
+    uint64_t last_ts;
+    int saw_exit, saw_exec;
+    int phase;
+    int frames_rc; /* how the frames ended: 0 or a gs_err */
+    gs_recovery *rec;
+    gs_event tail_ev[4];
+    size_t ntail;
 };
 
 static int read_full(int fd, void *buf, size_t n, uint64_t off, size_t *got)
@@ -123,7 +218,7 @@ int gs_reader_open(gs_reader **out, const char *path)
     gs_reader *r = calloc(1, sizeof *r);
     if (!r)
         return GS_ERR_NOMEM;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (r->fd < 0) {
         free(r);
         return GS_ERR_IO;
@@ -133,6 +228,11 @@ int gs_reader_open(gs_reader **out, const char *path)
         gs_reader_close(r);
         return GS_ERR_IO;
     }
+    if (!S_ISREG(st.st_mode)) {
+        gs_reader_close(r);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return GS_ERR_IO;
+    }
     r->size = (uint64_t)st.st_size;
     int err = parse_header(r);
     if (err < 0) {
@@ -140,6 +240,12 @@ int gs_reader_open(gs_reader **out, const char *path)
         gs_reader_close(r);
         errno = saved;
         return err;
+    }
+    /* the live file of this image, if the process left one: <name>.live */
+    const size_t pl = strlen(path);
+    if (pl > 4 && strcmp(path + pl - 4, ".gst") == 0 && (r->live_path = malloc(pl + 2))) {
+        memcpy(r->live_path, path, pl - 4);
+        memcpy(r->live_path + pl - 4, ".live", 6);
     }
     *out = r;
     return GS_OK;
@@ -151,12 +257,10 @@ void gs_reader_close(gs_reader *r)
         return;
     if (r->fd >= 0)
         close(r->fd);
-    for (uint32_t i = 0; i < r->strings_cap; i++)
-        free(r->strings[i]);
-    free(r->strings);
-    for (uint32_t i = 0; i < r->stacks_cap; i++)
-        free(r->stacks[i]);
-    free(r->stacks);
+    idmap_free(&r->strings);
+    idmap_free(&r->stacks);
+    gs_recovery_close(r->rec);
+    free(r->live_path);
     free(r->host);
     free(r->argv);
     free(r->comp);
@@ -174,69 +278,53 @@ const gs_proc_info *gs_reader_info(const gs_reader *r)
 static void keep_string(void *ctx, uint32_t id, const char *s, size_t len)
 {
     gs_reader *r = ctx;
-    if (id >= r->strings_cap) {
-        uint32_t cap = r->strings_cap ? r->strings_cap : 256;
-        while (cap <= id && cap < (1u << 30))
-            cap *= 2;
-        if (cap <= id)
-            return;
-        char **n = realloc(r->strings, cap * sizeof *n);
-        if (!n)
-            return;
-        memset(n + r->strings_cap, 0, (cap - r->strings_cap) * sizeof *n);
-        r->strings = n;
-        r->strings_cap = cap;
-    }
+    if (id == 0 || len > GS_STRING_MAX)
+        return;
     char *copy = malloc(len + 1);
     if (!copy)
         return;
     memcpy(copy, s, len);
     copy[len] = '\0';
-    free(r->strings[id]);
-    r->strings[id] = copy;
+    if (idmap_put(&r->strings, id, copy) != 0) {
+        free(copy);
+        return;
+    }
+    if (id > r->string_max)
+        r->string_max = id;
 }
 
-/* RATIONALE: stack ids are dense from 1 (the collector caps them at 2^15);
- * a larger id from a damaged or foreign writer is dropped, not allocated. */
-#define STACK_IDS_MAX (1u << 24)
+/* A string of the live file's log: only where the trace file has none. */
+static void keep_live_string(void *ctx, uint32_t id, const char *s, size_t len)
+{
+    gs_reader *r = ctx;
+    if (!idmap_get(&r->strings, id))
+        keep_string(ctx, id, s, len);
+}
 
 static void keep_stack(void *ctx, uint32_t id, const uint64_t *frames, size_t n)
 {
     gs_reader *r = ctx;
-    if (id >= STACK_IDS_MAX)
+    if (id == 0 || n > GS_STACK_FRAMES_MAX)
         return;
-    if (id >= r->stacks_cap) {
-        uint32_t cap = r->stacks_cap ? r->stacks_cap : 256;
-        while (cap <= id)
-            cap *= 2;
-        uint64_t **s = realloc(r->stacks, cap * sizeof *s);
-        if (!s)
-            return;
-        memset(s + r->stacks_cap, 0, (cap - r->stacks_cap) * sizeof *s);
-        r->stacks = s;
-        r->stacks_cap = cap;
-    }
     uint64_t *copy = malloc((n + 1) * sizeof *copy);
     if (!copy)
         return;
     copy[0] = n;
     memcpy(copy + 1, frames, n * sizeof *frames);
-    free(r->stacks[id]);
-    r->stacks[id] = copy;
+    if (idmap_put(&r->stacks, id, copy) != 0) {
+        free(copy);
+        return;
+    }
     if (id > r->stacks_max)
         r->stacks_max = id;
 }
 
 const uint64_t *gs_reader_stack(const gs_reader *r, uint32_t id, size_t *n)
 {
-    if (id >= r->stacks_cap || !r->stacks[id]) {
-        if (n)
-            *n = 0;
-        return NULL;
-    }
+    const uint64_t *s = id ? idmap_get(&r->stacks, id) : NULL;
     if (n)
-        *n = (size_t)r->stacks[id][0];
-    return r->stacks[id] + 1;
+        *n = s ? (size_t)s[0] : 0;
+    return s ? s + 1 : NULL;
 }
 
 uint32_t gs_reader_stack_count(const gs_reader *r)
@@ -293,6 +381,171 @@ static int load_frame(gs_reader *r)
     return 1;
 }
 
+/* What the trace itself says about drops, losses and the end, from each
+ * batch of events handed out. */
+static void account(gs_reader *r, const gs_event *ev, size_t n, int recovered)
+{
+    r->tot.events += n;
+    if (recovered)
+        r->tot.recovered += n;
+    for (size_t i = 0; i < n; i++) {
+        const gs_event *e = &ev[i];
+        if (e->ts + e->dur > r->last_ts && e->ts + e->dur >= e->ts)
+            r->last_ts = e->ts + e->dur;
+        if (e->kind > GS_K_EXIT && e->kind != GS_K_GPU_DROPS)
+            continue;
+        switch (e->kind) {
+        case GS_K_DROPS:
+            if (e->aux > r->file_dropped)
+                r->file_dropped = e->aux;
+            if (e->aux2 > r->file_lost)
+                r->file_lost = e->aux2;
+            break;
+        case GS_K_GPU_DROPS:
+            if (e->aux > r->tot.gpu_dropped)
+                r->tot.gpu_dropped = e->aux;
+            break;
+        case GS_K_EXIT:
+            r->saw_exit = 1;
+            r->tot.ended = GS_END_EXIT;
+            break;
+        case GS_K_EXEC:
+            if (e->ret == 0) {
+                r->saw_exec = 1;
+                r->tot.ended = GS_END_EXEC;
+            }
+            break;
+        }
+    }
+    r->tot.dropped = r->file_dropped;
+    r->tot.lost = r->file_lost;
+}
+
+/* Records of the failing frame and of every frame after it that can still
+ * be told apart by its header: what damage cost. Bounded: each step moves
+ * on by at least a frame header. */
+static uint64_t count_damaged(const gs_reader *r)
+{
+    uint64_t recs = 0, off = r->off;
+    for (int first = 1; off + sizeof(gs_frame_header) <= r->size; first = 0) {
+        gs_frame_header fh;
+        size_t got;
+        if (read_full(r->fd, &fh, sizeof fh, off, &got) < 0 || got < sizeof fh ||
+            fh.magic != GS_FRAME_MAGIC || fh.raw_size > GS_FRAME_RAW_MAX || fh.nrec > fh.raw_size)
+            break;
+        if (!first && off + sizeof fh + fh.comp_size > r->size)
+            break;
+        recs += fh.nrec;
+        off += sizeof fh + fh.comp_size;
+    }
+    return recs;
+}
+
+static int stack_defined(void *ctx, uint32_t id)
+{
+    return idmap_get(&((gs_reader *)ctx)->stacks, id) != NULL;
+}
+
+/* A record the reader makes at the end (tid = pid). */
+static gs_event *tail_event(gs_reader *r, unsigned kind, uint64_t ts)
+{
+    gs_event *e = &r->tail_ev[r->ntail++];
+    gs_event_clear(e);
+    e->kind = (uint16_t)kind;
+    e->ts = ts;
+    e->tid = (uint32_t)r->info.pid;
+    return e;
+}
+
+static void tail_note(gs_reader *r, uint64_t ts, unsigned code, const char *text)
+{
+    const uint32_t id = r->string_max + 1;
+    if (id == 0)
+        return;
+    keep_string(r, id, text, strlen(text));
+    gs_event *e = tail_event(r, GS_K_NOTE, ts);
+    e->str = id;
+    e->aux = code;
+}
+
+/* After the frames: open the live file, if any, and take its strings. */
+static void start_recovery(gs_reader *r)
+{
+    r->phase = PH_TAIL;
+    if (!r->live_path)
+        return;
+    gs_recovery *rc = NULL;
+    if (gs_recovery_open(&rc, r->live_path, r->info.pid, r->info.exec_seq, r->size) <= 0)
+        return;
+    r->rec = rc;
+    gs_recovery_strings(rc, keep_live_string, r);
+    r->phase = PH_RECOVER;
+}
+
+/* After the last recovered record: the records that say how it ended and
+ * what was dropped or lost, where the file itself does not say it. */
+static void finish(gs_reader *r)
+{
+    uint64_t dropped = r->file_dropped, lost = r->file_lost;
+    const uint64_t ts = r->last_ts;
+    if (r->rec) {
+        const gs_live_header *h = gs_recovery_header(r->rec);
+        const uint64_t d = h->dropped_base + gs_recovery_slots_dropped(r->rec);
+        if (d > dropped)
+            dropped = d;
+        if (h->lost > lost)
+            lost = h->lost;
+        lost += gs_recovery_skipped(r->rec);
+        const uint64_t end_ts = h->end_ts > ts ? h->end_ts : ts;
+        char text[256];
+        const unsigned long long rec = (unsigned long long)r->tot.recovered;
+        if (!r->saw_exit && !r->saw_exec && h->end == GS_LIVE_SIGNAL) {
+            const char *abbrev = sigabbrev_np((int)h->end_status);
+            snprintf(text, sizeof text,
+                     "the process died of signal %u (SIG%s: a crash or an abort); %llu events "
+                     "recovered from its live file",
+                     h->end_status, abbrev ? abbrev : "?", rec);
+            tail_note(r, end_ts, GS_NOTE_ABRUPT, text);
+            gs_event *e = tail_event(r, GS_K_EXIT, end_ts);
+            e->aux = h->end_status;
+            e->aux2 = GS_EXIT_SIGNAL;
+            r->tot.ended = GS_END_SIGNAL;
+        } else if (!r->saw_exit && !r->saw_exec && h->end == GS_LIVE_EXITED) {
+            snprintf(text, sizeof text,
+                     "the exit record is missing from the trace file (its output failed); "
+                     "%llu events recovered from its live file", rec);
+            tail_note(r, end_ts, GS_NOTE_ABRUPT, text);
+            gs_event *e = tail_event(r, GS_K_EXIT, end_ts);
+            e->aux = h->end_status;
+            r->tot.ended = GS_END_EXIT;
+        } else if (!r->saw_exit && !r->saw_exec && h->end == GS_LIVE_RUNNING) {
+            snprintf(text, sizeof text,
+                     "no exit record: the process was killed (SIGKILL, out of memory) or was "
+                     "still running when read; %llu events recovered from its live file", rec);
+            tail_note(r, ts, GS_NOTE_ABRUPT, text);
+            r->tot.ended = GS_END_ABRUPT;
+        } else if (rec) {
+            snprintf(text, sizeof text, "%llu events recovered from the live file", rec);
+            tail_note(r, ts, GS_NOTE_ABRUPT, text);
+        }
+    }
+    /* frames that could not be read; a truncated last frame's records are
+     * still in the live file (its rings' tails had not moved), not lost */
+    if (r->frames_rc < 0 && !(r->frames_rc == GS_ERR_TRUNCATED && r->rec)) {
+        r->tot.damaged_records = count_damaged(r);
+        lost += r->tot.damaged_records;
+    }
+    if (dropped != r->file_dropped || lost != r->file_lost) {
+        gs_event *e = tail_event(r, GS_K_DROPS, ts);
+        e->aux = dropped;
+        e->aux2 = lost;
+    }
+    r->tot.events += r->ntail;
+    r->tot.dropped = dropped;
+    r->tot.lost = lost;
+    r->phase = PH_DONE;
+}
+
 /* Decode up to max events of the current frame into buf; closes the frame
  * when its records are done. */
 static int decode(gs_reader *r, gs_event *buf, size_t max, const gs_event **events, size_t *n)
@@ -309,47 +562,118 @@ static int decode(gs_reader *r, gs_event *buf, size_t max, const gs_event **even
     return 1;
 }
 
+/* Grow the event buffer to at least want entries. */
+static int reserve(gs_reader *r, size_t want)
+{
+    if (r->events_cap >= want)
+        return 0;
+    size_t cap = r->events_cap ? r->events_cap : GS_READ_BATCH;
+    while (cap < want)
+        cap *= 2;
+    gs_event *e = realloc(r->events, cap * sizeof *e);
+    if (!e)
+        return -1;
+    r->events = e;
+    r->events_cap = cap;
+    return 0;
+}
+
+/* The frames are done (rc 0) or failed (rc < 0): the live file and the
+ * closing records next, then rc. */
+static int after_frames(gs_reader *r, int rc, const gs_event **events, size_t *n)
+{
+    if (r->phase == PH_FRAMES) {
+        r->frames_rc = rc;
+        start_recovery(r);
+    }
+    if (r->phase == PH_RECOVER) {
+        if (reserve(r, GS_READ_BATCH) != 0)
+            return fail(r, GS_ERR_NOMEM);
+        const gs_recovery_stacks stk = {stack_defined, r};
+        const long got = gs_recovery_next(r->rec, r->events, GS_READ_BATCH, &stk);
+        if (got > 0) {
+            account(r, r->events, (size_t)got, 1);
+            *events = r->events;
+            *n = (size_t)got;
+            return 1;
+        }
+        r->phase = PH_TAIL;
+    }
+    if (r->phase == PH_TAIL) {
+        finish(r);
+        if (r->ntail) {
+            *events = r->tail_ev;
+            *n = r->ntail;
+            return 1;
+        }
+    }
+    return r->frames_rc;
+}
+
 int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n)
 {
     *events = NULL;
     *n = 0;
+    if (r->phase != PH_FRAMES)
+        return after_frames(r, 0, events, n);
     if (!r->in_frame) {
         const int rc = load_frame(r);
         if (rc <= 0)
-            return rc;
+            return after_frames(r, rc, events, n);
     }
-    if (r->dec.left > r->events_cap) {
-        gs_event *e = realloc(r->events, (size_t)r->dec.left * sizeof *e);
-        if (!e)
+    /* RATIONALE: the buffer grows with the events the frame really holds,
+     * never with its header's claim: nrec from a hostile file allocates
+     * nothing. */
+    size_t have = 0;
+    while (r->in_frame) {
+        if (reserve(r, have + GS_READ_BATCH) != 0)
             return fail(r, GS_ERR_NOMEM);
-        r->events = e;
-        r->events_cap = r->dec.left;
+        const gs_event *got;
+        size_t k = 0;
+        const int rc = decode(r, r->events + have, GS_READ_BATCH, &got, &k);
+        if (rc < 0)
+            return after_frames(r, rc, events, n);
+        have += k;
     }
-    return decode(r, r->events, r->events_cap ? r->events_cap : 1, events, n);
+    account(r, r->events, have, 0);
+    *events = r->events;
+    *n = have;
+    return 1;
 }
 
 int gs_reader_next_batch(gs_reader *r, const gs_event **events, size_t *n)
 {
     *events = NULL;
     *n = 0;
+    if (r->phase != PH_FRAMES)
+        return after_frames(r, 0, events, n);
     if (!r->in_frame) {
         const int rc = load_frame(r);
         if (rc <= 0)
-            return rc;
+            return after_frames(r, rc, events, n);
     }
-    if (r->events_cap < GS_READ_BATCH) {
-        gs_event *e = realloc(r->events, GS_READ_BATCH * sizeof *e);
-        if (!e)
-            return fail(r, GS_ERR_NOMEM);
-        r->events = e;
-        r->events_cap = GS_READ_BATCH;
-    }
-    return decode(r, r->events, GS_READ_BATCH, events, n);
+    if (reserve(r, GS_READ_BATCH) != 0)
+        return fail(r, GS_ERR_NOMEM);
+    const int rc = decode(r, r->events, GS_READ_BATCH, events, n);
+    if (rc < 0)
+        return after_frames(r, rc, events, n);
+    account(r, *events, *n, 0);
+    return 1;
+}
+
+int gs_reader_recovering(const gs_reader *r)
+{
+    return r->phase != PH_FRAMES;
+}
+
+void gs_reader_get_totals(const gs_reader *r, gs_reader_totals *t)
+{
+    *t = r->tot;
 }
 
 const char *gs_reader_string(const gs_reader *r, uint32_t id)
 {
-    return id < r->strings_cap ? r->strings[id] : NULL;
+    return id ? idmap_get(&r->strings, id) : NULL;
 }
 
 uint64_t gs_reader_offset(const gs_reader *r)

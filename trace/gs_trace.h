@@ -200,6 +200,34 @@ const char *gs_reader_string(const gs_reader *r, uint32_t id);
 const uint64_t *gs_reader_stack(const gs_reader *r, uint32_t id, size_t *n);
 /* Largest stack id defined so far (ids are 1..n, possibly with gaps). */
 uint32_t gs_reader_stack_count(const gs_reader *r);
+/* 1 once the trace file's frames are done: later events come from the
+ * process's live file (records it had not written when it ended) or are
+ * the reader's closing records (docs/trace-format.md, "Live files"). */
+int gs_reader_recovering(const gs_reader *r);
+
+/* How a process image ended, as far as its trace (and live file) tell. */
+enum gs_end {
+    GS_END_UNKNOWN = 0, /* no exit record and no live file: still running, or killed */
+    GS_END_EXIT = 1,    /* an exit record */
+    GS_END_EXEC = 2,    /* it exec'd (the next image has its own file) */
+    GS_END_SIGNAL = 3,  /* a fatal signal noted in its live file: crash or abort */
+    GS_END_ABRUPT = 4,  /* its live file says it never ended: killed (SIGKILL, OOM) or running */
+};
+
+/* What one trace file accounts for. dropped/lost/ended are final once the
+ * reader has returned 0 or an error. Every event the process recorded is in
+ * events, dropped or lost. */
+typedef struct gs_reader_totals {
+    uint64_t events;      /* events handed out (frames, recovered, closing records) */
+    uint64_t recovered;   /* of which recovered from the live file */
+    uint64_t dropped;     /* dropped by the collector: a thread's buffer was full */
+    uint64_t lost;        /* not written (output failed) or not readable (damage) */
+    uint64_t damaged_records; /* records of damaged or unreadable frames, within lost */
+    uint64_t gpu_dropped; /* CUPTI activity records dropped */
+    int ended;            /* enum gs_end */
+} gs_reader_totals;
+void gs_reader_get_totals(const gs_reader *r, gs_reader_totals *t);
+
 uint64_t gs_reader_offset(const gs_reader *r);
 uint64_t gs_reader_unread(const gs_reader *r);
 uint64_t gs_reader_file_size(const gs_reader *r);

@@ -241,6 +241,13 @@ static int read_all(const char *path, int *frames, size_t *events, int *status, 
     const gs_event *ev;
     size_t n;
     while ((*status = gs_reader_next_frame(r, &ev, &n)) == 1) {
+        if (gs_reader_recovering(r)) {
+            /* the reader's closing records: a damaged file's DROPS says
+             * how many records its damaged frames held */
+            for (size_t i = 0; i < n; i++)
+                ASSERT_TRUE(ev[i].kind == GS_K_DROPS && ev[i].aux2 > 0);
+            continue;
+        }
         (*frames)++;
         *events += n;
         const uint8_t *p = (const uint8_t *)ev;

@@ -1,0 +1,281 @@
+/* gs_livefile.c — the collector's side of the live file (trace/gs_live.h):
+ * what this process has recorded but not yet written, kept where it
+ * outlives the process.
+ *
+ * Responsible for: creating <trace>.live next to the trace file (0600,
+ * O_EXCL, O_NOFOLLOW), laying it out (header, string log, ring slots) as a
+ * sparse file mapped MAP_SHARED, allocating disk blocks (fallocate) ahead of
+ * use so that a store into the mapping can never fault on a full disk,
+ * handing ring slots to threads, logging interned strings, publishing the
+ * hook clock's calibration and the drop/loss counters, recording how the
+ * process ended (also from a fatal-signal handler), and removing the file
+ * once everything is in the trace file.
+ *
+ * Must never: touch a byte of the mapping whose blocks are not allocated
+ * (SIGBUS on a full disk); lock or allocate on a hook's path (a slot and a
+ * log entry are taken with one compare-and-swap); write to the parent's live
+ * file from a forked child.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gs_collector.h"
+#include "gs_preload.h"
+
+/* RATIONALE: sizes are virtual (a sparse file); blocks are allocated in
+ * chunks as threads appear and strings are interned: 64 MiB of log holds
+ * several hundred thousand paths, 1024 slots far more recording threads than
+ * a process has at once (slots are reused when threads end). Blocks for 8
+ * slots are allocated at start, then the writer keeps 4 spare (a thread's
+ * first event pokes it). A thread that finds no allocated slot gets an
+ * anonymous ring: traced as before, only not recoverable after a crash. */
+#define STRLOG_CAP (64ull << 20)
+#define STRLOG_CHUNK (1ull << 20)
+#define SLOTS_MAX 1024u
+#define SLOTS_FIRST 8u
+#define SLOTS_SPARE 4u
+#define VIRTUAL_MAX (64ull << 30)
+
+static gs_live_header *g_live;
+static uint64_t g_size;
+static char g_path[PATH_MAX + 64];
+static dev_t g_dev;
+static ino_t g_ino;
+static _Atomic uint32_t g_slots_ready;  /* slots [0, ready) have their blocks */
+static _Atomic uint64_t g_strlog_ready; /* log bytes [0, ready) have their blocks */
+
+gs_live_header *gs_live(void)
+{
+    return g_live;
+}
+
+static int alloc_range(int fd, uint64_t off, uint64_t len)
+{
+    if (len == 0)
+        return 0;
+    return syscall(SYS_fallocate, fd, 0, (off_t)off, (off_t)len) == 0 ? 0 : -errno;
+}
+
+int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capacity,
+                 const gs_calib *cal)
+{
+    g_live = NULL;
+    size_t tl = strlen(trace_path);
+    if (tl < 5 || tl + 2 > sizeof g_path)
+        return -1;
+    memcpy(g_path, trace_path, tl - 4);
+    memcpy(g_path + tl - 4, ".live", 6);
+    long fd = syscall(SYS_openat, AT_FDCWD, g_path,
+                      O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    const uint64_t slot_bytes = sizeof(gs_ring) + ring_capacity * sizeof(gs_rec);
+    uint64_t slots = SLOTS_MAX;
+    if (slots * slot_bytes > VIRTUAL_MAX)
+        slots = VIRTUAL_MAX / slot_bytes;
+    uint64_t strlog_cap = STRLOG_CAP;
+    const uint64_t strlog_off = GS_LIVE_HEADER_SIZE;
+    uint64_t slots_off = (strlog_off + strlog_cap + 4095) & ~4095ull;
+    uint64_t size = slots_off + slots * slot_bytes;
+    struct stat st;
+    void *p = MAP_FAILED;
+    /* RATIONALE: the header page is what matters most: on a full disk it is
+     * where the count of events that could not be written is kept. Log and
+     * slots come after, as far as the disk allows; where the file cannot
+     * even be laid out (RLIMIT_FSIZE), it is the header alone. */
+    if (syscall(SYS_ftruncate, (int)fd, (off_t)size) != 0) {
+        slots = 0;
+        strlog_cap = 0;
+        slots_off = size = GS_LIVE_HEADER_SIZE;
+    }
+    const uint32_t first = slots < SLOTS_FIRST ? (uint32_t)slots : SLOTS_FIRST;
+    if ((size == GS_LIVE_HEADER_SIZE && syscall(SYS_ftruncate, (int)fd, (off_t)size) != 0) ||
+        alloc_range((int)fd, 0, GS_LIVE_HEADER_SIZE) != 0 ||
+        syscall(SYS_fstat, (int)fd, &st) != 0 ||
+        (p = (void *)syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd,
+                             0)) == MAP_FAILED) {
+        /* no file system support (fallocate), or full: rings stay anonymous */
+        syscall(SYS_close, (int)fd);
+        syscall(SYS_unlinkat, AT_FDCWD, g_path, 0);
+        g_path[0] = 0;
+        return -1;
+    }
+    const uint64_t log_ready =
+        strlog_cap && alloc_range((int)fd, strlog_off, STRLOG_CHUNK) == 0 ? STRLOG_CHUNK : 0;
+    const uint32_t slots_ready =
+        first && alloc_range((int)fd, slots_off, first * slot_bytes) == 0 ? first : 0;
+    syscall(SYS_close, (int)fd);
+    g_dev = st.st_dev;
+    g_ino = st.st_ino;
+    g_size = size;
+    gs_live_header *h = p;
+    memcpy(h->magic, GS_LIVE_MAGIC, 8);
+    h->byte_order = GS_BYTE_ORDER_MARK;
+    h->version = GS_LIVE_VERSION;
+    h->header_size = GS_LIVE_HEADER_SIZE;
+    h->flags = gs_clock_tsc ? GS_HDR_F_TSC : 0;
+    h->pid = (uint64_t)syscall(SYS_getpid);
+    h->exec_seq = exec_seq;
+    h->slots = (uint32_t)slots;
+    h->slot_bytes = slot_bytes;
+    h->slots_off = slots_off;
+    h->strlog_off = strlog_off;
+    h->strlog_cap = strlog_cap;
+    atomic_store(&g_slots_ready, slots_ready);
+    atomic_store(&g_strlog_ready, log_ready);
+    g_live = h;
+    if (cal)
+        gs_live_calib(cal);
+    return 0;
+}
+
+gs_ring *gs_live_slot(void)
+{
+    gs_live_header *h = g_live;
+    if (!h)
+        return NULL;
+    uint32_t i = atomic_load_explicit(&h->slots_used, memory_order_relaxed);
+    do {
+        if (i >= atomic_load_explicit(&g_slots_ready, memory_order_acquire)) {
+            gs_writer_poke(); /* the writer allocates more */
+            return NULL;
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&h->slots_used, &i, i + 1,
+                                                    memory_order_acq_rel, memory_order_relaxed));
+    if (i + SLOTS_SPARE >= atomic_load_explicit(&g_slots_ready, memory_order_relaxed))
+        gs_writer_poke(); /* keep spares ahead of the next threads */
+    return (gs_ring *)((char *)h + h->slots_off + (uint64_t)i * h->slot_bytes);
+}
+
+uint64_t gs_live_ring_capacity(void)
+{
+    return g_live ? (g_live->slot_bytes - sizeof(gs_ring)) / sizeof(gs_rec) : 0;
+}
+
+int gs_live_owns(const void *p)
+{
+    return g_live && (const char *)p >= (const char *)g_live &&
+           (const char *)p < (const char *)g_live + g_size;
+}
+
+void gs_live_log_string(uint32_t id, const char *s, uint32_t len)
+{
+    gs_live_header *h = g_live;
+    if (!h || !id)
+        return;
+    const uint64_t size = GS_LIVE_STR_SIZE(len);
+    uint64_t off = atomic_load_explicit(&h->strlog_used, memory_order_relaxed);
+    do {
+        if (off + size > atomic_load_explicit(&g_strlog_ready, memory_order_acquire)) {
+            gs_writer_poke();
+            return; /* not recoverable after a crash; the trace file has it */
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&h->strlog_used, &off, off + size,
+                                                    memory_order_acq_rel, memory_order_relaxed));
+    gs_live_str *e = (gs_live_str *)((char *)h + h->strlog_off + off);
+    e->len = len;
+    memcpy(e->bytes, s, len);
+    atomic_store_explicit(&e->id, id, memory_order_release);
+}
+
+/* Allocate blocks for what is about to be used: spare slots and log. Runs
+ * where the trace file lives (gs_out_run): it opens the live file. */
+static void prepare(void *arg)
+{
+    (void)arg;
+    gs_live_header *h = g_live;
+    uint32_t ready = atomic_load(&g_slots_ready);
+    uint32_t want = atomic_load(&h->slots_used) + SLOTS_SPARE;
+    if (want > h->slots)
+        want = h->slots;
+    uint64_t lready = atomic_load(&g_strlog_ready);
+    uint64_t lwant = lready;
+    while (atomic_load(&h->strlog_used) + STRLOG_CHUNK / 2 > lwant && lwant < h->strlog_cap)
+        lwant += STRLOG_CHUNK;
+    if (lwant > h->strlog_cap)
+        lwant = h->strlog_cap;
+    if (want <= ready && lwant <= lready)
+        return;
+    long fd = syscall(SYS_openat, AT_FDCWD, g_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (syscall(SYS_fstat, (int)fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino) {
+        if (want > ready && alloc_range((int)fd, h->slots_off + ready * h->slot_bytes,
+                                        (uint64_t)(want - ready) * h->slot_bytes) == 0)
+            atomic_store_explicit(&g_slots_ready, want, memory_order_release);
+        if (lwant > lready && alloc_range((int)fd, h->strlog_off + lready, lwant - lready) == 0)
+            atomic_store_explicit(&g_strlog_ready, lwant, memory_order_release);
+    }
+    syscall(SYS_close, (int)fd);
+}
+
+void gs_live_prepare_locked(void)
+{
+    gs_live_header *h = g_live;
+    if (!h)
+        return;
+    uint32_t want = atomic_load(&h->slots_used) + SLOTS_SPARE;
+    int need = want <= h->slots && want > atomic_load(&g_slots_ready);
+    need |= atomic_load(&h->strlog_used) + STRLOG_CHUNK / 2 > atomic_load(&g_strlog_ready) &&
+            atomic_load(&g_strlog_ready) < h->strlog_cap;
+    if (need)
+        gs_out_run(prepare, NULL);
+}
+
+void gs_live_calib(const gs_calib *c)
+{
+    gs_live_header *h = g_live;
+    if (!h)
+        return;
+    uint32_t s = atomic_load_explicit(&h->cal_seq, memory_order_relaxed);
+    atomic_store_explicit(&h->cal_seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    h->cal_tsc0 = c->tsc0;
+    h->cal_mono0 = c->mono0;
+    h->cal_tsc1 = c->tsc1;
+    h->cal_mono1 = c->mono1;
+    atomic_store_explicit(&h->cal_seq, s + 2, memory_order_release);
+}
+
+void gs_live_counts(uint64_t dropped_base, uint64_t lost, uint32_t stack_every)
+{
+    gs_live_header *h = g_live;
+    if (!h)
+        return;
+    atomic_store_explicit(&h->dropped_base, dropped_base, memory_order_relaxed);
+    atomic_store_explicit(&h->lost, lost, memory_order_relaxed);
+    atomic_store_explicit(&h->stack_every, stack_every, memory_order_relaxed);
+}
+
+void gs_live_end(unsigned how, uint32_t status)
+{
+    gs_live_header *h = g_live;
+    if (!h)
+        return;
+    h->end_status = status;
+    h->end_ts = gs_mono_ns();
+    atomic_store_explicit(&h->end, how, memory_order_release);
+}
+
+void gs_live_remove(void)
+{
+    if (g_live && g_path[0])
+        syscall(SYS_unlinkat, AT_FDCWD, g_path, 0);
+    g_path[0] = 0;
+}
+
+void gs_live_after_fork_child(void)
+{
+    /* the mapping is the parent's file: leave it untouched, and out of reach */
+    if (g_live)
+        syscall(SYS_munmap, g_live, g_size);
+    g_live = NULL;
+    g_path[0] = 0;
+}
