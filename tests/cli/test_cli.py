@@ -19,7 +19,8 @@ import time
 
 import pytest
 
-from conftest import GS, HERE, REAL_LIB, ROOT, clean_env, run
+from conftest import (GS, HERE, REAL_LIB, ROOT, clean_env, default_signals, run, wait_for,
+                      wait_for_file)
 
 CASES_DIR = os.path.join(HERE, "cases")
 CASES = sorted(f for f in os.listdir(CASES_DIR) if f.endswith(".sh"))
@@ -574,36 +575,17 @@ def test_run_finds_library_next_to_executable(gs, noop_lib, tmp_path):
     assert p.returncode == 2 and b"cannot find libgpustarve.so" in p.stderr
 
 
-def default_signals():
-    """In a child before exec: the signals gpustarve forwards back to their
-    default action. A shell leaves SIGINT and SIGQUIT ignored in background
-    jobs (a test suite run with `&`), and gpustarve and sh rightly keep an
-    ignored signal ignored: the tests would then see no signal at all."""
-    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP,
-                signal.SIGUSR1, signal.SIGUSR2):
-        signal.signal(sig, signal.SIG_DFL)
-
-
-def wait_for_file(path, why, timeout=60):
-    """Poll for a marker file another process creates (not a time guess:
-    the deadline only bounds a broken run)."""
-    deadline = time.monotonic() + timeout
-    while not os.path.exists(str(path)):
-        assert time.monotonic() < deadline, why
-        time.sleep(0.01)
-
-
 def _start_and_wait_ready(lib, tmp_path, script):
     ready = tmp_path / "ready"
     env = clean_env(GPUSTARVE_LIB=lib)
     proc = subprocess.Popen([GS, "run", "-q", "-o", "d", "--", "sh", "-c", script],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, preexec_fn=default_signals)
-    deadline = time.monotonic() + 60
-    while not ready.exists():
-        assert time.monotonic() < deadline, "child never started"
+    def started():
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.01)
+        return ready.exists()
+
+    wait_for(started, "child never started")
     return proc
 
 
@@ -626,20 +608,18 @@ def _child_of(pid):
     return int(kids[0]) if kids else None
 
 
+def _comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except (OSError, TypeError):
+        return None
+
+
 def test_run_forwarded_sigterm_kills_plain_child(gs, lib, tmp_path):
     proc = _start_and_wait_ready(lib, tmp_path, "touch ready; exec sleep 30")
     # the signal must reach sleep, not the shell before its exec
-    deadline = time.monotonic() + 20
-    while True:
-        child = _child_of(proc.pid)
-        try:
-            with open("/proc/%d/comm" % child) as f:
-                if child and f.read().strip() == "sleep":
-                    break
-        except (OSError, TypeError):
-            pass
-        assert time.monotonic() < deadline, "the command never exec'd sleep"
-        time.sleep(0.01)
+    wait_for(lambda: _comm(_child_of(proc.pid)) == "sleep", "the command never exec'd sleep")
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=20)
     assert proc.returncode == 143

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import CLI, ROOT, clean_env
+from conftest import CLI, ROOT, clean_env, report_json
 
 # A training loop stand-in: each step's batch is read by two known functions,
 # read_small_a (70% of the 4 KiB preads) and read_small_b (30%).
@@ -73,13 +73,6 @@ def traced_run(prog, run_dir, *extra, env=None):
                        capture_output=True, timeout=120)
     assert p.returncode == 0, p.stderr.decode()
     return run_dir
-
-
-def report_json(run_dir, *opts):
-    p = subprocess.run([CLI, "report", "--json"] + list(opts) + [str(run_dir)],
-                       capture_output=True, timeout=120)
-    assert p.returncode == 0, p.stderr.decode()
-    return json.loads(p.stdout)
 
 
 def small_reads(cs):
