@@ -66,11 +66,11 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
                  const gs_calib *cal)
 {
     g_live = NULL;
-    size_t tl = strlen(trace_path);
-    if (tl < 5 || tl + 2 > sizeof g_path)
+    const size_t tl = strlen(trace_path), ns = sizeof GS_TRACE_SUFFIX - 1;
+    if (tl <= ns || tl - ns + sizeof GS_LIVE_SUFFIX > sizeof g_path)
         return -1;
-    memcpy(g_path, trace_path, tl - 4);
-    memcpy(g_path + tl - 4, ".live", 6);
+    memcpy(g_path, trace_path, tl - ns);
+    memcpy(g_path + tl - ns, GS_LIVE_SUFFIX, sizeof GS_LIVE_SUFFIX);
     long fd = syscall(SYS_openat, AT_FDCWD, g_path,
                       O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)

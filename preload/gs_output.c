@@ -596,9 +596,9 @@ int gs_out_open(int forked)
     char name[sizeof g_host + 64];
     for (seq = 0; seq < 10000; seq++) {
         if (seq == 0)
-            snprintf(name, sizeof name, "%s-%d.gst", g_host, (int)pid);
+            snprintf(name, sizeof name, "%s-%d" GS_TRACE_SUFFIX, g_host, (int)pid);
         else
-            snprintf(name, sizeof name, "%s-%d.%u.gst", g_host, (int)pid, seq);
+            snprintf(name, sizeof name, "%s-%d.%u" GS_TRACE_SUFFIX, g_host, (int)pid, seq);
         fd = syscall(SYS_openat, dfd, name, FILE_FLAGS | O_CREAT | O_EXCL, 0600);
         if (fd >= 0 || errno != EEXIST)
             break;

@@ -22,6 +22,8 @@
 #include "gs_format.h"
 
 #define GS_LIVE_MAGIC "GSLIVE\0" /* 8 bytes with its NUL */
+/* <trace file without GS_TRACE_SUFFIX> + GS_LIVE_SUFFIX */
+#define GS_LIVE_SUFFIX ".live"
 #define GS_LIVE_VERSION 1
 #define GS_LIVE_HEADER_SIZE 4096u
 /* Bounds a reader applies before it trusts a field of a live file. */

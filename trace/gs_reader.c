@@ -242,10 +242,11 @@ int gs_reader_open(gs_reader **out, const char *path)
         return err;
     }
     /* the live file of this image, if the process left one: <name>.live */
-    const size_t pl = strlen(path);
-    if (pl > 4 && strcmp(path + pl - 4, ".gst") == 0 && (r->live_path = malloc(pl + 2))) {
-        memcpy(r->live_path, path, pl - 4);
-        memcpy(r->live_path + pl - 4, ".live", 6);
+    const size_t pl = strlen(path), ns = sizeof GS_TRACE_SUFFIX - 1;
+    if (pl > ns && strcmp(path + pl - ns, GS_TRACE_SUFFIX) == 0 &&
+        (r->live_path = malloc(pl - ns + sizeof GS_LIVE_SUFFIX))) {
+        memcpy(r->live_path, path, pl - ns);
+        memcpy(r->live_path + pl - ns, GS_LIVE_SUFFIX, sizeof GS_LIVE_SUFFIX);
     }
     *out = r;
     return GS_OK;
@@ -508,7 +509,7 @@ static void finish(gs_reader *r)
             tail_note(r, end_ts, GS_NOTE_ABRUPT, text);
             gs_event *e = tail_event(r, GS_K_EXIT, end_ts);
             e->aux = h->end_status;
-            e->aux2 = GS_EXIT_SIGNAL;
+            e->aux2 = GS_EXIT_HOW_SIGNAL;
             r->tot.ended = GS_END_SIGNAL;
         } else if (!r->saw_exit && !r->saw_exec && h->end == GS_LIVE_EXITED) {
             snprintf(text, sizeof text,
