@@ -114,6 +114,7 @@ include tests/simcuda/rules.mk
 include examples/rules.mk
 include examples/cuda.mk
 include bench/rules.mk
+include tests/fuzz/rules.mk
 
 # ---- Python side: torch 2.x from PyPI, and its tests ---------------------------
 VENV       ?= .venv
