@@ -4,6 +4,7 @@
  * id, grown when a larger id appears), or symbolise sites that are not
  * shown.
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "an_callsites.h"
+#include "an_index.h"
 #include "an_symbols.h"
 
 typedef struct acc {
@@ -61,8 +63,13 @@ struct an_cs {
     size_t nmaps, capmaps;
     perf_ent *perf;
     size_t nperf, capperf;
+    /* per stack id of the current process image: accs[k][i] for the id
+     * acc_ids[i]; ids map to i through acc_ix (never a table sized by an id) */
     acc *accs[AN_CS_NFIND];
-    uint32_t acc_cap;
+    uint32_t *acc_ids;
+    uint32_t acc_n, acc_cap;
+    an_index acc_ix;
+    an_index mod_ix; /* mod_key -> index in mods */
     uint32_t proc_seq;
     int proc_python; /* minor version of the process's Python 3, 0 = none */
     /* the run */
@@ -116,6 +123,9 @@ void an_cs_free(an_cs *cs)
     free(cs->mods);
     free(cs->maps);
     free(cs->perf);
+    free(cs->acc_ids);
+    an_index_free(&cs->acc_ix);
+    an_index_free(&cs->mod_ix);
     for (int k = 0; k < AN_CS_NFIND; k++) {
         free(cs->accs[k]);
         for (size_t i = 0; i < cs->nsites[k]; i++)
@@ -137,15 +147,36 @@ static int str_eq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+static uint64_t mod_key(const char *path, const char *bid, int perf, int anon)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(perf * 2 + anon);
+    for (const char *p = path ? path : "\x01"; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const char *p = bid; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    return h;
+}
+
+static int mod_is(const gmod *m, const char *path, const char *bid, int perf, int anon)
+{
+    return m->perf == perf && m->anon == anon && str_eq(m->path, path) &&
+           strcmp(m->build_id, bid) == 0;
+}
+
+/* RATIONALE: a Python perf map names a module per function (tens of
+ * thousands): found by hash, not by a search through them all. */
 static uint32_t mod_get(an_cs *cs, const char *path, const char *bid, int perf, int anon)
 {
     bid = bid ? bid : "";
-    for (size_t i = cs->nmods; i-- > 0;) {
-        const gmod *m = &cs->mods[i];
-        if (m->perf == perf && m->anon == anon && str_eq(m->path, path) &&
-            strcmp(m->build_id, bid) == 0)
-            return (uint32_t)i;
-    }
+    const uint64_t key = mod_key(path, bid, perf, anon);
+    const long had = an_index_get(&cs->mod_ix, key);
+    if (had >= 0 && mod_is(&cs->mods[had], path, bid, perf, anon))
+        return (uint32_t)had;
+    if (had >= 0) /* two modules with one hash: the slow way */
+        for (size_t i = cs->nmods; i-- > 0;)
+            if (mod_is(&cs->mods[i], path, bid, perf, anon))
+                return (uint32_t)i;
     if (cs->nmods == cs->capmods) {
         size_t nc = cs->capmods ? 2 * cs->capmods : 64;
         gmod *n = realloc(cs->mods, nc * sizeof *n);
@@ -159,6 +190,8 @@ static uint32_t mod_get(an_cs *cs, const char *path, const char *bid, int perf, 
     m->build_id = strdup(bid);
     m->perf = perf;
     m->anon = anon;
+    if (had < 0)
+        an_index_put(&cs->mod_ix, key, (uint32_t)cs->nmods);
     return (uint32_t)cs->nmods++;
 }
 
@@ -185,9 +218,22 @@ static int cmp_perf(const void *a, const void *b)
 
 static void perf_load(an_cs *cs, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    /* RATIONALE: /tmp/perf-PID.map is in everyone's directory: only a
+     * regular file of the user's, reached without a symlink, and opened so
+     * that a FIFO put there cannot hang the report */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0)
         return;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        close(fd);
+        return;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return;
+    }
     char line[4096];
     while (fgets(line, sizeof line, f)) {
         char *p = line, *e;
@@ -223,6 +269,8 @@ void an_cs_proc_begin(an_cs *cs, const char *trace_path, const gs_proc_info *pi)
     if (cs->accs[0])
         for (int k = 0; k < AN_CS_NFIND; k++)
             memset(cs->accs[k], 0, cs->acc_cap * sizeof(acc));
+    cs->acc_n = 0; /* stack ids are per process image */
+    an_index_free(&cs->acc_ix);
     /* Python's perf map: copied beside the trace at exit, or still in /tmp
      * when the analysis runs on the traced host after the process began */
     char p[4200];
@@ -307,20 +355,31 @@ static void add_mapping(an_cs *cs, const gs_reader *r, const gs_event *ev)
                                    mod_get(cs, anon ? "[anon]" : path, bid, 0, anon)};
 }
 
-static int grow_accs(an_cs *cs, uint32_t id)
+/* The accumulator index of stack id (made when new); -1 out of memory. */
+static long acc_of(an_cs *cs, uint32_t id)
 {
-    uint32_t cap = cs->acc_cap ? cs->acc_cap : 1024;
-    while (cap <= id)
-        cap *= 2;
-    for (int k = 0; k < AN_CS_NFIND; k++) {
-        acc *n = realloc(cs->accs[k], cap * sizeof *n);
-        if (!n)
+    const long had = an_index_get(&cs->acc_ix, id);
+    if (had >= 0)
+        return had;
+    if (cs->acc_n == cs->acc_cap) {
+        const uint32_t cap = cs->acc_cap ? cs->acc_cap * 2 : 1024;
+        uint32_t *ids = realloc(cs->acc_ids, cap * sizeof *ids);
+        if (!ids)
             return -1;
-        memset(n + cs->acc_cap, 0, (cap - cs->acc_cap) * sizeof *n);
-        cs->accs[k] = n;
+        cs->acc_ids = ids;
+        for (int k = 0; k < AN_CS_NFIND; k++) {
+            acc *n = realloc(cs->accs[k], cap * sizeof *n);
+            if (!n)
+                return -1;
+            memset(n + cs->acc_cap, 0, (cap - cs->acc_cap) * sizeof *n);
+            cs->accs[k] = n;
+        }
+        cs->acc_cap = cap;
     }
-    cs->acc_cap = cap;
-    return 0;
+    if (an_index_put(&cs->acc_ix, id, cs->acc_n) != 0)
+        return -1;
+    cs->acc_ids[cs->acc_n] = id;
+    return cs->acc_n++;
 }
 
 void an_cs_event(an_cs *cs, const gs_reader *r, const gs_event *ev)
@@ -337,13 +396,14 @@ void an_cs_event(an_cs *cs, const gs_reader *r, const gs_event *ev)
     f->calls++;
     f->time_ns += ev->dur;
     f->bytes += bytes;
-    if (!ev->stack || ev->stack > (1u << 24))
+    if (!ev->stack)
         return;
     cs->has_stacks = 1;
     f->stacked++;
-    if (ev->stack >= cs->acc_cap && grow_accs(cs, ev->stack) != 0)
+    const long ai = acc_of(cs, ev->stack);
+    if (ai < 0)
         return;
-    acc *a = &cs->accs[k][ev->stack];
+    acc *a = &cs->accs[k][ai];
     const double w = ev->stack_weight ? ev->stack_weight : 1;
     a->ns += w * (double)ev->dur;
     a->calls += w;
@@ -445,10 +505,11 @@ void an_cs_proc_end(an_cs *cs, const gs_reader *r)
             cs->py_without_perf = 1;
     }
     kframe kf[GS_STACK_FRAMES_MAX];
-    for (uint32_t id = 1; id < cs->acc_cap; id++) {
+    for (uint32_t ai = 0; ai < cs->acc_n; ai++) {
+        const uint32_t id = cs->acc_ids[ai];
         int any = 0;
         for (int k = 0; k < AN_CS_NFIND; k++)
-            any |= cs->accs[k][id].samples != 0;
+            any |= cs->accs[k][ai].samples != 0;
         if (!any)
             continue;
         size_t n = 0;
@@ -458,7 +519,7 @@ void an_cs_proc_end(an_cs *cs, const gs_reader *r)
         for (size_t i = 0; i < n; i++)
             kf[i] = key_frame(cs, fr[i]);
         for (int k = 0; k < AN_CS_NFIND; k++) {
-            const acc *a = &cs->accs[k][id];
+            const acc *a = &cs->accs[k][ai];
             if (!a->samples)
                 continue;
             gsite *s = site_get(cs, k, kf, (uint32_t)n);

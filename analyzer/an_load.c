@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "an_index.h"
 #include "an_model.h"
 #include "gs_trace.h"
 
@@ -29,6 +30,17 @@ enum {
     SF_STEP = 4,  /* matches --step-range */
     SF_FETCH = 8, /* matches --fetch-range */
 };
+
+/* RATIONALE: string ids are dense from 1 in real traces: a flat table for
+ * the first 64 Ki; ids beyond (a large run, or a hostile file naming id
+ * 2^30) go to a map, never to a table sized by the id. */
+#define SF_DIRECT 65536u
+
+/* Timeline slots kept for threads with markers, NVTX steps or host-to-device
+ * copies: threads that only wait on pipes and sockets (many, in a program
+ * with many connections) never take them, so they cannot starve the
+ * training thread of a slot. */
+#define SLOTS_RESERVED 16
 
 typedef struct open_range { /* nvtx_start ranges that matter */
     uint64_t id, ts;
@@ -42,8 +54,10 @@ typedef struct lctx {
     const an_opts *o;
     gs_reader *r;
     an_tl *tl;
-    uint8_t *sflags;
-    uint32_t nsflags;
+    uint8_t sflags[SF_DIRECT]; /* flags of string ids below SF_DIRECT */
+    an_index sflags_far;       /* id -> flags, ids from SF_DIRECT */
+    an_index tix;              /* tid -> index in p->th */
+    an_index rix;              /* nvtx range id -> index in ranges */
     uint32_t last_tid;
     long last_ti;
     long slot_th[AN_TL_MAX_SLOTS]; /* slot -> thread index */
@@ -61,18 +75,10 @@ typedef struct lctx {
 
 static uint8_t sflags_slow(lctx *c, uint32_t id)
 {
-    if (id >= c->nsflags) {
-        uint32_t n = c->nsflags ? c->nsflags : 256;
-        while (n <= id && n < (1u << 30))
-            n *= 2;
-        if (n <= id)
-            return SF_DONE;
-        uint8_t *nf = realloc(c->sflags, n);
-        if (!nf)
-            return SF_DONE;
-        memset(nf + c->nsflags, 0, n - c->nsflags);
-        c->sflags = nf;
-        c->nsflags = n;
+    if (id >= SF_DIRECT) {
+        const long f = an_index_get(&c->sflags_far, id);
+        if (f > 0)
+            return (uint8_t)f;
     }
     const char *s = gs_reader_string(c->r, id);
     uint8_t f = SF_DONE;
@@ -86,13 +92,16 @@ static uint8_t sflags_slow(lctx *c, uint32_t id)
     } else {
         return SF_DONE; /* not defined yet: do not cache */
     }
-    c->sflags[id] = f;
+    if (id < SF_DIRECT)
+        c->sflags[id] = f;
+    else
+        an_index_put(&c->sflags_far, id, f);
     return f;
 }
 
 static inline uint8_t sflags(lctx *c, uint32_t id)
 {
-    if (id && id < c->nsflags && c->sflags[id])
+    if (id && id < SF_DIRECT && c->sflags[id])
         return c->sflags[id];
     if (!id)
         return SF_DONE;
@@ -124,15 +133,12 @@ static inline long thread_ix(lctx *c, uint32_t tid)
 {
     if (c->last_ti >= 0 && c->last_tid == tid)
         return c->last_ti;
-    an_proc *p = c->p;
-    long ti = -1;
-    for (size_t i = 0; i < p->nth; i++)
-        if (p->th[i].tid == tid) {
-            ti = (long)i;
-            break;
-        }
-    if (ti < 0)
+    long ti = an_index_get(&c->tix, tid);
+    if (ti < 0) {
         ti = thread_add(c, tid);
+        if (ti >= 0 && an_index_put(&c->tix, tid, (uint32_t)ti) != 0)
+            ti = -1;
+    }
     if (ti >= 0) {
         c->last_ti = ti;
         c->last_tid = tid;
@@ -140,13 +146,15 @@ static inline long thread_ix(lctx *c, uint32_t tid)
     return ti;
 }
 
-/* The thread's timeline slot, given on first need; -1 past the limit. */
-static inline int slot_of(lctx *c, long ti)
+/* The thread's timeline slot, given on first need; -1 past the limit. A
+ * thread that only waits on pipes/sockets (prio 0) does not get one of the
+ * last SLOTS_RESERVED. */
+static inline int slot_of(lctx *c, long ti, int prio)
 {
     an_thread *t = &c->p->th[ti];
     if (t->slot >= 0)
         return t->slot;
-    if (c->nslots >= AN_TL_MAX_SLOTS)
+    if (c->nslots >= (prio ? AN_TL_MAX_SLOTS : AN_TL_MAX_SLOTS - SLOTS_RESERVED))
         return -1;
     t->slot = c->nslots++;
     c->slot_th[t->slot] = ti;
@@ -167,7 +175,7 @@ static void on_snap(void *ctx, unsigned slot, uint64_t qid, const an_snap *s)
 
 static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num)
 {
-    const int slot = slot_of(c, ti);
+    const int slot = slot_of(c, ti, type != AN_C_BURST_WAIT);
     if (slot < 0)
         return -1;
     an_thread *th = &c->p->th[ti];
@@ -199,7 +207,7 @@ static inline void host_iv(lctx *c, long ti, uint64_t s, uint64_t e, unsigned cl
 {
     if (!c->p->th[ti].ncand && !c->watch_all)
         return;
-    const int slot = slot_of(c, ti);
+    const int slot = slot_of(c, ti, 1);
     if (slot >= 0)
         an_tl_add_host(c->tl, (unsigned)slot, s, e, cls);
 }
@@ -292,6 +300,11 @@ static void add_device(lctx *c, const gs_event *e)
 
 static void range_add(lctx *c, uint64_t id, uint64_t ts, long ti, uint32_t flags)
 {
+    const long had = an_index_get(&c->rix, id);
+    if (had >= 0) { /* an id started again before it ended: the new one counts */
+        c->ranges[had] = (open_range){id, ts, (size_t)ti, flags};
+        return;
+    }
     if (c->nranges == c->capranges) {
         size_t nc = c->capranges ? c->capranges * 2 : 16;
         open_range *n = realloc(c->ranges, nc * sizeof *n);
@@ -300,6 +313,8 @@ static void range_add(lctx *c, uint64_t id, uint64_t ts, long ti, uint32_t flags
         c->ranges = n;
         c->capranges = nc;
     }
+    if (an_index_put(&c->rix, id, (uint32_t)c->nranges) != 0)
+        return;
     c->ranges[c->nranges++] = (open_range){id, ts, (size_t)ti, flags};
 }
 
@@ -333,6 +348,10 @@ static void nvtx_push(lctx *c, long ti, const gs_event *e)
     an_thread *th = &c->p->th[ti];
     const uint32_t f = sflags(c, e->str) & (SF_STEP | SF_FETCH);
     if (th->nvtx_depth >= AN_NVTX_DEPTH) {
+        th->nvtx_overflow++;
+        return;
+    }
+    if (!th->nvtx && !(th->nvtx = malloc(AN_NVTX_DEPTH * sizeof *th->nvtx))) {
         th->nvtx_overflow++;
         return;
     }
@@ -520,15 +539,19 @@ static void on_event(lctx *c, const gs_event *e)
         return;
     }
     case GS_K_NVTX_END:
-        for (size_t i = 0; i < c->nranges; i++) {
-            if (c->ranges[i].id != e->aux2)
-                continue;
-            const open_range rg = c->ranges[i];
-            c->ranges[i] = c->ranges[--c->nranges];
-            nvtx_close(c, (long)rg.ti, rg.flags, e->ts);
-            break;
+    {
+        const long i = an_index_get(&c->rix, e->aux2);
+        if (i < 0)
+            return;
+        const open_range rg = c->ranges[i];
+        an_index_del(&c->rix, rg.id);
+        if ((size_t)i != --c->nranges) {
+            c->ranges[i] = c->ranges[c->nranges];
+            an_index_put(&c->rix, c->ranges[i].id, (uint32_t)i);
         }
+        nvtx_close(c, (long)rg.ti, rg.flags, e->ts);
         return;
+    }
     case GS_K_STEP_BEGIN: case GS_K_STEP_END:
         if ((ti = thread_ix(c, e->tid)) < 0)
             return;
@@ -757,7 +780,7 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     if (hk && hk->on_piece && p->pid == hk->piece_pid && p->exec_seq == hk->piece_exec_seq) {
         /* the watched thread takes a slot before anything else happens */
         const long ti = thread_ix(c, hk->piece_tid);
-        const int slot = ti >= 0 ? slot_of(c, ti) : -1;
+        const int slot = ti >= 0 ? slot_of(c, ti, 1) : -1;
         if (slot >= 0)
             an_tl_set_piece_fn(c->tl, (unsigned)slot, hk->on_piece, hk->ctx);
         c->watch_all = 1;
@@ -822,7 +845,9 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     }
     run->bytes_done = c->bytes_before + gs_reader_file_size(r);
     an_tl_free(c->tl);
-    free(c->sflags);
+    an_index_free(&c->sflags_far);
+    an_index_free(&c->tix);
+    an_index_free(&c->rix);
     free(c->ranges);
     free(c);
     gs_reader_close(r);
@@ -876,8 +901,10 @@ void an_run_free(an_run *run)
         free(p->host);
         free(p->cfg);
         free(p->devs);
-        for (size_t t = 0; t < p->nth; t++)
+        for (size_t t = 0; t < p->nth; t++) {
             free(p->th[t].cand);
+            free(p->th[t].nvtx);
+        }
         free(p->th);
     }
     free(run->procs);

@@ -78,7 +78,7 @@ typedef struct an_thread {
     int fetch_depth;
     uint64_t fetch_ts;
     int nvtx_depth, nvtx_overflow, nvtx_step_open;
-    an_nvtx_open nvtx[AN_NVTX_DEPTH];
+    an_nvtx_open *nvtx; /* AN_NVTX_DEPTH entries, allocated at the first push */
     uint64_t burst_end[2];
     int64_t burst_idx[2]; /* candidate index of the current burst, -1 */
     /* candidates */

@@ -153,6 +153,12 @@ static int gpu_source_slow(an_tl *tl, uint32_t dev, uint64_t stream)
             return (int)tl->gmap[h] - 1;
         h = (h + 1) & (tl->gcap - 1);
     }
+    /* RATIONALE: past AN_TL_GPU_SOURCES_MAX streams (real programs use a
+     * few dozen; a damaged or hostile trace may name millions), the rest
+     * share one source: bounded memory and sweep cost; their intervals
+     * still count, only their order is no longer per stream. */
+    if (tl->gn >= AN_TL_GPU_SOURCES_MAX - 1 && !(dev == UINT32_MAX && stream == UINT64_MAX))
+        return gpu_source_slow(tl, UINT32_MAX, UINT64_MAX);
     if (tl->nsrc == tl->capsrc) {
         uint32_t nc = tl->capsrc * 2;
         fifo *ns = realloc(tl->src, nc * sizeof *ns);

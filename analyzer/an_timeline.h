@@ -45,6 +45,8 @@ enum an_cls {
  * keeps the per-segment work to the threads actually waiting; the training
  * thread is among the first few threads of a process in every real run. */
 #define AN_TL_MAX_SLOTS 64
+/* GPU sources (device, stream) kept apart; the rest share one. */
+#define AN_TL_GPU_SOURCES_MAX 1024
 /* Largest number of intervals waiting in the queues before the sweep is
  * forced forward. RATIONALE: 24 bytes each, so at most ~48 MiB per process,
  * enough for several seconds of a very busy GPU behind the lag window. */
@@ -90,7 +92,8 @@ an_tl *an_tl_new(an_snap_fn on_snap, void *ctx);
 void an_tl_free(an_tl *tl);
 
 /* Source of GPU intervals for (dev, stream): a small integer, or -1 when out
- * of memory. Host slot s (0 <= s < AN_TL_MAX_SLOTS) is its own source. */
+ * of memory. Host slot s (0 <= s < AN_TL_MAX_SLOTS) is its own source.
+ * Past AN_TL_GPU_SOURCES_MAX pairs, new ones share one source. */
 int an_tl_gpu_source(an_tl *tl, uint32_t dev, uint64_t stream);
 
 /* Add [start, end) of class cls. GPU classes go to a GPU source (from

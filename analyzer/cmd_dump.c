@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "an_callsites.h"
+#include "an_index.h"
 #include "cli_util.h"
 #include "gs_trace.h"
 
@@ -183,6 +184,7 @@ typedef struct proc_stats {
     size_t nfaults, cap_faults;
     tname *names;
     size_t nnames, cap_names;
+    an_index faults_ix, names_ix; /* tid -> index in faults, names */
 } proc_stats;
 
 typedef struct totals {
@@ -227,6 +229,8 @@ static void stats_reset(proc_stats *ps)
     size_t cf = ps->cap_faults;
     tname *names = ps->names;
     size_t cn = ps->cap_names;
+    an_index_free(&ps->faults_ix);
+    an_index_free(&ps->names_ix);
     memset(ps, 0, sizeof *ps);
     ps->paths = paths;
     ps->tids = tids;
@@ -278,11 +282,11 @@ static void stats_add(proc_stats *ps, const gs_event *ev)
             ps->lost = ev->aux2;
         break;
     case GS_K_FAULTS: {
-        size_t i;
-        for (i = 0; i < ps->nfaults; i++)
-            if (ps->faults[i].tid == (uint32_t)ev->aux)
-                break;
+        const long had = an_index_get(&ps->faults_ix, (uint32_t)ev->aux);
+        size_t i = had >= 0 ? (size_t)had : ps->nfaults;
         if (i == ps->nfaults) {
+            if (an_index_put(&ps->faults_ix, (uint32_t)ev->aux, (uint32_t)i) != 0)
+                break;
             if (ps->nfaults == ps->cap_faults) {
                 size_t nc = ps->cap_faults ? ps->cap_faults * 2 : 16;
                 void *p = realloc(ps->faults, nc * sizeof *ps->faults);
@@ -302,11 +306,11 @@ static void stats_add(proc_stats *ps, const gs_event *ev)
     case GS_K_THREAD: {
         if (ev->aux)
             u32set_add(&ps->tids, (uint32_t)ev->aux);
-        size_t i;
-        for (i = 0; i < ps->nnames; i++)
-            if (ps->names[i].tid == (uint32_t)ev->aux)
-                break;
+        const long had = an_index_get(&ps->names_ix, (uint32_t)ev->aux);
+        size_t i = had >= 0 ? (size_t)had : ps->nnames;
         if (i == ps->nnames) {
+            if (an_index_put(&ps->names_ix, (uint32_t)ev->aux, (uint32_t)i) != 0)
+                break;
             if (ps->nnames == ps->cap_names) {
                 size_t nc = ps->cap_names ? ps->cap_names * 2 : 16;
                 void *p = realloc(ps->names, nc * sizeof *ps->names);
@@ -748,8 +752,16 @@ static void write_event_text(gs_out *o, const gs_reader *r, uint64_t pid, uint64
 
 /* ---- NVTX ranges ------------------------------------------------------------------ */
 
-static int range_add(range_list *l, const open_range *x)
+/* RATIONALE: at most this many ranges open at once per process (real
+ * programs have a few dozen): a damaged or hostile trace that opens millions
+ * costs bounded memory and a bounded search per close; the ranges opened
+ * past it are not printed (as a pop or end without its opening record). */
+#define DUMP_MAX_OPEN 4096
+
+static int range_add(range_list *l, const open_range *x, size_t max)
 {
+    if (l->n >= max)
+        return -1;
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 64;
         open_range *nv = realloc(l->v, nc * sizeof *nv);
@@ -837,10 +849,10 @@ static void range_event(dump_ctx *c, const gs_reader *r, uint64_t pid, uint64_t 
     switch (e->kind) {
     case GS_K_NVTX_PUSH:
         x.id = 0;
-        range_add(&c->pushes, &x);
+        range_add(&c->pushes, &x, DUMP_MAX_OPEN);
         return;
     case GS_K_NVTX_START:
-        range_add(&c->starts, &x);
+        range_add(&c->starts, &x, DUMP_MAX_OPEN);
         return;
     case GS_K_NVTX_POP:
         for (size_t i = c->pushes.n; i-- > 0;) {
@@ -874,7 +886,7 @@ static int cmp_open(const void *a, const void *b)
 static void ranges_finish(dump_ctx *c, const gs_reader *r, uint64_t pid, uint64_t base)
 {
     for (size_t i = 0; i < c->starts.n; i++)
-        range_add(&c->pushes, &c->starts.v[i]);
+        range_add(&c->pushes, &c->starts.v[i], SIZE_MAX);
     /* RATIONALE: qsort is not stable, but two open ranges with one ts and
      * different content in one process are rare and both get printed. */
     if (c->pushes.n)
@@ -1511,6 +1523,8 @@ int gs_cmd_dump(int argc, char **argv)
     free(c->ps.tids.keys);
     free(c->ps.faults);
     free(c->ps.names);
+    an_index_free(&c->ps.faults_ix);
+    an_index_free(&c->ps.names_ix);
     free(c->pushes.v);
     free(c->starts.v);
     strset_free(&c->tot.paths);

@@ -101,11 +101,11 @@ static pf_thread *pf_thread_of(pass2 *x, uint32_t tid)
 {
     if (x->last_th >= 0 && x->th[x->last_th].tid == tid)
         return &x->th[x->last_th];
-    for (size_t i = 0; i < x->nth; i++)
-        if (x->th[i].tid == tid) {
-            x->last_th = (long)i;
-            return &x->th[i];
-        }
+    const long had = an_index_get(&x->thx, tid);
+    if (had >= 0) {
+        x->last_th = had;
+        return &x->th[had];
+    }
     if (x->nth == x->capth) {
         if (x->capth >= PF_MAX_THREADS)
             return NULL;
@@ -116,6 +116,8 @@ static pf_thread *pf_thread_of(pass2 *x, uint32_t tid)
         x->th = n;
         x->capth = nc;
     }
+    if (an_index_put(&x->thx, tid, (uint32_t)x->nth) != 0)
+        return NULL;
     pf_thread *t = &x->th[x->nth];
     memset(t, 0, sizeof *t);
     t->tid = tid;
@@ -130,9 +132,13 @@ static uint64_t gpu_pid(const pass2 *x, uint32_t dev)
 
 static pf_stream *pf_stream_of(pass2 *x, uint32_t dev, uint64_t stream)
 {
-    for (size_t i = 0; i < x->nst; i++)
+    for (size_t i = x->nst; i-- > 0;)
         if (x->st[i].dev == dev && x->st[i].stream == stream)
             return &x->st[i];
+    /* RATIONALE: past PF_MAX_STREAMS tracks (a damaged or hostile trace),
+     * the rest share the last one: the search stays bounded */
+    if (x->nst >= PF_MAX_STREAMS)
+        return &x->st[x->nst - 1];
     if (x->nst == x->capst) {
         size_t nc = x->capst ? x->capst * 2 : 8;
         pf_stream *n = realloc(x->st, nc * sizeof *n);
@@ -190,6 +196,8 @@ static long hx_row_of(pass2 *x, int type, uint64_t a, uint64_t b, const char *na
     for (size_t i = 0; i < x->nrows; i++)
         if (x->rows[i].type == type && x->rows[i].a == a && x->rows[i].b == b)
             return (long)i;
+    if (x->nrows >= HX_MAX_ROWS)
+        return -1; /* the page shows the first rows only */
     if (x->nrows == x->caprows) {
         size_t nc = x->caprows ? x->caprows * 2 : 16;
         hx_row *n = realloc(x->rows, nc * sizeof *n);
@@ -312,6 +320,7 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
         an_cs_proc_begin(x->res->callsites, p->path, gs_reader_info(r)); /* its mappings */
     x->nth = x->nst = x->nrg = 0;
     x->last_th = -1;
+    an_index_free(&x->thx);
     x->ngpu_named = 0;
     x->rbin = -1;
     x->rbytes = 0;
@@ -646,7 +655,23 @@ static void p2_on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)
     /* GPU busy % per bin */
     for (uint64_t a = t0; a < t1;) {
         const int64_t bin = (int64_t)(rel(x, a) / PF_BIN_NS);
-        const uint64_t bend = x->base + (uint64_t)(bin + 1) * PF_BIN_NS;
+        const uint64_t bstart = x->base + (uint64_t)bin * PF_BIN_NS;
+        const uint64_t bend = bstart > UINT64_MAX - PF_BIN_NS ? UINT64_MAX : bstart + PF_BIN_NS;
+        if (a == bstart && a > x->base && t1 - a >= 2 * PF_BIN_NS && bend > a) {
+            /* RATIONALE: a piece covering whole bins gives each the same
+             * value: the first and the last of the run are emitted, not
+             * every bin between (a day-long piece is 8.6 M bins; a hostile
+             * one 2^62 ns) */
+            const uint64_t nfull = (t1 - a) / PF_BIN_NS;
+            if (bin != x->gbin)
+                p2_gbin_flush(x);
+            x->gbin = bin;
+            x->gbusy = cls < AN_NBUSY ? PF_BIN_NS : 0;
+            p2_gbin_flush(x);
+            x->gbin = bin + (int64_t)nfull - 1;
+            a += nfull * PF_BIN_NS;
+            continue;
+        }
         const uint64_t b = t1 < bend ? t1 : bend;
         if (bin != x->gbin) {
             p2_gbin_flush(x);
@@ -655,6 +680,8 @@ static void p2_on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)
         }
         if (cls < AN_NBUSY)
             x->gbusy += b - a;
+        if (b <= a)
+            break; /* the end of time: nothing after UINT64_MAX */
         a = b;
     }
     /* idle pieces of measured steps */
@@ -882,6 +909,7 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     }
     free(x->rows);
     free(x->th);
+    an_index_free(&x->thx);
     free(x->st);
     free(x->rg);
     free(x->step_bytes);

@@ -5,6 +5,7 @@
 #ifndef REPORT_PASS2_H
 #define REPORT_PASS2_H
 
+#include "an_index.h"
 #include "an_model.h"
 #include "cli_util.h"
 
@@ -22,6 +23,8 @@
 #define PF_PID_ANALYSIS 999999999ull /* pseudo-process: steps, starvation, counters */
 #define PF_PID_GPU 1000000000ull     /* pseudo-processes: + 1000 x image + device */
 #define PF_MAX_THREADS 4096
+#define PF_MAX_STREAMS 256           /* GPU stream tracks per image; the rest share one */
+#define HX_MAX_ROWS 64               /* HTML timeline rows (threads, streams) */
 #define PF_NVTX_DEPTH 32
 #define PF_MAX_RANGES 4096
 #define HX_WINDOWS 3                 /* the page shows the slowest 3 steps */
@@ -93,6 +96,7 @@ typedef struct pass2 {
     pf_thread *th;
     size_t nth, capth;
     long last_th;
+    an_index thx; /* tid -> index in th */
     pf_stream *st;
     size_t nst, capst;
     uint32_t gpu_named[8]; /* devices whose pseudo-process got a name, +1 */

@@ -63,12 +63,15 @@ uint64_t gs_live_ts(int tsc, uint64_t tsc0, uint64_t mono0, uint64_t tsc1, uint6
         return raw;
     if (tsc1 <= tsc0 || mono1 < mono0)
         return mono1; /* no segment yet */
-    __int128 dt = (__int128)raw - (__int128)tsc0;
-    __int128 dm = (__int128)(mono1 - mono0);
-    __int128 v = (__int128)mono0 + dt * dm / (__int128)(tsc1 - tsc0);
-    if (v < 0)
-        return 0;
-    return v > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+    /* unsigned 128-bit: each product of two 64-bit values fits; the result
+     * saturates at 0 and 2^64 - 1 (a damaged or hostile live file) */
+    const unsigned __int128 dm = mono1 - mono0, dt = tsc1 - tsc0;
+    if (raw >= tsc0) {
+        const unsigned __int128 q = (unsigned __int128)(raw - tsc0) * dm / dt;
+        return q > (unsigned __int128)(UINT64_MAX - mono0) ? UINT64_MAX : mono0 + (uint64_t)q;
+    }
+    const unsigned __int128 q = (unsigned __int128)(tsc0 - raw) * dm / dt;
+    return q >= mono0 ? 0 : mono0 - (uint64_t)q;
 }
 
 uint64_t gs_live_dur(int tsc, uint64_t tsc0, uint64_t mono0, uint64_t tsc1, uint64_t mono1,

@@ -547,6 +547,15 @@ static void finish(gs_reader *r)
     r->phase = PH_DONE;
 }
 
+/* RATIONALE: every reader computes ts + dur; an event whose end would wrap
+ * past 2^64 (only a damaged or hostile file has one) ends at 2^64 - 1. */
+static void clamp_ends(gs_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].ts + ev[i].dur < ev[i].ts)
+            ev[i].dur = UINT64_MAX - ev[i].ts;
+}
+
 /* Decode up to max events of the current frame into buf; closes the frame
  * when its records are done. */
 static int decode(gs_reader *r, gs_event *buf, size_t max, const gs_event **events, size_t *n)
@@ -554,6 +563,7 @@ static int decode(gs_reader *r, gs_event *buf, size_t max, const gs_event **even
     const long nev = gs_decode_some(&r->dec, buf, max, &r->tid, keep_string, keep_stack, r);
     if (nev < 0)
         return fail(r, (int)nev);
+    clamp_ends(buf, (size_t)nev);
     if (r->dec.left == 0) {
         r->in_frame = 0;
         r->off = r->frame_end;
@@ -593,6 +603,7 @@ static int after_frames(gs_reader *r, int rc, const gs_event **events, size_t *n
         const gs_recovery_stacks stk = {stack_defined, r};
         const long got = gs_recovery_next(r->rec, r->events, GS_READ_BATCH, &stk);
         if (got > 0) {
+            clamp_ends(r->events, (size_t)got);
             account(r, r->events, (size_t)got, 1);
             *events = r->events;
             *n = (size_t)got;

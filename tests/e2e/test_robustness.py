@@ -500,3 +500,60 @@ def test_run_dump_and_report_count_the_same_and_account_for_everything(built, tm
     preads = [x for x in recs if x.get("pid") == worker and x["kind"].startswith("pread")]
     assert len(preads) < nreads  # most of them could not be written
     assert len(preads) + dropped + lost >= nreads
+
+
+# ---- hostile traces cost bounded time and memory -------------------------------------
+
+REGRESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "regress")
+HOSTILE = sorted(f for f in os.listdir(REGRESS) if f.endswith(".gst"))
+
+
+def _limited(cpu_s=10, mem=1 << 30):
+    import resource
+
+    def set_limits():
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    return set_limits
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_trace_costs_bounded_time_and_memory(built, tmp_path, name):
+    """Each file of tests/fuzz/regress (tests/fuzz/mk_hostile.c says what it
+    once cost) goes through every command that loads traces within 10 CPU
+    seconds and 1 GiB of address space — CPU time, so a busy machine does not
+    matter — with exit status 0 (or 2: no training steps in it)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(os.path.join(REGRESS, name), run / name)
+    cmds = [["dump", "--json"], ["dump", "--summary"], ["dump", "--callsites"], ["report"],
+            ["report", "--json"], ["report", "--perfetto", str(tmp_path / "p.json")],
+            ["report", "--html", str(tmp_path / "p.html")]]
+    for c in cmds:
+        p = subprocess.run([CLI] + c + [str(run)], capture_output=True, timeout=300,
+                           preexec_fn=_limited())
+        assert p.returncode in (0, 2), (c, p.returncode, p.stderr.decode()[-500:])
+        if p.returncode == 2:
+            assert c[0] == "report" and b"no training steps" in p.stderr, (c, p.stderr)
+    if (tmp_path / "p.json").exists():
+        json.loads((tmp_path / "p.json").read_text())
+
+
+def test_threads_reading_sockets_do_not_starve_the_training_thread(built, tmp_path):
+    """64 threads wait on sockets before the first step: the training thread
+    (step markers) still gets its place on the timeline and its steps."""
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(os.path.join(REGRESS, "sockets.gst"), run)
+    p = subprocess.run([CLI, "report", "--json", str(run)], capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    rep = json.loads(p.stdout)
+    assert rep["steps"]["count"] == 12 and rep["steps"]["source"] == "markers"
+    assert rep["run"]["trainer"]["training_tid"] == 2005
+
+
+def test_string_far_away_is_still_named(built, tmp_path):
+    """A string id near 2^30 costs one entry, and is found."""
+    recs, _, code = dump(os.path.join(REGRESS, "strid.gst"))
+    assert code == 0
+    assert [r["path"] for r in recs if r["kind"] == "read"] == ["/data/far.bin"]
