@@ -12,6 +12,8 @@ module with a foreign __loader__ (inspect and torch.jit read it).
 """
 import sys
 
+from ._frames import drop_own, hide
+
 TARGET = "torch.utils.data.dataloader"
 
 
@@ -28,6 +30,9 @@ class _PatchingLoader:
     def exec_module(self, module):
         try:
             self._inner.exec_module(module)
+        except BaseException as e:
+            drop_own(e)
+            raise
         finally:
             # the module keeps the loader it would have had without us
             try:
@@ -40,6 +45,12 @@ class _PatchingLoader:
 
     def __getattr__(self, name):  # get_source, get_filename, is_package, ...
         return getattr(self._inner, name)
+
+
+# the module's own code runs under exec_module: warnings and tracebacks from
+# it must not name gpustarve (gpustarve._frames)
+_PatchingLoader.exec_module = hide(_PatchingLoader.exec_module)
+_PatchingLoader.create_module = hide(_PatchingLoader.create_module)
 
 
 class _Finder:

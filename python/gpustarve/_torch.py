@@ -29,6 +29,7 @@ import threading
 import weakref
 
 from . import _native
+from ._frames import drop_own, hide
 
 _lock = threading.Lock()
 _next_loader_id = 0
@@ -238,51 +239,74 @@ class _WorkerInit(object):
         except Exception:
             pass
         if self.fn is not None:
-            return self.fn(worker_id)
+            try:
+                return self.fn(worker_id)
+            except BaseException as e:
+                drop_own(e)
+                raise
         return None
 
     def __reduce__(self):
         return (_WorkerInit, (self.fn, self.loader))
 
 
+_WorkerInit.__call__ = hide(_WorkerInit.__call__)
+
+
 # ---- wrappers ------------------------------------------------------------------
 
 def _wrap_loader_init(orig):
     def __init__(self, *args, **kwargs):
-        if not _overrides:
-            return orig(self, *args, **kwargs)
         try:
-            import inspect
-            ba = inspect.signature(orig).bind(self, *args, **kwargs)
-        except (TypeError, ValueError):
-            return orig(self, *args, **kwargs)  # torch reports the program's own error
-        a = ba.arguments
-        requested = {}
-        nw = _overrides.get("num_workers")
-        if nw is not None and a.get("num_workers", 0) != nw:
-            requested["num_workers"] = a.get("num_workers", 0)
-            a["num_workers"] = nw
-            if nw == 0:
-                # options that torch refuses without workers go back to their defaults
-                for name in ("prefetch_factor", "multiprocessing_context", "timeout"):
-                    a.pop(name, None)
-                if a.get("persistent_workers"):
-                    requested["persistent_workers"] = True
-                    a["persistent_workers"] = False
-        pm = _overrides.get("pin_memory")
-        if pm is not None and bool(a.get("pin_memory", False)) != pm:
-            requested["pin_memory"] = bool(a.get("pin_memory", False))
-            a["pin_memory"] = pm
-        r = orig(*ba.args, **ba.kwargs)
-        if requested:
-            self.__dict__["_gpustarve_requested"] = requested
-        return r
+            return _loader_init(orig, self, args, kwargs)
+        except BaseException as e:
+            drop_own(e)
+            raise
     return _finish_wrapper(__init__, orig)
+
+
+def _loader_init(orig, self, args, kwargs):
+    """DataLoader.__init__ with the GPUSTARVE_* overrides applied."""
+    if not _overrides:
+        return orig(self, *args, **kwargs)
+    try:
+        import inspect
+        ba = inspect.signature(orig).bind(self, *args, **kwargs)
+    except (TypeError, ValueError):
+        return orig(self, *args, **kwargs)  # torch reports the program's own error
+    a = ba.arguments
+    requested = {}
+    nw = _overrides.get("num_workers")
+    if nw is not None and a.get("num_workers", 0) != nw:
+        requested["num_workers"] = a.get("num_workers", 0)
+        a["num_workers"] = nw
+        if nw == 0:
+            # options that torch refuses without workers go back to their defaults
+            for name in ("prefetch_factor", "multiprocessing_context", "timeout"):
+                a.pop(name, None)
+            if a.get("persistent_workers"):
+                requested["persistent_workers"] = True
+                a["persistent_workers"] = False
+    pm = _overrides.get("pin_memory")
+    if pm is not None and bool(a.get("pin_memory", False)) != pm:
+        requested["pin_memory"] = bool(a.get("pin_memory", False))
+        a["pin_memory"] = pm
+    r = orig(*ba.args, **ba.kwargs)
+    if requested:
+        self.__dict__["_gpustarve_requested"] = requested
+    return r
+
+
+_loader_init = hide(_loader_init)
 
 
 def _wrap_iter_init(orig):
     def __init__(self, loader, *args, **kwargs):
-        r = orig(self, loader, *args, **kwargs)
+        try:
+            r = orig(self, loader, *args, **kwargs)
+        except BaseException as e:
+            drop_own(e)
+            raise
         try:
             st = _loader_state(loader)
             token = next(_iter_tokens)
@@ -309,6 +333,9 @@ def _wrap_mp_iter_init(orig):
                 swapped = False
         try:
             return orig(self, loader, *args, **kwargs)
+        except BaseException as e:
+            drop_own(e)
+            raise
         finally:
             if swapped:
                 try:
@@ -350,8 +377,9 @@ def _wrap_next(orig):
         fetch_begin(k, lid)
         try:
             data = orig(self)
-        except BaseException:
+        except BaseException as e:
             fetch_end(k, lid)  # StopIteration (end of epoch) or an error
+            drop_own(e)
             raise
         fetch_end(k, lid)
         st.next = k + 1
@@ -363,12 +391,15 @@ def _wrap_next(orig):
 
 
 def _finish_wrapper(w, orig):
+    """w, invisible to warnings and tracebacks (gpustarve._frames), with
+    orig's name, qualname, module, docstring and __wrapped__."""
     w.__name__ = getattr(orig, "__name__", w.__name__)
     w.__qualname__ = getattr(orig, "__qualname__", w.__qualname__)
+    w.__module__ = getattr(orig, "__module__", w.__module__)
     w.__doc__ = getattr(orig, "__doc__", None)
     w.__wrapped__ = orig
     w._gpustarve_wrapper = True
-    return w
+    return hide(w)
 
 
 def _patch(cls, name, make):

@@ -557,3 +557,68 @@ def test_string_far_away_is_still_named(built, tmp_path):
     recs, _, code = dump(os.path.join(REGRESS, "strid.gst"))
     assert code == 0
     assert [r["path"] for r in recs if r["kind"] == "read"] == ["/data/far.bin"]
+
+
+# ---- the Python side is invisible too -------------------------------------------------
+
+PY_SEEN = r"""
+import inspect, sys, traceback, warnings
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class DS(Dataset):
+    def __len__(self):
+        return 4
+    def __getitem__(self, i):
+        if i == 3:
+            raise KeyError("bad item")
+        return torch.zeros(2)
+
+out = []
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    it = iter(DataLoader(DS(), batch_size=1, pin_memory=True))  # no accelerator: torch warns
+    next(it)
+out.append([(w.category.__name__, w.filename, w.lineno, str(w.message)[:50]) for w in caught])
+warnings.resetwarnings()
+warnings.filterwarnings("error", category=UserWarning, module="torch.utils.data.dataloader")
+try:
+    iter(DataLoader(DS(), batch_size=1, pin_memory=True))
+    out.append("not filtered")
+except UserWarning:
+    out.append("filtered by module")
+warnings.resetwarnings()
+try:
+    for b in DataLoader(DS(), batch_size=1):
+        pass
+except KeyError:
+    out.append([(f.filename, f.lineno, f.name) for f in traceback.extract_tb(sys.exc_info()[2])])
+out.append(inspect.getsourcelines(DataLoader.__init__)[1])
+out.append(str(inspect.signature(DataLoader.__init__)))
+out.append(inspect.getmodule(DataLoader.__init__).__name__)
+out.append([DataLoader.__init__.__module__, DataLoader.__init__.__qualname__])
+print(repr(out))
+"""
+
+VENV_PY = os.path.join(os.path.dirname(CLI), "..", ".venv", "bin", "python")
+
+
+@pytest.mark.parametrize("python", [PY, VENV_PY], ids=["debian-torch1", "venv-torch2"])
+def test_warnings_tracebacks_and_inspect_see_no_gpustarve(built, tmp_path, python):
+    """The DataLoader's own warnings keep torch's module, file and line (so
+    module-based filters act as untraced), a dataset's exception keeps the
+    untraced traceback, and inspect sees DataLoader's own source and
+    signature."""
+    if not os.path.exists(python):
+        pytest.skip("%s is missing (make venv)" % python)
+    script = tmp_path / "seen.py"
+    script.write_text(PY_SEEN)
+    plain = run_plain([python, str(script)])
+    traced = run_traced([python, str(script)], tmp_path / "run")
+    assert plain.returncode == 0, plain.stderr.decode()
+    assert traced.returncode == 0, traced.stderr.decode()
+    assert traced.stdout == plain.stdout
+    assert b"gpustarve" not in traced.stdout
+    # the traced run did go through gpustarve's wrappers
+    recs, _, _ = dump(tmp_path / "run")
+    assert any(r["kind"] == "fetch_begin" for r in recs)
