@@ -136,7 +136,7 @@ test-python: $(LIB) $(CLI)
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
 ## test: install missing test packages and .venv (torch 2.x), then run every test CI runs
 test: deps-test all venv
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python test-fuzz
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
