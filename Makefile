@@ -115,6 +115,7 @@ include examples/rules.mk
 include examples/cuda.mk
 include bench/rules.mk
 include tests/fuzz/rules.mk
+include tests/tsan/rules.mk
 
 # ---- Python side: torch 2.x from PyPI, and its tests ---------------------------
 VENV       ?= .venv
@@ -136,7 +137,7 @@ test-python: $(LIB) $(CLI)
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
 ## test: install missing test packages and .venv (torch 2.x), then run every test CI runs
 test: deps-test all venv
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python test-fuzz
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python test-fuzz test-san-collector test-tsan
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
@@ -148,6 +149,37 @@ $(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(wildcard trace/*.h analyzer/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+
+# The collector built with AddressSanitizer + UBSan: preloaded after the
+# ASan runtime (ld.so needs it first), for the hook and end-to-end tests.
+SAN_LIB      := $(BUILD)/san/libgpustarve.so
+SAN_RUNTIME   = $(shell $(CC) -print-file-name=libasan.so)
+SAN_PIC_OBJ  := $(patsubst %.c,$(BUILD)/san/pic/%.o,$(PRELOAD_SRC) $(CUPTI_SRC) $(TRACE_SRC))
+$(BUILD)/san/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC(san) $<"
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -O1 $(SAN_FLAGS) -Icupti -isystem $(CUDA_HOME)/include -c $< -o $@
+$(BUILD)/san/pic/%.o: %.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC(san) $<"
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -O1 $(SAN_FLAGS) -c $< -o $@
+$(SAN_LIB): $(SAN_PIC_OBJ) preload/libgpustarve.map
+	@echo "  LD(san) $@"
+	$(Q)$(CC) -shared -pthread $(SAN_FLAGS) -Wl,--version-script=preload/libgpustarve.map \
+	    -Wl,-z,now -o $@ $(SAN_PIC_OBJ) $(LDLIBS_ZSTD) -ldl \
+	    -Wl,--push-state,--no-as-needed -lgcc_s -lunwind -Wl,--pop-state
+# RATIONALE: the traced programs are not instrumented and own their crash
+# signals: ASan leaves SIGSEGV & co. to them (and to the collector's handler)
+# and does not report their leaks; any report about the collector fails the
+# run (exit status 99).
+SAN_ENV = GS_SAN_LIB=$(abspath $(SAN_LIB)) GS_SAN_RUNTIME=$(SAN_RUNTIME) \
+          ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:allow_user_segv_handler=1:exitcode=99 \
+          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99
+
+## test-san-collector: the hook and end-to-end tests with libgpustarve.so built with AddressSanitizer and UBSan
+test-san-collector: $(SAN_LIB) all
+	$(Q)$(SAN_ENV) BUILD=$(BUILD) $(HK_DIR)/run.sh
+	$(Q)$(SAN_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
 ## test-san: unit tests, and the analyzer's tests against the CLI, under AddressSanitizer and UBSan
 test-san: $(SAN_BINS) $(SAN_CLI)

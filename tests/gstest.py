@@ -29,6 +29,12 @@ BUILD = os.path.join(ROOT, "build")
 # tests with the AddressSanitizer + UBSan one).
 CLI = os.environ.get("GS_CLI") or os.path.join(BUILD, "gpustarve")
 LIB = os.path.join(BUILD, "libgpustarve.so")
+# GS_SAN_LIB (make test-san-collector): the collector built with ASan + UBSan;
+# it is preloaded after the sanitizer runtime GS_SAN_RUNTIME (ld.so wants the
+# runtime first). PRELOAD is what LD_PRELOAD must hold to trace by hand.
+SAN_LIB = os.environ.get("GS_SAN_LIB")
+SAN_RUNTIME = os.environ.get("GS_SAN_RUNTIME", "")
+PRELOAD = SAN_RUNTIME + ":" + SAN_LIB if SAN_LIB else LIB
 PYDIR = os.path.join(ROOT, "python")
 DEBIAN_PY = "/usr/bin/python3"  # Debian's interpreter, with Debian's torch 1.13
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")  # torch 2.x (make venv)
@@ -90,7 +96,14 @@ def run(args, **kw):
 
 
 def run_traced(cmd, run_dir, env=None, cli_args=(), **kw):
-    """cmd under `gpustarve run [cli_args] -o run_dir --`; CompletedProcess."""
+    """cmd under `gpustarve run [cli_args] -o run_dir --`; CompletedProcess.
+    With GS_SAN_LIB, `run` preloads the sanitized collector after the runtime."""
+    if SAN_LIB:
+        # RATIONALE: in place, so a test comparing the child's environment
+        # with the one it passed sees these as its own
+        env = env if env is not None else clean_env()
+        env["GPUSTARVE_LIB"] = SAN_LIB
+        env["LD_PRELOAD"] = SAN_RUNTIME + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     return run([CLI, "run"] + list(cli_args) + ["-o", str(run_dir), "--"] + list(cmd),
                env=env, **kw)
 

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import gstest  # noqa: E402  (tests/gstest.py: the helpers all suites share)
-from gstest import (BUILD, CLI, LIB, READ_KINDS, ROOT, clean_env, dump,  # noqa: E402,F401
+from gstest import (BUILD, CLI, LIB, PRELOAD, READ_KINDS, ROOT, clean_env, dump,  # noqa: E402,F401
                     report_json, run_traced)
 
 PY = gstest.DEBIAN_PY  # Debian's interpreter, with Debian's torch

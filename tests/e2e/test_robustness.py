@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-from conftest import CLI, LIB, PY, READ_DATASET, clean_env, dump, run_plain, run_traced
+from conftest import CLI, PRELOAD, PY, READ_DATASET, clean_env, dump, run_plain, run_traced
 
 # The parent kills the child once the child's reads are on disk, as the
 # collector's periodic flush (GPUSTARVE_FLUSH_MS) put them there: it watches
@@ -135,7 +135,7 @@ def test_unwritable_directory_changes_nothing(built, dataset, readonly_dir, how)
     else:
         cmd = [READ_DATASET, root, "--workers", "2", "--exit", "4"]
     plain = run_plain(cmd)
-    env = clean_env(LD_PRELOAD=LIB, GPUSTARVE_DIR=os.path.join(readonly_dir, "run"))
+    env = clean_env(LD_PRELOAD=PRELOAD, GPUSTARVE_DIR=os.path.join(readonly_dir, "run"))
     traced = run_plain(cmd, env=env)
     assert traced.returncode == plain.returncode == 4
     assert traced.stdout == plain.stdout
@@ -279,7 +279,7 @@ def test_default_directory_planted_by_someone_else_is_refused(built, tmp_path, t
         else:
             os.chmod(d, 0o770)
     cmd = [PY, "-c", "import sys; print(len(open(sys.argv[0] if False else '/proc/self/cmdline','rb').read()) > 0); sys.exit(3)"]
-    env = clean_env(LD_PRELOAD=LIB)
+    env = clean_env(LD_PRELOAD=PRELOAD)
     plain = run_plain(cmd, env=clean_env(), cwd=str(work))
     traced = run_plain(cmd, env=env, cwd=str(work))
     assert traced.returncode == plain.returncode == 3

@@ -6,7 +6,14 @@
 set -u
 BUILD=${BUILD:-build}
 T=$BUILD/tests/hooks
-LIB=$(cd "$BUILD" && pwd)/libgpustarve.so
+# GS_SAN_LIB (make test-san-collector): the collector built with ASan + UBSan,
+# preloaded after the sanitizer runtime GS_SAN_RUNTIME (ld.so wants it first)
+if [ -n "${GS_SAN_LIB:-}" ]; then
+    LIB="$GS_SAN_RUNTIME:$GS_SAN_LIB"
+    export HK_CALLER_ANY=1 # hk_stacks: the runtime's interceptors call the hooks
+else
+    LIB=$(cd "$BUILD" && pwd)/libgpustarve.so
+fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gs-hooks.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 pass=0
