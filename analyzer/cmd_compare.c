@@ -373,7 +373,7 @@ static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, 
     gs_out_str(o, "[");
     int first = 1;
     for (size_t i = 0; i < REP_NCFG; i++) {
-        const char *a = rep_cfg_value(A->res.trainer, rep_cfg_keys[i]), *b = rep_cfg_value(B->res.trainer, rep_cfg_keys[i]);
+        const char *a = an_cfg_value(A->res.trainer, rep_cfg_keys[i]), *b = an_cfg_value(B->res.trainer, rep_cfg_keys[i]);
         if ((!a && !b) || (a && b && !strcmp(a, b)))
             continue;
         gs_out_str(o, first ? "{" : ",{");
@@ -507,8 +507,8 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
                   B->pageable_ms, B->pageable_ms - A->pageable_ms);
     for (size_t i = 0; i < REP_NCFG; i++) {
         char x[64], y[64];
-        cfg_text(x, sizeof x, rep_cfg_value(a->trainer, rep_cfg_keys[i]));
-        cfg_text(y, sizeof y, rep_cfg_value(b->trainer, rep_cfg_keys[i]));
+        cfg_text(x, sizeof x, an_cfg_value(a->trainer, rep_cfg_keys[i]));
+        cfg_text(y, sizeof y, an_cfg_value(b->trainer, rep_cfg_keys[i]));
         gs_out_printf(o, "%-24s %9s %11s%s\n", rep_cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
     }
     gs_out_printf(o, "%-24s %s\n%-24s %s\n", "verdict A", a->verdict_text, "verdict B", b->verdict_text);

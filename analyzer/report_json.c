@@ -63,7 +63,7 @@ void rep_json_dataloader_settings(gs_out *o, const an_proc *tr)
     for (size_t i = 0; i < REP_NCFG; i++) {
         gs_out_str(o, ",");
         rep_json_key(o, rep_cfg_keys[i]);
-        rep_json_cfg(o, rep_cfg_value(tr, rep_cfg_keys[i]));
+        rep_json_cfg(o, an_cfg_value(tr, rep_cfg_keys[i]));
     }
 }
 
@@ -98,15 +98,6 @@ void rep_json_cfg(gs_out *o, const char *v)
         return;
     }
     gs_json_cstr(o, v);
-}
-
-const char *rep_cfg_value(const an_proc *p, const char *key)
-{
-    const an_kv *best = NULL;
-    for (size_t i = 0; i < p->ncfg; i++)
-        if (strcmp(p->cfg[i].key, key) == 0 && (!best || p->cfg[i].loader < best->loader))
-            best = &p->cfg[i];
-    return best ? best->value : NULL;
 }
 
 static void write_worker_json(gs_out *o, const an_result *r, const an_worker *w)

@@ -32,9 +32,6 @@ void rep_json_verdict(gs_out *o, const an_result *r);
 /* "known":true|false, then each of rep_cfg_keys with its value (members of
  * the "dataloader" object; the caller writes the braces). */
 void rep_json_dataloader_settings(gs_out *o, const an_proc *tr);
-/* A DataLoader configuration value of the process (lowest loader id that
- * has it), or NULL. */
-const char *rep_cfg_value(const an_proc *p, const char *key);
 /* Read the files again for --perfetto FILE and/or --html FILE (either may be
  * NULL). Returns 0, or -1 with a message printed. */
 int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,
