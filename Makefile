@@ -76,7 +76,8 @@ $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 
 # ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analyzer's
 # model files analyzer/an_*.c) ------------------------------------------------
-AN_SRC    := $(wildcard analyzer/an_*.c)
+# (and the output primitives analyzer/out_*.c some of them write through)
+AN_SRC    := $(wildcard analyzer/an_*.c analyzer/out_*.c)
 UNIT_DEPS := $(TRACE_SRC) $(AN_SRC) $(wildcard trace/*.h analyzer/*.h tests/unit/*.h)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))

@@ -31,8 +31,6 @@
 #include "an_model.h"
 #include "cli_util.h"
 
-int gs_cmd_sweep(int argc, char **argv);
-
 static const char usage_text[] =
     "usage: gpustarve sweep [--num-workers LIST] [--pin-memory LIST] [--steps N]\n"
     "                       [--warmup W] [--repeat K] [--timeout SEC] [--json FILE]\n"
@@ -445,48 +443,63 @@ static void print_table(gs_out *o, sw_config *cs, int nc, int repeat, const sw_b
     gs_out_printf(o, "\n       %s\n", b->why);
 }
 
-static void json_metrics(gs_out *o, const sw_metrics *m)
+/* The metrics members of a run or a configuration (null when not measured). */
+static void json_metrics(gs_jw *w, const sw_metrics *m)
 {
     if (!m->ok) {
-        gs_out_str(o, "\"step_ms_median\":null,\"data_wait_share\":null,"
-                      "\"pageable_copy_ms\":null,\"verdict\":null,\"source\":null");
+        const char *keys[] = {"step_ms_median", "data_wait_share", "pageable_copy_ms", "verdict",
+                              "source"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            gs_jw_knull(w, keys[i]);
         return;
     }
-    gs_out_printf(o, "\"step_ms_median\":%.4f,\"data_wait_share\":%.5f,\"pageable_copy_ms\":%.4f,"
-                     "\"verdict\":",
-                  m->step_ms, m->dw_share, m->pg_ms);
-    gs_json_cstr(o, m->verdict);
-    gs_out_str(o, ",\"source\":");
-    gs_json_cstr(o, m->source);
-    gs_out_printf(o, ",\"steps\":%lu", m->steps);
+    gs_jw_kfixed(w, "step_ms_median", m->step_ms, 4);
+    gs_jw_kfixed(w, "data_wait_share", m->dw_share, 5);
+    gs_jw_kfixed(w, "pageable_copy_ms", m->pg_ms, 4);
+    gs_jw_kstr(w, "verdict", m->verdict);
+    gs_jw_kstr(w, "source", m->source);
+    gs_jw_ku64(w, "steps", m->steps);
+}
+
+/* num_workers and pin_memory of a configuration (null: as the program has it). */
+static void json_config(gs_jw *w, const sw_config *c)
+{
+    gs_jw_key(w, "num_workers");
+    if (c->nw >= 0)
+        gs_jw_i64(w, c->nw);
+    else
+        gs_jw_null(w);
+    gs_jw_key(w, "pin_memory");
+    if (c->pin >= 0)
+        gs_jw_bool(w, c->pin);
+    else
+        gs_jw_null(w);
 }
 
 static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
                        const sw_best *b, const char *outdir, int steps, int warmup)
 {
-    gs_out_str(o, "{\"schema\":\"gpustarve.sweep/1\",\"command\":[");
-    for (int i = 0; cmd[i]; i++) {
-        if (i)
-            gs_out_char(o, ',');
-        gs_json_cstr(o, cmd[i]);
-    }
-    gs_out_printf(o, "],\"steps\":%d,\"warmup\":%d,\"repeat\":%d,\"out_dir\":", steps, warmup,
-                  repeat);
-    gs_json_cstr(o, outdir);
-    gs_out_str(o, ",\"configs\":[");
+    gs_jw jw, *w = &jw;
+    gs_jw_init(w, o);
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "schema", "gpustarve.sweep/1");
+    gs_jw_key(w, "command");
+    gs_jw_arr(w);
+    for (int i = 0; cmd[i]; i++)
+        gs_jw_str(w, cmd[i]);
+    gs_jw_end(w);
+    gs_jw_ki64(w, "steps", steps);
+    gs_jw_ki64(w, "warmup", warmup);
+    gs_jw_ki64(w, "repeat", repeat);
+    gs_jw_kstr(w, "out_dir", outdir);
+    gs_jw_key(w, "configs");
+    gs_jw_arr(w);
     for (int i = 0; i < nc; i++) {
         const sw_config *c = &cs[i];
-        if (i)
-            gs_out_char(o, ',');
-        gs_out_str(o, "{\"num_workers\":");
-        if (c->nw >= 0)
-            gs_out_printf(o, "%d", c->nw);
-        else
-            gs_out_str(o, "null");
-        gs_out_str(o, ",\"pin_memory\":");
-        gs_out_str(o, c->pin < 0 ? "null" : c->pin ? "true" : "false");
-        gs_out_printf(o, ",\"best\":%s,\"measured_runs\":%u,", i == b->best ? "true" : "false",
-                      c->nok);
+        gs_jw_obj(w);
+        json_config(w, c);
+        gs_jw_kbool(w, "best", i == b->best);
+        gs_jw_ku64(w, "measured_runs", c->nok);
         sw_metrics agg = {0};
         if (c->nok) {
             agg.ok = 1;
@@ -499,47 +512,46 @@ static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
                 if (c->runs[r].m.ok && c->runs[r].m.steps > agg.steps)
                     agg.steps = c->runs[r].m.steps;
         }
-        json_metrics(o, &agg);
-        if (c->nok)
-            gs_out_printf(o, ",\"step_ms_min\":%.4f,\"step_ms_max\":%.4f", c->step_min,
-                          c->step_max);
-        gs_out_str(o, ",\"runs\":[");
+        json_metrics(w, &agg);
+        if (c->nok) {
+            gs_jw_kfixed(w, "step_ms_min", c->step_min, 4);
+            gs_jw_kfixed(w, "step_ms_max", c->step_max, 4);
+        }
+        gs_jw_key(w, "runs");
+        gs_jw_arr(w);
         for (int r = 0; r < repeat; r++) {
             const sw_run *run = &c->runs[r];
-            if (r)
-                gs_out_char(o, ',');
-            gs_out_str(o, "{\"dir\":");
-            gs_json_cstr(o, run->dir);
-            gs_out_str(o, ",\"log\":");
-            gs_json_cstr(o, run->log);
+            gs_jw_obj(w);
+            gs_jw_kstr(w, "dir", run->dir);
+            gs_jw_kstr(w, "log", run->log);
+            gs_jw_key(w, "exit");
             if (run->exit_code >= 0)
-                gs_out_printf(o, ",\"exit\":%d", run->exit_code);
+                gs_jw_i64(w, run->exit_code);
             else
-                gs_out_str(o, ",\"exit\":null");
-            gs_out_printf(o, ",\"wall_s\":%.3f,", run->wall_s);
-            json_metrics(o, &run->m);
-            gs_out_char(o, '}');
+                gs_jw_null(w);
+            gs_jw_kfixed(w, "wall_s", run->wall_s, 3);
+            json_metrics(w, &run->m);
+            gs_jw_end(w);
         }
-        gs_out_str(o, "]}");
+        gs_jw_end(w);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "],\"best\":");
+    gs_jw_end(w);
+    gs_jw_key(w, "best");
     if (b->best < 0) {
-        gs_out_str(o, "null");
+        gs_jw_null(w);
     } else {
         const sw_config *c = &cs[b->best];
-        gs_out_str(o, "{\"num_workers\":");
-        if (c->nw >= 0)
-            gs_out_printf(o, "%d", c->nw);
-        else
-            gs_out_str(o, "null");
-        gs_out_printf(o, ",\"pin_memory\":%s,\"step_ms_median\":%.4f,\"certainty\":",
-                      c->pin < 0 ? "null" : c->pin ? "true" : "false", c->step_ms);
-        gs_json_cstr(o, b->certainty);
-        gs_out_printf(o, ",\"margin\":%.4f,\"why\":", b->margin);
-        gs_json_cstr(o, b->why);
-        gs_out_char(o, '}');
+        gs_jw_obj(w);
+        json_config(w, c);
+        gs_jw_kfixed(w, "step_ms_median", c->step_ms, 4);
+        gs_jw_kstr(w, "certainty", b->certainty);
+        gs_jw_kfixed(w, "margin", b->margin, 4);
+        gs_jw_kstr(w, "why", b->why);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "}\n");
+    gs_jw_end(w);
+    gs_out_char(o, '\n');
 }
 
 int gs_cmd_sweep(int argc, char **argv)
