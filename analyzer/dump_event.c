@@ -281,37 +281,25 @@ static void write_event_json(gs_out *o, const gs_reader *r, uint64_t pid, const 
     gs_jw jw, *j = &jw;
     gs_jw_init(j, o);
     gs_jw_obj(j);
-    GS_JW_KEY_LIT(j, "pid");
-    gs_jw_u64(j, pid);
-    GS_JW_KEY_LIT(j, "tid");
-    gs_jw_u64(j, ev->tid);
+    GS_JW_KU64(j, "pid", pid);
+    GS_JW_KU64(j, "tid", ev->tid);
     GS_JW_KEY_LIT(j, "kind");
     if (name)
         gs_jw_str(j, name);
     else
         gs_jw_u64(j, ev->kind); /* never from a reader that refuses unknown kinds */
-    GS_JW_KEY_LIT(j, "ts_ns");
-    gs_jw_u64(j, ev->ts);
-    GS_JW_KEY_LIT(j, "dur_ns");
-    gs_jw_u64(j, ev->dur);
+    GS_JW_KU64(j, "ts_ns", ev->ts);
+    GS_JW_KU64(j, "dur_ns", ev->dur);
     if (f & GS_F_FD) {
-        GS_JW_KEY_LIT(j, "fd");
-        gs_jw_i64(j, ev->fd);
-        GS_JW_KEY_LIT(j, "fd_kind");
-        gs_jw_str(j, gs_fdkind_name(ev->fd_kind));
-        GS_JW_KEY_LIT(j, "path");
-        gs_jw_str(j, ev->str ? gs_reader_string(r, ev->str) : NULL);
-        GS_JW_KEY_LIT(j, "bytes");
-        gs_jw_u64(j, ev->bytes);
-        GS_JW_KEY_LIT(j, "ret");
-        gs_jw_i64(j, ev->ret);
-        if (f & GS_F_OFFSET) {
-            GS_JW_KEY_LIT(j, "offset");
-            gs_jw_i64(j, ev->offset);
-        }
+        GS_JW_KI64(j, "fd", ev->fd);
+        GS_JW_KSTR(j, "fd_kind", gs_fdkind_name(ev->fd_kind));
+        GS_JW_KSTR(j, "path", ev->str ? gs_reader_string(r, ev->str) : NULL);
+        GS_JW_KU64(j, "bytes", ev->bytes);
+        GS_JW_KI64(j, "ret", ev->ret);
+        if (f & GS_F_OFFSET)
+            GS_JW_KI64(j, "offset", ev->offset);
     } else if (f & GS_F_RET) {
-        GS_JW_KEY_LIT(j, "ret");
-        gs_jw_i64(j, ev->ret);
+        GS_JW_KI64(j, "ret", ev->ret);
     }
     xw w = {o, j};
     write_extras(&w, r, ev);
