@@ -7,7 +7,7 @@
  * and launched exactly as nvcc's generated code does it.
  *
  * `test_simcuda busy` (with SIMCUDA_CUPTI_BUSY=1) checks only the "another
- * profiler holds CUPTI" answer.  Ends with "N passed, M failed"; exit status 1
+ * profiler holds CUPTI" answer.  Ends with gs_check.h's summary line; exit status 1
  * if anything failed.
  *
  * Timing is checked in simulated time, so that a loaded machine cannot make a
@@ -30,42 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gs_check.h" /* ASSERT_*: the assertion helper of every C test */
 #include "sim_inject.h"
-
-static int passed, failed;
-
-#define ASSERT_TRUE(c)                                                              \
-    do {                                                                            \
-        if (c) {                                                                    \
-            passed++;                                                               \
-        } else {                                                                    \
-            failed++;                                                               \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);            \
-        }                                                                           \
-    } while (0)
-#define ASSERT_EQ(a, b)                                                             \
-    do {                                                                            \
-        long long a_ = (long long)(a), b_ = (long long)(b);                         \
-        if (a_ == b_) {                                                             \
-            passed++;                                                               \
-        } else {                                                                    \
-            failed++;                                                               \
-            fprintf(stderr, "FAIL %s:%d: %s == %s (%lld vs %lld)\n", __FILE__,      \
-                    __LINE__, #a, #b, a_, b_);                                      \
-        }                                                                           \
-    } while (0)
-/* lo <= v <= hi, for milliseconds */
-#define ASSERT_RANGE(v, lo, hi)                                                     \
-    do {                                                                            \
-        double v_ = (v);                                                            \
-        if (v_ >= (lo) && v_ <= (hi)) {                                             \
-            passed++;                                                               \
-        } else {                                                                    \
-            failed++;                                                               \
-            fprintf(stderr, "FAIL %s:%d: %s = %.3f not in [%g, %g]\n", __FILE__,    \
-                    __LINE__, #v, v_, (double)(lo), (double)(hi));                  \
-        }                                                                           \
-    } while (0)
 
 static uint64_t now_ns(void)
 {
@@ -712,8 +678,7 @@ static int busy_mode(void)
         ASSERT_EQ(st->subscribe_result, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
         ASSERT_EQ(st->init_calls, 1);
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return gs_check_done("test_simcuda busy");
 }
 
 int main(int argc, char **argv)
@@ -731,6 +696,6 @@ int main(int argc, char **argv)
     test_threads();
     test_cupti_misc();
     test_buffers_fill();
-    printf("%d passed, %d failed (%.0f ms)\n", passed, failed, ms_since(t0));
-    return failed ? 1 : 0;
+    printf("test_simcuda: %.0f ms\n", ms_since(t0));
+    return gs_check_done("test_simcuda");
 }
