@@ -69,7 +69,7 @@ def _kind_table():
         m = re.search(r"#define %s \(([^)]*)\)" % name, text)
         consts[name] = eval(m.group(1).replace("|", " | "), {}, consts)
     table = {}
-    for m in re.finditer(r'X\((\w+), (\d+), "([^"]+)", ([^)]*)\)', text):
+    for m in re.finditer(r'X\((\w+), (\d+), "([^"]+)", ([^),]*), (\w+)\)', text):
         table[m.group(3)] = eval(m.group(4), {}, consts) if m.group(4) != "0" else 0
     return table, consts
 
