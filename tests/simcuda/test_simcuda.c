@@ -15,7 +15,7 @@
  * (CUPTI records, cudaEventElapsedTime), made exact by holding the streams
  * (hold_begin below) until everything to be measured is queued; host-side
  * waits are checked with the lower bound that sleeping guarantees, and "did
- * not wait" with the device still busy behind a 200 ms hold when the call
+ * not wait" with the device still busy behind a 400 ms hold when the call
  * returned.  No check has a wall-clock upper bound.
  */
 #define _GNU_SOURCE
@@ -128,10 +128,12 @@ static const struct sim_rec *find_rec(const struct sim_rec *r, size_t n, uint32_
  * its own, and an event behind them.  A stream made to wait for the event
  * (hold_stream) starts nothing before the hold ends, so the work queued on it
  * meanwhile runs back to back from that instant, at simulated times the host
- * cannot disturb, provided it queues that work within HOLD_MS (a loaded
- * machine needs a few ms).  hold_pending() says the hold has not ended yet:
- * a call that returns while it is pending did not wait for the held work. */
-enum { HOLD_KERNELS = 10 };
+ * cannot disturb, provided it queues that work within HOLD_MS (RATIONALE for
+ * 400 ms: a thread on a 2-CPU machine with a dozen runnable tasks waits tens
+ * of ms for the CPU, not hundreds).  hold_pending() says the hold has not
+ * ended yet: a call that returns while it is pending did not wait for the
+ * held work. */
+enum { HOLD_KERNELS = 20 };
 #define HOLD_MS (HOLD_KERNELS * 20.0)
 
 struct hold {
@@ -278,7 +280,7 @@ static void test_memory(void)
  * synchronous cudaMemcpy from pinned memory does.  Each copy is queued on a
  * held stream, so "blocked until the copy ended" and "returned before it
  * started" are told apart by the holds, not by the host's clock: hold a
- * ends 200 ms after the start, hold b 200 ms after a. */
+ * ends 400 ms after the start, hold b 400 ms after a. */
 static void test_copy_blocking(void)
 {
     enum { N = 4 << 20 };            /* 4 MiB: 8.4 ms pageable at 0.5 GB/s, 4.2 ms pinned at 1 GB/s */
