@@ -276,7 +276,14 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
     assert doc["best"]["num_workers"] == 2
     by_nw = {c["num_workers"]: c for c in doc["configs"]}
     assert by_nw[2]["step_ms_median"] < by_nw[0]["step_ms_median"]
-    assert by_nw[0]["data_wait_share"] > by_nw[2]["data_wait_share"]
+    # without workers the trainer itself sleeps DELAY per image of its batch
+    # of 8 inside every fetch: at least that share of its longest step. (That
+    # 2 workers wait less than 0 holds on an idle machine only: on a loaded
+    # one they compete with the trainer for the CPU; 0.32 against 0.45 was
+    # seen beside two CPU burners.)
+    assert by_nw[0]["data_wait_share"] >= 0.99 * 8 * float(DELAY) / by_nw[0]["step_ms_max"], \
+        by_nw[0]
+    assert all(0 <= c["data_wait_share"] <= 1 for c in doc["configs"])
     for c in doc["configs"]:
         run = c["runs"][0]
         assert run["exit"] == 0 and run["steps"] == 8
