@@ -3,9 +3,9 @@
 # preload/ file under test (and tests/tsan/tsan_stubs.c for what it calls
 # but is not tested) with -fsanitize=thread.
 TSAN_OUT   := $(BUILD)/tsan
-TSAN_FLAGS := $(CFLAGS_COMMON) -O1 -g -fsanitize=thread -Ipreload -Itests/tsan -Itests/unit -pthread
+TSAN_FLAGS := $(CFLAGS_COMMON) -O1 -g -fsanitize=thread -Ipreload -Itests/tsan -Itests -pthread
 TSAN_BINS  := $(TSAN_OUT)/tsan_ring $(TSAN_OUT)/tsan_pinned $(TSAN_OUT)/tsan_strings $(TSAN_OUT)/tsan_fdtable
-TSAN_DEPS  := tests/tsan/tsan_util.h tests/tsan/tsan_stubs.c tests/unit/gs_test.h $(wildcard preload/*.h trace/*.h)
+TSAN_DEPS  := tests/tsan/tsan_util.h tests/tsan/tsan_stubs.c tests/gs_check.h $(wildcard preload/*.h trace/*.h)
 
 .PHONY: tsan-bins test-tsan
 tsan-bins: $(TSAN_BINS)

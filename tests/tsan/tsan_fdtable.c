@@ -62,5 +62,5 @@ int main(void)
     ASSERT_EQ(gs_maptab_init(), 0);
     tsan_run(NTHREADS, worker);
     ASSERT_EQ(atomic_load(&g_wrong), 0);
-    return gs_t_finish("tsan_fdtable");
+    return gs_check_done("tsan_fdtable");
 }

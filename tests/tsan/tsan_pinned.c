@@ -100,5 +100,5 @@ int main(void)
     ASSERT_EQ(gs_pinned_count(), NSTABLE); /* every churn range removed again */
     printf("tsan_pinned: %llu lookups found their range, %llu unknown (writers busy), 0 wrong\n",
            (unsigned long long)atomic_load(&g_found), (unsigned long long)atomic_load(&g_unknown));
-    return gs_t_finish("tsan_pinned");
+    return gs_check_done("tsan_pinned");
 }

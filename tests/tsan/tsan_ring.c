@@ -113,5 +113,5 @@ int main(void)
     ASSERT_TRUE(gs_ring_count() <= NPROD);
     printf("tsan_ring: %llu records seen, %llu dropped (rings of 1024), %u rings for %d threads\n",
            (unsigned long long)seen, (unsigned long long)dropped, gs_ring_count(), NPROD);
-    return gs_t_finish("tsan_ring");
+    return gs_check_done("tsan_ring");
 }

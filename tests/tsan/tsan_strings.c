@@ -47,5 +47,5 @@ int main(void)
     ASSERT_EQ(differ, 0);
     ASSERT_EQ(wrong, 0);
     ASSERT_TRUE(gs_str_count() >= NSTR);
-    return gs_t_finish("tsan_strings");
+    return gs_check_done("tsan_strings");
 }

@@ -1,5 +1,5 @@
 /* tsan_util.h — what the ThreadSanitizer stress tests share: the one
- * assertion helper of the C tests (tests/unit/gs_test.h), stubs for the
+ * assertion helper of the C tests (tests/gs_check.h), stubs for the
  * collector functions a structure under test calls but that are not what is
  * tested (waking the writer, the live file), and starting N threads. */
 #ifndef TSAN_UTIL_H
@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "gs_test.h"
+#include "gs_check.h"
 
 /* Run fn(i) on n threads (i = 0..n-1) and join them. */
 static inline void tsan_run(int n, void *(*fn)(void *))

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "an_index.h"
-#include "gs_test.h"
+#include "gs_check.h"
 
 #define NKEYS 5000
 
@@ -66,5 +66,5 @@ int main(void)
 {
     for (int shape = 0; shape < 4; shape++)
         test_against_reference(shape);
-    return gs_t_finish("test_an_index");
+    return gs_check_done("test_an_index");
 }
