@@ -16,6 +16,7 @@
  * --python-frames ask for them), override an injection path the user chose, or exit with
  * anything but the command's own status once the command has started.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -342,6 +343,24 @@ static void report_run(const char *dir, const gs_run_files *before)
                (unsigned long long)t.dropped, (unsigned long long)t.lost, abrupt, dir);
 }
 
+/* The collector prints a kind of warning once per run and marks it with a
+ * file .warned-<kind> in the run directory (docs/collector-safety.md): a
+ * reused directory's marks are an earlier run's, not this one's. */
+static void forget_warnings(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, ".warned-", 8) != 0)
+            continue;
+        char p[PATH_MAX];
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p)
+            unlink(p);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* Start argv with the prepared environment; returns the exit code to use. */
 /* After the command exits: reap the processes it left behind (reparented to
  * us as subreaper) for up to LEFTOVER_WAIT_MS, so their traces are complete;
@@ -559,8 +578,10 @@ int gs_cmd_run(int argc, char **argv)
     /* RATIONALE: an existing -o directory may hold earlier runs; the closing
      * line counts only what this run wrote. */
     gs_run_files before = {0};
-    if (!created)
+    if (!created) {
         gs_run_files_list(&before, dir); /* unreadable: every file counts */
+        forget_warnings(dir);
+    }
     int rc = run_child(cmd, dir, created, &before);
     gs_run_files_free(&before);
     free(lib);

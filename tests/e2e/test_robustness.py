@@ -622,3 +622,14 @@ def test_warnings_tracebacks_and_inspect_see_no_gpustarve(built, tmp_path, pytho
     # the traced run did go through gpustarve's wrappers
     recs, _, _ = dump(tmp_path / "run")
     assert any(r["kind"] == "fetch_begin" for r in recs)
+
+
+def test_each_run_warns_for_itself(built, tmp_path):
+    """A kind of warning is printed once per run; a second run into the same
+    -o directory prints its own (the first run's mark is not this run's)."""
+    data = tmp_path / "blob"
+    data.write_bytes(os.urandom(64 * 512))
+    for attempt in range(2):
+        p = run_traced([PY, "-c", COUNTS, str(data), "50000"], tmp_path / "run")
+        assert p.returncode == 0, p.stderr.decode()
+        assert len(warnings_of(p.stderr)) == 1, (attempt, p.stderr.decode())
