@@ -28,11 +28,18 @@ PRELOAD_SRC  := $(wildcard preload/*.c)
 HAVE_CUPTI   := $(if $(wildcard $(CUDA_HOME)/include/cupti_activity.h),1,)
 CUPTI_SRC    := $(if $(HAVE_CUPTI),$(wildcard cupti/*.c),)
 ANALYZER_SRC := $(wildcard analyzer/*.c)
+# The one C++ file: the import command's JSON reader (simdjson), see
+# analyzer/cmd_import_json.cpp for why.
+ANALYZER_CXX_SRC := $(wildcard analyzer/*.cpp)
+CXX      ?= g++
+CXXFLAGS_IMPORT := -std=c++17 $(WARN) $(OPT) -D_GNU_SOURCE -Itrace -Ianalyzer -fno-exceptions
+LDLIBS_IMPORT   := -lsimdjson -lz -lstdc++
 
 TRACE_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(TRACE_SRC))
 PRELOAD_OBJ   := $(patsubst %.c,$(BUILD)/pic/%.o,$(PRELOAD_SRC) $(CUPTI_SRC))
 TRACE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(TRACE_SRC))
-ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC))
+ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC)) \
+                 $(patsubst %.cpp,$(BUILD)/obj/%.o,$(ANALYZER_CXX_SRC))
 
 LIB := $(BUILD)/libgpustarve.so
 CLI := $(BUILD)/gpustarve
@@ -70,9 +77,14 @@ $(BUILD)/obj/%.o: %.c $(wildcard trace/*.h analyzer/*.h)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CLI_CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CXX     $<"
+	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -c $< -o $@
+
 $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 	@echo "  LD      $@"
-	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_ZSTD) $(LDLIBS_IMPORT) -lm
 
 # ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analyzer's
 # model files analyzer/an_*.c) ------------------------------------------------
@@ -139,10 +151,15 @@ test-unit: $(UNIT_BINS)
 
 # The CLI built with AddressSanitizer + UBSan, for the analyzer tests.
 SAN_CLI := $(BUILD)/san/gpustarve
-$(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(wildcard trace/*.h analyzer/*.h)
+SAN_CXX_OBJ := $(patsubst %.cpp,$(BUILD)/san/%.o,$(ANALYZER_CXX_SRC))
+$(BUILD)/san/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CXX(san) $<"
+	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -O1 $(SAN_FLAGS) -c $< -o $@
+$(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(wildcard trace/*.h analyzer/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(LDLIBS_ZSTD) $(LDLIBS_IMPORT) -lm
 
 ## test-san: unit tests, and the analyzer's tests against the CLI, under AddressSanitizer and UBSan
 test-san: $(SAN_BINS) $(SAN_CLI)

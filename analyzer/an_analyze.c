@@ -438,7 +438,12 @@ static void mark_warmup(an_result *res, const an_opts *o)
         res->skip_auto = 0;
     } else {
         res->skip_auto = 1;
-        if (n >= 3) {
+        /* RATIONALE: an imported PyTorch profiler trace holds only the
+         * steps of the profiler's active phase: its schedule (wait, warmup)
+         * has already left the warm-up steps out */
+        if (res->trainer && res->trainer->imported) {
+            skip = 0;
+        } else if (n >= 3) {
             skip = 1;
             double *d = malloc(n * sizeof *d);
             if (d) {
@@ -692,6 +697,15 @@ static void advise_workers(an_result *res, const an_opts *o)
         return;
     /* per-worker time per batch; loading inline (no workers): the data wait */
     const an_thread *th = res->thread;
+    const int imported = res->trainer && res->trainer->imported;
+    if (imported && !res->nworkers && res->cur_workers < 0) {
+        note(res, "%s: their number and time per batch are not in a PyTorch profiler trace, so "
+                  "num_workers cannot be sized from it; 'gpustarve run' measures them, 'gpustarve "
+                  "sweep' tries settings",
+             res->trainer->iter_multi ? "the DataLoader ran worker processes"
+                                      : "the DataLoader's workers are unknown");
+        return;
+    }
     if (!res->nworkers && th && th->wait_ns > th->io_ns + th->meta_ns) {
         note(res, "the training thread waits on pipes/sockets but no loader worker was traced: "
                   "cannot size num_workers");
@@ -751,7 +765,7 @@ static void advise_workers(an_result *res, const an_opts *o)
     }
     long n = need;
     int capped = 0;
-    if (n > res->cores) {
+    if (res->cores > 0 && n > res->cores) {
         n = res->cores;
         capped = 1;
     }
@@ -787,6 +801,17 @@ static void advise_workers(an_result *res, const an_opts *o)
     a->value = n;
     a->predicted_step_ms = pred;
     a->predicted_saving_ms = step - pred;
+    if (imported && !res->nworkers) {
+        /* what a PyTorch profiler trace cannot know, said where the number is */
+        snprintf(a->why, sizeof a->why,
+                 "with num_workers=0 the main process loads a batch in %.1f ms (the DataLoader "
+                 "span; the trace does not split it into I/O and CPU) and a step needs %.1f ms of "
+                 "GPU-bound time: %ld worker%s keep%s up if the traced machine has %ld CPU "
+                 "core%s free (%s)",
+                 tb, tg, need, need == 1 ? "" : "s", need == 1 ? "s" : "", n, n == 1 ? "" : "s",
+                 res->cores > 0 ? "capped by --cores" : "its cores are not in the trace");
+        return;
+    }
     snprintf(a->why, sizeof a->why,
              "each worker needs %.1f ms per batch and a step needs %.1f ms of GPU-bound time: "
              "%ld worker%s keep%s up%s%s",
@@ -861,6 +886,10 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     res->no_gpu = gpu_busy(tr) == 0;
     long cores = o->cores > 0 ? o->cores : sysconf(_SC_NPROCESSORS_ONLN) - 1;
     res->cores = (int)(cores < 1 ? 1 : cores);
+    /* the cores of the machine an imported trace came from are unknown:
+     * only --cores limits its advice (0 = unknown) */
+    if (tr->imported && o->cores <= 0)
+        res->cores = 0;
     for (size_t i = 0; i < run->nprocs; i++)
         res->late_ns += run->procs[i].tl.late_ns;
 
@@ -898,6 +927,10 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     }
     if (res->cur_workers < 0 && res->nworkers && res->workers[0].p != tr)
         res->cur_workers = (int)res->nworkers;
+    if (tr->imported)
+        note(res, "imported from a PyTorch profiler trace: it records no DataLoader worker "
+                  "process, so worker count, worker I/O and loader CPU time are unknown, and data "
+                  "wait is the DataLoader __next__ spans");
     advise_workers(res, o);
     advise_pin(run, res, o);
 

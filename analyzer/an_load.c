@@ -606,6 +606,10 @@ static void on_event(lctx *c, const gs_event *e)
         p->notes++;
         if (e->aux == 1)
             p->trace_stopped = 1;
+        if (e->aux == 4)
+            p->imported = 1;
+        if (e->aux == 5)
+            p->iter_multi = 1;
         return;
     case GS_K_EXIT:
         p->exited = 1;

@@ -127,6 +127,10 @@ typedef struct an_proc {
     uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;
     uint64_t host_pageable_bytes, host_pageable_ns, host_pageable_calls;
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
+    /* converted by `gpustarve import` from another profiler's trace (note
+     * code 4): no loader worker process, nothing of the machine it ran on */
+    int imported;
+    int iter_multi; /* imported: the DataLoader used worker processes (their count unknown) */
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

@@ -225,6 +225,9 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     rep_json_key(o, "events");
     gs_out_u64(o, run->events);
     gs_out_str(o, ",");
+    rep_json_key(o, "source");
+    gs_json_cstr(o, tr->imported ? "pytorch_profiler" : "gpustarve");
+    gs_out_str(o, ",");
     rep_json_key(o, "trainer");
     gs_out_str(o, "{");
     rep_json_key(o, "pid");
