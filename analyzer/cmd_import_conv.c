@@ -248,7 +248,7 @@ static enum cat category(ik_str c)
         break;
     case 10:
         if (str_is(c, "gpu_memcpy") || str_is(c, "gpu_memset"))
-            return c.s[6] == 'c' ? C_MEMCPY : C_MEMSET;
+            return c.s[7] == 'c' ? C_MEMCPY : C_MEMSET; /* gpu_memcpy, gpu_memset */
         break;
     case 11:
         if (str_is(c, "cuda_driver"))

@@ -663,11 +663,16 @@ struct reader {
             }
             if (cb->on_dist)
                 cb->on_dist(cb->ctx, rank, world);
-        } else {
-            ondemand::value v;
+        } else { /* a number (a scalar document: read as such) */
             int64_t x;
+            double dv;
             std::string k(key);
-            if (!doc.get_value().get(v) && get_i64(v, &x) && cb->on_number)
+            if (!doc.get_int64().get(x)) {
+            } else if (!doc.get_double().get(dv) && dv > -9.2e18 && dv < 9.2e18) {
+                x = (int64_t)dv;
+            } else
+                return;
+            if (cb->on_number)
                 cb->on_number(cb->ctx, k.c_str(), x);
         }
     }

@@ -10,9 +10,8 @@
  * call given the direction, bytes and host memory kind (pageable or
  * pinned) of the GPU copy it launched, matched by correlation id.
  *
- * Must never: hold more than the records of one link window (a copy call
- * waits at most LINK_WINDOW_NS past its end for its GPU copy, and the
- * records after it wait with it, so the output stays in time order).
+ * Must never: hold more than the copy calls of one link window (a call
+ * waits at most LINK_WINDOW_NS past its end for its GPU copy).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,24 +23,22 @@
 #include "cmd_import.h"
 #include "gs_trace.h"
 
-/* RATIONALE: a pageable copy's GPU part starts before its host call ends
- * (the driver stages it); a pinned asynchronous copy may wait behind queued
- * kernels. 50 ms of records (a few thousand) is a small price for linking
- * nearly all of them; a call not linked by then keeps an unknown kind, which
- * the analyzer treats as not pageable. */
-#define LINK_WINDOW_NS 50000000ll
-/* Most records held waiting for links; past this the oldest go out. */
-#define LINK_QUEUE_MAX (1u << 20)
+/* RATIONALE: an asynchronous copy may wait in its stream behind queued
+ * kernels (200 ms seen in a real A100 trace). A call waits for its GPU copy
+ * up to this long past its end, then goes out with an unknown kind (which
+ * the analyzer treats as not pageable). Only the waiting calls are held, and
+ * they go out behind later records: the analyzer's timeline places records
+ * up to a second late exactly (an_timeline.h), so the window stays below. */
+#define LINK_WINDOW_NS 500000000ll
 /* GPU copies remembered for calls that come after them (clock skew). */
 #define RECENT 1024
 #define FRAME_RAW (1u << 20)
 #define ZSTD_LEVEL 3
 
-typedef struct qent {
+typedef struct pending {
     ik_rec r;
     int64_t deadline;
-    int ready;
-} qent;
+} pending;
 
 typedef struct recent_copy {
     uint64_t corr, aux, bytes, stream;
@@ -63,12 +60,9 @@ typedef struct wctx {
     uint32_t cur_tid;
     int have_tid;
     uint8_t *defined; /* string id -> written */
-    /* link queue */
-    qent *q;
-    size_t qcap, qhead, qn;
-    size_t *pend; /* queue positions (absolute) of calls waiting for their copy */
+    /* copy calls waiting for their GPU copy */
+    pending *pend;
     size_t npend, cappend;
-    size_t qbase; /* absolute index of q[qhead] */
     recent_copy recent[RECENT];
     size_t nrecent;
 } wctx;
@@ -202,69 +196,18 @@ static void fill_call(ik_rec *call, uint64_t aux, uint64_t bytes, uint32_t dev, 
     call->stream = stream;
 }
 
-static qent *qat(wctx *w, size_t abs)
+/* Write out the waiting calls whose GPU copy has not come by `now`. */
+static int expire(wctx *w, int64_t now)
 {
-    return &w->q[(w->qhead + (abs - w->qbase)) & (w->qcap - 1)];
-}
-
-static int q_pop_ready(wctx *w, int64_t now, int all)
-{
-    while (w->qn) {
-        qent *h = &w->q[w->qhead];
-        if (!h->ready && !all && h->deadline >= now && w->qn < LINK_QUEUE_MAX)
-            break;
-        if (!h->ready) {
-            w->wi->unlinked++;
-            /* no longer waiting */
-            for (size_t i = 0; i < w->npend; i++)
-                if (w->pend[i] == w->qbase) {
-                    w->pend[i] = w->pend[--w->npend];
-                    break;
-                }
+    for (size_t i = 0; i < w->npend;) {
+        if (w->pend[i].deadline >= now) {
+            i++;
+            continue;
         }
-        if (put_rec(w, &h->r) < 0)
+        w->wi->unlinked++;
+        if (put_rec(w, &w->pend[i].r) < 0)
             return -1;
-        w->qhead = (w->qhead + 1) & (w->qcap - 1);
-        w->qn--;
-        w->qbase++;
-    }
-    return 0;
-}
-
-static int q_push(wctx *w, const ik_rec *r, int ready, int64_t deadline)
-{
-    if (w->qn == w->qcap) {
-        size_t nc = w->qcap ? w->qcap * 2 : 4096;
-        qent *nq = malloc(nc * sizeof *nq);
-        if (!nq) {
-            snprintf(w->err, w->errlen, "out of memory");
-            return -1;
-        }
-        for (size_t i = 0; i < w->qn; i++)
-            nq[i] = w->q[(w->qhead + i) & (w->qcap - 1)];
-        free(w->q);
-        w->q = nq;
-        w->qcap = nc;
-        w->qhead = 0;
-    }
-    const size_t abs = w->qbase + w->qn;
-    qent *e = &w->q[(w->qhead + w->qn) & (w->qcap - 1)];
-    e->r = *r;
-    e->ready = ready;
-    e->deadline = deadline;
-    w->qn++;
-    if (!ready) {
-        if (w->npend == w->cappend) {
-            size_t nc = w->cappend ? w->cappend * 2 : 64;
-            size_t *np = realloc(w->pend, nc * sizeof *np);
-            if (!np) {
-                snprintf(w->err, w->errlen, "out of memory");
-                return -1;
-            }
-            w->pend = np;
-            w->cappend = nc;
-        }
-        w->pend[w->npend++] = abs;
+        w->pend[i] = w->pend[--w->npend];
     }
     return 0;
 }
@@ -275,12 +218,12 @@ static int on_rec(void *ctx, const ik_rec *r)
     if (r->kind == GS_K_GPU_MEMCPY && r->corr) {
         int linked = 0;
         for (size_t i = 0; i < w->npend; i++) {
-            qent *e = qat(w, w->pend[i]);
-            if (e->r.corr != r->corr)
+            if (w->pend[i].r.corr != r->corr)
                 continue;
-            fill_call(&e->r, r->aux, r->bytes, r->dev, r->stream);
-            e->ready = 1;
+            fill_call(&w->pend[i].r, r->aux, r->bytes, r->dev, r->stream);
             w->wi->linked++;
+            if (put_rec(w, &w->pend[i].r) < 0)
+                return -1;
             w->pend[i] = w->pend[--w->npend];
             linked = 1;
             break;
@@ -289,32 +232,32 @@ static int on_rec(void *ctx, const ik_rec *r)
             recent_copy *rc = &w->recent[w->nrecent++ % RECENT];
             *rc = (recent_copy){r->corr, r->aux, r->bytes, r->stream, r->dev};
         }
-    }
-    int ready = 1;
-    ik_rec call;
-    if (r->kind == GS_K_CUDA_MEMCPY) {
-        call = *r;
-        ready = 0;
+    } else if (r->kind == GS_K_CUDA_MEMCPY && r->corr) {
         const size_t n = w->nrecent < RECENT ? w->nrecent : RECENT;
-        for (size_t i = 0; i < n && r->corr; i++)
+        for (size_t i = 0; i < n; i++)
             if (w->recent[i].corr == r->corr) {
+                ik_rec call = *r;
                 fill_call(&call, w->recent[i].aux, w->recent[i].bytes, w->recent[i].dev,
                           w->recent[i].stream);
                 w->wi->linked++;
-                ready = 1;
-                break;
+                return put_rec(w, &call);
             }
-        if (!r->corr && !ready) {
-            ready = 1; /* nothing to link it with */
-            w->wi->unlinked++;
+        if (w->npend == w->cappend) {
+            size_t nc = w->cappend ? w->cappend * 2 : 64;
+            pending *np = realloc(w->pend, nc * sizeof *np);
+            if (!np) {
+                snprintf(w->err, w->errlen, "out of memory");
+                return -1;
+            }
+            w->pend = np;
+            w->cappend = nc;
         }
-        r = &call;
+        w->pend[w->npend++] = (pending){*r, r->ts + (int64_t)r->dur + LINK_WINDOW_NS};
+        return expire(w, r->ts);
     }
-    if (ready && !w->qn)
-        return put_rec(w, r);
-    if (q_push(w, r, ready, r->ts + (int64_t)r->dur + LINK_WINDOW_NS) < 0)
+    if (put_rec(w, r) < 0)
         return -1;
-    return q_pop_ready(w, r->ts, 0);
+    return w->npend ? expire(w, r->ts) : 0;
 }
 
 /* ---- the file ------------------------------------------------------------------------ */
@@ -480,7 +423,7 @@ int ik_write_gst(ik_conv *c, ik_write_info *wi, char *err, size_t errlen)
             snprintf(err, errlen, "%s", ik_sorter_error(c->sorter));
         goto done;
     }
-    if (q_pop_ready(&w, INT64_MAX, 1) < 0 || flush_frame(&w) < 0)
+    if (expire(&w, INT64_MAX) < 0 || flush_frame(&w) < 0)
         goto done;
     if (fsync(w.fd) != 0 && errno != EINVAL) {
         werr(&w, "cannot write");
@@ -497,7 +440,6 @@ done:
     free(w.raw);
     free(w.out);
     free(w.defined);
-    free(w.q);
     free(w.pend);
     gs_frame_cctx_free(w.cctx);
     return rc;
