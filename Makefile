@@ -143,7 +143,7 @@ test-python: $(LIB) $(CLI)
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
 ## test: install missing test packages and .venv (torch 2.x), then run every test CI runs
 test: deps-test all venv
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
@@ -164,11 +164,32 @@ $(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(wildcard trace/*.h ana
 ## test-san: unit tests, and the analyzer's tests against the CLI, under AddressSanitizer and UBSan
 test-san: $(SAN_BINS) $(SAN_CLI)
 	$(Q)set -e; for t in $(SAN_BINS); do echo "  SAN     $$t"; $$t; done
-	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer tests/import $(PYTEST_ARGS)
 
 ## test-analyzer: report scenarios with known answers (pytest, tests/analyzer)
 test-analyzer: $(CLI)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+
+## test-import: gpustarve import on real and generated PyTorch profiler traces, against the peers' committed figures (tests/import)
+test-import: $(CLI)
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/import $(PYTEST_ARGS)
+
+# The peers, torch-tb-profiler and Holistic Trace Analysis, from PyPI in their
+# own environment (never the shared .venv). RATIONALE: not part of `make test`:
+# they are ~400 MB of packages (6 min to install here) and their figures only
+# change when the traces or their versions do; `make test` checks gpustarve
+# against the committed figures, `make peers` regenerates them.
+PEERS_VENV  := $(BUILD)/peers-venv
+PEERS_STAMP := $(PEERS_VENV)/.gpustarve-peers
+$(PEERS_STAMP):
+	$(Q)rm -rf $(PEERS_VENV)
+	$(Q)$(PYTHON) -m venv $(PEERS_VENV)
+	$(Q)$(PEERS_VENV)/bin/pip install -q torch-tb-profiler==0.4.3 HolisticTraceAnalysis==0.5
+	$(Q)touch $@
+.PHONY: peers
+## peers: install torch-tb-profiler 0.4.3 and HTA 0.5 in build/peers-venv, rerun them on tests/import/data, rewrite tests/import/peers_golden.json
+peers: $(PEERS_STAMP)
+	$(Q)$(PEERS_VENV)/bin/python tests/import/peers.py
 
 ## test-cli: CLI golden and behaviour tests of gpustarve (pytest, tests/cli)
 test-cli: $(CLI) $(TOOL_BINS)

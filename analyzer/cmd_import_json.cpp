@@ -5,11 +5,13 @@
  * batch at a time, in place. Nothing of the document outlives its window.
  *
  * RATIONALE (why C++ here, and only here): of the JSON libraries Debian
- * ships, measured on the public Kineto traces (docs/import.md), only
- * simdjson reads well above 100 MB/s on one core; yajl, cJSON and json-c
- * read 13-56 MB/s. simdjson parses whole documents, so the windowing and
- * the element scanner are ours; simdjson checks and decodes every element.
- * The rest of the import and the analyzer stay C (cmd_import.h is the seam).
+ * ships, measured on the public Kineto traces (docs/import.md, make bench),
+ * cJSON and json-c only build whole trees (memory grows with the trace, and
+ * they read 60-160 MB/s); yajl streams at about the speed of this reader
+ * but has had no upstream release since 2014; simdjson is maintained and
+ * fastest. It parses whole documents, so the windowing and the element
+ * scanner are ours; simdjson checks and decodes every element. The rest of
+ * the import and the analyzer stay C (cmd_import.h is the seam).
  *
  * Responsible for: the outer object (keys in any order; a bare array of
  * events is accepted too), deviceProperties, distributedInfo, the numbers

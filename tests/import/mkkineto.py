@@ -47,6 +47,8 @@ def main():
     ap.add_argument("--rank", type=int, default=-1)
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--bare-array", action="store_true")
+    ap.add_argument("--kernels", type=int, default=KERNELS,
+                    help="kernels per step (default %d; more than 50 overrun the step)" % KERNELS)
     a = ap.parse_args()
     old = a.format == "1.9"
     rel = a.format == "2.4"
@@ -117,7 +119,7 @@ def main():
                                 t(g0), COPY_US, dev, stream, corr))
             corr += 1
             k0 = c0 + COPY_CALL_US
-            for k in range(KERNELS):
+            for k in range(a.kernels):
                 ev('{"ph": "X", "cat": "%s", "name": "cudaLaunchKernel", "pid": %d, "tid": %s, '
                    '"ts": %s, "dur": 5, "args": {"correlation": %d}}'
                    % (cat["rt"], pid, tids(tid), t(k0 + k * 10), corr))
@@ -125,7 +127,8 @@ def main():
                                  '"pid": %d, "tid": %s, "ts": %s, "dur": %d, "args": {"device": %d, '
                                  '"stream": %d, "correlation": %d}}'
                                  % (cat["k"], dev, tids("stream %d" % stream) if old else stream,
-                                    t(k0 + k * KERNEL_US), KERNEL_US, dev, stream, corr))
+                                    t(k0 + k * KERNEL_US * KERNELS // a.kernels),
+                                    KERNEL_US * KERNELS // a.kernels, dev, stream, corr))
                 corr += 1
             for p in range(a.pad):
                 ev('{"ph": "X", "cat": "%s", "name": "aten::add_", "pid": %d, "tid": %s, '
