@@ -164,7 +164,8 @@ $(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(wildcard trace/*.h ana
 ## test-san: unit tests, and the analyzer's tests against the CLI, under AddressSanitizer and UBSan
 test-san: $(SAN_BINS) $(SAN_CLI)
 	$(Q)set -e; for t in $(SAN_BINS); do echo "  SAN     $$t"; $$t; done
-	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer tests/import $(PYTEST_ARGS)
+	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/import $(PYTEST_ARGS)
 
 ## test-analyzer: report scenarios with known answers (pytest, tests/analyzer)
 test-analyzer: $(CLI)

@@ -276,7 +276,7 @@ static int prelude(wctx *w, uint64_t t0, uint32_t main_tid, uint32_t note, uint3
     ev.kind = GS_K_NOTE;
     ev.tid = main_tid;
     ev.ts = t0;
-    ev.aux = 4;
+    ev.aux = GS_NOTE_IMPORTED;
     ev.str = note;
     if (put(w, &ev) < 0)
         return -1;
@@ -313,7 +313,7 @@ static int prelude(wctx *w, uint64_t t0, uint32_t main_tid, uint32_t note, uint3
         ev.kind = GS_K_NOTE;
         ev.tid = main_tid;
         ev.ts = t0;
-        ev.aux = 5;
+        ev.aux = GS_NOTE_WORKERS_UNSEEN;
         ev.str = multi;
         if (put(w, &ev) < 0)
             return -1;

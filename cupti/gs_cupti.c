@@ -115,9 +115,10 @@ static CUptiResult cupti_check(CUptiResult r, const char *what)
 
 /* ---- one warning, one note ------------------------------------------------------- */
 
-/* code 2: CUPTI unavailable; 3: held by another profiler. */
-static void cupti_give_up(unsigned code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void cupti_give_up(unsigned code, const char *fmt, ...)
+/* code: GS_NOTE_CUPTI_UNAVAILABLE or GS_NOTE_CUPTI_BUSY. */
+static void cupti_give_up(enum gs_note_code code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void cupti_give_up(enum gs_note_code code, const char *fmt, ...)
 {
     char text[768];
     va_list ap;
@@ -386,16 +387,16 @@ static void at_exit_flush(void)
     gs_t_depth = depth;
 }
 
-void gs_gpu_flush(int how, unsigned wait_ms)
+void gs_gpu_flush(enum gs_flush_why why, unsigned wait_ms)
 {
     if (!cupti_mine())
         return;
     int depth = gs_t_depth;
     gs_t_depth = 1;
-    switch (how) {
-    case 0: /* exit: at_exit_flush already ran, unless atexit was refused */
+    switch (why) {
+    case GS_FLUSH_EXIT: /* at_exit_flush already ran, unless atexit was refused */
         break;
-    case 2: { /* fatal signal: not from a handler; ask the writer, wait a bit */
+    case GS_FLUSH_SIGNAL: { /* not from a handler: ask the writer, wait a bit */
         atomic_store(&g_flush_done, 0);
         atomic_store(&g_flush_req, 1);
         gs_writer_poke();
@@ -405,10 +406,11 @@ void gs_gpu_flush(int how, unsigned wait_ms)
         }
         break;
     }
-    case 4: /* before fork: what is complete, quickly */
+    case GS_FLUSH_FORK: /* before fork: what is complete, quickly */
         CUPTI_CALL(C.cuptiActivityFlushAll(0));
         break;
-    default: /* _exit, exec */
+    case GS_FLUSH__EXIT:
+    case GS_FLUSH_EXEC:
         CUPTI_CALL(C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
         read_dropped();
         break;
@@ -543,7 +545,8 @@ static void start_impl(void)
     t.text[0] = 0;
     void *h = load_cupti(&t);
     if (!h) {
-        cupti_give_up(2, "CUPTI unavailable: libcupti not found (tried %s)",
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE,
+                      "CUPTI unavailable: libcupti not found (tried %s)",
                       t.len ? t.text : "libcupti.so.13");
         return;
     }
@@ -557,32 +560,33 @@ static void start_impl(void)
 #undef GS_X_SYM
     *(void **)&C.cuptiActivityFlushPeriod = dlsym(h, "cuptiActivityFlushPeriod");
     if (missing) {
-        cupti_give_up(2, "CUPTI unavailable: %s lacks %s", g_lib, miss);
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s lacks %s", g_lib, miss);
         return;
     }
     uint32_t version = 0;
     if (CUPTI_CALL(C.cuptiGetVersion(&version)) != CUPTI_SUCCESS) {
-        cupti_give_up(2, "CUPTI unavailable: %s", g_err);
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
         return;
     }
     if (version < GS_CUPTI_VERSION_MIN || version >= GS_CUPTI_VERSION_END) {
-        cupti_give_up(2, "CUPTI unavailable: %s is CUPTI API version %u, gpustarve reads %u..%u",
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE,
+                      "CUPTI unavailable: %s is CUPTI API version %u, gpustarve reads %u..%u",
                       g_lib, version, GS_CUPTI_VERSION_MIN, GS_CUPTI_VERSION_END - 1);
         return;
     }
     CUptiResult r = CUPTI_CALL(C.cuptiSubscribe(&g_sub, api_callback, NULL));
     if (r != CUPTI_SUCCESS) {
         if (busy(r))
-            cupti_give_up(3, "CUPTI is held by another profiler (%s)", g_err);
+            cupti_give_up(GS_NOTE_CUPTI_BUSY, "CUPTI is held by another profiler (%s)", g_err);
         else
-            cupti_give_up(2, "CUPTI unavailable: %s", g_err);
+            cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
         return;
     }
     if (CUPTI_CALL(C.cuptiActivityRegisterTimestampCallback(ts_callback)) != CUPTI_SUCCESS ||
         CUPTI_CALL(C.cuptiActivityRegisterCallbacks(buf_requested, buf_completed)) !=
             CUPTI_SUCCESS) {
         C.cuptiUnsubscribe(g_sub);
-        cupti_give_up(2, "CUPTI unavailable: %s", g_err);
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
         return;
     }
     size_t enabled = 0;
@@ -596,9 +600,9 @@ static void start_impl(void)
             C.cuptiActivityDisable(g_kinds[i]);
         C.cuptiUnsubscribe(g_sub);
         if (busy(r))
-            cupti_give_up(3, "CUPTI is held by another profiler (%s)", g_err);
+            cupti_give_up(GS_NOTE_CUPTI_BUSY, "CUPTI is held by another profiler (%s)", g_err);
         else
-            cupti_give_up(2, "CUPTI unavailable: %s", g_err);
+            cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
         return;
     }
     /* optional: correlation ids for the host copy records; periodic flush */

@@ -54,7 +54,7 @@ static void fork_prepare(void)
     int depth = gs_t_depth;
     gs_t_depth = 1;
     if (gs_gpu_flush)
-        gs_gpu_flush(4, 0); /* CUPTI's buffers out first, with no lock of ours held */
+        gs_gpu_flush(GS_FLUSH_FORK, 0); /* CUPTI's buffers out first, no lock of ours held */
     gs_out_lock();
     gs_t_depth = depth;
     g_fork_locked = 1;
@@ -90,7 +90,7 @@ static void fork_child(void)
 
 /* ---- exit ----------------------------------------------------------------------- */
 
-void gs_finish(int status, int how, unsigned wait_ms)
+void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
 {
     if (!atomic_load(&gs_inited) || gs_cfg.disabled || gs_in_foreign_child())
         return;
@@ -102,7 +102,7 @@ void gs_finish(int status, int how, unsigned wait_ms)
      * no lock of ours held (Kineto documents the deadlock); from a signal
      * handler the writer thread does it, and we wait a bounded time. */
     if (atomic_load(&gs_on) && gs_gpu_flush)
-        gs_gpu_flush(how, how == 2 ? 200 : 0);
+        gs_gpu_flush((enum gs_flush_why)how, how == GS_EXIT_HOW_SIGNAL ? 200 : 0);
     int was_on = atomic_exchange(&gs_on, 0); /* detach before flushing */
     if (!was_on) {
         gs_t_depth = depth;
@@ -120,7 +120,7 @@ void gs_finish(int status, int how, unsigned wait_ms)
             gs_put_direct(&ev);
             gs_frame_flush_locked();
             gs_writer_set_final();
-            if (how != 2)
+            if (how != GS_EXIT_HOW_SIGNAL)
                 gs_perfmap_copy(gs_out_path()); /* not from a signal handler: unbounded I/O */
         }
         gs_out_unlock();
@@ -132,7 +132,7 @@ void gs_finish(int status, int how, unsigned wait_ms)
 static void on_exit_status(int status, void *arg)
 {
     (void)arg;
-    gs_finish(status, 0, 2000);
+    gs_finish(status, GS_EXIT_HOW_EXIT, 2000);
 }
 
 /* RATIONALE: a preloaded library's constructor runs before __libc_start_main
@@ -161,7 +161,7 @@ static void on_fatal_signal(int sig)
     int saved = errno;
     /* RATIONALE: bounded wait — the writer finishes a frame in milliseconds;
      * if the interrupted thread holds the lock itself, skip the flush. */
-    gs_finish(sig, 2, 100);
+    gs_finish(sig, GS_EXIT_HOW_SIGNAL, 100);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
@@ -210,7 +210,7 @@ void gs_exec_flush(const char *path)
     gs_t_depth = 1;
     uint32_t id = gs_str_path((const char *)gs_launder(path));
     if (gs_gpu_flush)
-        gs_gpu_flush(3, 0);
+        gs_gpu_flush(GS_FLUSH_EXEC, 0);
     if (gs_out_trylock_for(2000)) {
         if (!gs_writer_is_final()) {
             gs_drain_locked(0);

@@ -34,10 +34,18 @@ GS_WEAK void gs_gpu_start(void);
 /* 1 when this process image will be started through InitializeInjection
  * (CUDA_INJECTION64_PATH names this library). */
 GS_WEAK int gs_gpu_injected(void);
-/* Deliver CUPTI's buffers before the final drain, no lock of ours held.
- * how: 0 exit, 1 _exit, 2 fatal signal (done by the writer thread, waiting
- * at most wait_ms), 3 exec, 4 fork. */
-GS_WEAK void gs_gpu_flush(int how, unsigned wait_ms);
+/* Why CUPTI's buffers are flushed: how the process ends (the EXIT record's
+ * enum gs_exit_how, same values), or an exec or fork. */
+enum gs_flush_why {
+    GS_FLUSH_EXIT = GS_EXIT_HOW_EXIT,
+    GS_FLUSH__EXIT = GS_EXIT_HOW__EXIT,
+    GS_FLUSH_SIGNAL = GS_EXIT_HOW_SIGNAL, /* done by the writer thread, waiting
+                                           * at most wait_ms */
+    GS_FLUSH_EXEC = GS_NEXIT_HOW,
+    GS_FLUSH_FORK,
+};
+/* Deliver CUPTI's buffers before the final drain, no lock of ours held. */
+GS_WEAK void gs_gpu_flush(enum gs_flush_why why, unsigned wait_ms);
 /* Fork child: CUPTI belongs to the parent; drop what was queued. */
 GS_WEAK void gs_gpu_after_fork_child(void);
 /* Writer thread, once per period, no lock held: serve flush requests and

@@ -8,25 +8,20 @@ import json
 import lzma
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-DATA = os.path.join(HERE, "data")
-GS = os.environ.get("GS_CLI") or os.path.join(ROOT, "build", "gpustarve")
+sys.path.insert(0, os.path.dirname(HERE))
+import gstest  # noqa: E402  (tests/gstest.py: the helpers all suites share)
+from gstest import ROOT, clean_env  # noqa: E402,F401  (re-exported to the tests)
+
 sys.path.insert(0, HERE)
+DATA = os.path.join(HERE, "data")
+GS = gstest.CLI
 
 REAL = ["kineto_resnet50_nw0", "kineto_resnet50_nw4", "hta_a100_dataloader", "hta_a100_pageable"]
-
-
-def clean_env():
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSTARVE_") and k != "LD_PRELOAD"}
-    env["LC_ALL"] = "C"
-    return env
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +45,7 @@ def real(tmp_path_factory):
 
 
 def run(gs, *args, check=True):
-    r = subprocess.run([gs] + list(args), capture_output=True, text=True, env=clean_env())
+    r = gstest.run([gs] + list(args), text=True)
     if check and r.returncode != 0:
         raise AssertionError("gpustarve %s: exit %d\n%s%s" % (" ".join(args), r.returncode,
                                                                r.stdout, r.stderr))

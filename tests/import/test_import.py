@@ -218,6 +218,7 @@ def test_compare_imported_with_traced(gs, tmp_path):
     step); B: a run traced by gpustarve (the analyzer's scenario builder,
     trace files as the collector writes them) whose loader keeps up."""
     import importlib.util
+    import gstest
     adir = os.path.join(ROOT, "tests", "analyzer")
 
     def load(name, path):
@@ -234,12 +235,7 @@ def test_compare_imported_with_traced(gs, tmp_path):
         scenarios = load("analyzer_scenarios", os.path.join(adir, "scenarios.py"))
     finally:
         sys.modules["conftest"] = saved
-    gen = str(tmp_path / "gen_scenario")
-    trace_src = sorted(os.path.join(ROOT, "trace", f)
-                       for f in os.listdir(os.path.join(ROOT, "trace")) if f.endswith(".c"))
-    subprocess.run([ac.CC] + ac.CFLAGS + ["-I" + os.path.join(ROOT, "trace"), "-o", gen,
-                    os.path.join(ROOT, "tests", "analyzer", "gen_scenario.c")] + trace_src
-                   + ["-lzstd", "-lm"], check=True)
+    gen = gstest.build_c(tmp_path / "gen_scenario", [os.path.join(adir, "gen_scenario.c")])
     a = imp(gs, tmp_path / "imp", mk(tmp_path / "t.json", "--steps", "12"))
     b = scenarios.loader_bound(workers=4, step_ms=72, wait_ms=2, jitter_ms=2).write(
         gen, str(tmp_path / "traced"))
