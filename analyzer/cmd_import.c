@@ -59,14 +59,33 @@ typedef struct input {
     size_t zcap;
     int zeof, zend;
     uint64_t raw_bytes; /* bytes of the file read */
+    uint64_t size;      /* of the file, for progress */
+    double next_progress;
+    int progress;       /* stderr is a terminal and not -q */
     char err[256];
     const char *path;
 } input;
 
 #define ZBUF (1u << 18)
 
+static double now_s(void);
+
+/* "importing FILE: 41% (1.2 of 2.9 GB)" on a terminal, every 2 s. */
+static void progress(input *in)
+{
+    const double t = now_s();
+    if (!in->progress || t < in->next_progress)
+        return;
+    if (in->next_progress > 0 && in->size)
+        fprintf(stderr, "\rgpustarve: importing %s: %.0f%% (%.2f of %.2f GB)", in->path,
+                100.0 * (double)in->raw_bytes / (double)in->size, (double)in->raw_bytes / 1e9,
+                (double)in->size / 1e9);
+    in->next_progress = t + 2.0;
+}
+
 static long read_fd(input *in, void *buf, size_t n)
 {
+    progress(in);
     for (;;) {
         ssize_t r = read(in->fd, buf, n);
         if (r < 0 && errno == EINTR)
@@ -142,6 +161,9 @@ static int in_open(input *in, const char *path)
         return -1;
     }
     struct stat st;
+    if (fstat(in->fd, &st) == 0)
+        in->size = (uint64_t)st.st_size;
+    in->progress = gs_verbosity >= 1 && isatty(2);
     if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(in->err, sizeof in->err, "%s: is a directory, not a trace file", path);
         close(in->fd);
@@ -243,6 +265,8 @@ static int import_one(const char *file, size_t index, const char *dir, const cha
     const double t0 = now_s();
     int jr = ik_json_read(in_read, &in, &cb, &js, err, sizeof err);
     const double t_parse = now_s() - t0;
+    if (in.progress && in.next_progress > 0)
+        fputs("\r\033[K", stderr); /* clear the progress line */
     int rc = GS_EXIT_OK;
     if (jr != 0) {
         if (in.err[0])
@@ -294,7 +318,7 @@ static int import_one(const char *file, size_t index, const char *dir, const cha
                (unsigned long long)c->n_memcpy, (unsigned long long)c->n_pageable_h2d,
                (double)js.bytes / 1e6, t_all);
     gs_cli_msg(2,
-               "%s: parse+convert %.2f s (%.0f MB/s), %llu records written (%llu bytes), %llu "
+               "%s: parse+convert %.2f s wall (%.0f MB/s), %llu records written (%llu bytes), %llu "
                "sorted runs spilled, copy calls linked %llu / unlinked %llu, JSON window %llu "
                "bytes",
                file, t_parse, t_parse > 0 ? (double)js.bytes / 1e6 / t_parse : 0,
