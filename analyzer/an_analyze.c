@@ -806,9 +806,10 @@ static void advise_workers(an_result *res, const an_opts *o)
         snprintf(a->why, sizeof a->why,
                  "with num_workers=0 the main process loads a batch in %.1f ms (the DataLoader "
                  "span; the trace does not split it into I/O and CPU) and a step needs %.1f ms of "
-                 "GPU-bound time: %ld worker%s keep%s up if the traced machine has %ld CPU "
+                 "%s: %ld worker%s keep%s up if the traced machine has %ld CPU "
                  "core%s free (%s)",
-                 tb, tg, need, need == 1 ? "" : "s", need == 1 ? "s" : "", n, n == 1 ? "" : "s",
+                 tb, tg, res->no_gpu ? "other work" : "GPU-bound time", need, need == 1 ? "" : "s",
+                 need == 1 ? "s" : "", n, n == 1 ? "" : "s",
                  res->cores > 0 ? "capped by --cores" : "its cores are not in the trace");
         return;
     }

@@ -285,9 +285,12 @@ static int import_one(const char *file, size_t index, const char *dir, const cha
         rc = GS_EXIT_USAGE;
         goto done;
     }
-    /* host name: the rank when the trace has one, else the file's place */
+    /* host name: the trace's host_name, else the rank, else the file's
+     * place; with several ranks on one host the pids keep the files apart */
     char host[96];
-    if (c->rank >= 0)
+    if (c->host[0])
+        snprintf(host, sizeof host, "%s", c->host);
+    else if (c->rank >= 0)
         snprintf(host, sizeof host, "rank%lld", (long long)c->rank);
     else
         snprintf(host, sizeof host, "trace%zu", index + 1);

@@ -75,6 +75,8 @@ typedef struct ik_callbacks {
     void (*on_dist)(void *ctx, int64_t rank, int64_t world_size);
     /* other top-level facts: "schemaVersion", "baseTimeNanoseconds" */
     void (*on_number)(void *ctx, const char *key, int64_t v);
+    /* top-level strings: "host_name" (Kineto 2.x) */
+    void (*on_string)(void *ctx, const char *key, const char *s, size_t n);
 } ik_callbacks;
 
 /* Reads up to n bytes of the document into buf: bytes read, 0 at the end,
@@ -179,6 +181,8 @@ typedef struct ik_conv {
     int64_t rank, world_size;
     int64_t schema_version, base_ns;
     int have_base;
+    char host[64]; /* host_name (Kineto 2.x), "" when absent */
+    uint64_t n_legacy; /* events of the legacy autograd profiler (no "cat") */
     ik_thread_name *tnames;
     size_t ntnames, captnames;
     ik_thread_name *pnames; /* process_name per pid (tid unused) */

@@ -209,6 +209,7 @@ uint64_t ik_memset_aux(const char *s, size_t n)
 /* ---- categories ---------------------------------------------------------------------- */
 
 enum cat {
+    C_LEGACY, /* no "cat": torch.autograd.profiler without Kineto (Debian's torch) */
     C_OTHER,
     C_KERNEL,
     C_MEMCPY,
@@ -228,6 +229,8 @@ static int str_is(ik_str s, const char *w)
 static enum cat category(ik_str c)
 {
     switch (c.n) {
+    case 0:
+        return C_LEGACY;
     case 6:
         if (str_is(c, "kernel") || str_is(c, "Kernel"))
             return C_KERNEL;
@@ -500,6 +503,21 @@ static int on_event(void *ctx, const ik_event *e)
     case C_PYFUNC:
         rc = range(c, e, 0);
         break;
+    case C_LEGACY:
+        /* the legacy profiler's export: "pid": "CPU functions" for operators
+         * and record_function ranges, "CUDA functions" (tid = device) for
+         * the GPU time of each operator */
+        c->n_legacy++;
+        if (e->pid.is_str && str_is(e->pid.str, "CUDA functions")) {
+            ik_event g = *e;
+            g.has_device = e->tid.is_num;
+            g.device = e->tid.num;
+            g.has_stream = 1;
+            g.stream = 0;
+            rc = gpu(c, &g, C_KERNEL);
+        } else
+            rc = range(c, e, 0);
+        break;
     case C_OTHER:
         c->n_other++;
         break;
@@ -547,6 +565,23 @@ static void on_number(void *ctx, const char *key, int64_t v)
     }
 }
 
+static void on_string(void *ctx, const char *key, const char *s, size_t n)
+{
+    ik_conv *c = ctx;
+    if (strcmp(key, "host_name") != 0)
+        return;
+    size_t k = 0;
+    /* a file name part: no '/', nothing odd */
+    for (size_t i = 0; i < n && k + 1 < sizeof c->host; i++) {
+        const char ch = s[i];
+        c->host[k++] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                               (ch >= '0' && ch <= '9') || ch == '.' || ch == '_'
+                           ? ch
+                           : '-';
+    }
+    c->host[k] = '\0';
+}
+
 void ik_conv_callbacks(ik_conv *c, ik_callbacks *cb)
 {
     memset(cb, 0, sizeof *cb);
@@ -555,6 +590,7 @@ void ik_conv_callbacks(ik_conv *c, ik_callbacks *cb)
     cb->on_device = on_device;
     cb->on_dist = on_dist;
     cb->on_number = on_number;
+    cb->on_string = on_string;
 }
 
 ik_conv *ik_conv_new(const char *tmpdir, size_t run_bytes)

@@ -665,6 +665,10 @@ struct reader {
             }
             if (cb->on_dist)
                 cb->on_dist(cb->ctx, rank, world);
+        } else if (key == "host_name") {
+            std::string_view sv;
+            if (!doc.get_string().get(sv) && cb->on_string)
+                cb->on_string(cb->ctx, "host_name", sv.data(), sv.size());
         } else { /* a number (a scalar document: read as such) */
             int64_t x;
             double dv;
@@ -734,7 +738,8 @@ struct reader {
                     return false;
                 const size_t s = pos, e = (size_t)(vend - d);
                 if (key == "deviceProperties" || key == "distributedInfo" ||
-                    key == "schemaVersion" || key == "baseTimeNanoseconds")
+                    key == "schemaVersion" || key == "baseTimeNanoseconds" ||
+                    key == "host_name")
                     top_value(key, s, e);
                 pos = e;
             }

@@ -85,6 +85,8 @@ def truth(doc):
         ts = float(e["ts"])
         end = ts + float(e.get("dur", 0) or 0)
         cat, name = e.get("cat", ""), e.get("name", "")
+        if "cat" not in e:  # the legacy autograd profiler (torch without Kineto)
+            cat = "kernel" if e.get("pid") == "CUDA functions" else "cpu_op"
         if cat in GPU_CATS:
             gpu.append((ts, end))
         elif cat in CPU_CATS:
