@@ -162,7 +162,8 @@ struct reader {
     char *err;
     size_t errlen;
     /* window: raw[0] is a spare byte (room for '[' before a batch at d[0]),
-     * d = raw + 1 holds len bytes of data, cap of room, then padding */
+     * d = raw + 1 holds len bytes of data, cap of room, one byte for a ']'
+     * after the data, then simdjson's padding */
     char *raw = nullptr;
     char *d = nullptr;
     size_t cap = 0, len = 0, pos = 0;
@@ -182,7 +183,7 @@ struct reader {
 
     bool alloc(size_t ncap)
     {
-        char *n = static_cast<char *>(malloc(ncap + 1 + SIMDJSON_PADDING));
+        char *n = static_cast<char *>(malloc(ncap + 2 + SIMDJSON_PADDING));
         if (!n) {
             fail("out of memory (JSON window of %s bytes)", std::to_string(ncap).c_str());
             return false;
@@ -197,6 +198,14 @@ struct reader {
         if (cap > st->window_max)
             st->window_max = cap;
         return true;
+    }
+
+    /* Bytes allocated from p to the end of the window's padding. RATIONALE:
+     * the window has one byte more than spare + cap + padding, so a batch
+     * whose ']' lands on d[cap] still has the full padding after it. */
+    size_t room(const char *p) const
+    {
+        return (size_t)((raw + 2 + cap + SIMDJSON_PADDING) - p);
     }
 
     /* Keep d[keep..len), read more. Returns false when nothing more can come
@@ -508,7 +517,7 @@ struct reader {
         *open = '[';
         *close = ']';
         uint64_t delivered = 0;
-        const size_t alloc = (size_t)((raw + 1 + cap + SIMDJSON_PADDING) - open);
+        const size_t alloc = room(open);
         const bool ok = parse_events(open, (size_t)(close + 1 - open), alloc, true, &delivered);
         *open = saved_open;
         *close = saved_close;
@@ -522,7 +531,7 @@ struct reader {
             const char *s = d + starts[i];
             const size_t n = ends[i] - starts[i];
             uint64_t one = 0;
-            const size_t al = (size_t)((raw + 1 + cap + SIMDJSON_PADDING) - s);
+            const size_t al = room(s);
             if (parse_events(s, n, al, false, &one))
                 continue;
             repair(s, n);
@@ -611,7 +620,7 @@ struct reader {
     void top_value(std::string_view key, size_t s, size_t e)
     {
         ondemand::document doc;
-        const size_t alloc = (size_t)((raw + 1 + cap + SIMDJSON_PADDING) - (d + s));
+        const size_t alloc = room(d + s);
         if (parser.iterate(d + s, e - s, alloc).get(doc))
             return;
         if (key == "deviceProperties") {
