@@ -116,7 +116,7 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
                       r->cur_workers == 0
                           ? "num_workers=0 (the trace's single-process iterator): the main "
                             "process loads; its I/O and CPU are not in a PyTorch profiler trace"
-                          : tr->iter_multi ? "worker processes (multi-process iterator): not in "
+                          : tr->workers_unseen ? "worker processes (multi-process iterator): not in "
                                              "a PyTorch profiler trace, count unknown"
                                            : "not in a PyTorch profiler trace");
     } else {
