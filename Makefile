@@ -21,6 +21,9 @@ CFLAGS_COMMON := $(CSTD) $(WARN) $(OPT) -D_GNU_SOURCE -Itrace
 LDLIBS_ZSTD   := -lzstd
 
 CUDA_HOME    ?= /usr/local/cuda
+# The real CUDA runtime and CUPTI wheels from PyPI the GPU tests load (make
+# gpu-wheels): CUDA 12.9 (cu12) and 13.2 (cu13), pinned.
+GPU_WHEELS   ?= $(BUILD)/wheels
 TRACE_SRC    := $(wildcard trace/*.c)
 PRELOAD_SRC  := $(wildcard preload/*.c)
 # cupti/ is compiled into the same .so when the CUDA headers are found; it
@@ -127,10 +130,24 @@ $(VENV_STAMP):
 test-python: $(LIB) $(CLI)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/python $(PYTEST_ARGS)
 
+# RATIONALE: pinned versions, so "real 12.x / 13.2 wheel" names one thing;
+# --no-deps into a folder of their own, never into .venv.
+GPU_WHEELS_CU12 := nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-cupti-cu12==12.9.79
+GPU_WHEELS_CU13 := nvidia-cuda-runtime==13.2.86 nvidia-cuda-cupti==13.2.86
+.PHONY: gpu-wheels
+## gpu-wheels: install the real CUDA 12.9 and 13.2 runtime + CUPTI wheels from PyPI into build/wheels/cu12, cu13 (~40 MB; for the no-driver and loading tests, and the 13.2 simulator headers)
+gpu-wheels: $(GPU_WHEELS)/cu12/.installed $(GPU_WHEELS)/cu13/.installed
+$(GPU_WHEELS)/cu12/.installed: $(VENV_STAMP)
+	$(Q)rm -rf $(dir $@) && $(VENV)/bin/pip install -q --no-deps --target $(dir $@) $(GPU_WHEELS_CU12)
+	$(Q)touch $@
+$(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
+	$(Q)rm -rf $(dir $@) && $(VENV)/bin/pip install -q --no-deps --target $(dir $@) $(GPU_WHEELS_CU13)
+	$(Q)touch $@
+
 # ---- test ----------------------------------------------------------------
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
-## test: install missing test packages and .venv (torch 2.x), then run every test CI runs
-test: deps-test all venv
+## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
+test: deps-test all venv gpu-wheels
 	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python
 
 ## test-unit: C unit tests of the trace codec and reader

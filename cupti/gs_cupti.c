@@ -241,6 +241,50 @@ static void *load_cupti(tried *t)
     return try_open(t, "libcupti.so");
 }
 
+/* ---- the driver ---------------------------------------------------------------------------- */
+
+/* RATIONALE: libcupti needs the driver, and some versions do not fail
+ * cleanly without it: libcupti 13.2's cuptiGetVersion recurses through
+ * cuptiGetResultString on its failed dlopen("libcuda.so.1") until the stack
+ * overflows. So nothing of libcupti is loaded or called until libcuda.so.1
+ * has loaded and answered cuDriverGetVersion. The handle is kept: the CUDA
+ * runtime loads the same library anyway. */
+static int g_driver_version;        /* cuDriverGetVersion, 0 = no driver */
+static char g_driver_why[256];      /* why not, for the warning */
+static pthread_once_t g_driver_once = PTHREAD_ONCE_INIT;
+
+static void driver_probe(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(g_driver_why, sizeof g_driver_why, "libcuda.so.1 not found");
+        return;
+    }
+    int (*get)(int *) = (int (*)(int *))dlsym(h, "cuDriverGetVersion");
+    int v = 0;
+    int r = get ? get(&v) : -1;
+    if (r != 0 || v <= 0) {
+        if (!get)
+            snprintf(g_driver_why, sizeof g_driver_why, "libcuda.so.1 lacks cuDriverGetVersion");
+        else
+            snprintf(g_driver_why, sizeof g_driver_why,
+                     "libcuda.so.1 does not answer: cuDriverGetVersion returned %d", r);
+        dlclose(h);
+        return;
+    }
+    g_driver_version = v;
+}
+
+/* The driver's version, or 0 (and *why) when there is none. Loads
+ * libcuda.so.1 once; the caller holds the guard. */
+static int driver_version(const char **why)
+{
+    pthread_once(&g_driver_once, driver_probe);
+    if (why)
+        *why = g_driver_why;
+    return g_driver_version;
+}
+
 /* ---- the clock -------------------------------------------------------------------------- */
 
 static uint64_t CUPTIAPI ts_callback(void)
@@ -539,6 +583,11 @@ static void start_impl(void)
         if (v >= 1)
             g_nbufs = v > (long)GS_CUPTI_BUFS_MAX ? GS_CUPTI_BUFS_MAX : (uint32_t)v;
     }
+    const char *why = NULL;
+    if (!driver_version(&why)) {
+        cupti_give_up(2, "no CUDA driver (%s)", why);
+        return;
+    }
     tried t = {.len = 0};
     t.text[0] = 0;
     void *h = load_cupti(&t);
@@ -623,6 +672,24 @@ static void start_guarded(void)
 void gs_gpu_start(void)
 {
     pthread_once(&g_once, start_guarded);
+}
+
+void gs_gpu_first_call(void)
+{
+    if (!gs_gpu_injected()) {
+        gs_gpu_start();
+        return;
+    }
+    /* the driver will call InitializeInjection, unless there is none: say
+     * so here, since nothing else will */
+    int depth = gs_t_depth;
+    gs_t_depth = 1;
+    int err = errno;
+    const char *why = NULL;
+    if (!driver_version(&why))
+        pthread_once(&g_once, start_guarded); /* gives up with the warning */
+    errno = err;
+    gs_t_depth = depth;
 }
 
 int gs_gpu_injected(void)

@@ -31,6 +31,9 @@ void gs_put_event(uint32_t tid, const gs_event *ev);
  * the first CUDA call they see when the driver will not call
  * InitializeInjection for us. */
 GS_WEAK void gs_gpu_start(void);
+/* The hooks' first CUDA call: start the collector (gs_gpu_start) unless
+ * the driver will call InitializeInjection; with no driver, warn once. */
+GS_WEAK void gs_gpu_first_call(void);
 /* 1 when this process image will be started through InitializeInjection
  * (CUDA_INJECTION64_PATH names this library). */
 GS_WEAK int gs_gpu_injected(void);

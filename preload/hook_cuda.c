@@ -176,8 +176,8 @@ static void gpu_start_once(void)
     /* RATIONALE: when CUDA_INJECTION64_PATH names us, the driver calls
      * InitializeInjection inside its own initialisation (holding its own
      * locks); starting CUPTI from here as well could race it. */
-    if (gs_gpu_start && !(gs_gpu_injected && gs_gpu_injected()))
-        gs_gpu_start();
+    if (gs_gpu_first_call)
+        gs_gpu_first_call();
     atomic_store_explicit(&g_gpu_kicked, 1, memory_order_release);
 }
 

@@ -125,13 +125,14 @@ def hooks_only_checks(p, run_dir, code, words):
 
 
 def test_cupti_absent_means_hooks_only(sim, tmp_path):
-    """No libcupti anywhere we look: the runtime alone in a folder whose
+    """No libcupti anywhere we look: the runtime and driver alone in a folder whose
     libcupti.so.13 / libcupti.so are empty files (they end the default
     search, which would otherwise find the toolkit's real one through
     ld.so.cache), CUDA_HOME and GPUSTARVE_CUPTI_LIB pointing nowhere."""
     lib = tmp_path / "lib"
     lib.mkdir()
-    shutil.copy(os.path.join(SIM, "libcudart.so.13"), str(lib))
+    for name in ("libcudart.so.13", "libcuda.so.1"):
+        shutil.copy(os.path.join(SIM, name), str(lib))
     for name in ("libcupti.so.13", "libcupti.so"):
         (lib / name).write_bytes(b"")
     env = sim_env(libdir=lib, CUDA_HOME=str(tmp_path / "no-cuda"),

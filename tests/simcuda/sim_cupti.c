@@ -32,6 +32,38 @@
 #include "simcuda_link.h"
 #include "sim_cuptinames.h"      /* generated from cupti_result.h */
 
+/* The mode (rules.mk): which CUDA this build stands in for, and so which
+ * record versions it writes and which API version it reports. */
+#ifndef SIMCUDA_CUDART_SONAME
+#define SIMCUDA_CUDART_SONAME "libcudart.so.13"
+#endif
+#ifndef SIMCUDA_CUPTI_VERSION
+#define SIMCUDA_CUPTI_VERSION CUPTI_API_VERSION
+#endif
+#ifndef SIMCUDA_REC_KERNEL
+#define SIMCUDA_REC_KERNEL CUpti_ActivityKernel10
+#endif
+#ifndef SIMCUDA_REC_MEMCPY
+#define SIMCUDA_REC_MEMCPY CUpti_ActivityMemcpy6
+#endif
+#ifndef SIMCUDA_REC_MEMSET
+#define SIMCUDA_REC_MEMSET CUpti_ActivityMemset4
+#endif
+#ifndef SIMCUDA_REC_SYNC
+#define SIMCUDA_REC_SYNC CUpti_ActivitySynchronization2
+#endif
+#ifndef SIMCUDA_REC_DEVICE
+#define SIMCUDA_REC_DEVICE CUpti_ActivityDevice5
+#endif
+#ifndef SIMCUDA_CUDA12
+#define SIMCUDA_CUDA12 0
+#endif
+typedef SIMCUDA_REC_KERNEL rec_kernel;
+typedef SIMCUDA_REC_MEMCPY rec_memcpy;
+typedef SIMCUDA_REC_MEMSET rec_memset;
+typedef SIMCUDA_REC_SYNC rec_sync;
+typedef SIMCUDA_REC_DEVICE rec_device;
+
 #define MAX_KIND 64
 #define WORKER_PERIOD_MS 10      /* RATIONALE: full buffers go out within 10 ms, at negligible cost */
 
@@ -102,7 +134,7 @@ static void link_rt(void)
         return;
     simcuda_rt_attach_fn fn = (simcuda_rt_attach_fn)dlsym(RTLD_DEFAULT, SIMCUDA_RT_ATTACH_SYM);
     if (!fn) {
-        void *h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
+        void *h = dlopen(SIMCUDA_CUDART_SONAME, RTLD_LAZY | RTLD_NOLOAD);
         if (h) {
             fn = (simcuda_rt_attach_fn)dlsym(h, SIMCUDA_RT_ATTACH_SYM);
             dlclose(h);
@@ -177,11 +209,11 @@ static size_t rec_size(CUpti_ActivityKind k)
 {
     switch (k) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(rec_kernel);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(rec_memcpy);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(rec_memset);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(rec_sync);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(rec_device);
     case CUPTI_ACTIVITY_KIND_RUNTIME: return sizeof(CUpti_ActivityAPI);
     default: return 0;
     }
@@ -204,7 +236,7 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
     switch (p->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        CUpti_ActivityKernel10 *r = dst;
+        rec_kernel *r = dst;
         r->kind = p->kind;
         r->registersPerThread = 32;
         r->start = ts(op->start, off);
@@ -223,7 +255,7 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        CUpti_ActivityMemcpy6 *r = dst;
+        rec_memcpy *r = dst;
         r->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
         r->copyKind = op->copy_kind;
         r->srcKind = op->src_kind;
@@ -237,11 +269,13 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         r->streamId = op->stream_id;
         r->correlationId = op->correlation_id;
         r->channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
+#if !SIMCUDA_CUDA12 /* Memcpy6 on */
         r->copyCount = 1;
+#endif
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-        CUpti_ActivityMemset4 *r = dst;
+        rec_memset *r = dst;
         r->kind = CUPTI_ACTIVITY_KIND_MEMSET;
         r->value = op->memset_value;
         r->bytes = op->bytes;
@@ -256,7 +290,7 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-        CUpti_ActivitySynchronization2 *r = dst;
+        rec_sync *r = dst;
         r->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
         r->type = (CUpti_ActivitySynchronizationType)op->sync_type;
         r->start = ts(op->start, off);
@@ -265,7 +299,9 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         r->contextId = op->device + 1;
         r->streamId = op->stream_id;
         r->cudaEventId = op->event_id;
+#if !SIMCUDA_CUDA12 /* Synchronization2 on */
         r->cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+#endif
         break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME: {
@@ -281,7 +317,7 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
-        CUpti_ActivityDevice5 *r = dst;
+        rec_device *r = dst;
         struct simcuda_device_info di;
         const struct simcuda_rt *rt = atomic_load(&g_rt);
         if (!rt || rt->device_info((int)op->device, &di) != 0)
@@ -740,11 +776,13 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Ca
     return r;
 }
 
+#if !SIMCUDA_CUDA12 /* CUDA 13.0 on */
 CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                        void *userdata, CUpti_SubscriberParams *pParams)
 {
     return cuptiSubscribe(subscriber, callback, userdata);
 }
+#endif
 
 CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
@@ -783,7 +821,7 @@ CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
 {
     if (!version)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    *version = CUPTI_API_VERSION;
+    *version = SIMCUDA_CUPTI_VERSION;
     return CUPTI_SUCCESS;
 }
 

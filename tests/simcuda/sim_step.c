@@ -1,0 +1,219 @@
+/* sim_step.c — a training loop in C for the simulated GPU, in every mode.
+ *
+ *   sim_step [--steps N] [--batch-mb X] [--load-ms X] [--pinned HOW]
+ *            [--kernel NAME]... [--comm NAME]
+ *
+ * Built (tests/simcuda/rules.mk) against each mode's libcudart.so.12 or .13
+ * and libcuda.so.1, with no nvcc: kernels are registered by name the way
+ * nvcc's host stubs do it (__cudaRegisterFatBinary / __cudaRegisterFunction),
+ * so a kernel can carry any name — the real mangled NCCL names included —
+ * and its duration comes from SIMCUDA_KERNEL_US=name=us.
+ *
+ * Each step: an NVTX range "train_step" holding "next_batch" (--load-ms of
+ * sleep), a host-to-device copy of the batch (cudaMemcpyAsync on a
+ * non-blocking stream), the --kernel kernels in order (default
+ * train_step_kernel), the --comm kernel when given, and a
+ * cudaStreamSynchronize. The batch is pinned as --pinned says:
+ *
+ *   0          malloc (pageable)            1         cudaMallocHost
+ *   hostalloc  cuMemHostAlloc               allochost cuMemAllocHost
+ *   register   malloc + cuMemHostRegister   proc      cuMemHostAlloc from cuGetProcAddress
+ *   entry      cuMemHostAlloc from cudaGetDriverEntryPoint
+ *
+ * At the end an 8-byte device-to-host copy into a pageable long, the frees,
+ * and one JSON line on stderr (steps, median step time). A failing call
+ * prints its name and code and exits 1 (test code: errors end it).
+ */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What nvcc's host stubs call (crt/host_runtime.h), in C. */
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **handle);
+void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun,
+                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                            dim3 *bDim, dim3 *gDim, int *wSize);
+
+#define MAX_KERNELS 8
+
+static void check(const char *what, int r)
+{
+    if (r != 0) {
+        fprintf(stderr, "sim_step: %s failed: %d\n", what, r);
+        exit(1);
+    }
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef CUresult (*host_alloc_fn)(void **, size_t, unsigned int);
+
+static void *alloc_batch(const char *how, size_t bytes)
+{
+    void *p = NULL;
+    if (strcmp(how, "0") == 0 || strcmp(how, "register") == 0) {
+        p = malloc(bytes);
+        if (!p)
+            check("malloc", 2);
+        if (strcmp(how, "register") == 0)
+            check("cuMemHostRegister", cuMemHostRegister(p, bytes, 0));
+    } else if (strcmp(how, "1") == 0) {
+        check("cudaMallocHost", cudaMallocHost(&p, bytes));
+    } else if (strcmp(how, "hostalloc") == 0) {
+        check("cuMemHostAlloc", cuMemHostAlloc(&p, bytes, 0));
+    } else if (strcmp(how, "allochost") == 0) {
+        check("cuMemAllocHost", cuMemAllocHost(&p, bytes));
+    } else if (strcmp(how, "proc") == 0 || strcmp(how, "entry") == 0) {
+        void *fn = NULL;
+        if (how[0] == 'p') {
+            CUdriverProcAddressQueryResult st;
+            check("cuGetProcAddress", cuGetProcAddress("cuMemHostAlloc", &fn, CUDA_VERSION, 0, &st));
+        } else {
+            enum cudaDriverEntryPointQueryResult st;
+            /* deprecated in CUDA 13, and still what much code calls */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+            check("cudaGetDriverEntryPoint",
+                  cudaGetDriverEntryPoint("cuMemHostAlloc", &fn, cudaEnableDefault, &st));
+#pragma GCC diagnostic pop
+        }
+        if (!fn)
+            check("driver entry point cuMemHostAlloc", 500);
+        check("cuMemHostAlloc (entry point)", ((host_alloc_fn)fn)(&p, bytes, 0));
+    } else {
+        fprintf(stderr, "sim_step: unknown --pinned %s\n", how);
+        exit(2);
+    }
+    memset(p, 0, bytes);
+    return p;
+}
+
+static void free_batch(const char *how, void *p)
+{
+    if (strcmp(how, "0") == 0) {
+        free(p);
+    } else if (strcmp(how, "register") == 0) {
+        check("cuMemHostUnregister", cuMemHostUnregister(p));
+        free(p);
+    } else if (strcmp(how, "1") == 0) {
+        check("cudaFreeHost", cudaFreeHost(p));
+    } else {
+        check("cuMemFreeHost", cuMemFreeHost(p));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int steps = 8;
+    double batch_mb = 1, load_ms = 0;
+    const char *pinned = "0", *comm = NULL;
+    const char *kernels[MAX_KERNELS];
+    int nkernels = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "sim_step: %s needs a value\n", a);
+            return 2;
+        }
+        if (strcmp(a, "--steps") == 0)
+            steps = atoi(v);
+        else if (strcmp(a, "--batch-mb") == 0)
+            batch_mb = atof(v);
+        else if (strcmp(a, "--load-ms") == 0)
+            load_ms = atof(v);
+        else if (strcmp(a, "--pinned") == 0)
+            pinned = v;
+        else if (strcmp(a, "--comm") == 0)
+            comm = v;
+        else if (strcmp(a, "--kernel") == 0 && nkernels < MAX_KERNELS - 1)
+            kernels[nkernels++] = v;
+        else {
+            fprintf(stderr, "sim_step: unknown option %s\n", a);
+            return 2;
+        }
+        i++;
+    }
+    if (nkernels == 0)
+        kernels[nkernels++] = "train_step_kernel";
+    if (comm)
+        kernels[nkernels++] = comm;
+
+    /* one host stub address per kernel, registered under its device name */
+    static char stubs[MAX_KERNELS];
+    static char fatbin[16];
+    void **mod = __cudaRegisterFatBinary(fatbin);
+    for (int k = 0; k < nkernels; k++)
+        __cudaRegisterFunction(mod, &stubs[k], (char *)kernels[k], kernels[k], -1, NULL, NULL,
+                               NULL, NULL, NULL);
+    __cudaRegisterFatBinaryEnd(mod);
+
+    int ndev = 0;
+    check("cudaGetDeviceCount", cudaGetDeviceCount(&ndev));
+    check("cudaSetDevice", cudaSetDevice(0));
+    cudaStream_t stream;
+    check("cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    size_t bytes = (size_t)(batch_mb * 1024 * 1024);
+    if (bytes < 64)
+        bytes = 64;
+    void *dev = NULL;
+    check("cudaMalloc", cudaMalloc(&dev, bytes));
+    unsigned char *host = alloc_batch(pinned, bytes);
+
+    double *step_ms = calloc((size_t)(steps > 0 ? steps : 1), sizeof *step_ms);
+    for (int s = 0; s < steps; s++) {
+        double t0 = now_ms();
+        nvtxRangePushA("train_step");
+        nvtxRangePushA("next_batch");
+        if (load_ms > 0) {
+            struct timespec ts = {(time_t)(load_ms / 1e3), (long)((load_ms - (time_t)(load_ms / 1e3) * 1e3) * 1e6)};
+            nanosleep(&ts, NULL);
+        }
+        memcpy(host, &s, sizeof s); /* the batch header: its index */
+        nvtxRangePop();
+        check("cudaMemcpyAsync", cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream));
+        for (int k = 0; k < nkernels; k++) {
+            void *args[1] = {&dev};
+            dim3 grid = {1, 1, 1}, block = {128, 1, 1};
+            check(kernels[k], cudaLaunchKernel(&stubs[k], grid, block, args, 0, stream));
+        }
+        check("cudaStreamSynchronize", cudaStreamSynchronize(stream));
+        nvtxRangePop();
+        step_ms[s] = now_ms() - t0;
+    }
+
+    long header = -2;
+    check("cudaMemcpy", cudaMemcpy(&header, dev, sizeof header, cudaMemcpyDeviceToHost));
+    if (steps > 0 && (int)header != steps - 1) {
+        fprintf(stderr, "sim_step: device batch header %ld, expected %d\n", header, steps - 1);
+        return 1;
+    }
+    qsort(step_ms, (size_t)steps, sizeof *step_ms, cmp_double);
+    int rtv = 0;
+    cudaRuntimeGetVersion(&rtv);
+    fprintf(stderr, "{\"example\":\"sim_step\",\"runtime\":%d,\"steps\":%d,\"pinned\":\"%s\","
+                    "\"median_step_ms\":%.3f}\n",
+            rtv, steps, pinned, steps > 0 ? step_ms[steps / 2] : 0.0);
+    printf("sim_step: %d steps, runtime %d\n", steps, rtv);
+    free_batch(pinned, host);
+    check("cudaFree", cudaFree(dev));
+    check("cudaStreamDestroy", cudaStreamDestroy(stream));
+    free(step_ms);
+    return 0;
+}
