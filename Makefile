@@ -45,13 +45,16 @@ CLI := $(BUILD)/gpustarve
 all: $(LIB) $(CLI) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- preload library ----------------------------------------------------
-PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Ipreload -pthread \
-                  $(if $(HAVE_CUPTI),-DGS_HAVE_CUPTI=1)
-$(BUILD)/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+# preload/ and cupti/ meet through sink/gs_sink.h only: cupti/ is compiled
+# without -Ipreload, so a stray include of a collector header fails here.
+PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Isink -Ipreload -pthread
+CUPTI_CFLAGS   := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Isink -Icupti -pthread \
+                  -isystem $(CUDA_HOME)/include
+$(BUILD)/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h sink/*.h cupti/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(pic) $<"
-	$(Q)$(CC) $(PRELOAD_CFLAGS) -Icupti -isystem $(CUDA_HOME)/include -c $< -o $@
-$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -c $< -o $@
+$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h sink/*.h preload/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(pic) $<"
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@

@@ -1,24 +1,28 @@
-/* gs_cupti.c — the CUPTI activity collector.
+/* gs_cupti.c — the CUPTI source: GPU activity through CUPTI.
  *
- * Responsible for: finding and loading libcupti at run time (dlopen; nothing
- * links it), starting collection once per process image — through the
- * driver's injection entry point InitializeInjection (CUDA_INJECTION64_PATH,
- * set by `gpustarve run`) or, for a program started without it, at the first
- * CUDA call the hooks see (gs_gpu_start) — with our clock as CUPTI's
+ * Responsible for: registering its operations with the collector
+ * (sink/gs_sink.h, the only collector header it includes); checking that a
+ * CUDA driver answers before anything of libcupti is loaded or called;
+ * finding and loading libcupti at run time (dlopen; nothing links it);
+ * starting collection once per process image — through the driver's
+ * injection entry point InitializeInjection (CUDA_INJECTION64_PATH, set by
+ * `gpustarve run`) or, for a program started without it, at the first CUDA
+ * call the hooks see — with our clock as CUPTI's
  * (cuptiActivityRegisterTimestampCallback); lending CUPTI activity buffers
  * from a capped pool; queueing completed buffers for the writer thread,
  * which decodes them (gs_cupti_decode) straight into its frames under tid 0;
  * flushing at exit, _exit, fatal signals, exec and before fork; turning
- * CUPTI's dropped-record count into gpu_drops records; and, when CUPTI is
- * missing, of the wrong version, or held by another profiler, one warning
- * line, a note record (code 2 unavailable, 3 held by another profiler), and
- * a run that goes on with the CUDA hooks only.
+ * CUPTI's dropped-record count into gpu_drops records; and, when there is
+ * no driver, CUPTI is missing, of the wrong version, or held by another
+ * profiler, one warning line and note record (gs_sink_warn) and a run that
+ * goes on with the CUDA hooks only.
  *
  * Must never: end or block the program (errors are logged and returned, see
  * CUPTI_CALL), hold a lock of ours across cuptiActivityFlushAll or
  * cuptiActivityGetNumDroppedRecords (Kineto documents the deadlock), decode
- * or allocate in bufferCompleted (it only queues), or call CUPTI in a forked
- * child of the process that started it.
+ * or allocate in bufferCompleted (it only queues), call CUPTI in a forked
+ * child of the process that started it, or touch libcupti before the driver
+ * answered.
  */
 #include <cupti.h>
 
@@ -29,6 +33,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +42,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_collector.h"
 #include "gs_cupti.h"
-#include "gs_preload.h"
 #include "gs_sink.h"
 
 /* RATIONALE: 4 MiB per buffer holds ~20k kernel records (about 200 bytes
@@ -115,31 +118,19 @@ static CUptiResult cupti_check(CUptiResult r, const char *what)
 
 /* ---- one warning, one note ------------------------------------------------------- */
 
-/* code 2: CUPTI unavailable; 3: held by another profiler. */
-static void cupti_give_up(unsigned code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void cupti_give_up(unsigned code, const char *fmt, ...)
+static void cupti_give_up(enum gs_note_code code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void cupti_give_up(enum gs_note_code code, const char *fmt, ...)
 {
     char text[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof text)
+        snprintf(text + n, sizeof text - (size_t)n, "; recording CUDA calls only");
     atomic_store(&g_state, ST_OFF);
-    char line[1024];
-    int n = snprintf(line, sizeof line, "gpustarve: warning: %s; recording CUDA calls only\n", text);
-    if (n > 0) {
-        ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-        (void)w;
-    }
-    if (!atomic_load(&gs_on))
-        return;
-    int depth = gs_t_depth;
-    gs_t_depth = 1;
-    gs_rec r = GS_REC_INIT(GS_K_NOTE, gs_now());
-    r.str = gs_str_intern(text, strlen(text));
-    r.aux = code;
-    gs_emit(&r);
-    gs_t_depth = depth;
+    gs_sink_warn(code, text);
 }
 
 /* ---- finding libcupti ------------------------------------------------------------------ */
@@ -289,7 +280,7 @@ static int driver_version(const char **why)
 
 static uint64_t CUPTIAPI ts_callback(void)
 {
-    return gs_mono_ns();
+    return gs_sink_now();
 }
 
 /* ---- buffer pool and queue ---------------------------------------------------------------- */
@@ -368,7 +359,7 @@ static void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain,
     (void)cbid;
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cb && cb->callbackSite == CUPTI_API_ENTER)
-        gs_t_cuda_corr = cb->correlationId;
+        gs_sink_set_corr(cb->correlationId);
 }
 
 static const CUpti_CallbackId g_corr_cbids[] = {
@@ -423,44 +414,43 @@ static void at_exit_flush(void)
 {
     if (!cupti_mine() || atomic_exchange(&g_atexit_done, 1))
         return;
-    int depth = gs_t_depth;
-    gs_t_depth = 1;
+    gs_sink_held h = gs_sink_hold();
     CUPTI_CALL(C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     read_dropped();
-    gs_t_depth = depth;
+    gs_sink_release(h);
 }
 
-void gs_gpu_flush(int how, unsigned wait_ms)
+static void cupti_flush(enum gs_flush_reason why, unsigned wait_ms)
 {
     if (!cupti_mine())
         return;
-    int depth = gs_t_depth;
-    gs_t_depth = 1;
-    switch (how) {
-    case 0: /* exit: at_exit_flush already ran, unless atexit was refused */
+    gs_sink_held h = gs_sink_hold();
+    switch (why) {
+    case GS_FLUSH_EXIT: /* at_exit_flush already ran, unless atexit was refused */
         break;
-    case 2: { /* fatal signal: not from a handler; ask the writer, wait a bit */
+    case GS_FLUSH_SIGNAL: { /* not from a handler; ask the writer, wait a bit */
         atomic_store(&g_flush_done, 0);
         atomic_store(&g_flush_req, 1);
-        gs_writer_poke();
+        gs_sink_wake();
         for (unsigned waited = 0; waited < wait_ms && !atomic_load(&g_flush_done); waited++) {
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
         }
         break;
     }
-    case 4: /* before fork: what is complete, quickly */
+    case GS_FLUSH_FORK: /* what is complete, quickly */
         CUPTI_CALL(C.cuptiActivityFlushAll(0));
         break;
-    default: /* _exit, exec */
+    case GS_FLUSH_QUICK_EXIT:
+    case GS_FLUSH_EXEC:
         CUPTI_CALL(C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
         read_dropped();
         break;
     }
-    gs_t_depth = depth;
+    gs_sink_release(h);
 }
 
-void gs_gpu_writer_tick(void)
+static void cupti_tick(void)
 {
     if (!cupti_mine())
         return;
@@ -472,7 +462,7 @@ void gs_gpu_writer_tick(void)
     read_dropped();
 }
 
-void gs_gpu_after_fork_child(void)
+static void cupti_after_fork_child(void)
 {
     /* CUPTI and every buffer it holds are the parent's; so are the queued
      * ones (the parent writes them). Nothing here may call CUPTI. */
@@ -501,11 +491,11 @@ static uint32_t name_id(const char *s)
     uint32_t h = (uint32_t)(((uintptr_t)s >> 3) * 2654435761u) & (NAME_SLOTS - 1);
     if (g_names[h].ptr == s && g_names[h].id) {
         uint32_t len = 0;
-        const char *have = gs_str_get(g_names[h].id, &len);
+        const char *have = gs_sink_string(g_names[h].id, &len);
         if (have && strncmp(have, s, len) == 0 && (len == GS_STRING_MAX || s[len] == 0))
             return g_names[h].id;
     }
-    uint32_t id = gs_str_intern(s, strnlen(s, GS_STRING_MAX));
+    uint32_t id = gs_sink_intern(s, strnlen(s, GS_STRING_MAX));
     g_names[h].ptr = s;
     g_names[h].id = id;
     return id;
@@ -514,7 +504,7 @@ static uint32_t name_id(const char *s)
 static void decode_buffer(gbuf *b)
 {
     CUpti_Activity *rec = NULL;
-    uint64_t now = gs_mono_ns();
+    uint64_t now = gs_sink_now();
     while (C.cuptiActivityGetNextRecord(b->base, b->valid, &rec) == CUPTI_SUCCESS) {
         gs_event ev;
         const char *name = NULL;
@@ -523,11 +513,11 @@ static void decode_buffer(gbuf *b)
         ev.str = name_id(name);
         if (ev.kind == GS_K_GPU_DEVICE && ev.ts == 0)
             ev.ts = now;
-        gs_put_event(0, &ev); /* device records: tid 0 */
+        gs_sink_put(&ev); /* device records: tid 0 */
     }
 }
 
-void gs_gpu_drain_locked(int final)
+static void cupti_drain(int final)
 {
     uint32_t head = atomic_exchange(&g_queue, 0);
     /* the stack holds newest first: reverse it into delivery order */
@@ -552,9 +542,9 @@ void gs_gpu_drain_locked(int final)
         gs_event ev;
         gs_event_clear(&ev);
         ev.kind = GS_K_GPU_DROPS;
-        ev.ts = gs_mono_ns();
+        ev.ts = gs_sink_now();
         ev.aux = dropped;
-        gs_put_event(0, &ev);
+        gs_sink_put(&ev);
         g_rep_dropped = dropped;
     }
 }
@@ -574,7 +564,7 @@ static int busy(CUptiResult r)
 
 static void start_impl(void)
 {
-    if (!atomic_load(&gs_on))
+    if (!gs_sink_active())
         return; /* tracing is off in this process: nothing to collect into */
     g_pid = (pid_t)syscall(SYS_getpid);
     const char *nb = getenv("GPUSTARVE_CUPTI_BUFFERS");
@@ -661,38 +651,21 @@ static void start_impl(void)
 
 static void start_guarded(void)
 {
-    int depth = gs_t_depth;
-    gs_t_depth = 1; /* CUPTI's own file and library calls are not the program's */
-    int err = errno;
+    gs_sink_held h = gs_sink_hold(); /* CUPTI's own file and library calls are not the program's */
     start_impl();
-    errno = err;
-    gs_t_depth = depth;
+    gs_sink_release(h);
 }
 
-void gs_gpu_start(void)
+/* Start collecting unless already started or tried (once per process
+ * image). */
+static void cupti_start(void)
 {
     pthread_once(&g_once, start_guarded);
 }
 
-void gs_gpu_first_call(void)
-{
-    if (!gs_gpu_injected()) {
-        gs_gpu_start();
-        return;
-    }
-    /* the driver will call InitializeInjection, unless there is none: say
-     * so here, since nothing else will */
-    int depth = gs_t_depth;
-    gs_t_depth = 1;
-    int err = errno;
-    const char *why = NULL;
-    if (!driver_version(&why))
-        pthread_once(&g_once, start_guarded); /* gives up with the warning */
-    errno = err;
-    gs_t_depth = depth;
-}
-
-int gs_gpu_injected(void)
+/* 1 when this process image will be started through InitializeInjection
+ * (CUDA_INJECTION64_PATH names this library). */
+static int injected(void)
 {
     static _Atomic int cached = -1;
     int c = atomic_load(&cached);
@@ -702,7 +675,7 @@ int gs_gpu_injected(void)
     const char *inj = getenv("CUDA_INJECTION64_PATH");
     Dl_info info;
     struct stat a, b;
-    if (inj && *inj && dladdr((void *)gs_gpu_injected, &info) && info.dli_fname &&
+    if (inj && *inj && dladdr((void *)injected, &info) && info.dli_fname &&
         syscall(SYS_newfstatat, AT_FDCWD, inj, &a, 0) == 0 &&
         syscall(SYS_newfstatat, AT_FDCWD, info.dli_fname, &b, 0) == 0)
         c = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
@@ -710,12 +683,43 @@ int gs_gpu_injected(void)
     return c;
 }
 
+/* The hooks' first CUDA call. RATIONALE: when CUDA_INJECTION64_PATH names
+ * us, the driver calls InitializeInjection inside its own initialisation
+ * (holding its own locks); starting CUPTI from here as well could race it.
+ * With no driver, nothing will call it: say so here. */
+static void cupti_first_call(void)
+{
+    if (!injected()) {
+        cupti_start();
+        return;
+    }
+    gs_sink_held h = gs_sink_hold();
+    const char *why = NULL;
+    if (!driver_version(&why))
+        cupti_start(); /* gives up with the warning */
+    gs_sink_release(h);
+}
+
 /* The driver's injection entry point (CUDA_INJECTION64_PATH): called once,
  * inside the first CUDA initialisation of the process. */
-GS_EXPORT int InitializeInjection(void);
-GS_EXPORT int InitializeInjection(void)
+__attribute__((visibility("default"))) int InitializeInjection(void);
+__attribute__((visibility("default"))) int InitializeInjection(void)
 {
-    gs_init(); /* loaded by the driver alone (no LD_PRELOAD): start up here */
-    gs_gpu_start();
+    gs_sink_init(); /* loaded by the driver alone (no LD_PRELOAD): start up here */
+    cupti_start();
     return 1;
+}
+
+static const gs_source_ops g_ops = {
+    .name = "cupti",
+    .first_cuda_call = cupti_first_call,
+    .flush = cupti_flush,
+    .tick = cupti_tick,
+    .drain = cupti_drain,
+    .after_fork_child = cupti_after_fork_child,
+};
+
+__attribute__((constructor)) static void cupti_register(void)
+{
+    gs_source_register(&g_ops);
 }

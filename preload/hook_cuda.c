@@ -9,8 +9,8 @@
  * pinned registry of gs_pinned.c); cudaStreamSynchronize[_ptsz],
  * cudaDeviceSynchronize, cudaEventSynchronize (cuda_sync: host time
  * blocked); cudaSetDevice (remembered per thread, so records carry the
- * device without calling cudaGetDevice). The first CUDA call seen also
- * starts the CUPTI collector when the driver will not (gs_gpu_start).
+ * device without calling cudaGetDevice). The first CUDA call seen is
+ * passed on to the GPU sources (sink/gs_sink.h, first_cuda_call).
  *
  * Real symbols are resolved lazily, at a hook's first call: libcudart is
  * often dlopen'ed long after us (PyTorch), possibly into a local scope that
@@ -36,7 +36,6 @@
 
 #include "gs_collector.h"
 #include "gs_preload.h"
-#include "gs_sink.h"
 #include "gs_stacks.h"
 
 #include "gs_cuda_types.h"
@@ -173,11 +172,7 @@ static pthread_once_t g_gpu_once = PTHREAD_ONCE_INIT;
 
 static void gpu_start_once(void)
 {
-    /* RATIONALE: when CUDA_INJECTION64_PATH names us, the driver calls
-     * InitializeInjection inside its own initialisation (holding its own
-     * locks); starting CUPTI from here as well could race it. */
-    if (gs_gpu_first_call)
-        gs_gpu_first_call();
+    gs_sources_first_cuda_call();
     atomic_store_explicit(&g_gpu_kicked, 1, memory_order_release);
 }
 
