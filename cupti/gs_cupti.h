@@ -13,11 +13,19 @@
 
 #include "gs_trace.h"
 
-/* Oldest and newest (exclusive) cuptiGetVersion this build decodes: the
- * record layouts read here (CUpti_ActivityKernel10, Memcpy6, Memset4,
- * Synchronization2, Device5) are those of CUPTI 13.x. */
-#define GS_CUPTI_VERSION_MIN 130000u
-#define GS_CUPTI_VERSION_END 140000u
+/* The cuptiGetVersion values this build decodes (cupti_version.h lists
+ * them): CUDA 11.8 is 18, 12.0 to 12.9 update 1 are 19 to 28, 13.x are
+ * xxyyzz from 130000; 13.0 to 13.2 are accepted. The fields read sit at the
+ * same offsets in every record version they write (Kernel4–11, Memcpy3–6,
+ * Memset2–4, Synchronization 1–2, Device4–6: checked at build time in
+ * gs_cupti_decode.c). */
+#define GS_CUPTI_V11_8 18u
+#define GS_CUPTI_V12_LAST 28u
+#define GS_CUPTI_V13_FIRST 130000u
+#define GS_CUPTI_V13_END 130300u
+
+/* 1 when cuptiGetVersion's v is one this build decodes. */
+int gs_cupti_version_ok(uint32_t v);
 
 /* Decode one CUPTI activity record into a trace event.
  *

@@ -103,7 +103,7 @@ void gs_sink_release(gs_sink_held h)
 
 void gs_sink_warn(enum gs_note_code code, const char *text)
 {
-    char line[1024];
+    char line[GS_STRING_MAX + 64];
     int n = snprintf(line, sizeof line, "gpustarve: warning: %s\n", text);
     if (n > 0) {
         ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);

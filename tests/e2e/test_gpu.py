@@ -170,3 +170,124 @@ def test_user_injection_path_is_kept(sim, tmp_path):
     p = run_traced(loop_cmd(1, steps=3), tmp_path / "run",
                    env=sim_env(CUDA_INJECTION64_PATH=inj))
     hooks_only_checks(p, tmp_path / "run", 3, "held by another profiler")
+
+
+# ---- every simulator mode: CUDA 12.x, 13.0, 13.2 ---------------------------------------------
+
+MODES = {"12.x": os.path.join(SIM, "cu12"), "13.0": SIM, "13.2": os.path.join(SIM, "cu13.2")}
+RUNTIME = {"12.x": "12080", "13.0": "13000", "13.2": "13020"}
+
+
+def mode_dir(mode):
+    d = MODES[mode]
+    if not os.path.exists(os.path.join(d, "sim_step")):
+        pytest.skip("simulator mode %s not built (%s)" % (mode, d))
+    return d
+
+
+def step_cmd(d, *args, steps=6):
+    return [os.path.join(d, "sim_step"), "--steps", str(steps)] + list(args)
+
+
+@pytest.mark.parametrize("pinned", ["0", "1"])
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_each_mode_gpu_and_host_records(tmp_path, mode, pinned):
+    """sim_step against the mode's own libcudart (.so.12 or .so.13): gpustarve
+    finds the mode's libcupti, accepts its API version, decodes its record
+    versions (Kernel9/Memcpy5/Sync v1; Kernel10; Kernel11/Device6), and the
+    program's output is the same as untraced."""
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d, SIMCUDA_KERNEL_US="train_step_kernel=2000")
+    plain = run_plain(step_cmd(d, "--pinned", pinned), env=env)
+    p = run_traced(step_cmd(d, "--pinned", pinned), tmp_path / "run", env=env)
+    assert p.returncode == plain.returncode == 0, p.stderr
+    assert p.stdout == plain.stdout and ("runtime " + RUNTIME[mode]).encode() in p.stdout
+    assert warnings(p.stderr) == []
+    recs, _, _ = dump(tmp_path / "run")
+    kernels = of(recs, "gpu_kernel", name="train_step_kernel")
+    assert len(kernels) == 6 and all(abs(k["dur_ns"] - 2_000_000) < 1000 for k in kernels)
+    mem = "pinned" if pinned == "1" else "pageable"
+    assert [r["src_mem"] for r in of(recs, "gpu_memcpy", direction="HtoD")] == [mem] * 6
+    assert [r["host_mem"] for r in of(recs, "cuda_memcpy", direction="HtoD")] == [mem] * 6
+    assert len(of(recs, "gpu_sync")) >= 6  # cudaStreamSynchronize: Synchronization v1 or v2
+    assert len(of(recs, "range", name="train_step")) == 6
+    devices = of(recs, "gpu_device")
+    assert len(devices) == 1 and devices[0]["sms"] == 132 and devices[0]["compute_capability"] == "9.0"
+    assert of(recs, "note") == []
+    assert all(r["dropped"] == 0 for r in of(recs, "gpu_drops"))
+
+
+def one_warning(p, words):
+    w = warnings(p.stderr)
+    assert len(w) == 1, p.stderr.decode()
+    assert words in w[0] and w[0].endswith("recording CUDA calls only"), w
+    return w[0]
+
+
+def test_driver_older_than_a_cuda13_runtime(tmp_path):
+    """The 13.2 runtime and CUPTI with a 13.0 driver: libcupti 13.x does not
+    fail cleanly against a driver it cannot use, so it is not touched."""
+    d = mode_dir("13.2")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name in ("libcudart.so.13", "libcupti.so.13"):
+        shutil.copy(os.path.join(d, name), str(lib))
+    shutil.copy(os.path.join(SIM, "libcuda.so.1"), str(lib))  # the 13.0 driver
+    env = clean_env(LD_LIBRARY_PATH=str(lib))
+    p = run_traced(step_cmd(d, steps=2), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr
+    one_warning(p, "the CUDA driver (13.0) is older than the CUDA runtime (13.2)")
+    recs, _, _ = dump(tmp_path / "run")
+    assert [r for r in recs if r["kind"].startswith("gpu_")] == []
+    assert len(of(recs, "cuda_memcpy", direction="HtoD")) == 2
+
+
+def test_no_device(tmp_path):
+    """A driver with no device: hooks only, with the runtime's own errors."""
+    prog = os.path.join(SIM, "cuda_calls")
+    if not os.path.exists(prog):
+        pytest.skip("cuda_calls not built")
+    env = sim_env(SIMCUDA_DEVICES="0")
+    plain = run_plain([prog], env=env)
+    p = run_plain([prog], env=sim_env(SIMCUDA_DEVICES="0", LD_PRELOAD=LIB,
+                                      GPUSTARVE_DIR=str(tmp_path / "run")))
+    assert p.returncode == plain.returncode == 0 and p.stdout == plain.stdout
+    one_warning(p, "no CUDA device")
+
+
+@pytest.mark.parametrize("mode,version,words", [
+    ("13.0", "130300", "is CUPTI API version 130300"),
+    ("13.0", "26", "is CUDA 12's CUPTI, the program runs CUDA 13"),
+    ("12.x", "130001", "is CUDA 13's CUPTI, the program runs CUDA 12"),
+    ("12.x", "17", "is CUPTI API version 17"),
+])
+def test_cupti_of_a_version_not_read(tmp_path, mode, version, words):
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d, SIMCUDA_CUPTI_API_VERSION=version)
+    p = run_traced(step_cmd(d, steps=2), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr
+    one_warning(p, words)
+
+
+def test_real_cu12_cupti_found_in_the_wheel_layout(tmp_path):
+    """The real CUDA 12.9 runtime from its PyPI wheel (nvidia/cuda_runtime/lib):
+    the libcupti loaded is the real libcupti.so.12 of the cupti wheel
+    (nvidia/cuda_cupti/lib), not the toolkit's libcupti.so.13. The driver is
+    the simulator's, which real CUPTI 12.9 cannot initialise against: it
+    says CUPTI_ERROR_NOT_INITIALIZED, which the warning reports with the
+    library's path; the program runs on unchanged."""
+    nv = os.path.join(BUILD, "wheels", "cu12", "nvidia")
+    rt, cupti = os.path.join(nv, "cuda_runtime", "lib"), os.path.join(nv, "cuda_cupti", "lib")
+    prog = os.path.join(SIM, "cu12", "cuda_calls")
+    if not (os.path.isdir(rt) and os.path.isdir(cupti) and os.path.exists(prog)):
+        pytest.skip("make gpu-wheels simcuda-bins")
+    drv = tmp_path / "driver"
+    drv.mkdir()
+    shutil.copy(os.path.join(SIM, "cu12", "libcuda.so.1"), str(drv))
+    env = clean_env(LD_LIBRARY_PATH="%s:%s" % (rt, drv))
+    plain = run_plain([prog], env=env)
+    p = run_plain([prog], env=clean_env(LD_LIBRARY_PATH="%s:%s" % (rt, drv), LD_PRELOAD=LIB,
+                                        GPUSTARVE_DIR=str(tmp_path / "run")))
+    assert p.returncode == plain.returncode == 0 and p.stdout == plain.stdout
+    w = one_warning(p, "CUPTI unavailable: ")
+    assert os.path.realpath(os.path.join(cupti, "libcupti.so.12")) in w, w

@@ -14,6 +14,20 @@ HK_BINS  := $(patsubst $(HK_DIR)/%.c,$(HK_OUT)/%,$(HK_SRC))
 HK_LIBS  := $(HK_OUT)/libhk_ctor.so
 HK_CFLAGS := $(CFLAGS_COMMON) -I$(HK_DIR) -pthread
 
+# The CUPTI decoder compiled against the CUPTI 13.2 headers of the pinned
+# wheel (make gpu-wheels), where they are: its _Static_asserts then also
+# check Kernel11 and Device6. A compile-only check.
+HK_CUPTI132_INC := $(GPU_WHEELS)/cu13/nvidia/cu13/include
+ifneq ($(HAVE_CUPTI),)
+ifneq ($(wildcard $(HK_CUPTI132_INC)/cupti_activity.h),)
+HK_LIBS  += $(HK_OUT)/gs_cupti_decode.13.2.o
+endif
+endif
+$(HK_OUT)/gs_cupti_decode.13.2.o: cupti/gs_cupti_decode.c cupti/gs_cupti.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@ (CUPTI 13.2 layouts)"
+	$(Q)$(CC) $(CFLAGS_COMMON) -Icupti -isystem $(HK_CUPTI132_INC) -c -o $@ $<
+
 .PHONY: hook-bins test-hooks
 ## hook-bins: build the hook test programs (build/tests/hooks/)
 hook-bins: $(HK_BINS) $(HK_LIBS)

@@ -2,7 +2,7 @@
  *
  * Just enough of libcuda.so.1 for the simulated runtime to find a driver and
  * for collectors and tests to meet the driver API: cuInit,
- * cuDriverGetVersion, cuGetErrorName/String, the host-memory calls that pin
+ * cuDriverGetVersion, cuDeviceGetCount (SIMCUDA_DEVICES), cuGetErrorName/String, the host-memory calls that pin
  * memory (cuMemHostAlloc, cuMemAllocHost[_v2], cuMemFreeHost,
  * cuMemHostRegister[_v2], cuMemHostUnregister) and cuGetProcAddress[_v2],
  * which hands out these functions as the real driver hands out its own.
@@ -21,6 +21,7 @@
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "simcuda_link.h"
@@ -60,6 +61,18 @@ static CUresult cu_result(int cuda_err)
 CUresult CUDAAPI cuInit(unsigned int flags)
 {
     return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/* SIMCUDA_DEVICES, as the runtime reads it (default 1). */
+CUresult CUDAAPI cuDeviceGetCount(int *count)
+{
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    const char *s = getenv("SIMCUDA_DEVICES");
+    *count = s && *s ? atoi(s) : 1;
+    if (*count < 0)
+        *count = 0;
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDriverGetVersion(int *version)
@@ -162,6 +175,7 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersio
 static const struct proc g_procs[] = {
     {"cuInit", 2000, (void *)cuInit},
     {"cuDriverGetVersion", 2020, (void *)cuDriverGetVersion},
+    {"cuDeviceGetCount", 2000, (void *)cuDeviceGetCount},
     {"cuGetErrorName", 6000, (void *)cuGetErrorName},
     {"cuGetErrorString", 6000, (void *)cuGetErrorString},
     {"cuMemHostAlloc", 2020, (void *)cuMemHostAlloc},

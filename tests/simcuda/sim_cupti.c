@@ -821,7 +821,8 @@ CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
 {
     if (!version)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    *version = SIMCUDA_CUPTI_VERSION;
+    const char *v = getenv("SIMCUDA_CUPTI_API_VERSION"); /* tests: a CUPTI of another version */
+    *version = v && *v ? (uint32_t)strtoul(v, NULL, 10) : SIMCUDA_CUPTI_VERSION;
     return CUPTI_SUCCESS;
 }
 
