@@ -19,6 +19,8 @@ CSTD     := -std=gnu11
 OPT      ?= -O2 -g
 CFLAGS_COMMON := $(CSTD) $(WARN) $(OPT) -D_GNU_SOURCE -Itrace
 LDLIBS_ZSTD   := -lzstd
+# the analyzer: __cxa_demangle for kernel names (analyzer/an_kernels.c)
+LDLIBS_AN     := $(LDLIBS_ZSTD) -lm -lstdc++
 
 CUDA_HOME    ?= /usr/local/cuda
 # The real CUDA runtime and CUPTI wheels from PyPI the GPU tests load (make
@@ -78,7 +80,7 @@ $(BUILD)/obj/%.o: %.c $(wildcard trace/*.h analyzer/*.h)
 
 $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 	@echo "  LD      $@"
-	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_AN)
 
 # ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analyzer's
 # model files analyzer/an_*.c) ------------------------------------------------
@@ -91,7 +93,7 @@ unit-bins: $(UNIT_BINS)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # Same tests built with AddressSanitizer + UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -99,7 +101,7 @@ SAN_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/san/%,$(UNIT_SRC))
 $(BUILD)/san/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # ---- test tools (tests/tools/*.c, linked with trace/) ---------------------
 TOOL_BINS := $(BUILD)/tests/gs_mktrace
@@ -162,7 +164,7 @@ SAN_CLI := $(BUILD)/san/gpustarve
 $(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(wildcard trace/*.h analyzer/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(LDLIBS_AN)
 
 ## test-san: unit tests, and the analyzer's tests against the CLI, under AddressSanitizer and UBSan
 test-san: $(SAN_BINS) $(SAN_CLI)

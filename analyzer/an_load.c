@@ -26,7 +26,7 @@
 /* per-string-id flags */
 enum {
     SF_DONE = 1,
-    SF_COMM = 2,  /* kernel name is NCCL */
+    SF_COMM = 2,  /* kernel name is communication (an_kernel_is_comm) */
     SF_STEP = 4,  /* matches --step-range */
     SF_FETCH = 8, /* matches --fetch-range */
 };
@@ -78,7 +78,7 @@ static uint8_t sflags_slow(lctx *c, uint32_t id)
     const char *s = gs_reader_string(c->r, id);
     uint8_t f = SF_DONE;
     if (s) {
-        if (strncmp(s, "nccl", 4) == 0 || strstr(s, "Nccl"))
+        if (an_kernel_is_comm(s))
             f |= SF_COMM;
         if (regexec(&c->o->step_re, s, 0, NULL, 0) == 0)
             f |= SF_STEP;
@@ -431,12 +431,13 @@ static void on_event(lctx *c, const gs_event *e)
         const unsigned cls = (sflags(c, e->str) & SF_COMM) ? AN_BUSY_COMM : AN_BUSY_COMPUTE;
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
+        an_kstats_add(&p->kstats, e->str, gs_reader_string(c->r, e->str), e->dur);
         p->gpu_events++;
         return;
     }
     case GS_K_GPU_MEMCPY: {
         const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
-        unsigned cls = AN_BUSY_OTHER;
+        unsigned cls = (e->aux & 0xff) == GS_DIR_PTOP ? AN_BUSY_COMM : AN_BUSY_OTHER;
         if ((e->aux & 0xff) == GS_DIR_HTOD) {
             const unsigned k = (unsigned)(e->aux >> 8) & 0xff;
             if (k == GS_MEM_PAGEABLE) {
@@ -902,6 +903,7 @@ void an_run_free(an_run *run)
         free(p->host);
         free(p->cfg);
         free(p->devs);
+        an_kstats_free(&p->kstats);
         for (size_t t = 0; t < p->nth; t++)
             free(p->th[t].cand);
         free(p->th);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "an_kernels.h"
 #include "an_timeline.h"
 
 /* ---- one step's attribution -------------------------------------------------- */
@@ -127,6 +128,7 @@ typedef struct an_proc {
     uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;
     uint64_t host_pageable_bytes, host_pageable_ns, host_pageable_calls;
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
+    an_kstats kstats; /* GPU time per kernel name */
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

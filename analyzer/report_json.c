@@ -431,6 +431,30 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
             gs_out_str(o, ",");
         gs_json_cstr(o, r->notes[i]);
     }
+    gs_out_str(o, "],\n");
+    rep_json_key(o, "kernels");
+    gs_out_str(o, "[");
+    const an_kstat *top[10];
+    size_t nk = an_kstats_top(&r->trainer->kstats, top, 10);
+    for (size_t i = 0; i < nk; i++) {
+        char shown[4096];
+        gs_out_str(o, i ? ",{" : "{");
+        rep_json_key(o, "name");
+        gs_json_cstr(o, an_kernel_display(top[i]->name, shown, sizeof shown));
+        gs_out_str(o, ",");
+        rep_json_key(o, "mangled");
+        gs_json_cstr(o, top[i]->name);
+        gs_out_str(o, ",");
+        rep_json_key(o, "class");
+        gs_json_cstr(o, top[i]->comm ? "communication" : "compute");
+        gs_out_str(o, ",");
+        rep_json_key(o, "total_ms");
+        gs_out_printf(o, "%.3f", top[i]->ns / 1e6);
+        gs_out_str(o, ",");
+        rep_json_key(o, "count");
+        gs_out_u64(o, top[i]->count);
+        gs_out_str(o, "}");
+    }
     gs_out_str(o, "]");
 
     if (per_step) {

@@ -425,9 +425,10 @@ static const char *memcpy_name(uint64_t aux)
 static unsigned gpu_cls(struct gs_reader *r, const gs_event *e)
 {
     if (e->kind == GS_K_GPU_KERNEL) {
-        const char *n = p2_str(r, e->str);
-        return n && (strncmp(n, "nccl", 4) == 0 || strstr(n, "Nccl")) ? AN_SH_COMM : AN_SH_COMPUTE;
+        return an_kernel_is_comm(p2_str(r, e->str)) ? AN_SH_COMM : AN_SH_COMPUTE;
     }
+    if (e->kind == GS_K_GPU_MEMCPY && (e->aux & 0xff) == GS_DIR_PTOP)
+        return AN_SH_COMM;
     if (e->kind == GS_K_GPU_MEMCPY && (e->aux & 0xff) == GS_DIR_HTOD) {
         const unsigned k = (e->aux >> 8) & 0xff;
         if (k == GS_MEM_PAGEABLE)
@@ -453,8 +454,10 @@ static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
         return;
     leaf_clip(&s->last_end, &t0, t1);
     const char *name;
+    char shown[512];
+    const char *raw = e->kind == GS_K_GPU_KERNEL ? p2_str(r, e->str) : NULL;
     if (e->kind == GS_K_GPU_KERNEL)
-        name = p2_str(r, e->str) ? p2_str(r, e->str) : "kernel";
+        name = raw ? an_kernel_display(raw, shown, sizeof shown) : "kernel";
     else if (e->kind == GS_K_GPU_MEMCPY)
         name = memcpy_name(e->aux);
     else
@@ -468,6 +471,9 @@ static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
     if (e->kind != GS_K_GPU_KERNEL) {
         gs_out_str(x->pf, ",\"bytes\":");
         gs_out_u64(x->pf, e->bytes);
+    } else if (raw && strcmp(raw, name) != 0) {
+        gs_out_str(x->pf, ",\"mangled\":");
+        gs_json_cstr(x->pf, raw);
     }
     gs_out_str(x->pf, "}}");
 }

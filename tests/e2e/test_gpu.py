@@ -11,12 +11,14 @@
 - a program started with LD_PRELOAD alone (no CUDA_INJECTION64_PATH) still
   gets CUPTI, started at its first CUDA call.
 """
+import json
 import os
 import shutil
+import subprocess
 
 import pytest
 
-from conftest import BUILD, LIB, clean_env, dump, run_plain, run_traced
+from conftest import BUILD, CLI, LIB, clean_env, dump, run_plain, run_traced
 
 SIM = os.path.join(BUILD, "simcuda")
 TRAIN_LOOP = os.path.join(BUILD, "examples", "train_loop")
@@ -291,3 +293,62 @@ def test_real_cu12_cupti_found_in_the_wheel_layout(tmp_path):
     assert p.returncode == plain.returncode == 0 and p.stdout == plain.stdout
     w = one_warning(p, "CUPTI unavailable: ")
     assert os.path.realpath(os.path.join(cupti, "libcupti.so.12")) in w, w
+
+
+# ---- kernel names: NCCL under its real mangled names -------------------------------------------
+
+# From the PyPI wheel nvidia-nccl-cu13 2.30.7 (torch 2.15's NCCL):
+# nm nvidia/nccl/lib/libnccl.so.2 | grep ncclDevKernel
+NCCL_ALLREDUCE = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+NCCL_SHOWN = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+
+
+def report_json(run_dir, *args):
+    p = subprocess.run([CLI, "report", "--json"] + list(args) + [str(run_dir)], capture_output=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    return json.loads(p.stdout)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_nccl_share_under_its_mangled_name(tmp_path, mode):
+    """A step of 4 ms compute and a 2 ms NCCL all-reduce (CUPTI reports it
+    mangled): the report's communication share is within 3 points of the
+    share the trace's own kernel and step times give, and every output
+    shows the name demangled."""
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d,
+                    SIMCUDA_KERNEL_US="fwd_kernel=4000,%s=2000" % NCCL_ALLREDUCE)
+    run = tmp_path / "run"
+    p = run_traced(step_cmd(d, "--kernel", "fwd_kernel", "--comm", NCCL_ALLREDUCE, "--pinned", "1",
+                            steps=12), run, env=env)
+    assert p.returncode == 0, p.stderr
+    recs, _, _ = dump(run)
+    steps = sorted(of(recs, "range", name="train_step"), key=lambda r: r["ts_ns"])
+    comm = of(recs, "gpu_kernel", name=NCCL_ALLREDUCE)
+    assert len(steps) == 12 and len(comm) == 12
+    # the truth over the steps the report measures (the first is warm-up)
+    step_ns = comm_ns = 0
+    for s in steps[1:]:
+        t0, t1 = s["ts_ns"], s["ts_ns"] + s["dur_ns"]
+        step_ns += t1 - t0
+        comm_ns += sum(min(t1, k["ts_ns"] + k["dur_ns"]) - max(t0, k["ts_ns"])
+                       for k in comm if k["ts_ns"] < t1 and k["ts_ns"] + k["dur_ns"] > t0)
+    truth = comm_ns / step_ns
+    j = report_json(run)
+    assert j["steps"]["measured"] == 11
+    assert abs(j["share"]["gpu_comm"] - truth) <= 0.03, (j["share"], truth)
+    assert truth > 0.2
+    kernels = {k["mangled"]: k for k in j["kernels"]}
+    assert kernels[NCCL_ALLREDUCE]["name"] == NCCL_SHOWN
+    assert kernels[NCCL_ALLREDUCE]["class"] == "communication" and kernels[NCCL_ALLREDUCE]["count"] == 12
+    assert kernels["fwd_kernel"]["class"] == "compute"
+    text = subprocess.run([CLI, "report", str(run)], capture_output=True, timeout=120).stdout.decode()
+    assert "communication  " + NCCL_SHOWN in text
+    html, pf = tmp_path / "r.html", tmp_path / "r.json"
+    subprocess.run([CLI, "report", "--html", str(html), "--perfetto", str(pf), str(run)],
+                   capture_output=True, timeout=120, check=True)
+    assert NCCL_SHOWN.replace("<", "&lt;").replace(">", "&gt;") in html.read_text()
+    slices = [e for e in json.loads(pf.read_text())["traceEvents"]
+              if e.get("cat") == "gpu_kernel" and e.get("args", {}).get("mangled") == NCCL_ALLREDUCE]
+    assert len(slices) == 12 and {e["name"] for e in slices} == {NCCL_SHOWN}
