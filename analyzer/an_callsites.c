@@ -227,9 +227,11 @@ void an_cs_proc_begin(an_cs *cs, const char *trace_path, const gs_proc_info *pi)
      * when the analysis runs on the traced host after the process began */
     char p[4200];
     size_t n = trace_path ? strlen(trace_path) : 0;
-    if (n > 4 && n + 16 < sizeof p && strcmp(trace_path + n - 4, ".gst") == 0) {
-        memcpy(p, trace_path, n - 4);
-        memcpy(p + n - 4, ".perfmap", 9);
+    const size_t ns = sizeof GS_TRACE_SUFFIX - 1;
+    if (n > ns && n + sizeof GS_PERFMAP_SUFFIX < sizeof p &&
+        strcmp(trace_path + n - ns, GS_TRACE_SUFFIX) == 0) {
+        memcpy(p, trace_path, n - ns);
+        memcpy(p + n - ns, GS_PERFMAP_SUFFIX, sizeof GS_PERFMAP_SUFFIX);
         perf_load(cs, p);
     }
     if (cs->nperf == 0 && !cs->o.no_tmp_perfmap && pi) {
@@ -243,43 +245,25 @@ void an_cs_proc_begin(an_cs *cs, const char *trace_path, const gs_proc_info *pi)
     }
 }
 
-static int kind_small_read(unsigned k)
-{
-    switch (k) {
-    case GS_K_READ: case GS_K_PREAD: case GS_K_PREAD64: case GS_K_READV:
-    case GS_K_PREADV: case GS_K_PREADV64: case GS_K_PREADV2: case GS_K_PREADV64V2:
-    case GS_K_READ_CHK: case GS_K_PREAD_CHK: case GS_K_PREAD64_CHK:
-    case GS_K_FREAD: case GS_K_FREAD_UNLOCKED: case GS_K_FGETS:
-        return 1;
-    }
-    return 0;
-}
-
-static int kind_metadata(unsigned k)
-{
-    return (k >= GS_K_STAT && k <= GS_K_FXSTATAT64) || (k >= GS_K_OPEN && k <= GS_K_CREAT) ||
-           k == GS_K_FOPEN || k == GS_K_FOPEN64;
-}
-
 /* The finding of an event, -1 for none; *bytes its bytes metric. */
 static int classify(const gs_event *ev, uint64_t *bytes)
 {
     *bytes = 0;
-    if (kind_small_read(ev->kind)) {
+    if (gs_kind_is_read(ev->kind)) {
         if (ev->fd_kind != GS_FDK_FILE || ev->bytes >= AN_CS_SMALL_READ_MAX)
             return -1;
         *bytes = ev->bytes;
         return AN_CS_SMALL_READS;
     }
-    if (kind_metadata(ev->kind))
+    if (gs_kind_is_metadata(ev->kind))
         return AN_CS_METADATA;
     if (ev->kind == GS_K_CUDA_MEMCPY) {
-        if (((ev->aux >> 8) & 0xff) != GS_MEM_PAGEABLE)
+        if (gs_copy_host_mem(ev) != GS_MEM_PAGEABLE)
             return -1;
         *bytes = ev->bytes;
         return AN_CS_PAGEABLE_COPY;
     }
-    if (ev->kind == GS_K_MMAP || ev->kind == GS_K_MMAP64) {
+    if (ev->kind == GS_K_MMAP || ev->kind == GS_K_MMAP64) { /* munmap maps nothing */
         if (ev->ret == -1)
             return -1;
         *bytes = ev->bytes;
@@ -293,7 +277,7 @@ const unsigned char *an_cs_kinds(void)
     static unsigned char k[GS_K_MAX];
     if (!k[GS_K_MAPPING]) {
         for (unsigned i = 0; i < GS_K_MAX; i++)
-            k[i] = (unsigned char)(kind_small_read(i) || kind_metadata(i));
+            k[i] = (unsigned char)(gs_kind_is_read(i) || gs_kind_is_metadata(i));
         k[GS_K_CUDA_MEMCPY] = k[GS_K_MMAP] = k[GS_K_MMAP64] = 1;
         k[GS_K_MAPPING] = 1;
     }

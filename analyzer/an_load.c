@@ -12,7 +12,6 @@
  * classified once per string id), or stop at a damaged file (what was
  * readable is used, the rest is listed in run->skipped).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,6 +424,24 @@ static void on_event(lctx *c, const gs_event *e)
 {
     an_proc *p = c->p;
     long ti;
+    /* the hooked I/O calls by what they do (trace/gs_format.h, GS_CLASS_*) */
+    switch (gs_kind_class(e->kind)) {
+    case GS_CLASS_READ:
+        ti = thread_ix(c, e->tid);
+        if (e->fd_kind == GS_FDK_FILE)
+            file_read(c, ti, e, gs_read_bytes(e));
+        else if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET)
+            pipe_wait(c, ti, e);
+        return;
+    case GS_CLASS_WAIT:
+        pipe_wait(c, thread_ix(c, e->tid), e);
+        return;
+    case GS_CLASS_OPEN: case GS_CLASS_STAT:
+        meta(c, thread_ix(c, e->tid), e);
+        return;
+    default:
+        break;
+    }
     switch (e->kind) {
     case GS_K_GPU_KERNEL: {
         const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
@@ -437,9 +454,9 @@ static void on_event(lctx *c, const gs_event *e)
     }
     case GS_K_GPU_MEMCPY: {
         const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
-        unsigned cls = (e->aux & 0xff) == GS_DIR_PTOP ? AN_BUSY_COMM : AN_BUSY_OTHER;
-        if ((e->aux & 0xff) == GS_DIR_HTOD) {
-            const unsigned k = (unsigned)(e->aux >> 8) & 0xff;
+        unsigned cls = gs_copy_dir(e) == GS_DIR_PTOP ? AN_BUSY_COMM : AN_BUSY_OTHER;
+        if (gs_copy_dir(e) == GS_DIR_HTOD) {
+            const unsigned k = gs_copy_src_mem(e);
             if (k == GS_MEM_PAGEABLE) {
                 cls = AN_BUSY_H2D_PAGEABLE;
                 p->h2d_pageable_bytes += e->bytes;
@@ -462,41 +479,13 @@ static void on_event(lctx *c, const gs_event *e)
         p->gpu_events++;
         return;
     }
-    case GS_K_READ: case GS_K_PREAD: case GS_K_PREAD64: case GS_K_READV:
-    case GS_K_PREADV: case GS_K_PREADV64: case GS_K_PREADV2: case GS_K_PREADV64V2:
-    case GS_K_READ_CHK: case GS_K_PREAD_CHK: case GS_K_PREAD64_CHK: case GS_K_FGETS:
-        ti = thread_ix(c, e->tid);
-        if (e->fd_kind == GS_FDK_FILE)
-            file_read(c, ti, e, e->ret > 0 ? (uint64_t)e->ret : 0);
-        else if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET)
-            pipe_wait(c, ti, e);
-        return;
-    case GS_K_FREAD: case GS_K_FREAD_UNLOCKED:
-        ti = thread_ix(c, e->tid);
-        if (e->fd_kind == GS_FDK_FILE)
-            file_read(c, ti, e, e->ret > 0 ? (uint64_t)e->ret * e->aux : 0);
-        else if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET)
-            pipe_wait(c, ti, e);
-        return;
-    case GS_K_POLL: case GS_K_PPOLL: case GS_K_SELECT: case GS_K_PSELECT:
-    case GS_K_EPOLL_WAIT: case GS_K_EPOLL_PWAIT:
-        pipe_wait(c, thread_ix(c, e->tid), e);
-        return;
-    case GS_K_OPEN: case GS_K_OPEN64: case GS_K_OPENAT: case GS_K_OPENAT64: case GS_K_CREAT:
-    case GS_K_FOPEN: case GS_K_FOPEN64:
-    case GS_K_STAT: case GS_K_STAT64: case GS_K_LSTAT: case GS_K_LSTAT64: case GS_K_FSTAT:
-    case GS_K_FSTAT64: case GS_K_FSTATAT: case GS_K_FSTATAT64: case GS_K_STATX: case GS_K_XSTAT:
-    case GS_K_XSTAT64: case GS_K_LXSTAT: case GS_K_LXSTAT64: case GS_K_FXSTAT: case GS_K_FXSTAT64:
-    case GS_K_FXSTATAT: case GS_K_FXSTATAT64:
-        meta(c, thread_ix(c, e->tid), e);
-        return;
     case GS_K_CUDA_MEMCPY: {
         ti = thread_ix(c, e->tid);
         p->cuda_calls++;
         if (ti < 0)
             return;
         p->th[ti].n_cuda_calls++;
-        const unsigned dir = (unsigned)e->aux & 0xff, hk = (unsigned)(e->aux >> 8) & 0xff;
+        const unsigned dir = gs_copy_dir(e), hk = gs_copy_host_mem(e);
         if (hk == GS_MEM_PAGEABLE) {
             host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_PG);
             if (dir == GS_DIR_HTOD) {
@@ -605,13 +594,13 @@ static void on_event(lctx *c, const gs_event *e)
         return;
     case GS_K_NOTE:
         p->notes++;
-        if (e->aux == 1)
+        if (e->aux == GS_NOTE_OUTPUT_FAILED)
             p->trace_stopped = 1;
         return;
     case GS_K_EXIT:
         p->exited = 1;
-        p->exit_status = e->aux;
-        p->exit_how = e->aux2;
+        p->exit_status = gs_exit_status(e);
+        p->exit_how = gs_exit_how_of(e);
         return;
     default:
         return;
@@ -831,63 +820,38 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen)
 {
     memset(run, 0, sizeof *run);
     run->dir = strdup(dir);
-    DIR *d = opendir(dir);
-    if (!d) {
+    gs_run_files files;
+    const int lrc = gs_run_files_list(&files, dir);
+    if (lrc == GS_ERR_IO) {
         snprintf(err, errlen, "%s: cannot read directory: %s", dir, strerror(errno));
         return -1;
     }
-    char **files = NULL;
-    size_t nf = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        size_t l = strlen(de->d_name);
-        if (l <= 4 || strcmp(de->d_name + l - 4, ".gst") != 0)
-            continue;
-        if (nf == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **nv = realloc(files, cap * sizeof *nv);
-            if (!nv)
-                break;
-            files = nv;
-        }
-        size_t dl = strlen(dir);
-        char *pth = malloc(dl + l + 2);
-        if (!pth)
-            break;
-        snprintf(pth, dl + l + 2, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", de->d_name);
-        files[nf++] = pth;
-    }
-    closedir(d);
-    if (nf == 0) {
-        free(files);
-        snprintf(err, errlen, "%s: no trace files (*.gst) in this directory", dir);
+    if (lrc != GS_OK) {
+        snprintf(err, errlen, "%s: out of memory listing the directory", dir);
         return -1;
     }
-    qsort(files, nf, sizeof *files, cmp_str);
-    run->nfiles = nf;
-    for (size_t i = 0; i < nf; i++) {
+    if (files.n == 0) {
+        snprintf(err, errlen, "%s: no trace files (*" GS_TRACE_SUFFIX ") in this directory", dir);
+        return -1;
+    }
+    run->nfiles = files.n;
+    for (size_t i = 0; i < files.n; i++) {
         struct stat st;
-        if (stat(files[i], &st) == 0)
+        if (stat(files.path[i], &st) == 0)
             run->bytes += (uint64_t)st.st_size;
     }
     int rc = 0;
-    for (size_t i = 0; i < nf; i++) {
-        if (rc == 0 && an_run_load_file(run, files[i], o) < 0) {
-            snprintf(err, errlen, "out of memory reading %s", files[i]);
+    for (size_t i = 0; i < files.n && rc == 0; i++) {
+        if (an_run_load_file(run, files.path[i], o) < 0) {
+            snprintf(err, errlen, "out of memory reading %s", files.path[i]);
             rc = -1;
         }
-        free(files[i]);
     }
-    free(files);
+    gs_run_files_free(&files);
     if (o->progress)
         o->progress(o->progress_ctx, run->bytes, run->bytes);
     return rc;

@@ -116,7 +116,7 @@ typedef struct an_proc {
     uint64_t events;
     uint64_t first_ts, last_ts;
     int exited;
-    uint64_t exit_status, exit_how;
+    uint64_t exit_status, exit_how; /* exit_how: enum gs_exit_how */
     /* loader-side counters (whole process) */
     uint64_t rd_bytes, rd_reqs, rd_ns; /* read family on files */
     uint64_t meta_reqs, meta_ns;       /* open/stat family */

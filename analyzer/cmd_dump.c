@@ -10,7 +10,6 @@
  * second), stop at the first damaged file (the others are still printed),
  * or print diagnostics to stdout.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -162,45 +161,6 @@ static void strset_free(strset *s)
     free(s->keys);
 }
 
-/* ---- kind classes ------------------------------------------------------------ */
-
-static int kind_is_read(unsigned k)
-{
-    switch (k) {
-    case GS_K_READ: case GS_K_PREAD: case GS_K_PREAD64: case GS_K_READV:
-    case GS_K_PREADV: case GS_K_PREADV64: case GS_K_PREADV2: case GS_K_PREADV64V2:
-    case GS_K_READ_CHK: case GS_K_PREAD_CHK: case GS_K_PREAD64_CHK:
-    case GS_K_FREAD: case GS_K_FREAD_UNLOCKED: case GS_K_FGETS:
-        return 1;
-    }
-    return 0;
-}
-
-static int kind_is_open(unsigned k)
-{
-    switch (k) {
-    case GS_K_OPEN: case GS_K_OPEN64: case GS_K_OPENAT: case GS_K_OPENAT64:
-    case GS_K_CREAT: case GS_K_FOPEN: case GS_K_FOPEN64:
-        return 1;
-    }
-    return 0;
-}
-
-static int kind_is_wait(unsigned k)
-{
-    return k >= GS_K_POLL && k <= GS_K_EPOLL_PWAIT;
-}
-
-/* Bytes a read-family event delivered. */
-static uint64_t read_bytes(const gs_event *ev)
-{
-    if (ev->ret <= 0)
-        return 0;
-    if (ev->kind == GS_K_FREAD || ev->kind == GS_K_FREAD_UNLOCKED)
-        return (uint64_t)ev->ret * ev->aux; /* items * size */
-    return (uint64_t)ev->ret;
-}
-
 /* ---- per-process state ------------------------------------------------------ */
 
 typedef struct tname {
@@ -289,8 +249,8 @@ static void stats_add(proc_stats *ps, const gs_event *ev)
     ps->by_kind[k]++;
     if (ev->tid)
         u32set_add(&ps->tids, ev->tid);
-    if (kind_is_read(k)) {
-        uint64_t b = read_bytes(ev);
+    if (gs_kind_is_read(k)) {
+        uint64_t b = gs_read_bytes(ev);
         ps->bytes_read += b;
         if (ev->fd_kind == GS_FDK_FILE)
             ps->bytes_read_file += b;
@@ -298,14 +258,14 @@ static void stats_add(proc_stats *ps, const gs_event *ev)
         if (ev->str)
             u32set_add(&ps->paths, ev->str);
     }
-    if (kind_is_open(k)) {
+    if (gs_kind_is_open(k)) {
         if (ev->ret >= 0)
             ps->opened++;
         else
             ps->open_failed++;
     }
-    if (gs_kind_fields(k) & GS_F_FD) { /* hooked I/O calls */
-        if (kind_is_wait(k))
+    if (gs_kind_is_io_call(k)) {
+        if (gs_kind_is_wait(k))
             ps->wait_ns += ev->dur;
         else
             ps->io_ns += ev->dur;
@@ -452,26 +412,6 @@ static void x_domain(xw *w, const gs_reader *r, uint64_t id)
         gs_out_char(w->o, '-');
 }
 
-static const char *dir_name(uint64_t d)
-{
-    static const char *const names[] = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
-    return d < 6 ? names[d] : "unknown";
-}
-
-static const char *mem_name(uint64_t m)
-{
-    static const char *const names[] = {"unknown", "pageable", "pinned",
-                                        "device",  "managed",  "array"};
-    return m < 6 ? names[m] : "unknown";
-}
-
-static const char *sync_name(uint64_t t)
-{
-    static const char *const names[] = {"unknown", "event_synchronize", "stream_wait_event",
-                                        "stream_synchronize", "context_synchronize"};
-    return t < 5 ? names[t] : "unknown";
-}
-
 /* device, stream, correlation. GPU records carry CUPTI's stream id; host
  * records the cudaStream_t handle (hex in text). */
 static void write_gpu_where(xw *w, const gs_event *ev, int gpu)
@@ -514,13 +454,7 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         break;
     case GS_K_FOPEN: case GS_K_FOPEN64: {
         char mode[9];
-        size_t n = 0;
-        for (; n < 8; n++) { /* packed little-endian, NUL-padded */
-            char c = (char)(ev->aux >> (8 * n));
-            if (!c)
-                break;
-            mode[n] = c;
-        }
+        const size_t n = gs_fopen_mode(ev, mode);
         x_key(w, "mode");
         if (w->json)
             gs_json_str(w->o, mode, n);
@@ -540,10 +474,10 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         break;
     case GS_K_POLL: case GS_K_PPOLL: case GS_K_SELECT: case GS_K_PSELECT:
     case GS_K_EPOLL_WAIT: case GS_K_EPOLL_PWAIT:
-        if (ev->aux == 0)
+        if (gs_wait_timeout_ms(ev) < 0)
             x_lit(w, "timeout_ms", "null", "forever");
         else
-            x_u64(w, "timeout_ms", ev->aux - 1);
+            x_u64(w, "timeout_ms", (uint64_t)gs_wait_timeout_ms(ev));
         break;
     case GS_K_THREAD:
         x_u64(w, "target_tid", ev->aux);
@@ -565,17 +499,15 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         x_str(w, "path", ev->str ? gs_reader_string(r, ev->str) : NULL);
         break;
     case GS_K_EXIT: {
-        static const char *const how[] = {"exit", "_exit", "signal"};
-        x_u64(w, "status", ev->aux);
+        const char *how = gs_exit_how_name(gs_exit_how_of(ev));
+        x_u64(w, "status", gs_exit_status(ev));
         x_key(w, "how");
-        if (ev->aux2 < 3) {
-            if (w->json)
-                gs_json_cstr(w->o, how[ev->aux2]);
-            else
-                gs_out_str(w->o, how[ev->aux2]);
-        } else {
-            gs_out_u64(w->o, ev->aux2);
-        }
+        if (!how)
+            gs_out_u64(w->o, ev->aux2); /* a reason this build does not know */
+        else if (w->json)
+            gs_json_cstr(w->o, how);
+        else
+            gs_out_str(w->o, how);
         break;
     }
     case GS_K_GPU_KERNEL:
@@ -583,19 +515,19 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         write_gpu_where(w, ev, 1);
         break;
     case GS_K_GPU_MEMCPY:
-        x_name(w, "direction", dir_name(ev->aux & 0xff));
+        x_name(w, "direction", gs_dir_name(gs_copy_dir(ev)));
         x_u64(w, "bytes", ev->bytes);
-        x_name(w, "src_mem", mem_name((ev->aux >> 8) & 0xff));
-        x_name(w, "dst_mem", mem_name((ev->aux >> 16) & 0xff));
+        x_name(w, "src_mem", gs_mem_name(gs_copy_src_mem(ev)));
+        x_name(w, "dst_mem", gs_mem_name(gs_copy_dst_mem(ev)));
         write_gpu_where(w, ev, 1);
         break;
     case GS_K_GPU_MEMSET:
         x_u64(w, "bytes", ev->bytes);
-        x_name(w, "mem", mem_name(ev->aux & 0xff));
+        x_name(w, "mem", gs_mem_name(gs_memset_mem(ev)));
         write_gpu_where(w, ev, 1);
         break;
     case GS_K_GPU_SYNC:
-        x_name(w, "sync", sync_name(ev->aux));
+        x_name(w, "sync", gs_gpu_sync_name(ev->aux));
         write_gpu_where(w, ev, 1);
         break;
     case GS_K_GPU_DEVICE:
@@ -616,9 +548,9 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         break;
     case GS_K_CUDA_MEMCPY:
         x_str(w, "api", ev->str ? gs_reader_string(r, ev->str) : NULL);
-        x_name(w, "direction", dir_name(ev->aux & 0xff));
+        x_name(w, "direction", gs_dir_name(gs_copy_dir(ev)));
         x_u64(w, "bytes", ev->bytes);
-        x_name(w, "host_mem", mem_name((ev->aux >> 8) & 0xff));
+        x_name(w, "host_mem", gs_mem_name(gs_copy_host_mem(ev)));
         write_gpu_where(w, ev, 0);
         break;
     case GS_K_CUDA_SYNC:
@@ -951,12 +883,6 @@ static void ranges_finish(dump_ctx *c, const gs_reader *r, uint64_t pid, uint64_
         write_range(c, r, pid, base, &c->pushes.v[i], 0, 0);
     c->pushes.n = 0;
     c->starts.n = 0;
-}
-
-static int kind_is_range(unsigned k)
-{
-    return k == GS_K_NVTX_PUSH || k == GS_K_NVTX_POP || k == GS_K_NVTX_START ||
-           k == GS_K_NVTX_END;
 }
 
 static void write_argv_json(gs_out *o, const gs_proc_info *pi)
@@ -1372,7 +1298,7 @@ static int dump_file(dump_ctx *c, const char *path)
                 base = e->ts;
                 first = 0;
             }
-            if (kind_is_range(e->kind)) {
+            if (gs_kind_is_nvtx_range(e->kind)) {
                 range_event(c, r, pi->pid, base, e);
                 continue;
             }
@@ -1423,46 +1349,34 @@ static int pathlist_add(pathlist *l, char *p)
     return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n > m && strcmp(s + n - m, suf) == 0;
-}
-
-/* Append the *.gst files of dir, sorted by name. Returns an exit code. */
+/* Append the trace files of dir, sorted by name. Returns an exit code. */
 static int add_dir(pathlist *l, const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
+    gs_run_files rf;
+    const int rc = gs_run_files_list(&rf, dir);
+    if (rc == GS_ERR_IO) {
         gs_cli_error("%s: cannot read directory: %s", dir, strerror(errno));
         return GS_EXIT_USAGE;
     }
-    size_t start = l->n;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!has_suffix(de->d_name, ".gst"))
-            continue;
-        char *p;
-        size_t dl = strlen(dir);
-        int slash = dl > 0 && dir[dl - 1] == '/';
-        if (asprintf(&p, "%s%s%s", dir, slash ? "" : "/", de->d_name) < 0 ||
-            pathlist_add(l, p) < 0) {
-            closedir(d);
+    if (rc != GS_OK) {
+        gs_cli_error("out of memory");
+        return GS_EXIT_FAIL;
+    }
+    if (rf.n == 0) {
+        gs_run_files_free(&rf);
+        gs_cli_error("%s: no trace files (*" GS_TRACE_SUFFIX ") in this directory", dir);
+        return GS_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < rf.n; i++) {
+        if (pathlist_add(l, rf.path[i]) < 0) {
+            for (size_t j = i; j < rf.n; j++)
+                free(rf.path[j]);
+            free(rf.path);
             gs_cli_error("out of memory");
             return GS_EXIT_FAIL;
         }
     }
-    closedir(d);
-    if (l->n == start) {
-        gs_cli_error("%s: no trace files (*.gst) in this directory", dir);
-        return GS_EXIT_USAGE;
-    }
-    qsort(l->v + start, l->n - start, sizeof *l->v, cmp_str);
+    free(rf.path); /* the paths now belong to l */
     return GS_EXIT_OK;
 }
 

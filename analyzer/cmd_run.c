@@ -16,7 +16,6 @@
  * --python-frames ask for them), override an injection path the user chose, or exit with
  * anything but the command's own status once the command has started.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -275,65 +274,26 @@ typedef struct run_totals {
     uint64_t events, dropped, lost;
 } run_totals;
 
-static int has_gst_suffix(const char *s)
+static int listed(const gs_run_files *names, const char *path)
 {
-    size_t n = strlen(s);
-    return n > 4 && strcmp(s + n - 4, ".gst") == 0;
-}
-
-/* Names of the *.gst files already in dir, NUL-separated, double-NUL
- * terminated ("" when none); NULL when out of memory. */
-static char *list_traces(const char *dir)
-{
-    size_t len = 0, cap = 256;
-    char *names = malloc(cap);
-    if (!names)
-        return NULL;
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-        if (!has_gst_suffix(de->d_name))
-            continue;
-        size_t n = strlen(de->d_name) + 1;
-        if (len + n + 1 > cap) {
-            while (len + n + 1 > cap)
-                cap *= 2;
-            char *p = realloc(names, cap);
-            if (!p)
-                break;
-            names = p;
-        }
-        memcpy(names + len, de->d_name, n);
-        len += n;
-    }
-    if (d)
-        closedir(d);
-    names[len] = '\0';
-    return names;
-}
-
-static int listed(const char *names, const char *name)
-{
-    for (const char *p = names; p && *p; p += strlen(p) + 1)
-        if (strcmp(p, name) == 0)
+    for (size_t i = 0; names && i < names->n; i++)
+        if (strcmp(names->path[i], path) == 0)
             return 1;
     return 0;
 }
 
 /* Read the traces this run wrote (events, drops, damage); files listed in
  * `before` were there before the run and are left out. */
-static void count_traces(const char *dir, const char *before, run_totals *t)
+static void count_traces(const char *dir, const gs_run_files *before, run_totals *t)
 {
     memset(t, 0, sizeof *t);
-    DIR *d = opendir(dir);
-    if (!d)
+    gs_run_files now;
+    if (gs_run_files_list(&now, dir) != GS_OK)
         return;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!has_gst_suffix(de->d_name) || listed(before, de->d_name))
+    for (size_t f = 0; f < now.n; f++) {
+        const char *path = now.path[f];
+        if (listed(before, path))
             continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         t->files++;
         gs_reader *r = NULL;
         if (gs_reader_open(&r, path) != GS_OK) {
@@ -361,10 +321,10 @@ static void count_traces(const char *dir, const char *before, run_totals *t)
         t->lost += lost;
         gs_reader_close(r);
     }
-    closedir(d);
+    gs_run_files_free(&now);
 }
 
-static void report_run(const char *dir, const char *before)
+static void report_run(const char *dir, const gs_run_files *before)
 {
     run_totals t;
     count_traces(dir, before, &t);
@@ -407,7 +367,7 @@ static void wait_leftovers(void)
     }
 }
 
-static int run_child(char **argv, const char *dir, int created, const char *before)
+static int run_child(char **argv, const char *dir, int created, const gs_run_files *before)
 {
     struct sigaction orig[NFORWARDED];
     sigset_t block, oldmask;
@@ -598,9 +558,11 @@ int gs_cmd_run(int argc, char **argv)
 
     /* RATIONALE: an existing -o directory may hold earlier runs; the closing
      * line counts only what this run wrote. */
-    char *before = created ? NULL : list_traces(dir);
-    int rc = run_child(cmd, dir, created, before);
-    free(before);
+    gs_run_files before = {0};
+    if (!created)
+        gs_run_files_list(&before, dir); /* unreadable: every file counts */
+    int rc = run_child(cmd, dir, created, &before);
+    gs_run_files_free(&before);
     free(lib);
     free(dir);
     free(absdir);

@@ -14,7 +14,6 @@
  * Must never: write anything but the table (or JSON with --json -) to
  * stdout; let one failed run end the sweep; delete a run directory.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -530,26 +529,15 @@ static int mk_cmp(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), k = strlen(suf);
-    return n >= k && strcmp(s + n - k, suf) == 0;
-}
-
 /* Collect step/fetch markers and pageable copy calls of every process. */
 static int load_markers(const char *dir, mkvec *a)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    gs_run_files files;
+    if (gs_run_files_list(&files, dir) != GS_OK)
         return -1;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!has_suffix(de->d_name, ".gst"))
-            continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    for (size_t f = 0; f < files.n; f++) {
         gs_reader *r = NULL;
-        if (gs_reader_open(&r, path) != GS_OK)
+        if (gs_reader_open(&r, files.path[f]) != GS_OK)
             continue;
         const uint64_t pid = gs_reader_info(r)->pid;
         const gs_event *ev;
@@ -559,21 +547,21 @@ static int load_markers(const char *dir, mkvec *a)
                 const gs_event *e = &ev[i];
                 int keep = e->kind == GS_K_STEP_BEGIN || e->kind == GS_K_STEP_END ||
                            e->kind == GS_K_FETCH_BEGIN || e->kind == GS_K_FETCH_END ||
-                           (e->kind == GS_K_CUDA_MEMCPY && ((e->aux >> 8) & 0xff) == 1);
+                           (e->kind == GS_K_CUDA_MEMCPY && gs_copy_host_mem(e) == GS_MEM_PAGEABLE);
                 if (!keep)
                     continue;
                 mk x = {.t = e->ts, .pid = pid, .seq = a->n, .dur = e->dur, .tid = e->tid,
                         .kind = e->kind};
                 if (mk_push(a, &x) < 0) {
                     gs_reader_close(r);
-                    closedir(d);
+                    gs_run_files_free(&files);
                     return -1;
                 }
             }
         }
         gs_reader_close(r);
     }
-    closedir(d);
+    gs_run_files_free(&files);
     qsort(a->v, a->n, sizeof *a->v, mk_cmp);
     return 0;
 }

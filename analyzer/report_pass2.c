@@ -391,26 +391,10 @@ static void p2_io_args(pass2 *x, struct gs_reader *r, const gs_event *e)
     gs_out_str(o, "}}");
 }
 
-static int is_read_kind(unsigned k)
+/* gpu_memcpy and cuda_memcpy: "memcpy HtoD (pageable)", ... */
+static const char *memcpy_name(const gs_event *e)
 {
-    return (k >= GS_K_READ && k <= GS_K_PREAD64_CHK) || k == GS_K_FREAD || k == GS_K_FGETS ||
-           k == GS_K_FREAD_UNLOCKED;
-}
-
-static int is_meta_kind(unsigned k)
-{
-    return (k >= GS_K_OPEN && k <= GS_K_CREAT) || k == GS_K_FOPEN || k == GS_K_FOPEN64 ||
-           (k >= GS_K_STAT && k <= GS_K_FXSTATAT64);
-}
-
-static int is_wait_kind(unsigned k)
-{
-    return k >= GS_K_POLL && k <= GS_K_EPOLL_PWAIT;
-}
-
-static const char *memcpy_name(uint64_t aux)
-{
-    const unsigned dir = aux & 0xff, src = (aux >> 8) & 0xff;
+    const unsigned dir = gs_copy_dir(e), src = gs_h2d_source_mem(e);
     if (dir == GS_DIR_HTOD)
         return src == GS_MEM_PAGEABLE ? "memcpy HtoD (pageable)"
                : src == GS_MEM_PINNED ? "memcpy HtoD (pinned)"
@@ -427,10 +411,10 @@ static unsigned gpu_cls(struct gs_reader *r, const gs_event *e)
     if (e->kind == GS_K_GPU_KERNEL) {
         return an_kernel_is_comm(p2_str(r, e->str)) ? AN_SH_COMM : AN_SH_COMPUTE;
     }
-    if (e->kind == GS_K_GPU_MEMCPY && (e->aux & 0xff) == GS_DIR_PTOP)
+    if (e->kind == GS_K_GPU_MEMCPY && gs_copy_dir(e) == GS_DIR_PTOP)
         return AN_SH_COMM;
-    if (e->kind == GS_K_GPU_MEMCPY && (e->aux & 0xff) == GS_DIR_HTOD) {
-        const unsigned k = (e->aux >> 8) & 0xff;
+    if (e->kind == GS_K_GPU_MEMCPY) {
+        const unsigned k = gs_h2d_source_mem(e);
         if (k == GS_MEM_PAGEABLE)
             return AN_SH_H2D_PAGEABLE;
         if (k == GS_MEM_PINNED)
@@ -459,7 +443,7 @@ static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
     if (e->kind == GS_K_GPU_KERNEL)
         name = raw ? an_kernel_display(raw, shown, sizeof shown) : "kernel";
     else if (e->kind == GS_K_GPU_MEMCPY)
-        name = memcpy_name(e->aux);
+        name = memcpy_name(e);
     else
         name = "memset";
     pf_slice(x, gpu_pid(x, e->dev), s->tid, t0, t1, name,
@@ -493,21 +477,21 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
     }
     if (!e->ts || k == GS_K_GPU_SYNC)
         return;
-    const int io = k >= GS_K_OPEN && k <= GS_K_EPOLL_PWAIT;
-    const int cuda = k >= GS_K_CUDA_MEMCPY && k <= GS_K_CUDA_HOST_MEM;
-    if (io && e->fd_kind == GS_FDK_FILE && is_read_kind(k))
-        p2_file_read(x, e, e->ret > 0 ? (uint64_t)e->ret * (k == GS_K_FREAD || k == GS_K_FREAD_UNLOCKED ? e->aux : 1) : 0);
+    const int io = gs_kind_is_io_call(k);
+    const int cuda = gs_kind_is_cuda(k);
+    if (e->fd_kind == GS_FDK_FILE && gs_kind_is_read(k))
+        p2_file_read(x, e, gs_read_bytes(e));
     /* HTML: what the loader does beside the GPU */
     if (x->html && io && hx_in_any(x, e->ts, e->ts + e->dur) &&
         (x->is_worker || (x->is_trainer && (!x->res->thread || e->tid != x->res->thread->tid)))) {
         unsigned cls = HX_NCLS;
-        if (is_read_kind(k))
+        if (gs_kind_is_read(k))
             cls = e->fd_kind == GS_FDK_FILE                                  ? HX_READ
                   : e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET ? HX_WAIT
                                                                              : HX_NCLS;
-        else if (is_meta_kind(k) && e->fd_kind != GS_FDK_PIPE && e->fd_kind != GS_FDK_SOCKET)
+        else if (gs_kind_is_metadata(k) && e->fd_kind != GS_FDK_PIPE && e->fd_kind != GS_FDK_SOCKET)
             cls = HX_META;
-        else if (is_wait_kind(k))
+        else if (gs_kind_is_wait(k))
             cls = HX_WAIT;
         if (cls < HX_NCLS) {
             char name[96];
@@ -541,9 +525,9 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         gs_out_str(x->pf, ",\"args\":{\"bytes\":");
         gs_out_u64(x->pf, e->bytes);
         if (k == GS_K_CUDA_MEMCPY) {
-            const unsigned hk = (e->aux >> 8) & 0xff;
+            const unsigned hk = gs_copy_host_mem(e);
             gs_out_str(x->pf, ",\"copy\":");
-            gs_json_cstr(x->pf, memcpy_name(e->aux));
+            gs_json_cstr(x->pf, memcpy_name(e));
             gs_out_str(x->pf, ",\"host_memory\":");
             gs_json_cstr(x->pf, hk == GS_MEM_PAGEABLE ? "pageable" : hk == GS_MEM_PINNED ? "pinned" : "other");
         }
@@ -628,7 +612,7 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         pf_instant(x, x->pid, e->tid, e->ts, buf);
         return;
     case GS_K_EXIT:
-        snprintf(buf, sizeof buf, "exit %llu", (unsigned long long)e->aux);
+        snprintf(buf, sizeof buf, "exit %llu", (unsigned long long)gs_exit_status(e));
         pf_instant(x, x->pid, e->tid, e->ts, buf);
         return;
     default:

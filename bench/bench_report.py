@@ -11,7 +11,8 @@ and zstd level, jittered times so that it compresses like a real run).
 Then times `gpustarve report --json` on each (best of --repeat runs): wall
 and user CPU seconds of the child, events per second per core, and the
 child's peak resident memory (wait4 rusage). The report is single-threaded,
-so events/s of user CPU is the per-core figure.
+so events/s of user CPU is the per-core figure. Last, `gpustarve dump` in
+text, --json and --summary form on the small trace (wall time, events/s).
 
 Targets (issue 4): >= 20M events/s on one core (aim 50); peak memory that
 does not grow with the number of events (big vs small), only with the steps
@@ -57,18 +58,19 @@ def run_report(d):
     return json.loads(p.stdout)
 
 
-def measure(d):
-    """(wall s, user s, sys s, peak RSS bytes) of one report, from wait4."""
+def measure(d, cmd=("report", "--json", "--cores", "8")):
+    """(wall s, user s, sys s, peak RSS bytes) of one `gpustarve CMD d`
+    (output to /dev/null), from wait4."""
     pid = os.fork()
     if pid == 0:
         fd = os.open(os.devnull, os.O_WRONLY)
         os.dup2(fd, 1)
-        os.execv(GS, [GS, "report", "--json", "--cores", "8", d])
+        os.execv(GS, [GS] + list(cmd) + [d])
     t0 = time.perf_counter()
     _, status, ru = os.wait4(pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit("gpustarve report failed on " + d)
+        sys.exit("gpustarve %s failed on %s" % (cmd[0], d))
     return wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss * 1024
 
 
@@ -121,6 +123,12 @@ def main():
                 events / wall / 1e6, events / user / 1e6 if user else 0, rss / 1e6))
             if gen_s:
                 print("       (generated in %.1f s)" % gen_s)
+        # dump: every event printed (the small trace; best of --repeat)
+        small = os.path.join(tmp, "small")
+        for mode in ([], ["--json"], ["--summary"]):
+            wall = min(measure(small, ["dump"] + mode)[0] for _ in range(a.repeat))
+            print("dump %-9s small: %.2f s wall, %.1f Mev/s" % (
+                " ".join(mode) or "(text)", wall, rows["small"][0] / wall / 1e6))
     finally:
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -209,7 +209,7 @@ int main(int argc, char **argv)
         e = mk(GS_K_CUDA_MEMCPY, 1000, a + wait_ns + 50 * US, 20 * US);
         e.str = 4;
         e.bytes = 8 << 20;
-        e.aux = GS_DIR_HTOD | GS_MEM_PINNED << 8;
+        e.aux = gs_pack_host_copy(GS_DIR_HTOD, GS_MEM_PINNED);
         e.stream = 7;
         e.corr = s * 2 + 1;
         ev(&tr, &e);
@@ -219,7 +219,7 @@ int main(int argc, char **argv)
         /* the GPU's records of the step (CUPTI delivers them in buffers) */
         e = mk(GS_K_GPU_MEMCPY, 1000, a + wait_ns + 60 * US, 2 * MS - 60 * US);
         e.bytes = 8 << 20;
-        e.aux = GS_DIR_HTOD | GS_MEM_PINNED << 8 | (uint64_t)GS_MEM_DEVICE << 16;
+        e.aux = gs_pack_gpu_copy(GS_DIR_HTOD, GS_MEM_PINNED, GS_MEM_DEVICE);
         e.stream = 7;
         e.corr = s * 2 + 1;
         ev(&tr, &e);

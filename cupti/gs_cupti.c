@@ -711,7 +711,7 @@ static void start_impl(void)
     }
     char why[320];
     if (!driver_ready(g_from_hooks, why, sizeof why)) {
-        cupti_give_up(GS_NOTE_GPU_UNAVAILABLE, "%s", why);
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "%s", why);
         return;
     }
     tried t = {.len = 0};
@@ -722,7 +722,7 @@ static void start_impl(void)
         char want[64] = "";
         for (const char *const *n = cupti_names(major); *n; n++)
             snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", want[0] ? " or " : "", *n);
-        cupti_give_up(GS_NOTE_GPU_UNAVAILABLE, "CUPTI unavailable: %s not found (tried %s)", want,
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s not found (tried %s)", want,
                       t.len ? t.text : "the default search");
         return;
     }
@@ -738,23 +738,23 @@ static void start_impl(void)
     *(void **)&C.cuptiActivityRegisterTimestampCallback =
         dlsym(h, "cuptiActivityRegisterTimestampCallback");
     if (missing) {
-        cupti_give_up(GS_NOTE_GPU_UNAVAILABLE, "CUPTI unavailable: %s lacks %s", g_lib, miss);
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s lacks %s", g_lib, miss);
         return;
     }
     uint32_t version = 0;
     if (CUPTI_CALL(C.cuptiGetVersion(&version)) != CUPTI_SUCCESS) {
-        cupti_give_up(GS_NOTE_GPU_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
         return;
     }
     if (!gs_cupti_version_ok(version)) {
-        cupti_give_up(GS_NOTE_GPU_UNAVAILABLE,
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE,
                       "CUPTI unavailable: %s is CUPTI API version %u; gpustarve reads CUDA 11.8 "
                       "(18), 12.x (19-%u) and 13.0-13.2 (%u-%u)",
                       g_lib, version, GS_CUPTI_V12_LAST, GS_CUPTI_V13_FIRST, GS_CUPTI_V13_END - 1);
         return;
     }
     if (major && cupti_major(version) != major) {
-        cupti_give_up(GS_NOTE_GPU_UNAVAILABLE,
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE,
                       "CUPTI unavailable: %s is CUDA %d's CUPTI, the program runs CUDA %d", g_lib,
                       cupti_major(version), major);
         return;
@@ -762,9 +762,9 @@ static void start_impl(void)
     CUptiResult r = CUPTI_CALL(C.cuptiSubscribe(&g_sub, api_callback, NULL));
     if (r != CUPTI_SUCCESS) {
         if (busy(r))
-            cupti_give_up(GS_NOTE_GPU_BUSY, "CUPTI is held by another profiler (%s)", g_err);
+            cupti_give_up(GS_NOTE_CUPTI_BUSY, "CUPTI is held by another profiler (%s)", g_err);
         else
-            cupti_give_up(GS_NOTE_GPU_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
+            cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
         return;
     }
     if (!C.cuptiActivityRegisterTimestampCallback ||
@@ -773,7 +773,7 @@ static void start_impl(void)
     if (CUPTI_CALL(C.cuptiActivityRegisterCallbacks(buf_requested, buf_completed)) !=
         CUPTI_SUCCESS) {
         C.cuptiUnsubscribe(g_sub);
-        cupti_give_up(GS_NOTE_GPU_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
+        cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
         return;
     }
     size_t enabled = 0;
@@ -787,9 +787,9 @@ static void start_impl(void)
             C.cuptiActivityDisable(g_kinds[i]);
         C.cuptiUnsubscribe(g_sub);
         if (busy(r))
-            cupti_give_up(GS_NOTE_GPU_BUSY, "CUPTI is held by another profiler (%s)", g_err);
+            cupti_give_up(GS_NOTE_CUPTI_BUSY, "CUPTI is held by another profiler (%s)", g_err);
         else
-            cupti_give_up(GS_NOTE_GPU_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
+            cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "CUPTI unavailable: %s", g_err);
         return;
     }
     /* optional: correlation ids for the host copy records; periodic flush */
@@ -859,7 +859,7 @@ static void cupti_first_call(void)
         gs_sink_held h = gs_sink_hold();
         if (atomic_load(&g_state) == ST_IDLE) {
             atomic_store(&g_state, ST_OFF);
-            cupti_give_up(GS_NOTE_GPU_BUSY,
+            cupti_give_up(GS_NOTE_CUPTI_BUSY,
                           "CUPTI is held by another profiler (CUDA_INJECTION64_PATH=%s)",
                           getenv("CUDA_INJECTION64_PATH"));
         }

@@ -173,9 +173,8 @@ int gs_cupti_decode(const CUpti_Activity *a, gs_event *ev, const char **name)
         ev->stream = m->streamId;
         ev->corr = m->correlationId;
         ev->bytes = m->bytes;
-        ev->aux = (uint64_t)gs_cupti_copy_dir(m->copyKind) |
-                  (uint64_t)gs_cupti_mem_kind(m->srcKind) << 8 |
-                  (uint64_t)gs_cupti_mem_kind(m->dstKind) << 16;
+        ev->aux = gs_pack_gpu_copy(gs_cupti_copy_dir(m->copyKind), gs_cupti_mem_kind(m->srcKind),
+                                   gs_cupti_mem_kind(m->dstKind));
         return 1;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {

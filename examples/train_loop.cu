@@ -15,7 +15,9 @@
 // nothing when the program is not traced.  At the end
 // one JSON line on stderr summarises the run: steps, median step time, how
 // long and what share of the wall time the loop waited for batches, and that
-// share over the steps after the first (steady_wait_share).
+// share, the mean step and the mean time inside the host-to-device copy call
+// over the steps after the first (steady_wait_share, steady_step_ms,
+// steady_copy_call_ms).
 //
 // Runs unchanged on a real GPU and on the simulated one (tests/simcuda/,
 // LD_LIBRARY_PATH=build/simcuda), where the kernel's duration comes from
@@ -302,7 +304,7 @@ int main(int argc, char **argv)
     for (pthread_t &t : threads)
         pthread_create(&t, NULL, loader_main, NULL);
 
-    std::vector<double> step_ms, wait_ms;
+    std::vector<double> step_ms, wait_ms, copy_call_ms;
     double wait_total = 0;
     long last_index = -1;
     for (int step = 0; step < opt.steps; step++) {
@@ -316,7 +318,9 @@ int main(int argc, char **argv)
         if (!b)
             break;
         last_index = b->index;
+        const double c0 = now_ms();
         CHECK(cudaMemcpyAsync(dev_batch, b->host, batch_bytes, cudaMemcpyHostToDevice, stream));
+        copy_call_ms.push_back(now_ms() - c0);
         train_step_kernel<<<1, 128, 0, stream>>>(cycles, dev_batch, batch_bytes, dev_out);
         CHECK(cudaGetLastError());
         CHECK(cudaStreamSynchronize(stream));
@@ -327,11 +331,13 @@ int main(int argc, char **argv)
     }
     // Steady state: steps after the first, whose wait includes filling the
     // loader pipeline (what a profiler reports apart as warm-up).
-    double steady_wait = 0, steady_steps = 0;
+    double steady_wait = 0, steady_steps = 0, steady_copy_call = 0;
     for (size_t i = 1; i < step_ms.size(); i++) {
         steady_wait += wait_ms[i];
         steady_steps += step_ms[i];
+        steady_copy_call += copy_call_ms[i];
     }
+    const double steady_n = step_ms.size() > 1 ? (double)(step_ms.size() - 1) : 1.0;
     const double wall = now_ms() - t_start;
     ready_q->close();
     free_q->close();
@@ -353,10 +359,11 @@ int main(int argc, char **argv)
             "{\"example\":\"train_loop\",\"device\":\"%s\",\"steps\":%zu,\"workers\":%d,\"pinned\":%d,"
             "\"batch_mb\":%g,\"load_ms\":%g,\"kernel_ms\":%g,\"median_step_ms\":%.3f,"
             "\"batch_wait_ms\":%.3f,\"batch_wait_share\":%.4f,\"steady_wait_share\":%.4f,"
-            "\"wall_ms\":%.3f}\n",
+            "\"steady_step_ms\":%.3f,\"steady_copy_call_ms\":%.3f,\"wall_ms\":%.3f}\n",
             prop.name, step_ms.size(), opt.workers, opt.pinned, opt.batch_mb, opt.load_ms,
             opt.kernel_ms, median, wait_total, wall > 0 ? wait_total / wall : 0.0,
-            steady_steps > 0 ? steady_wait / steady_steps : 0.0, wall);
+            steady_steps > 0 ? steady_wait / steady_steps : 0.0,
+            steady_steps / steady_n, steady_copy_call / steady_n, wall);
 
     for (batch &b : batches) {
         if (opt.pinned)

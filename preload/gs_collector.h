@@ -93,8 +93,9 @@ void gs_sources_after_fork_child(void);
 
 /* ---- lifecycle (gs_lifecycle.c) ---- */
 void gs_lifecycle_init(void);
-/* Final flush with an EXIT record (how: 0 exit, 1 _exit, 2 signal). */
-void gs_finish(int status, int how, unsigned wait_ms);
+/* Final flush with an EXIT record saying how the process ends (status: the
+ * exit status, or the signal for GS_EXIT_HOW_SIGNAL). */
+void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms);
 /* exec support: flush with an EXEC record, and the environment fix-up. */
 void gs_exec_flush(const char *path);
 void gs_exec_failed(const char *path, uint64_t t0);

@@ -87,7 +87,7 @@ static void fork_child(void)
 
 /* ---- exit ----------------------------------------------------------------------- */
 
-void gs_finish(int status, int how, unsigned wait_ms)
+void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
 {
     if (!atomic_load(&gs_inited) || gs_cfg.disabled || gs_in_foreign_child())
         return;
@@ -99,8 +99,10 @@ void gs_finish(int status, int how, unsigned wait_ms)
      * no lock of ours held (Kineto documents the deadlock); from a signal
      * handler the writer thread does it, and we wait a bounded time. */
     if (atomic_load(&gs_on))
-        gs_sources_flush(how == 2 ? GS_FLUSH_SIGNAL : how == 1 ? GS_FLUSH_QUICK_EXIT : GS_FLUSH_EXIT,
-                         how == 2 ? 200 : 0);
+        gs_sources_flush(how == GS_EXIT_HOW_SIGNAL  ? GS_FLUSH_SIGNAL
+                         : how == GS_EXIT_HOW__EXIT ? GS_FLUSH_QUICK_EXIT
+                                                    : GS_FLUSH_EXIT,
+                         how == GS_EXIT_HOW_SIGNAL ? 200 : 0);
     int was_on = atomic_exchange(&gs_on, 0); /* detach before flushing */
     if (!was_on) {
         gs_t_depth = depth;
@@ -118,7 +120,7 @@ void gs_finish(int status, int how, unsigned wait_ms)
             gs_put_direct(&ev);
             gs_frame_flush_locked();
             gs_writer_set_final();
-            if (how != 2)
+            if (how != GS_EXIT_HOW_SIGNAL)
                 gs_perfmap_copy(gs_out_path()); /* not from a signal handler: unbounded I/O */
         }
         gs_out_unlock();
@@ -130,7 +132,7 @@ void gs_finish(int status, int how, unsigned wait_ms)
 static void on_exit_status(int status, void *arg)
 {
     (void)arg;
-    gs_finish(status, 0, 2000);
+    gs_finish(status, GS_EXIT_HOW_EXIT, 2000);
 }
 
 /* RATIONALE: a preloaded library's constructor runs before __libc_start_main
@@ -159,7 +161,7 @@ static void on_fatal_signal(int sig)
     int saved = errno;
     /* RATIONALE: bounded wait — the writer finishes a frame in milliseconds;
      * if the interrupted thread holds the lock itself, skip the flush. */
-    gs_finish(sig, 2, 100);
+    gs_finish(sig, GS_EXIT_HOW_SIGNAL, 100);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;

@@ -180,9 +180,11 @@ int gs_out_open(int forked)
     for (seq = 0; seq < 10000; seq++) {
         int len;
         if (seq == 0)
-            len = snprintf(g_path, sizeof g_path, "%s/%s-%d.gst", g_dir, g_host, (int)pid);
+            len = snprintf(g_path, sizeof g_path, "%s/%s-%d" GS_TRACE_SUFFIX, g_dir, g_host,
+                           (int)pid);
         else
-            len = snprintf(g_path, sizeof g_path, "%s/%s-%d.%u.gst", g_dir, g_host, (int)pid, seq);
+            len = snprintf(g_path, sizeof g_path, "%s/%s-%d.%u" GS_TRACE_SUFFIX, g_dir, g_host,
+                           (int)pid, seq);
         if (len >= (int)sizeof g_path) {
             errno = ENAMETOOLONG;
             break;

@@ -611,11 +611,11 @@ void gs_perfmap_copy(const char *trace_path)
         return;
     char src[64], dst[4200];
     snprintf(src, sizeof src, "/tmp/perf-%d.map", (int)syscall(SYS_getpid));
-    size_t tl = strlen(trace_path);
-    if (tl < 4 || tl + 16 > sizeof dst)
+    const size_t tl = strlen(trace_path), ns = sizeof GS_TRACE_SUFFIX - 1;
+    if (tl < ns || tl + sizeof GS_PERFMAP_SUFFIX > sizeof dst)
         return;
-    memcpy(dst, trace_path, tl - 4); /* without ".gst" */
-    memcpy(dst + tl - 4, ".perfmap", 9);
+    memcpy(dst, trace_path, tl - ns); /* without the trace suffix */
+    memcpy(dst + tl - ns, GS_PERFMAP_SUFFIX, sizeof GS_PERFMAP_SUFFIX);
     long in = syscall(SYS_openat, AT_FDCWD, src, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return;

@@ -149,7 +149,7 @@ static void write_failure_note(int err)
     ev.kind = GS_K_NOTE;
     ev.ts = gs_mono_ns();
     ev.str = id;
-    ev.aux = 1;
+    ev.aux = GS_NOTE_OUTPUT_FAILED;
     gs_encode_event(&e, &ev);
     long n = gs_frame_compress(g_cctx, raw, e.len, e.nrec, out, sizeof out);
     if (n > 0) {

@@ -211,7 +211,7 @@ static uint64_t copy_aux(int kind, const void *dst, const void *src)
             mem = GS_MEM_PINNED;
         break;
     }
-    return (uint64_t)dir | ((uint64_t)mem << 8);
+    return gs_pack_host_copy(dir, mem);
 }
 
 static void record_copy(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, uint64_t aux,

@@ -147,7 +147,7 @@ int execle(const char *path, const char *arg, ...)
 
 void _exit(int status)
 {
-    gs_finish(status, 1, 2000);
+    gs_finish(status, GS_EXIT_HOW__EXIT, 2000);
     if (GS_RESOLVED(_exit))
         gs_real._exit(status);
     for (;;)
@@ -156,7 +156,7 @@ void _exit(int status)
 
 void _Exit(int status)
 {
-    gs_finish(status, 1, 2000);
+    gs_finish(status, GS_EXIT_HOW__EXIT, 2000);
     if (GS_RESOLVED(_Exit))
         gs_real._Exit(status);
     for (;;)

@@ -63,13 +63,6 @@ int gs_source_register(const gs_source_ops *ops);
 
 /* ---- what the collector offers a source ----------------------------------------- */
 
-/* What a note record says (docs/trace-format.md, kind note). */
-enum gs_note_code {
-    GS_NOTE_OUTPUT_FAILED = 1,   /* trace output failed, tracing stopped */
-    GS_NOTE_GPU_UNAVAILABLE = 2, /* no driver, no CUPTI, or not one we read */
-    GS_NOTE_GPU_BUSY = 3,        /* CUPTI held by another profiler */
-};
-
 /* Start the collector if it has not started (an entry point the driver or
  * NVTX calls before our constructor ran, or in a process loaded without
  * LD_PRELOAD). */
@@ -90,7 +83,8 @@ gs_sink_held gs_sink_hold(void);
 void gs_sink_release(gs_sink_held h);
 
 /* One "gpustarve: warning: <text>" line on stderr and a note record with
- * code and text, from the calling thread. */
+ * code (enum gs_note_code of trace/gs_format.h) and text, from the calling
+ * thread. */
 void gs_sink_warn(enum gs_note_code code, const char *text);
 
 /* Intern len bytes (truncated to GS_STRING_MAX): id >= 1, or 0 when full. */

@@ -58,7 +58,7 @@ static inline size_t get_u(const uint8_t *p, const uint8_t *end, uint64_t *out)
 /* Field masks by kind, for the per-record paths (no call, no branch on
  * unknown kinds beyond the zero test). STRING and TID have mask 0 here. */
 static const uint16_t k_fields[GS_K_MAX] = {
-#define GS_X_FIELDS(n, id, s, f) [id] = (uint16_t)(f),
+#define GS_X_FIELDS(n, id, s, f, c) [id] = (uint16_t)(f),
     GS_KIND_LIST(GS_X_FIELDS)
 #undef GS_X_FIELDS
 };

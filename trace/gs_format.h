@@ -28,6 +28,14 @@
 #define GS_VERSION_MAJOR 1
 #define GS_VERSION_MINOR 1
 
+/* A run is a directory of trace files, one per process image, named
+ * <host>-<pid>.gst, then <host>-<pid>.<n>.gst after the n-th exec
+ * (docs/trace-format.md, "A run"); gs_run_files_list (gs_trace.h) finds
+ * them. Python's perf map of an image is copied beside its trace as
+ * <trace file without .gst>.perfmap. */
+#define GS_TRACE_SUFFIX ".gst"
+#define GS_PERFMAP_SUFFIX ".perfmap"
+
 #define GS_FRAME_MAGIC 0x52465347u /* "GSFR" little-endian */
 /* Largest decompressed frame a writer may produce and a reader accepts.
  * RATIONALE: 4 MiB bounds the reader's memory per file while leaving room for
@@ -124,6 +132,38 @@ enum {
     GS_MEM_ARRAY = 5,
 };
 
+/* Packed aux of the copy kinds. gpu_memcpy: bits 0-7 direction (GS_DIR_*),
+ * 8-15 source memory kind, 16-23 destination memory kind (GS_MEM_*).
+ * cuda_memcpy: bits 0-7 direction, 8-15 the host side's memory kind.
+ * gpu_memset: bits 0-7 memory kind. Writers pack with these; readers use the
+ * accessors of gs_trace.h (gs_copy_dir, ...). */
+static inline uint64_t gs_pack_gpu_copy(unsigned dir, unsigned src_mem, unsigned dst_mem)
+{
+    return (uint64_t)(dir & 0xffu) | (uint64_t)(src_mem & 0xffu) << 8 |
+           (uint64_t)(dst_mem & 0xffu) << 16;
+}
+static inline uint64_t gs_pack_host_copy(unsigned dir, unsigned host_mem)
+{
+    return (uint64_t)(dir & 0xffu) | (uint64_t)(host_mem & 0xffu) << 8;
+}
+
+/* How a process ended: the EXIT record's aux2 (its aux is the status, or
+ * the signal number for GS_EXIT_HOW_SIGNAL). */
+enum gs_exit_how {
+    GS_EXIT_HOW_EXIT = 0,   /* exit(), or return from main */
+    GS_EXIT_HOW__EXIT = 1,  /* _exit(), _Exit() (DataLoader workers end so) */
+    GS_EXIT_HOW_SIGNAL = 2, /* a fatal signal the collector caught */
+    GS_NEXIT_HOW
+};
+
+/* The NOTE record's aux: what the collector says. */
+enum gs_note_code {
+    GS_NOTE_MESSAGE = 0,           /* a message, nothing more */
+    GS_NOTE_OUTPUT_FAILED = 1,     /* trace output failed: tracing stopped */
+    GS_NOTE_CUPTI_UNAVAILABLE = 2, /* no usable CUPTI: CUDA calls, no GPU activity */
+    GS_NOTE_CUPTI_BUSY = 3,        /* another profiler holds CUPTI: the same */
+};
+
 /* fd kinds */
 enum {
     GS_FDK_UNKNOWN = 0,
@@ -134,98 +174,124 @@ enum {
     GS_FDK_OTHER = 5, /* character/block device, eventfd, epoll, ... */
 };
 
-/* X(ID_NAME, id, "name", fields). Ids are forever: never renumber, never
- * reuse. Names of hooked-call kinds are the hooked function's own name.
+/* What a kind is (its class): every kind has exactly one, given beside its
+ * id in GS_KIND_LIST, so a reader asks gs_kind_class() (gs_trace.h) instead
+ * of listing ids or ranges that would miss a kind added later. Classes are
+ * not stored in traces: a new class or a kind moved to another one needs no
+ * format version, only docs/trace-format.md ("Kinds") in step. */
+enum gs_class {
+    GS_CLASS_NONE = 0, /* not a kind this build knows */
+    GS_CLASS_RECORD,   /* string, tid, stack, callsite: own layouts, never an event */
+    GS_CLASS_PROC,     /* process and thread bookkeeping: thread names, faults,
+                        * drops, notes, exec, exit, code mappings */
+    GS_CLASS_OPEN,     /* a call that opens a file by name: open family, fopen */
+    GS_CLASS_CLOSE,    /* close, fclose */
+    GS_CLASS_DUP,      /* dup family */
+    GS_CLASS_READ,     /* a call that reads data: read family, stdio reads */
+    GS_CLASS_MMAP,     /* file mappings (mmap, munmap) */
+    GS_CLASS_STAT,     /* a call that reads a file's attributes: stat family */
+    GS_CLASS_WAIT,     /* a wait on pipes/sockets: poll, select, epoll */
+    GS_CLASS_GPU,      /* GPU activity from CUPTI: kernels, copies, memsets, syncs */
+    GS_CLASS_GPU_INFO, /* GPU bookkeeping from CUPTI: devices, dropped records */
+    GS_CLASS_CUDA,     /* host-side CUDA runtime calls: copies, syncs, host memory */
+    GS_CLASS_NVTX,     /* NVTX ranges and marks */
+    GS_CLASS_MARKER,   /* gpustarve markers: steps, batch fetches, config, role */
+    GS_NCLASS
+};
+
+/* X(ID_NAME, id, "name", fields, CLASS). Ids are forever: never renumber,
+ * never reuse. Names of hooked-call kinds are the hooked function's own
+ * name. CLASS names an enum gs_class value without its GS_CLASS_ prefix.
  * Per-kind meaning of the generic fields: docs/trace-format.md.
  * STRING, TID, STACK and CALLSITE (field mask 0) have their own layouts;
  * STACK, CALLSITE and MAPPING are new in 1.1 (call stacks, GPUSTARVE_STACKS). */
-#define GS_KIND_LIST(X)                                                        \
-    X(STRING, 1, "string", 0)                                                  \
-    X(TID, 2, "tid", 0)                                                        \
-    X(STACK, 9, "stack", 0)                                                    \
-    X(CALLSITE, 10, "callsite", 0)                                             \
-    X(MAPPING, 11, "mapping", GS_F_TS | GS_F_STR | GS_F_BYTES | GS_F_OFFSET | GS_F_AUX | GS_F_AUX2) \
-    X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX)                      \
-    X(FAULTS, 4, "faults", GS_F_TS | GS_F_AUX | GS_F_AUX2)                     \
-    X(DROPS, 5, "drops", GS_F_TS | GS_F_AUX | GS_F_AUX2)                       \
-    X(NOTE, 6, "note", GS_F_TS | GS_F_STR | GS_F_AUX)                          \
-    X(EXEC, 7, "exec", GS_F_TS | GS_F_STR | GS_F_RET)                          \
-    X(EXIT, 8, "exit", GS_F_TS | GS_F_AUX | GS_F_AUX2)                         \
-    X(OPEN, 16, "open", GS_IO_FIELDS | GS_F_AUX)                               \
-    X(OPEN64, 17, "open64", GS_IO_FIELDS | GS_F_AUX)                           \
-    X(OPENAT, 18, "openat", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2)               \
-    X(OPENAT64, 19, "openat64", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2)           \
-    X(CREAT, 20, "creat", GS_IO_FIELDS | GS_F_AUX)                             \
-    X(CLOSE, 21, "close", GS_IO_FIELDS)                                        \
-    X(DUP, 22, "dup", GS_IO_FIELDS)                                            \
-    X(DUP2, 23, "dup2", GS_IO_FIELDS)                                          \
-    X(DUP3, 24, "dup3", GS_IO_FIELDS | GS_F_AUX)                               \
-    X(READ, 32, "read", GS_IO_FIELDS)                                          \
-    X(PREAD, 33, "pread", GS_IOO_FIELDS)                                       \
-    X(PREAD64, 34, "pread64", GS_IOO_FIELDS)                                   \
-    X(READV, 35, "readv", GS_IO_FIELDS | GS_F_AUX)                             \
-    X(PREADV, 36, "preadv", GS_IOO_FIELDS | GS_F_AUX)                          \
-    X(PREADV64, 37, "preadv64", GS_IOO_FIELDS | GS_F_AUX)                      \
-    X(PREADV2, 38, "preadv2", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2)            \
-    X(PREADV64V2, 39, "preadv64v2", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2)      \
-    X(READ_CHK, 40, "__read_chk", GS_IO_FIELDS)                                \
-    X(PREAD_CHK, 41, "__pread_chk", GS_IOO_FIELDS)                             \
-    X(PREAD64_CHK, 42, "__pread64_chk", GS_IOO_FIELDS)                         \
-    X(FOPEN, 48, "fopen", GS_IO_FIELDS | GS_F_AUX)                             \
-    X(FOPEN64, 49, "fopen64", GS_IO_FIELDS | GS_F_AUX)                         \
-    X(FREAD, 50, "fread", GS_IO_FIELDS | GS_F_AUX)                             \
-    X(FGETS, 51, "fgets", GS_IO_FIELDS)                                        \
-    X(FCLOSE, 52, "fclose", GS_IO_FIELDS)                                      \
-    X(FREAD_UNLOCKED, 53, "fread_unlocked", GS_IO_FIELDS | GS_F_AUX)           \
-    X(MMAP, 56, "mmap", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2)                  \
-    X(MMAP64, 57, "mmap64", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2)              \
-    X(MUNMAP, 58, "munmap", GS_IO_FIELDS | GS_F_AUX)                           \
-    X(STAT, 64, "stat", GS_IO_FIELDS)                                          \
-    X(STAT64, 65, "stat64", GS_IO_FIELDS)                                      \
-    X(LSTAT, 66, "lstat", GS_IO_FIELDS)                                        \
-    X(LSTAT64, 67, "lstat64", GS_IO_FIELDS)                                    \
-    X(FSTAT, 68, "fstat", GS_IO_FIELDS)                                        \
-    X(FSTAT64, 69, "fstat64", GS_IO_FIELDS)                                    \
-    X(FSTATAT, 70, "fstatat", GS_IO_FIELDS | GS_F_AUX)                         \
-    X(FSTATAT64, 71, "fstatat64", GS_IO_FIELDS | GS_F_AUX)                     \
-    X(STATX, 72, "statx", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2)                 \
-    X(XSTAT, 73, "__xstat", GS_IO_FIELDS)                                      \
-    X(XSTAT64, 74, "__xstat64", GS_IO_FIELDS)                                  \
-    X(LXSTAT, 75, "__lxstat", GS_IO_FIELDS)                                    \
-    X(LXSTAT64, 76, "__lxstat64", GS_IO_FIELDS)                                \
-    X(FXSTAT, 77, "__fxstat", GS_IO_FIELDS)                                    \
-    X(FXSTAT64, 78, "__fxstat64", GS_IO_FIELDS)                                \
-    X(FXSTATAT, 79, "__fxstatat", GS_IO_FIELDS | GS_F_AUX)                     \
-    X(FXSTATAT64, 80, "__fxstatat64", GS_IO_FIELDS | GS_F_AUX)                 \
-    X(POLL, 88, "poll", GS_IO_FIELDS | GS_F_AUX)                               \
-    X(PPOLL, 89, "ppoll", GS_IO_FIELDS | GS_F_AUX)                             \
-    X(SELECT, 90, "select", GS_IO_FIELDS | GS_F_AUX)                           \
-    X(PSELECT, 91, "pselect", GS_IO_FIELDS | GS_F_AUX)                         \
-    X(EPOLL_WAIT, 92, "epoll_wait", GS_IO_FIELDS | GS_F_AUX)                   \
-    X(EPOLL_PWAIT, 93, "epoll_pwait", GS_IO_FIELDS | GS_F_AUX)                 \
-    X(GPU_KERNEL, 100, "gpu_kernel", GS_GPU_FIELDS | GS_F_STR)                 \
-    X(GPU_MEMCPY, 101, "gpu_memcpy", GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX)    \
-    X(GPU_MEMSET, 102, "gpu_memset", GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX)    \
-    X(GPU_SYNC, 103, "gpu_sync", GS_GPU_FIELDS | GS_F_AUX)                     \
-    X(GPU_DEVICE, 104, "gpu_device", GS_F_TS | GS_F_DEV | GS_F_STR | GS_F_BYTES | GS_F_AUX | GS_F_AUX2) \
-    X(GPU_DROPS, 105, "gpu_drops", GS_F_TS | GS_F_AUX)                         \
-    X(CUDA_MEMCPY, 120, "cuda_memcpy", GS_CUDA_FIELDS | GS_F_BYTES | GS_F_AUX | GS_F_DEV | GS_F_STREAM | GS_F_CORR) \
-    X(CUDA_SYNC, 121, "cuda_sync", GS_CUDA_FIELDS | GS_F_AUX2 | GS_F_DEV | GS_F_STREAM | GS_F_CORR) \
-    X(CUDA_HOST_MEM, 122, "cuda_host_mem", GS_CUDA_FIELDS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2) \
-    X(NVTX_PUSH, 130, "nvtx_push", GS_F_TS | GS_F_STR | GS_F_AUX)              \
-    X(NVTX_POP, 131, "nvtx_pop", GS_F_TS | GS_F_AUX)                           \
-    X(NVTX_START, 132, "nvtx_start", GS_F_TS | GS_F_STR | GS_F_AUX | GS_F_AUX2) \
-    X(NVTX_END, 133, "nvtx_end", GS_F_TS | GS_F_AUX2)                          \
-    X(NVTX_MARK, 134, "mark", GS_F_TS | GS_F_STR | GS_F_AUX)                   \
-    X(STEP_BEGIN, 140, "step_begin", GS_F_TS | GS_F_AUX | GS_F_AUX2)           \
-    X(STEP_END, 141, "step_end", GS_F_TS | GS_F_AUX | GS_F_AUX2)               \
-    X(FETCH_BEGIN, 142, "fetch_begin", GS_F_TS | GS_F_AUX | GS_F_AUX2)         \
-    X(FETCH_END, 143, "fetch_end", GS_F_TS | GS_F_AUX | GS_F_AUX2)             \
-    X(CONFIG, 144, "config", GS_F_TS | GS_F_STR | GS_F_AUX)                    \
-    X(ROLE, 145, "role", GS_F_TS | GS_F_STR | GS_F_AUX | GS_F_AUX2)
+#define GS_KIND_LIST(X)                                                                        \
+    X(STRING, 1, "string", 0, RECORD)                                                          \
+    X(TID, 2, "tid", 0, RECORD)                                                                \
+    X(STACK, 9, "stack", 0, RECORD)                                                            \
+    X(CALLSITE, 10, "callsite", 0, RECORD)                                                     \
+    X(MAPPING, 11, "mapping", GS_F_TS | GS_F_STR | GS_F_BYTES | GS_F_OFFSET | GS_F_AUX | GS_F_AUX2, PROC) \
+    X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                \
+    X(FAULTS, 4, "faults", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                               \
+    X(DROPS, 5, "drops", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                                 \
+    X(NOTE, 6, "note", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                    \
+    X(EXEC, 7, "exec", GS_F_TS | GS_F_STR | GS_F_RET, PROC)                                    \
+    X(EXIT, 8, "exit", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                                   \
+    X(OPEN, 16, "open", GS_IO_FIELDS | GS_F_AUX, OPEN)                                         \
+    X(OPEN64, 17, "open64", GS_IO_FIELDS | GS_F_AUX, OPEN)                                     \
+    X(OPENAT, 18, "openat", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2, OPEN)                         \
+    X(OPENAT64, 19, "openat64", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2, OPEN)                     \
+    X(CREAT, 20, "creat", GS_IO_FIELDS | GS_F_AUX, OPEN)                                       \
+    X(CLOSE, 21, "close", GS_IO_FIELDS, CLOSE)                                                 \
+    X(DUP, 22, "dup", GS_IO_FIELDS, DUP)                                                       \
+    X(DUP2, 23, "dup2", GS_IO_FIELDS, DUP)                                                     \
+    X(DUP3, 24, "dup3", GS_IO_FIELDS | GS_F_AUX, DUP)                                          \
+    X(READ, 32, "read", GS_IO_FIELDS, READ)                                                    \
+    X(PREAD, 33, "pread", GS_IOO_FIELDS, READ)                                                 \
+    X(PREAD64, 34, "pread64", GS_IOO_FIELDS, READ)                                             \
+    X(READV, 35, "readv", GS_IO_FIELDS | GS_F_AUX, READ)                                       \
+    X(PREADV, 36, "preadv", GS_IOO_FIELDS | GS_F_AUX, READ)                                    \
+    X(PREADV64, 37, "preadv64", GS_IOO_FIELDS | GS_F_AUX, READ)                                \
+    X(PREADV2, 38, "preadv2", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2, READ)                      \
+    X(PREADV64V2, 39, "preadv64v2", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2, READ)                \
+    X(READ_CHK, 40, "__read_chk", GS_IO_FIELDS, READ)                                          \
+    X(PREAD_CHK, 41, "__pread_chk", GS_IOO_FIELDS, READ)                                       \
+    X(PREAD64_CHK, 42, "__pread64_chk", GS_IOO_FIELDS, READ)                                   \
+    X(FOPEN, 48, "fopen", GS_IO_FIELDS | GS_F_AUX, OPEN)                                       \
+    X(FOPEN64, 49, "fopen64", GS_IO_FIELDS | GS_F_AUX, OPEN)                                   \
+    X(FREAD, 50, "fread", GS_IO_FIELDS | GS_F_AUX, READ)                                       \
+    X(FGETS, 51, "fgets", GS_IO_FIELDS, READ)                                                  \
+    X(FCLOSE, 52, "fclose", GS_IO_FIELDS, CLOSE)                                               \
+    X(FREAD_UNLOCKED, 53, "fread_unlocked", GS_IO_FIELDS | GS_F_AUX, READ)                     \
+    X(MMAP, 56, "mmap", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2, MMAP)                            \
+    X(MMAP64, 57, "mmap64", GS_IOO_FIELDS | GS_F_AUX | GS_F_AUX2, MMAP)                        \
+    X(MUNMAP, 58, "munmap", GS_IO_FIELDS | GS_F_AUX, MMAP)                                     \
+    X(STAT, 64, "stat", GS_IO_FIELDS, STAT)                                                    \
+    X(STAT64, 65, "stat64", GS_IO_FIELDS, STAT)                                                \
+    X(LSTAT, 66, "lstat", GS_IO_FIELDS, STAT)                                                  \
+    X(LSTAT64, 67, "lstat64", GS_IO_FIELDS, STAT)                                              \
+    X(FSTAT, 68, "fstat", GS_IO_FIELDS, STAT)                                                  \
+    X(FSTAT64, 69, "fstat64", GS_IO_FIELDS, STAT)                                              \
+    X(FSTATAT, 70, "fstatat", GS_IO_FIELDS | GS_F_AUX, STAT)                                   \
+    X(FSTATAT64, 71, "fstatat64", GS_IO_FIELDS | GS_F_AUX, STAT)                               \
+    X(STATX, 72, "statx", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2, STAT)                           \
+    X(XSTAT, 73, "__xstat", GS_IO_FIELDS, STAT)                                                \
+    X(XSTAT64, 74, "__xstat64", GS_IO_FIELDS, STAT)                                            \
+    X(LXSTAT, 75, "__lxstat", GS_IO_FIELDS, STAT)                                              \
+    X(LXSTAT64, 76, "__lxstat64", GS_IO_FIELDS, STAT)                                          \
+    X(FXSTAT, 77, "__fxstat", GS_IO_FIELDS, STAT)                                              \
+    X(FXSTAT64, 78, "__fxstat64", GS_IO_FIELDS, STAT)                                          \
+    X(FXSTATAT, 79, "__fxstatat", GS_IO_FIELDS | GS_F_AUX, STAT)                               \
+    X(FXSTATAT64, 80, "__fxstatat64", GS_IO_FIELDS | GS_F_AUX, STAT)                           \
+    X(POLL, 88, "poll", GS_IO_FIELDS | GS_F_AUX, WAIT)                                         \
+    X(PPOLL, 89, "ppoll", GS_IO_FIELDS | GS_F_AUX, WAIT)                                       \
+    X(SELECT, 90, "select", GS_IO_FIELDS | GS_F_AUX, WAIT)                                     \
+    X(PSELECT, 91, "pselect", GS_IO_FIELDS | GS_F_AUX, WAIT)                                   \
+    X(EPOLL_WAIT, 92, "epoll_wait", GS_IO_FIELDS | GS_F_AUX, WAIT)                             \
+    X(EPOLL_PWAIT, 93, "epoll_pwait", GS_IO_FIELDS | GS_F_AUX, WAIT)                           \
+    X(GPU_KERNEL, 100, "gpu_kernel", GS_GPU_FIELDS | GS_F_STR, GPU)                            \
+    X(GPU_MEMCPY, 101, "gpu_memcpy", GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, GPU)               \
+    X(GPU_MEMSET, 102, "gpu_memset", GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, GPU)               \
+    X(GPU_SYNC, 103, "gpu_sync", GS_GPU_FIELDS | GS_F_AUX, GPU)                                \
+    X(GPU_DEVICE, 104, "gpu_device", GS_F_TS | GS_F_DEV | GS_F_STR | GS_F_BYTES | GS_F_AUX | GS_F_AUX2, GPU_INFO) \
+    X(GPU_DROPS, 105, "gpu_drops", GS_F_TS | GS_F_AUX, GPU_INFO)                               \
+    X(CUDA_MEMCPY, 120, "cuda_memcpy", GS_CUDA_FIELDS | GS_F_BYTES | GS_F_AUX | GS_F_DEV | GS_F_STREAM | GS_F_CORR, CUDA) \
+    X(CUDA_SYNC, 121, "cuda_sync", GS_CUDA_FIELDS | GS_F_AUX2 | GS_F_DEV | GS_F_STREAM | GS_F_CORR, CUDA) \
+    X(CUDA_HOST_MEM, 122, "cuda_host_mem", GS_CUDA_FIELDS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2, CUDA) \
+    X(NVTX_PUSH, 130, "nvtx_push", GS_F_TS | GS_F_STR | GS_F_AUX, NVTX)                        \
+    X(NVTX_POP, 131, "nvtx_pop", GS_F_TS | GS_F_AUX, NVTX)                                     \
+    X(NVTX_START, 132, "nvtx_start", GS_F_TS | GS_F_STR | GS_F_AUX | GS_F_AUX2, NVTX)          \
+    X(NVTX_END, 133, "nvtx_end", GS_F_TS | GS_F_AUX2, NVTX)                                    \
+    X(NVTX_MARK, 134, "mark", GS_F_TS | GS_F_STR | GS_F_AUX, NVTX)                             \
+    X(STEP_BEGIN, 140, "step_begin", GS_F_TS | GS_F_AUX | GS_F_AUX2, MARKER)                   \
+    X(STEP_END, 141, "step_end", GS_F_TS | GS_F_AUX | GS_F_AUX2, MARKER)                       \
+    X(FETCH_BEGIN, 142, "fetch_begin", GS_F_TS | GS_F_AUX | GS_F_AUX2, MARKER)                 \
+    X(FETCH_END, 143, "fetch_end", GS_F_TS | GS_F_AUX | GS_F_AUX2, MARKER)                     \
+    X(CONFIG, 144, "config", GS_F_TS | GS_F_STR | GS_F_AUX, MARKER)                            \
+    X(ROLE, 145, "role", GS_F_TS | GS_F_STR | GS_F_AUX | GS_F_AUX2, MARKER)
 
 enum gs_kind {
-#define GS_X_ENUM(n, id, s, f) GS_K_##n = id,
+#define GS_X_ENUM(n, id, s, f, c) GS_K_##n = id,
     GS_KIND_LIST(GS_X_ENUM)
 #undef GS_X_ENUM
     GS_K_MAX = 256

@@ -1,5 +1,6 @@
-/* gs_kinds.c — the kind table (names and field masks) generated from
- * GS_KIND_LIST, error strings and small event helpers.
+/* gs_kinds.c — the kind table (names, field masks and classes) generated
+ * from GS_KIND_LIST, the names of packed values, error strings and small
+ * event helpers.
  *
  * Must never: allocate, or hold state that changes after load.
  */
@@ -13,10 +14,69 @@ typedef struct kind_info {
 } kind_info;
 
 static const kind_info g_kinds[GS_K_MAX] = {
-#define GS_X_TABLE(n, id, s, f) [id] = {s, f},
+#define GS_X_TABLE(n, id, s, f, c) [id] = {s, f},
     GS_KIND_LIST(GS_X_TABLE)
 #undef GS_X_TABLE
 };
+
+const uint8_t gs_kind_classes[GS_K_MAX] = {
+#define GS_X_CLASS(n, id, s, f, c) [id] = GS_CLASS_##c,
+    GS_KIND_LIST(GS_X_CLASS)
+#undef GS_X_CLASS
+};
+
+const char *gs_class_name(unsigned cls)
+{
+    static const char *const names[GS_NCLASS] = {
+        [GS_CLASS_NONE] = "none",     [GS_CLASS_RECORD] = "record", [GS_CLASS_PROC] = "process",
+        [GS_CLASS_OPEN] = "open",     [GS_CLASS_CLOSE] = "close",   [GS_CLASS_DUP] = "dup",
+        [GS_CLASS_READ] = "read",     [GS_CLASS_MMAP] = "mmap",     [GS_CLASS_STAT] = "stat",
+        [GS_CLASS_WAIT] = "wait",     [GS_CLASS_GPU] = "gpu",       [GS_CLASS_GPU_INFO] = "gpu_info",
+        [GS_CLASS_CUDA] = "cuda",     [GS_CLASS_NVTX] = "nvtx",     [GS_CLASS_MARKER] = "marker",
+    };
+    return cls < GS_NCLASS ? names[cls] : "none";
+}
+
+size_t gs_fopen_mode(const gs_event *e, char *buf)
+{
+    size_t n = 0;
+    for (; n < 8; n++) { /* packed little-endian, NUL-padded */
+        const char c = (char)(e->aux >> (8 * n));
+        if (!c)
+            break;
+        buf[n] = c;
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+const char *gs_dir_name(uint64_t dir)
+{
+    static const char *const names[] = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
+    return dir < sizeof names / sizeof names[0] ? names[dir] : "unknown";
+}
+
+const char *gs_mem_name(uint64_t mem)
+{
+    static const char *const names[] = {"unknown", "pageable", "pinned",
+                                        "device",  "managed",  "array"};
+    return mem < sizeof names / sizeof names[0] ? names[mem] : "unknown";
+}
+
+/* CUPTI's CUpti_ActivitySynchronizationType values, in order. */
+const char *gs_gpu_sync_name(uint64_t type)
+{
+    static const char *const names[] = {"unknown", "event_synchronize", "stream_wait_event",
+                                        "stream_synchronize", "context_synchronize"};
+    return type < sizeof names / sizeof names[0] ? names[type] : "unknown";
+}
+
+const char *gs_exit_how_name(uint64_t how)
+{
+    static const char *const names[GS_NEXIT_HOW] = {
+        [GS_EXIT_HOW_EXIT] = "exit", [GS_EXIT_HOW__EXIT] = "_exit", [GS_EXIT_HOW_SIGNAL] = "signal"};
+    return how < GS_NEXIT_HOW ? names[how] : NULL;
+}
 
 const char *gs_kind_name(unsigned kind)
 {

@@ -61,6 +61,124 @@ typedef struct gs_event {
 
 void gs_event_clear(gs_event *ev);
 
+/* ---- what an event means (generated from GS_KIND_LIST) ------------------ */
+
+/* The class of every kind id, GS_CLASS_NONE for ids not in the list. */
+extern const uint8_t gs_kind_classes[GS_K_MAX];
+static inline unsigned gs_kind_class(unsigned kind)
+{
+    return kind < GS_K_MAX ? gs_kind_classes[kind] : GS_CLASS_NONE;
+}
+/* "read", "open", ... (docs/trace-format.md, "Kinds"); "none" when unknown. */
+const char *gs_class_name(unsigned cls);
+
+/* A call that reads file or pipe data (read family, fread, fgets). */
+static inline int gs_kind_is_read(unsigned k) { return gs_kind_class(k) == GS_CLASS_READ; }
+/* A call that opens a file by name (open family, creat, fopen). */
+static inline int gs_kind_is_open(unsigned k) { return gs_kind_class(k) == GS_CLASS_OPEN; }
+/* A call that reads a file's attributes (stat family). */
+static inline int gs_kind_is_stat(unsigned k) { return gs_kind_class(k) == GS_CLASS_STAT; }
+/* Metadata: opens and stat calls, the per-file cost of small-file datasets. */
+static inline int gs_kind_is_metadata(unsigned k)
+{
+    return gs_kind_is_open(k) || gs_kind_is_stat(k);
+}
+/* A wait on pipes or sockets (poll, select, epoll). */
+static inline int gs_kind_is_wait(unsigned k) { return gs_kind_class(k) == GS_CLASS_WAIT; }
+/* A file mapping (mmap, mmap64, munmap). */
+static inline int gs_kind_is_mmap(unsigned k) { return gs_kind_class(k) == GS_CLASS_MMAP; }
+/* A hooked POSIX or stdio call: it carries fd, fd_kind, path, bytes, ret. */
+static inline int gs_kind_is_io_call(unsigned k)
+{
+    switch (gs_kind_class(k)) {
+    case GS_CLASS_OPEN: case GS_CLASS_CLOSE: case GS_CLASS_DUP: case GS_CLASS_READ:
+    case GS_CLASS_MMAP: case GS_CLASS_STAT: case GS_CLASS_WAIT:
+        return 1;
+    }
+    return 0;
+}
+/* GPU activity (an interval on a device and stream). */
+static inline int gs_kind_is_gpu(unsigned k) { return gs_kind_class(k) == GS_CLASS_GPU; }
+/* A host-side CUDA runtime call. */
+static inline int gs_kind_is_cuda(unsigned k) { return gs_kind_class(k) == GS_CLASS_CUDA; }
+/* An NVTX range record or mark. */
+static inline int gs_kind_is_nvtx(unsigned k) { return gs_kind_class(k) == GS_CLASS_NVTX; }
+/* An NVTX record that opens or closes a range (push, pop, start, end). */
+static inline int gs_kind_is_nvtx_range(unsigned k)
+{
+    return gs_kind_is_nvtx(k) && k != GS_K_NVTX_MARK;
+}
+
+/* ---- packed fields ---------------------------------------------------------- */
+
+/* gpu_memcpy and cuda_memcpy: the copy's direction (GS_DIR_*). */
+static inline unsigned gs_copy_dir(const gs_event *e)
+{
+    return (unsigned)(e->aux & 0xff);
+}
+/* gpu_memcpy: source and destination memory kinds (GS_MEM_*). */
+static inline unsigned gs_copy_src_mem(const gs_event *e)
+{
+    return (unsigned)(e->aux >> 8) & 0xff;
+}
+static inline unsigned gs_copy_dst_mem(const gs_event *e)
+{
+    return (unsigned)(e->aux >> 16) & 0xff;
+}
+/* cuda_memcpy: the host side's memory kind (pinned or pageable, from the
+ * collector's registry; GS_MEM_UNKNOWN for device-only copies). */
+static inline unsigned gs_copy_host_mem(const gs_event *e)
+{
+    return (unsigned)(e->aux >> 8) & 0xff;
+}
+/* gpu_memset: the memory kind. */
+static inline unsigned gs_memset_mem(const gs_event *e)
+{
+    return (unsigned)(e->aux & 0xff);
+}
+/* The memory a host-to-device copy came from: GS_MEM_* of the source for a
+ * gpu_memcpy HtoD, of the host side for a cuda_memcpy HtoD; GS_MEM_UNKNOWN
+ * for any other event. */
+static inline unsigned gs_h2d_source_mem(const gs_event *e)
+{
+    if (gs_copy_dir(e) != GS_DIR_HTOD)
+        return GS_MEM_UNKNOWN;
+    if (e->kind == GS_K_GPU_MEMCPY)
+        return gs_copy_src_mem(e);
+    if (e->kind == GS_K_CUDA_MEMCPY)
+        return gs_copy_host_mem(e);
+    return GS_MEM_UNKNOWN;
+}
+/* Bytes a read-class event transferred: max(ret, 0), or ret x size (aux)
+ * for fread, whose ret counts items. 0 for other classes. */
+static inline uint64_t gs_read_bytes(const gs_event *e)
+{
+    if (!gs_kind_is_read(e->kind) || e->ret <= 0)
+        return 0;
+    if (e->kind == GS_K_FREAD || e->kind == GS_K_FREAD_UNLOCKED)
+        return (uint64_t)e->ret * e->aux;
+    return (uint64_t)e->ret;
+}
+/* Wait-class events: the timeout in ms, or -1 for none (forever). */
+static inline int64_t gs_wait_timeout_ms(const gs_event *e)
+{
+    return e->aux ? (int64_t)(e->aux - 1) : -1;
+}
+/* fopen, fopen64: the mode string (at most 8 bytes, packed little-endian)
+ * into buf (>= 9 bytes); returns its length. */
+size_t gs_fopen_mode(const gs_event *e, char *buf);
+/* exit: how the process ended (enum gs_exit_how) and its status (exit
+ * status, or the signal number). */
+static inline uint64_t gs_exit_how_of(const gs_event *e) { return e->aux2; }
+static inline uint64_t gs_exit_status(const gs_event *e) { return e->aux; }
+
+/* Names of packed values, as dump prints them. Unknown values give
+ * "unknown" (gs_exit_how_name: NULL). */
+const char *gs_dir_name(uint64_t dir);        /* "HtoD", "DtoH", ... */
+const char *gs_mem_name(uint64_t mem);        /* "pageable", "pinned", ... */
+const char *gs_gpu_sync_name(uint64_t type);  /* "stream_synchronize", ... */
+const char *gs_exit_how_name(uint64_t how);   /* "exit", "_exit", "signal" */
+
 /* Name ("pread64") of a kind, or NULL when unknown. */
 const char *gs_kind_name(unsigned kind);
 /* Field mask (GS_F_*) of a kind; 0 for STRING/TID and unknown kinds. */
@@ -203,5 +321,23 @@ uint32_t gs_reader_stack_count(const gs_reader *r);
 uint64_t gs_reader_offset(const gs_reader *r);
 uint64_t gs_reader_unread(const gs_reader *r);
 uint64_t gs_reader_file_size(const gs_reader *r);
+
+/* ---- run directories ------------------------------------------------------ */
+
+/* 1 when a file name (no folder) names a trace file: "*.gst" with a name
+ * before the suffix. */
+int gs_is_trace_name(const char *name);
+
+/* The trace files of a run directory, full paths ("dir/name", one slash),
+ * sorted by name. */
+typedef struct gs_run_files {
+    char **path;
+    size_t n;
+} gs_run_files;
+
+/* List dir's trace files into rf (allocates; rf->n may be 0). Returns GS_OK,
+ * GS_ERR_IO (the directory cannot be read; errno kept) or GS_ERR_NOMEM. */
+int gs_run_files_list(gs_run_files *rf, const char *dir);
+void gs_run_files_free(gs_run_files *rf);
 
 #endif

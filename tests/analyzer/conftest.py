@@ -6,18 +6,18 @@ Run with: /usr/bin/python3 -m pytest tests/analyzer   (after `make build/gpustar
 """
 import json
 import os
-import subprocess
+import sys
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import gstest  # noqa: E402  (tests/gstest.py: the helpers all suites share)
+from gstest import ROOT, clean_env  # noqa: E402,F401  (re-exported to the tests)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 # GS_CLI selects another build of the CLI (make test-san runs these tests with
 # the AddressSanitizer + UBSan one).
-GS = os.environ.get("GS_CLI") or os.path.join(ROOT, "build", "gpustarve")
-CC = os.environ.get("CC", "cc")
-CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-O2",
-          "-D_GNU_SOURCE"]
+GS = gstest.CLI
 
 MS = 1000000  # ns
 
@@ -25,14 +25,6 @@ MS = 1000000  # ns
 HTOD, DTOH = 1, 2
 PAGEABLE, PINNED, DEVICE = 1, 2, 3
 FILE, PIPE, SOCKET = 1, 2, 3
-
-
-def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSTARVE_") and k != "LD_PRELOAD" and k != "NO_COLOR"}
-    env["LC_ALL"] = "C"
-    env.update(extra)
-    return env
 
 
 @pytest.fixture(scope="session")
@@ -44,13 +36,8 @@ def gs():
 
 @pytest.fixture(scope="session")
 def gen(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("gen") / "gen_scenario")
-    trace_src = sorted(os.path.join(ROOT, "trace", f)
-                       for f in os.listdir(os.path.join(ROOT, "trace")) if f.endswith(".c"))
-    subprocess.run([CC] + CFLAGS + ["-I" + os.path.join(ROOT, "trace"), "-o", out,
-                    os.path.join(HERE, "gen_scenario.c")] + trace_src + ["-lzstd", "-lm"],
-                   check=True)
-    return out
+    out = tmp_path_factory.mktemp("gen") / "gen_scenario"
+    return gstest.build_c(out, [os.path.join(HERE, "gen_scenario.c")])
 
 
 class Proc:
@@ -131,13 +118,13 @@ class Scenario:
     def write(self, gen, outdir):
         os.makedirs(outdir, exist_ok=True)
         text = "".join(p.text() for p in self.procs)
-        subprocess.run([gen, outdir], input=text.encode(), check=True)
+        p = gstest.run([gen, outdir], input=text.encode())
+        assert p.returncode == 0, p.stderr.decode()
         return outdir
 
 
 def run_report(gs, d, *args, env=None):
-    return subprocess.run([gs, "report"] + list(args) + [str(d)], capture_output=True,
-                          text=True, env=env or clean_env())
+    return gstest.run([gs, "report"] + list(args) + [str(d)], env=env, text=True)
 
 
 def report_json(gs, d, *args):

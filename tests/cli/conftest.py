@@ -7,28 +7,18 @@ Regenerate golden files after a deliberate output change:
     GS_UPDATE_GOLDEN=1 /usr/bin/python3 -m pytest tests/cli -k golden
 """
 import os
-import subprocess
+import sys
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import gstest  # noqa: E402  (tests/gstest.py: the helpers all suites share)
+from gstest import BUILD, CC, ROOT, clean_env, default_signals, wait_for, wait_for_file  # noqa: E402,F401
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-BUILD = os.path.join(ROOT, "build")
 GS = os.path.join(BUILD, "gpustarve")
-REAL_LIB = os.path.join(BUILD, "libgpustarve.so")
+REAL_LIB = gstest.LIB
 MKTRACE_BUILT = os.path.join(BUILD, "tests", "gs_mktrace")
-CC = os.environ.get("CC", "cc")
-CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-O2",
-          "-D_GNU_SOURCE"]
-
-
-def clean_env(**extra):
-    """The caller's environment without anything gpustarve reads."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSTARVE_") and k != "LD_PRELOAD"}
-    env["LC_ALL"] = "C"
-    env.update(extra)
-    return env
 
 
 @pytest.fixture(scope="session")
@@ -44,13 +34,8 @@ def mktrace(tmp_path_factory):
     compiled here from tests/tools/gs_mktrace.c and trace/*.c."""
     if os.access(MKTRACE_BUILT, os.X_OK):
         return MKTRACE_BUILT
-    out = str(tmp_path_factory.mktemp("tools") / "gs_mktrace")
-    trace_src = sorted(os.path.join(ROOT, "trace", f)
-                       for f in os.listdir(os.path.join(ROOT, "trace")) if f.endswith(".c"))
-    subprocess.run([CC] + CFLAGS + ["-I" + os.path.join(ROOT, "trace"), "-o", out,
-                    os.path.join(ROOT, "tests", "tools", "gs_mktrace.c")] + trace_src +
-                   ["-lzstd", "-lm"], check=True)
-    return out
+    out = tmp_path_factory.mktemp("tools") / "gs_mktrace"
+    return gstest.build_c(out, [os.path.join(ROOT, "tests", "tools", "gs_mktrace.c")])
 
 
 @pytest.fixture(scope="session")
@@ -59,8 +44,8 @@ def noop_lib(tmp_path_factory):
     that are about the runner, not the collector."""
     d = tmp_path_factory.mktemp("noop")
     out = str(d / "libnoop.so")
-    subprocess.run([CC, "-shared", "-fPIC", "-o", out, os.path.join(HERE, "noop_preload.c")],
-                   check=True)
+    gstest.build_c(out, [os.path.join(HERE, "noop_preload.c")], ["-shared", "-fPIC"],
+                   with_trace=False)
     return out
 
 
@@ -71,10 +56,5 @@ def lib(noop_lib):
 
 
 def run(args, **kw):
-    if "stdout" not in kw and "stderr" not in kw:
-        kw.setdefault("capture_output", True)
-    else:
-        kw.setdefault("stdout", subprocess.PIPE)
-        kw.setdefault("stderr", subprocess.PIPE)
-    kw.setdefault("timeout", 120)
-    return subprocess.run(args, **kw)
+    """gstest.run: captured output, clean environment, default signals."""
+    return gstest.run(args, **kw)

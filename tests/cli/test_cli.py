@@ -19,7 +19,8 @@ import time
 
 import pytest
 
-from conftest import GS, HERE, REAL_LIB, ROOT, clean_env, run
+from conftest import (GS, HERE, REAL_LIB, ROOT, clean_env, default_signals, run, wait_for,
+                      wait_for_file)
 
 CASES_DIR = os.path.join(HERE, "cases")
 CASES = sorted(f for f in os.listdir(CASES_DIR) if f.endswith(".sh"))
@@ -68,7 +69,7 @@ def _kind_table():
         m = re.search(r"#define %s \(([^)]*)\)" % name, text)
         consts[name] = eval(m.group(1).replace("|", " | "), {}, consts)
     table = {}
-    for m in re.finditer(r'X\((\w+), (\d+), "([^"]+)", ([^)]*)\)', text):
+    for m in re.finditer(r'X\((\w+), (\d+), "([^"]+)", ([^),]*), (\w+)\)', text):
         table[m.group(3)] = eval(m.group(4), {}, consts) if m.group(4) != "0" else 0
     return table, consts
 
@@ -407,17 +408,22 @@ def test_closed_stdout_is_a_failure(gs, mktrace, tmp_path):
     assert b"error writing standard output" in p.stderr
 
 
-def test_dump_speed(gs, mktrace, tmp_path):
-    """1M events dump in well under a few seconds (text and JSON)."""
+def test_dump_a_million_events(gs, mktrace, tmp_path):
+    """1M events dump completely in text, JSON and summary form. (How fast:
+    `make bench`, bench/bench_report.py; a test asserts behaviour, not
+    speed.)"""
     subprocess.run([mktrace, "-e", "1000000", "-F", "4096", "--file", "big.gst"],
                    cwd=tmp_path, check=True)
-    for mode in ([], ["--json"], ["--summary"]):
-        t0 = time.monotonic()
-        with open(os.devnull, "wb") as null:
-            p = run([gs, "dump"] + mode + ["big.gst"], cwd=tmp_path, stdout=null)
-        dt = time.monotonic() - t0
+    for mode in ([], ["--json"]):
+        with open(str(tmp_path / "out"), "wb") as out:
+            p = run([gs, "dump"] + mode + ["big.gst"], cwd=tmp_path, stdout=out)
         assert p.returncode == 0, p.stderr
-        assert dt < 5.0, "dump %s of 1M events took %.2f s" % (mode, dt)
+        with open(str(tmp_path / "out"), "rb") as f:
+            lines = sum(1 for l in f if not l.startswith(b"#"))
+        assert lines >= 1000000, (mode, lines)
+    p = run([gs, "dump", "--summary", "big.gst"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert re.search(rb"^  events +1000000 ", p.stdout, re.M), p.stdout
 
 
 # ---- 3. run -----------------------------------------------------------------------
@@ -473,10 +479,11 @@ def test_run_default_directory_names(gs, lib, tmp_path):
     assert p.returncode == 0
     made = os.listdir(tmp_path)
     assert len(made) == 1 and re.fullmatch(r"gpustarve-\d{8}-\d{6}", made[0]), made
-    # the name of this second (and the next few) taken: a -2 suffix
+    # the name of this second (and of the next minute: a loaded machine may
+    # take seconds to start the next run) taken: a -2 suffix
     now = time.time()
     taken = {time.strftime("gpustarve-%Y%m%d-%H%M%S", time.localtime(now + i))
-             for i in range(0, 5)}
+             for i in range(0, 60)}
     for t in taken:
         os.makedirs(str(tmp_path / t), exist_ok=True)
     p = run_gs(["--", "true"], lib, tmp_path)
@@ -573,12 +580,12 @@ def _start_and_wait_ready(lib, tmp_path, script):
     env = clean_env(GPUSTARVE_LIB=lib)
     proc = subprocess.Popen([GS, "run", "-q", "-o", "d", "--", "sh", "-c", script],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while not ready.exists():
-        assert time.monotonic() < deadline, "child never started"
+                            stderr=subprocess.PIPE, preexec_fn=default_signals)
+    def started():
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.02)
+        return ready.exists()
+
+    wait_for(started, "child never started")
     return proc
 
 
@@ -595,9 +602,24 @@ def test_run_forwards_signals(gs, lib, tmp_path, sig):
     assert (tmp_path / "got").read_text() == "got\n"
 
 
+def _child_of(pid):
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        kids = f.read().split()
+    return int(kids[0]) if kids else None
+
+
+def _comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except (OSError, TypeError):
+        return None
+
+
 def test_run_forwarded_sigterm_kills_plain_child(gs, lib, tmp_path):
     proc = _start_and_wait_ready(lib, tmp_path, "touch ready; exec sleep 30")
-    time.sleep(0.1)  # let the exec happen
+    # the signal must reach sleep, not the shell before its exec
+    wait_for(lambda: _comm(_child_of(proc.pid)) == "sleep", "the command never exec'd sleep")
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=20)
     assert proc.returncode == 143
@@ -630,15 +652,23 @@ def test_run_with_real_collector_round_trip(gs, tmp_path):
     assert got == 100000, "the collector saw %d of the 100000 bytes cat read" % got
 
 
+# The command counts the SIGINTs it receives until a SIGUSR1 that the test
+# sends to gpustarve after the command saw the first SIGINT: gpustarve
+# forwards the SIGUSR1, and a forwarded SIGINT (signal 2, handled before
+# signal 10) would have arrived before it. No time window involved.
 COUNT_SIGINT = r"""
-import signal, time
-signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+import signal
+both = {signal.SIGINT, signal.SIGUSR1}
+signal.pthread_sigmask(signal.SIG_BLOCK, both)
 open("ready", "w").close()
-got, end = [], time.monotonic() + 2.0
-while time.monotonic() < end:
-    info = signal.sigtimedwait({signal.SIGINT}, 0.05)
-    if info:
-        got.append((info.si_code, info.si_pid))
+got = []
+while True:
+    info = signal.sigtimedwait(both, 60)
+    if info is None or info.si_signo == signal.SIGUSR1:
+        break
+    got.append((info.si_code, info.si_pid))
+    if len(got) == 1:
+        open("first", "w").close()
 open("got", "w").write(repr(got))
 """
 
@@ -650,18 +680,15 @@ def test_run_does_not_forward_terminal_signals(gs, lib, tmp_path):
     pid, master = pty.fork()
     if pid == 0:  # child: session leader on the pty, becomes gpustarve
         os.chdir(str(tmp_path))
+        default_signals()
         os.execve(GS, [GS, "run", "-q", "-o", "d", "--", "/usr/bin/python3", "-c",
                        COUNT_SIGINT], clean_env(GPUSTARVE_LIB=lib))
     try:
-        deadline = time.monotonic() + 20
-        while not (tmp_path / "ready").exists():
-            assert time.monotonic() < deadline, "child never started"
-            time.sleep(0.02)
+        wait_for_file(tmp_path / "ready", "child never started")
         os.write(master, b"\x03")  # the terminal's interrupt character
-        deadline = time.monotonic() + 20
-        while not (tmp_path / "got").exists():
-            assert time.monotonic() < deadline, "child never finished"
-            time.sleep(0.05)
+        wait_for_file(tmp_path / "first", "the terminal's SIGINT did not arrive")
+        os.kill(pid, signal.SIGUSR1)  # gpustarve passes it on: the end marker
+        wait_for_file(tmp_path / "got", "child never finished")
         _, status = os.waitpid(pid, 0)
     finally:
         os.close(master)

@@ -10,9 +10,16 @@ import pytest
 
 from conftest import CLI, LIB, PY, READ_DATASET, clean_env, dump, run_plain, run_traced
 
+# The parent kills the child once the child's reads are on disk, as the
+# collector's periodic flush (GPUSTARVE_FLUSH_MS) put them there: it watches
+# the child's trace with `gpustarve dump` (run untraced) instead of guessing
+# how long a flush takes on a loaded machine.
 KILL_SCRIPT = r"""
-import os, signal, sys, time
-path = sys.argv[1]
+import glob, json, os, signal, subprocess, sys, time
+path, cli, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+run_dir = os.environ["GPUSTARVE_DIR"]
+untraced = {k: v for k, v in os.environ.items() if not k.startswith("GPUSTARVE_")}
+untraced["GPUSTARVE_DISABLE"] = "1"   # the collector passes exec on: it must stay silent
 pid = os.fork()
 if pid == 0:
     fd = os.open(path, os.O_RDONLY)
@@ -23,9 +30,24 @@ if pid == 0:
             break
         n += len(b)
     os.write(1, b"child read %d\n" % n)
-    time.sleep(30)          # killed long before this ends
+    time.sleep(600)         # killed once its reads are on disk
     os._exit(0)
-time.sleep(1.0)             # several flush periods (200 ms)
+
+def flushed():
+    for f in glob.glob(os.path.join(run_dir, "*-%d.gst" % pid)):
+        p = subprocess.run([cli, "dump", "--json", f], capture_output=True, env=untraced)
+        recs = [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()]
+        if sum(max(r.get("ret", 0), 0) for r in recs
+               if r.get("path") == path and r["kind"].startswith("pread")) == want:
+            return True
+    return False
+
+deadline = time.monotonic() + 120
+while not flushed():
+    if time.monotonic() > deadline:
+        print("the child's reads never reached its trace")
+        break
+    time.sleep(0.05)
 os.kill(pid, signal.SIGKILL)
 _, status = os.waitpid(pid, 0)
 print("child killed", os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL)
@@ -35,7 +57,7 @@ print("child killed", os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.S
 def test_sigkilled_child_keeps_flushed_events(built, tmp_path):
     data = tmp_path / "blob"
     data.write_bytes(os.urandom(10 * 4096 + 100))
-    p = run_traced([PY, "-c", KILL_SCRIPT, str(data)], tmp_path / "run")
+    p = run_traced([PY, "-c", KILL_SCRIPT, str(data), CLI, str(10 * 4096 + 100)], tmp_path / "run")
     assert p.returncode == 0, p.stderr.decode()
     assert b"child killed True" in p.stdout
     recs, err, code = dump(tmp_path / "run", check=False)
@@ -171,11 +193,13 @@ def test_empty_directory_is_refused(built, tmp_path):
 
 LEFTOVER = r"""
 import os, sys, time
+parent = os.getpid()
 if os.fork() == 0:
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)                 # let the caller's pipes close: nothing
     os.dup2(null, 2)                 # but gpustarve run waits for this child
-    time.sleep(0.5)                  # still running when the command returns
+    while os.getppid() == parent:    # still running when the command returns:
+        time.sleep(0.01)             # reads only once its parent has exited
     with open(sys.argv[1], "rb") as f:
         f.read()
     os._exit(0)

@@ -114,9 +114,9 @@ static void test_memcpy(void)
         const char *name = "x";
         ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&m, &ev, &name), 1);
         ASSERT_EQ(ev.kind, GS_K_GPU_MEMCPY);
-        ASSERT_EQ(ev.aux & 0xff, rows[i].dir);
-        ASSERT_EQ((ev.aux >> 8) & 0xff, rows[i].gsrc);
-        ASSERT_EQ((ev.aux >> 16) & 0xff, rows[i].gdst);
+        ASSERT_EQ(gs_copy_dir(&ev), rows[i].dir);
+        ASSERT_EQ(gs_copy_src_mem(&ev), rows[i].gsrc);
+        ASSERT_EQ(gs_copy_dst_mem(&ev), rows[i].gdst);
         ASSERT_EQ(ev.bytes, 4u << 20);
         ASSERT_EQ(ev.ts, 5000);
         ASSERT_EQ(ev.dur, 4000);

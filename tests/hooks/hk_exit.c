@@ -1,8 +1,9 @@
 /* hk_exit.c — every way out flushes and writes one EXIT record:
  *   hk_exit exit|_exit|_Exit|term|return|kill  (act)
  *   hk_exit verify DIR MODE                       (check)
- * exit(3), _exit(4), _Exit(5), SIGTERM, return 6 from main; "kill" sleeps
- * past a periodic flush and dies by SIGKILL (no EXIT; frames so far readable). */
+ * exit(3), _exit(4), _Exit(5), SIGTERM, return 6 from main; "kill" waits
+ * until a periodic flush has put its reads on disk (it reads its own trace
+ * back) and dies by SIGKILL (no EXIT; frames so far readable). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -36,8 +37,17 @@ static int act(const char *mode)
             pause();
     }
     if (strcmp(mode, "kill") == 0) {
-        struct timespec ts = {0, 400 * 1000000L}; /* > GPUSTARVE_FLUSH_MS */
-        nanosleep(&ts, NULL);
+        /* polled, not slept: how long a flush takes depends on the machine */
+        const char *dir = getenv("GPUSTARVE_DIR");
+        hk_expect reads = {GS_K_PREAD, "/exit.dat", HK_ANY, GS_FDK_FILE, 8, 8, 0, HK_ANY, HK_ANY};
+        for (int i = 0; dir && i < 6000; i++) { /* 60 s at most */
+            hk_file *files = NULL;
+            int n = hk_load_dir(dir, &files);
+            if (n == 1 && hk_match(&files[0], &reads) == 3)
+                break;
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         raise(SIGKILL);
     }
     return 6;

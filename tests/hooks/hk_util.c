@@ -1,7 +1,6 @@
 /* hk_util.c — the hook tests' trace loader and assertion counters. */
 #include "hk_util.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,11 +10,6 @@ int hk_report(void)
 {
     printf("%d passed, %d failed\n", hk_passed, hk_failed);
     return hk_failed ? 1 : 0;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int load_file(const char *path, hk_file *f)
@@ -70,27 +64,17 @@ static int load_file(const char *path, hk_file *f)
 
 int hk_load_dir(const char *dir, hk_file **files)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    gs_run_files rf;
+    if (gs_run_files_list(&rf, dir) != GS_OK)
         return -1;
-    char *names[4096];
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) && n < 4096) {
-        size_t l = strlen(de->d_name);
-        if (l > 4 && strcmp(de->d_name + l - 4, ".gst") == 0)
-            names[n++] = strdup(de->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], cmp_names);
+    const int n = (int)rf.n;
     *files = calloc((size_t)n + 1, sizeof **files);
     for (int i = 0; i < n; i++) {
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        snprintf((*files)[i].name, sizeof (*files)[i].name, "%s", names[i]);
-        load_file(path, &(*files)[i]);
-        free(names[i]);
+        const char *slash = strrchr(rf.path[i], '/');
+        snprintf((*files)[i].name, sizeof (*files)[i].name, "%s", slash ? slash + 1 : rf.path[i]);
+        load_file(rf.path[i], &(*files)[i]);
     }
+    gs_run_files_free(&rf);
     return n;
 }
 

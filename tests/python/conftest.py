@@ -13,21 +13,16 @@ harmless: the sitecustomize there runs once).
 """
 import json
 import os
-import subprocess
+import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-BUILD = os.path.join(ROOT, "build")
-CLI = os.path.join(BUILD, "gpustarve")
-LIB = os.path.join(BUILD, "libgpustarve.so")
-PYDIR = os.path.join(ROOT, "python")
-TRAIN = os.path.join(ROOT, "examples", "pytorch", "train.py")
-CC = os.environ.get("CC", "cc")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import gstest  # noqa: E402  (tests/gstest.py: the helpers all suites share)
+from gstest import BUILD, CLI, DEBIAN_PY, LIB, PYDIR, ROOT, VENV_PY  # noqa: E402,F401
 
-DEBIAN_PY = "/usr/bin/python3"
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAIN = os.path.join(ROOT, "examples", "pytorch", "train.py")
 
 
 def interpreters():
@@ -44,23 +39,18 @@ def interpreters():
 
 
 def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GPUSTARVE_") and k not in ("LD_PRELOAD", "PYTHONPATH")}
-    env["PYTHONPATH"] = PYDIR
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env.update(extra)
-    return env
+    """gstest.clean_env with python/ on PYTHONPATH (extra may override it)."""
+    return gstest.clean_env(**dict({"PYTHONPATH": PYDIR, "PYTHONDONTWRITEBYTECODE": "1"},
+                                   **extra))
 
 
 def run_traced(cmd, run_dir, env=None, timeout=240, cli_args=()):
-    return subprocess.run([CLI, "run", "-q"] + list(cli_args) + ["-o", str(run_dir), "--"] +
-                          [str(c) for c in cmd], env=env or clean_env(),
-                          capture_output=True, timeout=timeout)
+    return gstest.run_traced(cmd, run_dir, env=env or clean_env(),
+                             cli_args=("-q",) + tuple(cli_args), timeout=timeout)
 
 
 def run_plain(cmd, env=None, timeout=240):
-    return subprocess.run([str(c) for c in cmd], env=env or clean_env(), capture_output=True,
-                          timeout=timeout)
+    return gstest.run(cmd, env=env or clean_env(), timeout=timeout)
 
 
 def train_summary(stderr):
@@ -75,7 +65,7 @@ class Markers:
     """The markers of a run, read with the gs_markers helper."""
 
     def __init__(self, tool, run_dir):
-        p = subprocess.run([tool, str(run_dir)], capture_output=True, timeout=120)
+        p = gstest.run([tool, str(run_dir)], timeout=120)
         assert p.returncode == 0, p.stderr.decode()
         recs = [json.loads(x) for x in p.stdout.decode().splitlines() if x.strip()]
         self.procs = [r for r in recs if r["kind"] == "process"]
@@ -142,31 +132,16 @@ class Markers:
         return wait / total if total else 0.0
 
 
-def _compile(out, srcs, extra=()):
-    cmd = [CC, "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
-           "-I" + os.path.join(ROOT, "trace"), "-I" + os.path.join(ROOT, "include"),
-           "-o", out] + list(srcs) + list(extra)
-    p = subprocess.run(cmd, capture_output=True)
-    if p.returncode != 0:
-        pytest.fail("cannot build %s: %s" % (out, p.stderr.decode()))
-    return out
-
-
 @pytest.fixture(scope="session")
 def built():
-    for p in (CLI, LIB):
-        if not os.path.exists(p):
-            pytest.fail("%s is missing: run `make` first" % p)
+    gstest.require(CLI, LIB)
     return True
 
 
 @pytest.fixture(scope="session")
 def markers_tool(tmp_path_factory, built):
     d = tmp_path_factory.mktemp("tools")
-    trace_src = sorted(os.path.join(ROOT, "trace", f)
-                       for f in os.listdir(os.path.join(ROOT, "trace")) if f.endswith(".c"))
-    return _compile(str(d / "gs_markers"), [os.path.join(HERE, "gs_markers.c")] + trace_src,
-                    ["-lzstd", "-lm"])
+    return gstest.build_c(d / "gs_markers", [os.path.join(HERE, "gs_markers.c")])
 
 
 @pytest.fixture(scope="session")
@@ -177,7 +152,7 @@ def read_markers(markers_tool):
 @pytest.fixture(scope="session")
 def compile_c(tmp_path_factory):
     d = tmp_path_factory.mktemp("cbin")
-    return lambda name, srcs, extra=(): _compile(str(d / name), srcs, extra)
+    return lambda name, srcs, extra=(): gstest.build_c(d / name, srcs, extra, with_trace=False)
 
 
 @pytest.fixture(scope="session")
@@ -185,7 +160,7 @@ def images(tmp_path_factory):
     """A 96-image dataset written by train.py itself."""
     root = str(tmp_path_factory.mktemp("images"))
     py = os.environ.get("GS_TEST_PYTHON", DEBIAN_PY)
-    p = subprocess.run([py, TRAIN, "--data", root, "--make-data", "96", "--steps", "1"],
-                       env=clean_env(PYTHONPATH=""), capture_output=True, timeout=240)
+    p = gstest.run([py, TRAIN, "--data", root, "--make-data", "96", "--steps", "1"],
+                   env=clean_env(PYTHONPATH=""), timeout=240)
     assert p.returncode == 0, p.stderr.decode()
     return root

@@ -9,7 +9,6 @@
  * "aux2":..,"text":"num_workers=2"}. Built by tests/python/conftest.py with
  * the trace library; exit 0, or 2 when the directory cannot be read.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,18 +35,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gs_markers RUN_DIR\n");
         return 2;
     }
-    DIR *d = opendir(argv[1]);
-    if (!d) {
+    gs_run_files files;
+    if (gs_run_files_list(&files, argv[1]) != GS_OK) {
         perror(argv[1]);
         return 2;
     }
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        size_t n = strlen(de->d_name);
-        if (n < 5 || strcmp(de->d_name + n - 4, ".gst") != 0)
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", argv[1], de->d_name);
+    for (size_t f = 0; f < files.n; f++) {
+        const char *path = files.path[f];
         gs_reader *r = NULL;
         if (gs_reader_open(&r, path) != GS_OK) {
             fprintf(stderr, "%s: cannot read\n", path);
@@ -69,7 +63,7 @@ int main(int argc, char **argv)
         while (gs_reader_next_frame(r, &ev, &ne) > 0) {
             for (size_t i = 0; i < ne; i++) {
                 const gs_event *e = &ev[i];
-                if (e->kind < GS_K_STEP_BEGIN || e->kind > GS_K_ROLE)
+                if (gs_kind_class(e->kind) != GS_CLASS_MARKER)
                     continue;
                 printf("{\"pid\":%llu,\"tid\":%u,\"kind\":\"%s\",\"ts\":%llu,\"aux\":%llu,"
                        "\"aux2\":%llu,\"text\":",
@@ -85,6 +79,6 @@ int main(int argc, char **argv)
         }
         gs_reader_close(r);
     }
-    closedir(d);
+    gs_run_files_free(&files);
     return ferror(stdout) ? 1 : 0;
 }

@@ -324,8 +324,28 @@ def test_c_marker_api_with_and_without_preload(built, compile_c, read_markers, t
     assert len(m.fetches(0)) == 4
     assert m.config(0) == {"num_workers": "3", "loader": "c-threaded"}
     assert len(m.roles("trainer")) == 1
+    # each marker where the program put it: inside the CLOCK_MONOTONIC
+    # readings that bracket the call (SLACK: the TSC-to-monotonic conversion,
+    # far below the 2 ms and 3 ms sleeps that keep the brackets apart)
+    SLACK = 200000
+    brackets = {int(w[1]): [int(x) for x in w[2:]] for w in
+                (ln.split() for ln in traced.stderr.decode().splitlines())
+                if len(w) == 8 and w[0] == "step"}
+    assert sorted(brackets) == [0, 1, 2, 3], traced.stderr.decode()
+
+    def within(ts, lo, hi):
+        return lo - SLACK <= ts <= hi + SLACK
+
+    for (i, s0, s1), (j, f0, f1) in zip(m.steps(0), m.fetches(0)):
+        t = brackets[i]
+        assert i == j
+        assert within(s0, t[0], t[1]) and within(f0, t[0], t[1]), (i, s0, f0, t)
+        assert within(f1, t[2], t[3]) and within(s1, t[4], t[5]), (i, f1, s1, t)
+    # so the data-wait share lies between what the brackets allow
+    lo = sum(t[2] - t[1] for t in brackets.values()) / sum(t[5] - t[0] for t in brackets.values())
+    hi = sum(t[3] - t[0] for t in brackets.values()) / sum(t[4] - t[1] for t in brackets.values())
     share = m.data_wait_share(0)
-    assert 0.2 < share < 0.7, share  # 2 ms of every 5 ms step
+    assert lo - 0.01 <= share <= hi + 0.01, (lo, share, hi)
 
 
 def test_c_header_compiles_as_cxx_and_without_markers(built, tmp_path):

@@ -1604,6 +1604,17 @@ static int is_device_kind(uint8_t k)
     return k == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE || k == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
 }
 
+/* The host side of a copy: rows x width bytes, pitched. */
+static void move_bytes(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                       size_t rows)
+{
+    if (rows <= 1 || (dpitch == width && spitch == width))
+        memmove(dst, src, width * rows);
+    else
+        for (size_t i = 0; i < rows; i++)
+            memmove((char *)dst + i * dpitch, (const char *)src + i * spitch, width);
+}
+
 /* One copy (rows x width, pitched) on a stream.  sync: the cudaMemcpy flavour. */
 static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spitch,
                            size_t width, size_t rows, enum cudaMemcpyKind kind,
@@ -1640,14 +1651,8 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
             dk = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
     }
 
-    /* Really move the bytes, now: the program sees correct data whenever it looks. */
-    if (rows <= 1 || (dpitch == width && spitch == width))
-        memmove(dst, src, (size_t)bytes);
-    else
-        for (size_t i = 0; i < rows; i++)
-            memmove((char *)dst + i * dpitch, (const char *)src + i * spitch, width);
-
     if (!src_dev && !dst_dev) {       /* host to host: the CPU copies, no device work */
+        move_bytes(dst, dpitch, src, spitch, width, rows);
         report_api(cbid, corr, t0, e);
         return cudaSuccess;
     }
@@ -1684,6 +1689,12 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
         report_api(cbid, corr, t0, cudaErrorInvalidResourceHandle);
         return ret(cudaErrorInvalidResourceHandle);
     }
+    /* Really move the bytes, now that the transfer has its place on the
+     * device timeline: the program sees correct data whenever it looks, and
+     * the host's memmove runs during the simulated transfer instead of
+     * delaying its start (a loaded machine would otherwise stretch every
+     * blocking copy by the time the CPU took to move the bytes). */
+    move_bytes(dst, dpitch, src, spitch, width, rows);
     op.kind = SIMCUDA_OP_MEMCPY;
     op.correlation_id = corr;
     op.bytes = bytes;
@@ -1771,7 +1782,6 @@ static cudaError_t do_memset(void *p, int value, size_t count, cudaStream_t stre
         report_api(cbid, corr, t0, cudaErrorInvalidValue);
         return ret(cudaErrorInvalidValue);
     }
-    memset(p, value, count);
     struct simcuda_op op = { 0 };
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(stream, ptsz);
@@ -1785,6 +1795,7 @@ static cudaError_t do_memset(void *p, int value, size_t count, cudaStream_t stre
         report_api(cbid, corr, t0, cudaErrorInvalidResourceHandle);
         return ret(cudaErrorInvalidResourceHandle);
     }
+    memset(p, value, count);   /* after the enqueue, as do_copy moves its bytes */
     op.kind = SIMCUDA_OP_MEMSET;
     op.correlation_id = corr;
     op.bytes = count;

@@ -381,19 +381,35 @@ static void ready_push_locked(struct buf b)
  * gives an offset of exactly 0. */
 static int64_t g_ts_off;
 static int g_ts_off_valid;
+static uint64_t g_ts_best_win = UINT64_MAX;   /* tightest read window so far (ns) */
 
 static int64_t ts_offset(void)
 {
     CUpti_TimestampCallbackFunc cb = atomic_load(&g_ts_cb);
     if (!cb)
         return 0;
-    uint64_t a = mono_ns();
-    uint64_t c = cb();
-    uint64_t b = mono_ns();
-    int64_t est = (int64_t)c - (int64_t)(a + (b - a) / 2);
+    /* RATIONALE: the offset is read between two CLOCK_MONOTONIC reads; a
+     * thread preempted in between (a loaded machine) sees a window of
+     * milliseconds and an estimate off by half of it. Keep the tightest of a
+     * few reads, and let only a tight one (window under 2 us, or under twice
+     * the tightest seen for a slow callback) replace an offset already known. */
+    uint64_t win = UINT64_MAX;
+    int64_t est = 0;
+    for (int i = 0; i < 8 && win > 1000; i++) {
+        uint64_t a = mono_ns();
+        uint64_t c = cb();
+        uint64_t b = mono_ns();
+        if (b - a < win) {
+            win = b - a;
+            est = (int64_t)c - (int64_t)(a + (b - a) / 2);
+        }
+    }
     est = (est >= 0 ? est + 500 : est - 500) / 1000 * 1000;
     pthread_mutex_lock(&g_mu);
-    if (!g_ts_off_valid || est - g_ts_off > 2000 || g_ts_off - est > 2000) {
+    if (win < g_ts_best_win)
+        g_ts_best_win = win;
+    const int tight = win <= 2000 || win <= 2 * g_ts_best_win;
+    if (!g_ts_off_valid || (tight && (est - g_ts_off > 2000 || g_ts_off - est > 2000))) {
         g_ts_off = est;
         g_ts_off_valid = 1;
     }

@@ -8,8 +8,15 @@
  *
  * `test_simcuda busy` (with SIMCUDA_CUPTI_BUSY=1) checks only the "another
  * profiler holds CUPTI" answer.  Ends with "N passed, M failed"; exit status 1
- * if anything failed.  Timing checks have a lower bound that sleeping
- * guarantees and a generous upper bound, since CI machines are shared.
+ * if anything failed.
+ *
+ * Timing is checked in simulated time, so that a loaded machine cannot make a
+ * check fail: durations and event differences come from the device timeline
+ * (CUPTI records, cudaEventElapsedTime), made exact by holding the streams
+ * (hold_begin below) until everything to be measured is queued; host-side
+ * waits are checked with the lower bound that sleeping guarantees, and "did
+ * not wait" with the device still busy behind a 200 ms hold when the call
+ * returned.  No check has a wall-clock upper bound.
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
@@ -149,6 +156,51 @@ static const struct sim_rec *find_rec(const struct sim_rec *r, size_t n, uint32_
     return NULL;
 }
 
+/* ---- holding streams: exact simulated times whatever the host does ------------------ */
+
+/* A hold: HOLD_KERNELS kernels of 20 ms (sim_kern_a) on a helper stream of
+ * its own, and an event behind them.  A stream made to wait for the event
+ * (hold_stream) starts nothing before the hold ends, so the work queued on it
+ * meanwhile runs back to back from that instant, at simulated times the host
+ * cannot disturb, provided it queues that work within HOLD_MS (a loaded
+ * machine needs a few ms).  hold_pending() says the hold has not ended yet:
+ * a call that returns while it is pending did not wait for the held work. */
+enum { HOLD_KERNELS = 10 };
+#define HOLD_MS (HOLD_KERNELS * 20.0)
+
+struct hold {
+    cudaStream_t helper;
+    cudaEvent_t end;
+};
+
+/* A hold that starts when `after` ends (NULL: now). */
+static void hold_begin_after(struct hold *h, const struct hold *after)
+{
+    ASSERT_EQ(cudaStreamCreateWithFlags(&h->helper, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaEventCreate(&h->end), cudaSuccess);
+    if (after)
+        ASSERT_EQ(cudaStreamWaitEvent(h->helper, after->end, 0), cudaSuccess);
+    for (int i = 0; i < HOLD_KERNELS; i++)
+        ASSERT_EQ(launch(sim_kern_a, h->helper), cudaSuccess);
+    ASSERT_EQ(cudaEventRecord(h->end, h->helper), cudaSuccess);
+}
+
+static void hold_begin(struct hold *h) { hold_begin_after(h, NULL); }
+
+static void hold_stream(const struct hold *h, cudaStream_t s)
+{
+    ASSERT_EQ(cudaStreamWaitEvent(s, h->end, 0), cudaSuccess);
+}
+
+static int hold_pending(const struct hold *h) { return cudaEventQuery(h->end) == cudaErrorNotReady; }
+
+static void hold_end(struct hold *h)
+{
+    ASSERT_EQ(cudaStreamSynchronize(h->helper), cudaSuccess);
+    cudaEventDestroy(h->end);
+    cudaStreamDestroy(h->helper);
+}
+
 /* ---- tests ------------------------------------------------------------------------- */
 
 static void test_injection_at_first_call(void)
@@ -256,38 +308,94 @@ static void test_memory(void)
     free(back);
 }
 
-/* Pageable H2D blocks the host for bytes/bandwidth; pinned async does not. */
+/* Pageable H2D blocks the host until its copy ends; pinned async does not; a
+ * synchronous cudaMemcpy from pinned memory does.  Each copy is queued on a
+ * held stream, so "blocked until the copy ended" and "returned before it
+ * started" are told apart by the holds, not by the host's clock: hold a
+ * ends 200 ms after the start, hold b 200 ms after a. */
 static void test_copy_blocking(void)
 {
     enum { N = 4 << 20 };            /* 4 MiB: 8.4 ms pageable at 0.5 GB/s, 4.2 ms pinned at 1 GB/s */
     const double pageable_ms = N / 0.5 / 1e6, pinned_ms = N / 1.0 / 1e6;
     void *d = NULL, *pinned = NULL, *page = calloc(1, N);
-    cudaStream_t s;
+    cudaStream_t s, s2;
     ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&d, N), cudaSuccess);
     ASSERT_EQ(cudaMallocHost(&pinned, N), cudaSuccess);
     memset(pinned, 1, N);
+    cudaDeviceSynchronize();
+    inj_reset();
 
-    uint64_t t0 = now_ns();
+    struct hold a, b;
+    hold_begin(&a);
+    hold_begin_after(&b, &a);
+
+    /* pageable async behind hold a: returns once the copy is over (a has
+     * ended), without waiting for the rest of the device (b is pending) */
+    hold_stream(&a, s);
+    const uint64_t t0_page = now_ns();
     ASSERT_EQ(cudaMemcpyAsync(d, page, N, cudaMemcpyHostToDevice, s), cudaSuccess);
-    double blocked = ms_since(t0);
-    ASSERT_RANGE(blocked, pageable_ms, pageable_ms + 15);
+    const uint64_t t_page = now_ns();
+    ASSERT_TRUE(!hold_pending(&a));
     ASSERT_EQ(cudaStreamQuery(s), cudaSuccess);
+    ASSERT_TRUE(hold_pending(&b));
+    ASSERT_TRUE((double)(t_page - t0_page) / 1e6 >= pageable_ms);
 
-    t0 = now_ns();
-    ASSERT_EQ(cudaMemcpyAsync(d, pinned, N, cudaMemcpyHostToDevice, s), cudaSuccess);
-    double returned = ms_since(t0);
-    ASSERT_RANGE(returned, 0, pinned_ms / 2);
-    ASSERT_EQ(cudaStreamQuery(s), cudaErrorNotReady);
-    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-    ASSERT_RANGE(ms_since(t0), pinned_ms, pinned_ms + 15);
-    ASSERT_EQ(cudaStreamQuery(s), cudaSuccess);
+    /* pinned async behind hold b: returns before the copy has even started */
+    hold_stream(&b, s2);
+    ASSERT_EQ(cudaMemcpyAsync(d, pinned, N, cudaMemcpyHostToDevice, s2), cudaSuccess);
+    ASSERT_TRUE(hold_pending(&b));
+    ASSERT_EQ(cudaStreamQuery(s2), cudaErrorNotReady);
 
-    /* the synchronous cudaMemcpy from pinned memory still waits for the copy */
-    t0 = now_ns();
+    /* synchronous cudaMemcpy from pinned memory behind hold b: returns once
+     * the copy is over */
+    hold_stream(&b, NULL);
+    const uint64_t t0_sync = now_ns();
     ASSERT_EQ(cudaMemcpy(d, pinned, N, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_RANGE(ms_since(t0), pinned_ms, pinned_ms + 15);
+    const uint64_t t_sync = now_ns();
+    ASSERT_TRUE(!hold_pending(&b));
+    ASSERT_EQ(cudaStreamQuery(NULL), cudaSuccess);
+    ASSERT_TRUE((double)(t_sync - t0_sync) / 1e6 >= pinned_ms);
+    ASSERT_EQ(cudaStreamSynchronize(s2), cudaSuccess);
+    hold_end(&a);
+    hold_end(&b);
+
+    /* the device timeline: exact durations; each blocking call returned
+     * after its copy ended */
+    size_t n = 0;
+    const struct sim_rec *r = inj_records(&n);
+    const struct sim_inject_stats *st = inj_stats();
+    const struct sim_rec *page_cp = NULL, *sync_cp = NULL, *async_cp = NULL;
+    size_t ncp = 0;
+    for (size_t i = 0; r && i < n; i++) {
+        const struct sim_rec *x = &r[i];
+        if (x->kind != CUPTI_ACTIVITY_KIND_MEMCPY || x->bytes != N)
+            continue;
+        ncp++;
+        if (x->src_kind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE)
+            page_cp = x;
+        else if (x->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC)
+            async_cp = x;
+        else
+            sync_cp = x;
+    }
+    ASSERT_EQ(ncp, 3);
+    ASSERT_TRUE(page_cp && sync_cp && async_cp && st);
+    if (page_cp && sync_cp && async_cp && st) {
+        const int64_t off = st->ts_offset_ns;
+        ASSERT_EQ(page_cp->end - page_cp->start, (uint64_t)(N / 0.5 + 0.5));
+        ASSERT_TRUE((int64_t)page_cp->start - off >= (int64_t)t0_page);
+        ASSERT_TRUE((int64_t)page_cp->end - off <= (int64_t)t_page);
+        ASSERT_EQ(sync_cp->src_kind, CUPTI_ACTIVITY_MEMORY_KIND_PINNED);
+        ASSERT_EQ(sync_cp->end - sync_cp->start, (uint64_t)N);
+        ASSERT_TRUE((int64_t)sync_cp->end - off <= (int64_t)t_sync);
+        ASSERT_EQ(async_cp->src_kind, CUPTI_ACTIVITY_MEMORY_KIND_PINNED);
+        ASSERT_EQ(async_cp->end - async_cp->start, (uint64_t)N);
+        ASSERT_EQ(async_cp->start, sync_cp->start);      /* both start when hold b ends */
+    }
     cudaStreamDestroy(s);
+    cudaStreamDestroy(s2);
     cudaFree(d);
     cudaFreeHost(pinned);
     free(page);
@@ -305,42 +413,52 @@ static void test_events_and_sync(void)
     ASSERT_EQ(cudaEventElapsedTime(&ms, e1, e2), cudaErrorInvalidResourceHandle);  /* never recorded */
     cudaGetLastError();
 
-    ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
+    /* a 20 ms kernel between two events, on a held stream */
+    struct hold h;
     uint64_t t0 = now_ns();
-    ASSERT_EQ(launch(sim_kern_a, s), cudaSuccess);     /* 20 ms */
-    ASSERT_RANGE(ms_since(t0), 0, 5);                  /* launches do not block */
+    hold_begin(&h);
+    hold_stream(&h, s);
+    ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
+    ASSERT_EQ(launch(sim_kern_a, s), cudaSuccess);
+    ASSERT_TRUE(hold_pending(&h));                     /* launches do not block */
     ASSERT_EQ(cudaEventRecord(e2, s), cudaSuccess);
     ASSERT_EQ(cudaEventRecord(e3, s), cudaSuccess);
     ASSERT_EQ(cudaEventQuery(e2), cudaErrorNotReady);
     ASSERT_EQ(cudaEventElapsedTime(&ms, e1, e2), cudaErrorNotReady);
     cudaGetLastError();
     ASSERT_EQ(cudaEventSynchronize(e2), cudaSuccess);
-    ASSERT_RANGE(ms_since(t0), 20, 35);
+    ASSERT_TRUE(ms_since(t0) >= HOLD_MS + 20);        /* the hold, then the kernel */
     ASSERT_EQ(cudaEventQuery(e2), cudaSuccess);
     ASSERT_EQ(cudaEventElapsedTime(&ms, e1, e2), cudaSuccess);
-    ASSERT_RANGE(ms, 18, 22);                          /* configured 20 ms, +-10% */
+    ASSERT_RANGE(ms, 19.999, 20.001);                  /* exactly the configured 20 ms */
     ASSERT_EQ(cudaEventElapsedTime(&ms, e1, e3), cudaErrorInvalidResourceHandle);
     cudaGetLastError();
+    hold_end(&h);
 
     /* stream FIFO: b (5 ms) queued behind a (20 ms) ends 25 ms after a starts */
-    ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
     t0 = now_ns();
+    hold_begin(&h);
+    hold_stream(&h, s);
+    ASSERT_EQ(cudaEventRecord(e1, s), cudaSuccess);
     ASSERT_EQ(launch(sim_kern_a, s), cudaSuccess);
     ASSERT_EQ(launch(sim_kern_b, s), cudaSuccess);
     ASSERT_EQ(cudaEventRecord(e2, s), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-    ASSERT_RANGE(ms_since(t0), 25, 40);
+    ASSERT_TRUE(ms_since(t0) >= HOLD_MS + 25);
     ASSERT_EQ(cudaEventElapsedTime(&ms, e1, e2), cudaSuccess);
-    ASSERT_RANGE(ms, 24.5, 27.5);
+    ASSERT_RANGE(ms, 24.999, 25.001);
+    hold_end(&h);
 
-    /* cudaDeviceSynchronize waits for every stream */
+    /* cudaDeviceSynchronize waits for every stream: here the 20 ms kernel on
+     * s2 (a synchronisation that waited only for s would take 5 ms) */
     cudaStream_t s2;
     ASSERT_EQ(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), cudaSuccess);
     t0 = now_ns();
     ASSERT_EQ(launch(sim_kern_b, s), cudaSuccess);
     ASSERT_EQ(launch(sim_kern_a, s2), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    ASSERT_RANGE(ms_since(t0), 20, 35);
+    ASSERT_TRUE(ms_since(t0) >= 20);
+    ASSERT_EQ(cudaStreamQuery(s2), cudaSuccess);
 
     cudaEventDestroy(e1);
     cudaEventDestroy(e2);
@@ -368,7 +486,13 @@ static void test_legacy_stream_and_records(void)
     cudaDeviceSynchronize();
     inj_reset();
 
+    /* both streams held: sim_kern_a and the first sim_kern_b start at the
+     * same instant, however long the host takes between the launches */
     uint64_t t0 = now_ns();
+    struct hold h;
+    hold_begin(&h);
+    hold_stream(&h, sb);
+    hold_stream(&h, snb);
     ASSERT_EQ(launch(sim_kern_a, sb), cudaSuccess);        /* 20 ms on a blocking stream */
     ASSERT_EQ(launch(sim_kern_b, snb), cudaSuccess);       /* 5 ms beside it */
     ASSERT_EQ(launch(sim_kern_other, NULL), cudaSuccess);  /* 1 ms after sim_kern_a */
@@ -379,6 +503,7 @@ static void test_legacy_stream_and_records(void)
     ASSERT_EQ(cudaMemsetAsync(d, 7, 1000, snb), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     uint64_t t1 = now_ns();
+    hold_end(&h);
 
     size_t n = 0;
     const struct sim_rec *r = inj_records(&n);
@@ -394,7 +519,7 @@ static void test_legacy_stream_and_records(void)
         const struct sim_rec *x = &r[i];
         if (x->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             nkern++;
-            if (!strcmp(x->name, "sim_kern_a"))
+            if (!strcmp(x->name, "sim_kern_a") && x->stream == id_sb)
                 ka = x;
             else if (!strcmp(x->name, "sim_kern_b") && x->stream == id_snb)
                 kb_nb = x;
@@ -411,13 +536,14 @@ static void test_legacy_stream_and_records(void)
                 cp_page = x;
         } else if (x->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
             ms = x;
-        } else if (x->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
-            sync = x;
+        } else if (x->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION &&
+                   x->sync_type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE) {
+            sync = x;   /* cudaDeviceSynchronize (hold_end adds a stream synchronisation) */
         } else if (x->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
             napi++;
         }
     }
-    ASSERT_EQ(nkern, 4);
+    ASSERT_EQ(nkern, 4 + HOLD_KERNELS);
     ASSERT_TRUE(ka && kb_nb && kother && kb_b && cp_pin && cp_page && cp_d2h && ms && sync);
     ASSERT_TRUE(napi >= 9);
     if (!(ka && kb_nb && kother && kb_b && cp_pin && cp_page && cp_d2h && ms && sync))
@@ -426,7 +552,7 @@ static void test_legacy_stream_and_records(void)
     ASSERT_TRUE((int64_t)ka->start - off >= (int64_t)t0 && (int64_t)ka->end - off <= (int64_t)t1);
     ASSERT_RANGE((double)(ka->end - ka->start) / 1e6, 19.99, 20.01);
     ASSERT_RANGE((double)(kb_nb->end - kb_nb->start) / 1e6, 4.99, 5.01);
-    ASSERT_TRUE(kb_nb->start < ka->end);                  /* non-blocking ran beside */
+    ASSERT_EQ(kb_nb->start, ka->start);                   /* non-blocking ran beside */
     ASSERT_TRUE(kother->start >= ka->end);                /* legacy waited for blocking stream */
     ASSERT_EQ(kother->stream, id_null);
     ASSERT_TRUE(kb_b->start >= kother->end);              /* blocking stream waited for legacy */
@@ -471,7 +597,9 @@ static void test_buffers_fill(void)
     for (int i = 0; i < 400; i++)
         ASSERT_EQ(launch(sim_kern_zero, NULL), cudaSuccess);
     cudaDeviceSynchronize();
-    for (int i = 0; i < 100 && st->buffers_completed - before < 3; i++) {
+    /* the worker delivers full buffers every 10 ms: wait for them (up to 60 s
+     * on a loaded machine; a pass takes a few tens of ms) */
+    for (int i = 0; i < 12000 && st->buffers_completed - before < 3; i++) {
         struct timespec ts = { 0, 5 * 1000000L };
         nanosleep(&ts, NULL);
     }
@@ -498,28 +626,59 @@ static void test_device_record(void)
     }
 }
 
-static void *thread_sync(void *arg)
+struct thread_arg {
+    const struct hold *hold;
+    unsigned long long stream_id;
+    double ms;
+};
+
+static void *thread_sync(void *p)
 {
+    struct thread_arg *a = p;
     cudaStream_t s;
     cudaStreamCreate(&s);
+    cudaStreamGetId(s, &a->stream_id);
+    hold_stream(a->hold, s);
     uint64_t t0 = now_ns();
     launch(sim_kern_b, s);
     cudaStreamSynchronize(s);
-    *(double *)arg = ms_since(t0);
+    a->ms = ms_since(t0);
     cudaStreamDestroy(s);
     return NULL;
 }
 
+/* Four threads, four streams, one 5 ms kernel each: all four run at once on
+ * the device (their streams are held, so they are queued before any starts). */
 static void test_threads(void)
 {
     pthread_t th[4];
-    double ms[4] = { 0 };
-    for (int i = 0; i < 4; i++)
-        pthread_create(&th[i], NULL, thread_sync, &ms[i]);
+    struct thread_arg arg[4];
+    struct hold h;
+    cudaDeviceSynchronize();
+    inj_reset();
+    hold_begin(&h);
+    for (int i = 0; i < 4; i++) {
+        arg[i] = (struct thread_arg){ &h, 0, 0 };
+        pthread_create(&th[i], NULL, thread_sync, &arg[i]);
+    }
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
+    hold_end(&h);
     for (int i = 0; i < 4; i++)
-        ASSERT_RANGE(ms[i], 5, 30);      /* four 5 ms kernels on four streams overlap */
+        ASSERT_TRUE(arg[i].ms >= 5);
+    size_t n = 0;
+    const struct sim_rec *r = inj_records(&n);
+    const struct sim_rec *k[4] = { NULL, NULL, NULL, NULL };
+    for (size_t i = 0; r && i < n; i++)
+        for (int j = 0; j < 4; j++)
+            if (r[i].kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+                !strcmp(r[i].name, "sim_kern_b") && r[i].stream == arg[j].stream_id)
+                k[j] = &r[i];
+    ASSERT_TRUE(k[0] && k[1] && k[2] && k[3]);
+    for (int j = 0; j < 4 && k[0] && k[1] && k[2] && k[3]; j++) {
+        ASSERT_EQ(k[j]->start, k[0]->start);          /* side by side, not one after another */
+        ASSERT_EQ(k[j]->end - k[j]->start, 5000000);
+    }
 }
 
 static void test_cupti_misc(void)
@@ -530,11 +689,14 @@ static void test_cupti_misc(void)
     uint32_t v = 0;
     ASSERT_EQ(cuptiGetVersion(&v), CUPTI_SUCCESS);
     ASSERT_EQ(v, CUPTI_API_VERSION);
-    uint64_t t = 0, h = now_ns();
     const struct sim_inject_stats *st = inj_stats();
+    uint64_t t = 0, h0 = now_ns();
     ASSERT_EQ(cuptiGetTimestamp(&t), CUPTI_SUCCESS);
-    if (st)
-        ASSERT_RANGE(((double)t - (double)st->ts_offset_ns - (double)h) / 1e6, 0, 5);
+    uint64_t h1 = now_ns();
+    if (st) {   /* the timestamp callback's clock, read between h0 and h1 */
+        ASSERT_TRUE((int64_t)t - st->ts_offset_ns >= (int64_t)h0);
+        ASSERT_TRUE((int64_t)t - st->ts_offset_ns <= (int64_t)h1);
+    }
     CUpti_Activity *rec = NULL;
     uint8_t empty[64] = { 0 };
     ASSERT_EQ(cuptiActivityGetNextRecord(empty, 0, &rec), CUPTI_ERROR_MAX_LIMIT_REACHED);

@@ -29,9 +29,12 @@ run() {  # run OUTFILE KERNEL_US ARGS...
     [ $rc -eq 0 ] || cat "$out" >&2
 }
 
-# Input-bound: 2 workers x 20 ms per batch deliver one batch per 10 ms; a step
-# computes 3 ms, so the loop waits about 7 ms of every 10.
-run "$tmp/in.txt" 3000 --steps 25 --workers 2 --load-ms 20 --batch-mb 1 --kernel-ms 3 --pinned 1
+# Input-bound: 2 workers x 60 ms per batch deliver one batch per 30 ms; a step
+# computes 3 ms, so the loop waits about 27 ms of every 30.  RATIONALE: the
+# margin to the 0.4 below covers a loaded machine, where the training thread
+# wakes late after each synchronisation and its own part of a step grows by
+# several ms (and a late loader only makes the wait longer).
+run "$tmp/in.txt" 3000 --steps 25 --workers 2 --load-ms 60 --batch-mb 1 --kernel-ms 3 --pinned 1
 check "steps" "$( [ "$(field "$tmp/in.txt" steps)" = 25 ]; echo $?)"
 check "device name says simulated" "$(grep -q 'simulated' "$tmp/in.txt"; echo $?)"
 share=$(field "$tmp/in.txt" batch_wait_share)
@@ -44,7 +47,9 @@ run "$tmp/cb.txt" 10000 --steps 20 --workers 4 --load-ms 4 --batch-mb 1 --kernel
 share=$(field "$tmp/cb.txt" batch_wait_share)
 med=$(field "$tmp/cb.txt" median_step_ms)
 check "compute-bound wait share $share < 0.1" "$(awk -v s="$share" 'BEGIN{exit !(s < 0.1)}'; echo $?)"
-check "median step $med ms >= kernel 10 ms" "$(awk -v m="$med" 'BEGIN{exit !(m >= 10 && m < 25)}'; echo $?)"
+# (a step cannot be shorter than its kernel; how much longer depends on the
+# host's load: the wait share above says the loader was not what held it)
+check "median step $med ms >= kernel 10 ms" "$(awk -v m="$med" 'BEGIN{exit !(m >= 10)}'; echo $?)"
 check "CUPTI saw pageable H2D copies" "$(grep -q 'htod=20 htod_pinned=0 htod_pageable=20' "$tmp/cb.txt"; echo $?)"
 
 # A real read of a data file on the loader side.

@@ -1,0 +1,157 @@
+"""gstest — the helpers every Python test suite shares (tests/analyzer,
+tests/cli, tests/e2e, tests/python and those that come): where the build is,
+a clean environment, running a command (plain, under `gpustarve run`, the
+dump read back), compiling a helper program against trace/, and waiting for
+another process without guessing how long it takes.
+
+Each suite's conftest.py puts tests/ on sys.path and takes what it needs from
+here; suite-specific builders (the analyzer's Scenario, the Python side's
+Markers) stay in their conftest.py.
+
+Determinism (docs/testing.md): nothing here sleeps for a fixed time. A wait
+is for a marker another process makes (wait_for, wait_for_file), with a
+deadline that only bounds a broken run; children start with the signals
+gpustarve forwards at their default action (default_signals), whatever the
+caller of the suite had ignored.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+BUILD = os.path.join(ROOT, "build")
+# GS_CLI selects another build of the CLI (make test-san runs the analyzer
+# tests with the AddressSanitizer + UBSan one).
+CLI = os.environ.get("GS_CLI") or os.path.join(BUILD, "gpustarve")
+LIB = os.path.join(BUILD, "libgpustarve.so")
+PYDIR = os.path.join(ROOT, "python")
+DEBIAN_PY = "/usr/bin/python3"  # Debian's interpreter, with Debian's torch 1.13
+VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")  # torch 2.x (make venv)
+CC = os.environ.get("CC", "cc")
+CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-O2",
+          "-D_GNU_SOURCE"]
+
+# Kinds of `dump --json` records that read bytes from an fd (ret = bytes).
+READ_KINDS = {"read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv2",
+              "preadv64v2", "__read_chk", "__pread_chk", "__pread64_chk"}
+
+# How long a deadline waits for a marker before calling the run broken.
+DEADLINE_S = 60
+
+
+# ---- environment and signals ---------------------------------------------------------
+
+def clean_env(**extra):
+    """The caller's environment without what gpustarve or the interpreter
+    would read from it (GPUSTARVE_*, LD_PRELOAD, PYTHONPATH, NO_COLOR), in
+    the C locale; extra entries added (None removes one)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GPUSTARVE_") and k not in ("LD_PRELOAD", "PYTHONPATH",
+                                                           "NO_COLOR")}
+    env["LC_ALL"] = "C"
+    for k, v in extra.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+def default_signals():
+    """preexec_fn: the signals gpustarve forwards back at their default
+    action. A shell leaves SIGINT and SIGQUIT ignored in background jobs (a
+    suite run with `&`), and gpustarve, sh and Python rightly keep an ignored
+    signal ignored: a test about signals would then see none."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP,
+                signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+# ---- running commands ---------------------------------------------------------------------
+
+def run(args, **kw):
+    """subprocess.run with output captured (unless redirected), a clean
+    environment, default signals and a 300 s bound on a hung run."""
+    if "stdout" not in kw and "stderr" not in kw:
+        kw.setdefault("capture_output", True)
+    else:
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+    kw.setdefault("timeout", 300)
+    kw.setdefault("preexec_fn", default_signals)
+    if kw.get("env") is None:
+        kw["env"] = clean_env()
+    return subprocess.run([str(a) for a in args], **kw)
+
+
+def run_traced(cmd, run_dir, env=None, cli_args=(), **kw):
+    """cmd under `gpustarve run [cli_args] -o run_dir --`; CompletedProcess."""
+    return run([CLI, "run"] + list(cli_args) + ["-o", str(run_dir), "--"] + list(cmd),
+               env=env, **kw)
+
+
+def dump(run_dir, check=True, args=()):
+    """(records, stderr, returncode) of `gpustarve dump --json [args] run_dir`."""
+    p = run([CLI, "dump", "--json"] + list(args) + [str(run_dir)])
+    if check and p.returncode != 0:
+        raise AssertionError("dump failed (%d): %s" % (p.returncode, p.stderr.decode()))
+    recs = [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
+    return recs, p.stderr.decode(), p.returncode
+
+
+def report_json(run_dir, *args):
+    """`gpustarve report --json [args] run_dir`, parsed; fails the test on error."""
+    p = run([CLI, "report", "--json"] + list(args) + [str(run_dir)])
+    assert p.returncode == 0, p.stderr.decode()
+    return json.loads(p.stdout)
+
+
+# ---- building helpers --------------------------------------------------------------------
+
+def trace_sources():
+    d = os.path.join(ROOT, "trace")
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".c"))
+
+
+def build_c(out, srcs, extra=(), with_trace=True):
+    """Compiles srcs (with trace/*.c, the reader and writer, unless
+    with_trace is false) into out, with trace/ and include/ on the include
+    path; fails the test with the compiler's message when that does not
+    work. Returns out."""
+    cmd = [CC] + CFLAGS + ["-I" + os.path.join(ROOT, "trace"), "-I" + os.path.join(ROOT, "include"),
+                           "-o", str(out)] + [str(s) for s in srcs]
+    if with_trace:
+        cmd += trace_sources() + ["-lzstd", "-lm"]
+    p = subprocess.run(cmd + list(extra), capture_output=True)
+    if p.returncode != 0:
+        pytest.fail("cannot build %s: %s" % (out, p.stderr.decode()))
+    return str(out)
+
+
+def require(*paths):
+    """Fails the test (not skips: `make` should have built them) when a
+    build output is missing."""
+    for p in paths:
+        if not os.path.exists(p):
+            pytest.fail("%s is missing: run `make` first" % p)
+
+
+# ---- waiting for another process -------------------------------------------------------------
+
+def wait_for(cond, why, timeout=DEADLINE_S):
+    """Polls cond() until it is true. A marker another process makes, not a
+    time guess: the deadline only bounds a broken run (the test fails with
+    why)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, why
+        time.sleep(0.01)
+
+
+def wait_for_file(path, why, timeout=DEADLINE_S):
+    wait_for(lambda: os.path.exists(str(path)), why, timeout)
