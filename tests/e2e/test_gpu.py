@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, CLI, LIB, clean_env, dump, run_plain, run_traced
+from conftest import BUILD, CLI, LIB, clean_env, dump, report_json, run_plain, run_traced
 
 SIM = os.path.join(BUILD, "simcuda")
 TRAIN_LOOP = os.path.join(BUILD, "examples", "train_loop")
@@ -301,13 +301,6 @@ def test_real_cu12_cupti_found_in_the_wheel_layout(tmp_path):
 # nm nvidia/nccl/lib/libnccl.so.2 | grep ncclDevKernel
 NCCL_ALLREDUCE = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
 NCCL_SHOWN = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
-
-
-def report_json(run_dir, *args):
-    p = subprocess.run([CLI, "report", "--json"] + list(args) + [str(run_dir)], capture_output=True,
-                       timeout=120)
-    assert p.returncode == 0, p.stderr.decode()
-    return json.loads(p.stdout)
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
