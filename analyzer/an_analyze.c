@@ -911,6 +911,13 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
              (unsigned long long)tr->gpu_dropped);
     if (tr->trace_stopped)
         note(res, "tracing stopped early in the trainer (output failed)");
+    const an_copy_kinds *ck = &tr->copy_kinds;
+    if (ck->pageable_by_hooks_pinned_by_cupti || ck->pinned_by_hooks_pageable_by_cupti)
+        note(res, "host copies: CUPTI saw pinned memory where the CUDA hooks saw pageable in %llu, "
+                  "pageable where they saw pinned in %llu (of %llu matched): CUPTI's word was taken",
+             (unsigned long long)ck->pageable_by_hooks_pinned_by_cupti,
+             (unsigned long long)ck->pinned_by_hooks_pageable_by_cupti,
+             (unsigned long long)ck->matched);
     if (res->thread && res->thread->slot < 0)
         note(res, "the training thread was not tracked (more than %d threads)", AN_TL_MAX_SLOTS);
     return 0;

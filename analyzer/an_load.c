@@ -52,6 +52,7 @@ typedef struct lctx {
     int watch_all; /* a piece callback watches this image: keep every interval */
     open_range *ranges;
     size_t nranges, capranges;
+    an_copies copies; /* host copies waiting for their CUPTI record */
     /* progress */
     uint64_t bytes_before;
     struct timespec t_last;
@@ -420,6 +421,26 @@ static inline void meta(lctx *c, long ti, const gs_event *e)
     }
 }
 
+/* A host copy call, its memory kind decided: inside a pageable copy call
+ * the thread counts as stuck in that copy. */
+static void host_copy(lctx *c, const an_copy *cp)
+{
+    an_proc *p = c->p;
+    if (cp->host_mem != GS_MEM_PAGEABLE || cp->ti < 0)
+        return;
+    host_iv(c, cp->ti, cp->ts, cp->end, AN_CLS_PG);
+    if (cp->dir == GS_DIR_HTOD) {
+        p->host_pageable_bytes += cp->bytes;
+        p->host_pageable_ns += cp->end - cp->ts;
+        p->host_pageable_calls++;
+    }
+}
+
+static void host_copy_cb(void *ctx, const an_copy *cp)
+{
+    host_copy(ctx, cp);
+}
+
 static void on_event(lctx *c, const gs_event *e)
 {
     an_proc *p = c->p;
@@ -454,6 +475,12 @@ static void on_event(lctx *c, const gs_event *e)
     }
     case GS_K_GPU_MEMCPY: {
         const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
+        an_copy cp;
+        if (e->corr && an_copies_take(&c->copies, e->corr, &cp)) {
+            const unsigned cupti = cp.dir == GS_DIR_HTOD ? gs_copy_src_mem(e) : gs_copy_dst_mem(e);
+            cp.host_mem = (uint8_t)an_copy_kind_decide(&p->copy_kinds, cp.host_mem, cupti);
+            host_copy(c, &cp);
+        }
         unsigned cls = gs_copy_dir(e) == GS_DIR_PTOP ? AN_BUSY_COMM : AN_BUSY_OTHER;
         if (gs_copy_dir(e) == GS_DIR_HTOD) {
             const unsigned k = gs_copy_src_mem(e);
@@ -485,15 +512,13 @@ static void on_event(lctx *c, const gs_event *e)
         if (ti < 0)
             return;
         p->th[ti].n_cuda_calls++;
-        const unsigned dir = gs_copy_dir(e), hk = gs_copy_host_mem(e);
-        if (hk == GS_MEM_PAGEABLE) {
-            host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_PG);
-            if (dir == GS_DIR_HTOD) {
-                p->host_pageable_bytes += e->bytes;
-                p->host_pageable_ns += e->dur;
-                p->host_pageable_calls++;
-            }
-        }
+        const unsigned dir = gs_copy_dir(e);
+        const an_copy cp = {.corr = e->corr, .dir = (uint8_t)dir,
+                            .host_mem = (uint8_t)gs_copy_host_mem(e), .ti = ti, .ts = e->ts,
+                            .end = e->ts + e->dur, .bytes = e->bytes};
+        /* CUPTI's record of the same copy, when it comes, has the last word */
+        if (!((dir == GS_DIR_HTOD || dir == GS_DIR_DTOH) && an_copies_put(&c->copies, &cp) == 0))
+            host_copy(c, &cp);
         if (dir == GS_DIR_HTOD)
             burst(c, ti, 1, e->ts, e->ts + e->dur);
         return;
@@ -797,6 +822,8 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
             fetch_leave(c, (long)i, last);
         }
     }
+    an_copies_drain(&c->copies, host_copy_cb, c); /* no CUPTI record: the hooks' word */
+    an_copies_free(&c->copies);
     an_tl_finish(c->tl);
     an_tl_get_stats(c->tl, &p->tl);
     if (hk && hk->on_file_end)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "an_copies.h"
 #include "an_kernels.h"
 #include "an_timeline.h"
 
@@ -129,6 +130,7 @@ typedef struct an_proc {
     uint64_t host_pageable_bytes, host_pageable_ns, host_pageable_calls;
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
     an_kstats kstats; /* GPU time per kernel name */
+    an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

@@ -455,7 +455,19 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_u64(o, top[i]->count);
         gs_out_str(o, "}");
     }
-    gs_out_str(o, "]");
+    gs_out_str(o, "],\n");
+    const an_copy_kinds *ck = &r->trainer->copy_kinds;
+    rep_json_key(o, "host_copy_kinds");
+    gs_out_str(o, "{");
+    rep_json_key(o, "matched");
+    gs_out_u64(o, ck->matched);
+    gs_out_str(o, ",");
+    rep_json_key(o, "pageable_by_hooks_pinned_by_cupti");
+    gs_out_u64(o, ck->pageable_by_hooks_pinned_by_cupti);
+    gs_out_str(o, ",");
+    rep_json_key(o, "pinned_by_hooks_pageable_by_cupti");
+    gs_out_u64(o, ck->pinned_by_hooks_pageable_by_cupti);
+    gs_out_str(o, "}");
 
     if (per_step) {
         gs_out_str(o, ",\n");

@@ -12,7 +12,7 @@
  * device without calling cudaGetDevice). The first CUDA call seen is
  * passed on to the GPU sources (sink/gs_sink.h, first_cuda_call).
  *
- * Real symbols are resolved lazily, at a hook's first call: libcudart is
+ * Real symbols are resolved lazily, at a hook's first call (gs_cudalib.c): libcudart is
  * often dlopen'ed long after us (PyTorch), possibly into a local scope that
  * dlsym(RTLD_NEXT) cannot see, so a miss falls back to the loaded libcudart
  * found by name (dl_iterate_phdr + dlopen(RTLD_NOLOAD)).
@@ -26,15 +26,14 @@
  * enabled and guard -> t0 -> real call -> save errno -> record -> restore
  * errno -> return the real result.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gs_collector.h"
+#include "gs_cudalib.h"
 #include "gs_preload.h"
 #include "gs_stacks.h"
 
@@ -104,42 +103,11 @@ static _Atomic uint32_t cu_strs[CU_COUNT]; /* interned API names, 0 = not yet */
 
 /* ---- lazy resolution ------------------------------------------------------------ */
 
-/* dl_iterate_phdr callback: the first loaded libcudart (not us). */
-static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    const char *name = info->dlpi_name;
-    const char *base = name ? strrchr(name, '/') : NULL;
-    base = base ? base + 1 : name;
-    if (base && strncmp(base, "libcudart", 9) == 0) {
-        snprintf((char *)arg, 4096, "%s", name);
-        return 1;
-    }
-    return 0;
-}
-
 static void *resolve_slow(int i)
 {
-    int depth = gs_t_depth;
-    gs_t_depth = 1; /* what dlsym/dlopen do inside is not the program's */
-    int err = errno;
-    void *p = dlsym(RTLD_NEXT, cu_names[i]);
-    if (!p) {
-        /* libcudart loaded into a local scope (dlopen'ed by an extension
-         * module): look it up by name among the loaded objects */
-        char path[4096];
-        path[0] = 0;
-        dl_iterate_phdr(find_cudart, path);
-        void *h = path[0] ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
-        if (h) {
-            p = dlsym(h, cu_names[i]);
-            dlclose(h); /* drops only the reference NOLOAD took */
-        }
-    }
+    void *p = gs_cuda_sym(cu_names[i], "libcudart");
     if (p)
         atomic_store_explicit(&cu_fns[i], p, memory_order_release);
-    errno = err;
-    gs_t_depth = depth;
     return p;
 }
 

@@ -345,3 +345,67 @@ def test_nccl_share_under_its_mangled_name(tmp_path, mode):
     slices = [e for e in json.loads(pf.read_text())["traceEvents"]
               if e.get("cat") == "gpu_kernel" and e.get("args", {}).get("mangled") == NCCL_ALLREDUCE]
     assert len(slices) == 12 and {e["name"] for e in slices} == {NCCL_SHOWN}
+
+
+# ---- pinned or pageable: the driver API, and two witnesses --------------------------------------
+
+DRIVER_APIS = {"hostalloc": ("cuMemHostAlloc", "cuMemFreeHost"),
+               "allochost": ("cuMemAllocHost", "cuMemFreeHost"),
+               "register": ("cuMemHostRegister", "cuMemHostUnregister"),
+               "proc": ("cuMemHostAlloc", "cuMemFreeHost"),    # from cuGetProcAddress
+               "entry": ("cuMemHostAlloc", "cuMemFreeHost")}   # from cudaGetDriverEntryPoint
+
+
+@pytest.mark.parametrize("how", sorted(DRIVER_APIS))
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_driver_api_pinning(tmp_path, mode, how):
+    """Memory pinned through the driver API — called by name, or through a
+    pointer from cuGetProcAddress or cudaGetDriverEntryPoint (which the
+    simulated driver hands out at addresses other than its exports, as a
+    real one may) — is pinned for the hooks too, and both witnesses agree."""
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d, SIMCUDA_KERNEL_US="train_step_kernel=1000")
+    p = run_traced(step_cmd(d, "--pinned", how, steps=4), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr
+    assert warnings(p.stderr) == []
+    recs, _, _ = dump(tmp_path / "run")
+    pin, free = DRIVER_APIS[how]
+    assert [(r["api"], r["ret"], r["bytes"]) for r in of(recs, "cuda_host_mem")] == \
+        [(pin, 0, 1 << 20), (free, 0, 1 << 20)]
+    assert [r["host_mem"] for r in of(recs, "cuda_memcpy", direction="HtoD")] == ["pinned"] * 4
+    assert [r["src_mem"] for r in of(recs, "gpu_memcpy", direction="HtoD")] == ["pinned"] * 4
+    j = report_json(tmp_path / "run")
+    assert j["host_copy_kinds"]["matched"] == 5  # 4 batches and the final header read back
+    assert j["host_copy_kinds"]["pageable_by_hooks_pinned_by_cupti"] == 0
+    assert j["share"]["idle_pageable_copy"] == 0
+
+
+def test_cupti_witness_wins_where_no_hook_sees_the_pinning(tmp_path):
+    """Memory pinned through a pointer no hook sees (dlsym on libcuda.so.1):
+    the hooks' registry says pageable, CUPTI's record of the same copy
+    (matched by correlation id) says pinned. CUPTI wins: no time in
+    pageable copies, no pin_memory advice, the disagreement counted."""
+    env = clean_env(LD_LIBRARY_PATH=SIM, SIMCUDA_KERNEL_US="train_step_kernel=2000",
+                    SIMCUDA_H2D_PAGEABLE_GBPS="0.5")
+    runs = {}
+    for how in ("0", "dlsym"):
+        runs[how] = tmp_path / how
+        p = run_traced(step_cmd(SIM, "--pinned", how, "--batch-mb", "2", steps=10), runs[how],
+                       env=env)
+        assert p.returncode == 0, p.stderr
+    recs, _, _ = dump(runs["dlsym"])
+    host = of(recs, "cuda_memcpy", direction="HtoD")
+    gpu = {r["correlation"]: r for r in of(recs, "gpu_memcpy", direction="HtoD")}
+    assert len(host) == 10 and all(h["correlation"] for h in host)
+    assert all(h["host_mem"] == "pageable" and gpu[h["correlation"]]["src_mem"] == "pinned"
+               for h in host)
+    pageable, dlsym = report_json(runs["0"]), report_json(runs["dlsym"])
+    # the control: really pageable copies cost GPU time and get the advice
+    assert pageable["share"]["gpu_h2d_pageable"] > 0.2
+    assert [a["setting"] for a in pageable["advice"]] == ["pin_memory"]
+    assert pageable["host_copy_kinds"]["pageable_by_hooks_pinned_by_cupti"] == 0
+    assert dlsym["share"]["gpu_h2d_pageable"] == 0 and dlsym["share"]["gpu_h2d_pinned"] > 0
+    assert dlsym["share"]["idle_pageable_copy"] == 0 and dlsym["advice"] == []
+    assert dlsym["host_copy_kinds"] == {"matched": 11, "pageable_by_hooks_pinned_by_cupti": 10,
+                                        "pinned_by_hooks_pageable_by_cupti": 0}
+    assert any("CUPTI's word was taken" in n for n in dlsym["notes"])

@@ -5,7 +5,8 @@
  * cuDriverGetVersion, cuDeviceGetCount (SIMCUDA_DEVICES), cuGetErrorName/String, the host-memory calls that pin
  * memory (cuMemHostAlloc, cuMemAllocHost[_v2], cuMemFreeHost,
  * cuMemHostRegister[_v2], cuMemHostUnregister) and cuGetProcAddress[_v2],
- * which hands out these functions as the real driver hands out its own.
+ * which hands out these functions as the real driver hands out its own (at
+ * addresses other than the exported symbols').
  *
  * Pinned host memory is the simulated runtime's (its pointer registry decides
  * whether a copy is pinned or pageable), reached through the private link of
@@ -107,7 +108,10 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str)
 
 /* ---- host memory ------------------------------------------------------------ */
 
-CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
+/* RATIONALE: the work is done by static functions, and cuGetProcAddress
+ * hands those out, not the exported symbols: a real driver's lookups need
+ * not return the addresses its exports have, and collectors must cope. */
+static CUresult host_alloc(void **pp, size_t bytesize, unsigned int flags)
 {
     const struct simcuda_rt *r = rt();
     if (!r)
@@ -117,45 +121,61 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
     return cu_result(r->host_alloc(pp, bytesize, flags));
 }
 
-#undef cuMemAllocHost
-CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize);
-CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
-{
-    return cuMemHostAlloc(pp, bytesize, 0);
-}
+static CUresult alloc_host_v2(void **pp, size_t bytesize) { return host_alloc(pp, bytesize, 0); }
+static CUresult alloc_host_v1(void **pp, unsigned int bytesize) { return host_alloc(pp, bytesize, 0); }
 
-/* the CUDA 3.1 entry point: a 32-bit size */
-CUresult CUDAAPI cuMemAllocHost(void **pp, unsigned int bytesize);
-CUresult CUDAAPI cuMemAllocHost(void **pp, unsigned int bytesize)
-{
-    return cuMemHostAlloc(pp, bytesize, 0);
-}
-
-CUresult CUDAAPI cuMemFreeHost(void *p)
+static CUresult free_host(void *p)
 {
     const struct simcuda_rt *r = rt();
     return r ? cu_result(r->host_free(p)) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-#undef cuMemHostRegister
-CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags);
-CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags)
+static CUresult host_register_v2(void *p, size_t bytesize, unsigned int flags)
 {
     const struct simcuda_rt *r = rt();
     return r ? cu_result(r->host_register(p, bytesize, flags)) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-CUresult CUDAAPI cuMemHostRegister(void *p, unsigned int bytesize, unsigned int flags);
-CUresult CUDAAPI cuMemHostRegister(void *p, unsigned int bytesize, unsigned int flags)
+static CUresult host_register_v1(void *p, unsigned int bytesize, unsigned int flags)
 {
-    return cuMemHostRegister_v2(p, bytesize, flags);
+    return host_register_v2(p, bytesize, flags);
 }
 
-CUresult CUDAAPI cuMemHostUnregister(void *p)
+static CUresult host_unregister(void *p)
 {
     const struct simcuda_rt *r = rt();
     return r ? cu_result(r->host_unregister(p)) : CUDA_ERROR_NOT_INITIALIZED;
 }
+
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
+{
+    return host_alloc(pp, bytesize, flags);
+}
+
+#undef cuMemAllocHost
+CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize);
+CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize) { return alloc_host_v2(pp, bytesize); }
+
+/* the CUDA 3.1 entry point: a 32-bit size */
+CUresult CUDAAPI cuMemAllocHost(void **pp, unsigned int bytesize);
+CUresult CUDAAPI cuMemAllocHost(void **pp, unsigned int bytesize) { return alloc_host_v1(pp, bytesize); }
+
+CUresult CUDAAPI cuMemFreeHost(void *p) { return free_host(p); }
+
+#undef cuMemHostRegister
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags);
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int flags)
+{
+    return host_register_v2(p, bytesize, flags);
+}
+
+CUresult CUDAAPI cuMemHostRegister(void *p, unsigned int bytesize, unsigned int flags);
+CUresult CUDAAPI cuMemHostRegister(void *p, unsigned int bytesize, unsigned int flags)
+{
+    return host_register_v1(p, bytesize, flags);
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *p) { return host_unregister(p); }
 
 /* ---- entry points -------------------------------------------------------------- */
 
@@ -178,13 +198,13 @@ static const struct proc g_procs[] = {
     {"cuDeviceGetCount", 2000, (void *)cuDeviceGetCount},
     {"cuGetErrorName", 6000, (void *)cuGetErrorName},
     {"cuGetErrorString", 6000, (void *)cuGetErrorString},
-    {"cuMemHostAlloc", 2020, (void *)cuMemHostAlloc},
-    {"cuMemAllocHost", 3020, (void *)cuMemAllocHost_v2},
-    {"cuMemAllocHost", 2000, (void *)cuMemAllocHost},
-    {"cuMemFreeHost", 2000, (void *)cuMemFreeHost},
-    {"cuMemHostRegister", 6050, (void *)cuMemHostRegister_v2},
-    {"cuMemHostRegister", 4000, (void *)cuMemHostRegister},
-    {"cuMemHostUnregister", 4000, (void *)cuMemHostUnregister},
+    {"cuMemHostAlloc", 2020, (void *)host_alloc},
+    {"cuMemAllocHost", 3020, (void *)alloc_host_v2},
+    {"cuMemAllocHost", 2000, (void *)alloc_host_v1},
+    {"cuMemFreeHost", 2000, (void *)free_host},
+    {"cuMemHostRegister", 6050, (void *)host_register_v2},
+    {"cuMemHostRegister", 4000, (void *)host_register_v1},
+    {"cuMemHostUnregister", 4000, (void *)host_unregister},
     {"cuGetProcAddress", 12000, (void *)cuGetProcAddress_v2},
     {"cuGetProcAddress", 11030, (void *)cuGetProcAddress},
 };

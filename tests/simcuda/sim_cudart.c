@@ -300,6 +300,8 @@ static void link_cupti(void)
     dlclose(h);  /* drops only the reference NOLOAD took */
 }
 
+static uint32_t next_corr(void) { return atomic_fetch_add(&g_next_corr, 1); }
+
 static void report(const struct simcuda_op *op)
 {
     const struct simcuda_sink *s = atomic_load(&g_sink);
@@ -309,8 +311,25 @@ static void report(const struct simcuda_op *op)
 
 static uint32_t gettid_u32(void) { return (uint32_t)syscall(SYS_gettid); }
 
+static void api_site(uint32_t cbid, uint32_t corr, int exit)
+{
+    const struct simcuda_sink *s = atomic_load(&g_sink);
+    if (s && s->api)
+        s->api(cbid, corr, exit);
+}
+
+/* A runtime API call begins: its correlation id, after CUPTI's enter
+ * callback (report_api delivers the exit one). */
+static uint32_t api_begin(uint32_t cbid)
+{
+    uint32_t corr = next_corr();
+    api_site(cbid, corr, 0);
+    return corr;
+}
+
 static void report_api(uint32_t cbid, uint32_t corr, uint64_t t0, cudaError_t r)
 {
+    api_site(cbid, corr, 1);
     struct simcuda_op op = { 0 };
     op.kind = SIMCUDA_OP_API;
     op.cbid = cbid;
@@ -323,7 +342,7 @@ static void report_api(uint32_t cbid, uint32_t corr, uint64_t t0, cudaError_t r)
     report(&op);
 }
 
-static uint32_t next_corr(void) { return atomic_fetch_add(&g_next_corr, 1); }
+
 
 /* ---- initialisation and injection ----------------------------------------- */
 
@@ -654,7 +673,7 @@ static cudaError_t launch(struct sim_kernel *k, dim3 grid, dim3 block, size_t sh
     if (!sim_init())
         return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(cbid);
     cudaError_t e = cudaSuccess;
     struct simcuda_op op = { 0 };
     if (!k) {
@@ -1021,7 +1040,7 @@ cudaError_t cudaDeviceSynchronize(void)
     if (!sim_init())
         return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
     pthread_mutex_lock(&g_lock);
     uint64_t until = device_idle_at(t_device);
     pthread_mutex_unlock(&g_lock);
@@ -1045,7 +1064,8 @@ static cudaError_t stream_sync(cudaStream_t stream, int ptsz)
     if (!sim_init())
         return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(ptsz ? CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000
+                                   : CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(stream, ptsz);
     uint64_t until = s ? stream_ready(s) : 0;
@@ -1221,7 +1241,8 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, int ptsz
         return ret(cudaErrorInvalidResourceHandle);
     struct sim_event *e = (struct sim_event *)event;
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(ptsz ? CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000
+                                   : CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(stream, ptsz);
     if (s) {
@@ -1263,7 +1284,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
         return ret(cudaErrorInvalidResourceHandle);
     const struct sim_event *e = (const struct sim_event *)event;
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020);
     if (e->recorded)
         sleep_until(e->time);
     uint64_t t1 = now_ns();
@@ -1623,7 +1644,7 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
     if (!sim_init())
         return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(cbid);
     uint64_t bytes = (uint64_t)width * rows;
     cudaError_t e = cudaSuccess;
     if ((unsigned)kind > cudaMemcpyDefault)
@@ -1776,7 +1797,7 @@ static cudaError_t do_memset(void *p, int value, size_t count, cudaStream_t stre
     if (!sim_init())
         return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(cbid);
     uint8_t mk = mem_kind(p);
     if (count && (!p || mk == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE)) {
         report_api(cbid, corr, t0, cudaErrorInvalidValue);

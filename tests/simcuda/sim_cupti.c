@@ -107,12 +107,17 @@ static const struct simcuda_rt *_Atomic g_rt;
 
 static struct CUpti_Subscriber_st { CUpti_CallbackFunc cb; void *userdata; } g_subscriber;
 static int g_subscribed;
+/* runtime API callbacks enabled for the subscriber, by cbid */
+#define MAX_RT_CBID 1024
+static _Atomic unsigned char g_rt_cb[MAX_RT_CBID];
 
 /* ---- link to the runtime ------------------------------------------------------ */
 
 static void sink_report(const struct simcuda_op *op);
 static void sink_attached(const struct simcuda_rt *rt);
-static const struct simcuda_sink g_sink = { SIMCUDA_LINK_VERSION, sink_report, sink_attached };
+static void sink_api(uint32_t cbid, uint32_t corr, int exit);
+static const struct simcuda_sink g_sink = { SIMCUDA_LINK_VERSION, sink_report, sink_attached,
+                                            sink_api };
 
 const struct simcuda_sink *__simcuda_cupti_sink(void);
 const struct simcuda_sink *__simcuda_cupti_sink(void) { return &g_sink; }
@@ -770,6 +775,35 @@ CUptiResult CUPTIAPI cuptiFinalize(void)
 
 /* ---- callback API: one subscriber, as in the real CUPTI ------------------------------ */
 
+/* The runtime's enter/exit of an API call: the subscriber's callback, in
+ * the calling thread, when enabled for that cbid (no lock held). */
+static __thread uint64_t t_corr_data;
+
+static void enable_runtime_domain(uint32_t enable)
+{
+    for (size_t i = 0; i < MAX_RT_CBID; i++)
+        atomic_store(&g_rt_cb[i], enable ? 1 : 0);
+}
+
+static void sink_api(uint32_t cbid, uint32_t corr, int exit)
+{
+    if (cbid >= MAX_RT_CBID || !atomic_load(&g_rt_cb[cbid]))
+        return;
+    pthread_mutex_lock(&g_mu);
+    CUpti_CallbackFunc cb = g_subscribed ? g_subscriber.cb : NULL;
+    void *userdata = g_subscriber.userdata;
+    pthread_mutex_unlock(&g_mu);
+    if (!cb)
+        return;
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.callbackSite = exit ? CUPTI_API_EXIT : CUPTI_API_ENTER;
+    d.correlationId = corr;
+    d.correlationData = &t_corr_data;
+    d.contextUid = 1;
+    cb(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, (CUpti_CallbackId)cbid, &d);
+}
+
 CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
 {
     if (!subscriber)
@@ -807,6 +841,8 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
     if (r == CUPTI_SUCCESS)
         g_subscribed = 0;
     pthread_mutex_unlock(&g_mu);
+    if (r == CUPTI_SUCCESS)
+        enable_runtime_domain(0);
     return r;
 }
 
@@ -818,17 +854,26 @@ static CUptiResult check_subscriber(CUpti_SubscriberHandle subscriber)
 CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    return check_subscriber(subscriber);
+    CUptiResult r = check_subscriber(subscriber);
+    if (r == CUPTI_SUCCESS && domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < MAX_RT_CBID)
+        atomic_store(&g_rt_cb[cbid], enable ? 1 : 0);
+    return r;
 }
 
 CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain)
 {
-    return check_subscriber(subscriber);
+    CUptiResult r = check_subscriber(subscriber);
+    if (r == CUPTI_SUCCESS && domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        enable_runtime_domain(enable);
+    return r;
 }
 
 CUptiResult CUPTIAPI cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle subscriber)
 {
-    return check_subscriber(subscriber);
+    CUptiResult r = check_subscriber(subscriber);
+    if (r == CUPTI_SUCCESS)
+        enable_runtime_domain(enable);
+    return r;
 }
 
 /* ---- misc -------------------------------------------------------------------------- */

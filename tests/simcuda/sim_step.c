@@ -19,6 +19,8 @@
  *   hostalloc  cuMemHostAlloc               allochost cuMemAllocHost
  *   register   malloc + cuMemHostRegister   proc      cuMemHostAlloc from cuGetProcAddress
  *   entry      cuMemHostAlloc from cudaGetDriverEntryPoint
+ *   dlsym      cuMemHostAlloc from dlsym on libcuda.so.1 (a path no hook
+ *              sees: only CUPTI knows the batch is pinned)
  *
  * At the end an 8-byte device-to-host copy into a pageable long, the frees,
  * and one JSON line on stderr (steps, median step time). A failing call
@@ -28,6 +30,7 @@
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +83,12 @@ static void *alloc_batch(const char *how, size_t bytes)
         check("cuMemHostAlloc", cuMemHostAlloc(&p, bytes, 0));
     } else if (strcmp(how, "allochost") == 0) {
         check("cuMemAllocHost", cuMemAllocHost(&p, bytes));
+    } else if (strcmp(how, "dlsym") == 0) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        host_alloc_fn fn = h ? (host_alloc_fn)dlsym(h, "cuMemHostAlloc") : NULL;
+        if (!fn)
+            check("dlsym cuMemHostAlloc", 500);
+        check("cuMemHostAlloc (dlsym)", fn(&p, bytes, 0));
     } else if (strcmp(how, "proc") == 0 || strcmp(how, "entry") == 0) {
         void *fn = NULL;
         if (how[0] == 'p') {

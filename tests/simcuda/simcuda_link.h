@@ -84,6 +84,9 @@ struct simcuda_sink {
     void (*report)(const struct simcuda_op *op);
     /* called by the runtime when it found the sink itself (runtime came second) */
     void (*attached)(const struct simcuda_rt *rt);
+    /* a runtime API call of the calling thread begins (exit 0) or ends (1):
+     * CUPTI's runtime API callbacks; cbid is CUpti_runtime_api_trace_cbid */
+    void (*api)(uint32_t cbid, uint32_t corr, int exit);
 };
 
 /* Implemented by libcudart: lets CUPTI ask about the devices (DEVICE
