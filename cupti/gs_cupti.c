@@ -97,6 +97,8 @@ static CUpti_SubscriberHandle g_sub;
 static char g_lib[PATH_MAX];        /* the libcupti we loaded */
 static char g_err[PATH_MAX + 256];  /* last failed CUPTI call (library: call: result), for the note */
 static _Atomic int g_atexit_done;
+static _Atomic int g_decode_over;   /* at exit: libcupti is about to be torn down */
+static _Atomic uint64_t g_unknown_ts; /* records dropped: start or end unknown (0) */
 static _Atomic uint64_t g_dropped;  /* CUPTI's dropped records, summed */
 static uint64_t g_rep_dropped;      /* writer: last gpu_drops written */
 static _Atomic int g_flush_req, g_flush_done;
@@ -541,9 +543,11 @@ static void read_dropped(void)
 }
 
 /* RATIONALE: registered once CUPTI is running, so it runs before the
- * handlers registered earlier — the libcupti and CUDA runtime teardown — and
- * while CUPTI can still deliver. Our own on_exit handler runs last of all,
- * after the shared objects' destructors: too late to call CUPTI. */
+ * handlers registered earlier — the loader's destructor pass, which tears
+ * libcupti down — and while CUPTI can still deliver and be asked for
+ * records. So the last buffers are delivered and decoded here, into the
+ * file (gs_sink_drain_now); after that no record is read from CUPTI: the
+ * collector's own last handlers run after every library destructor. */
 static void at_exit_flush(void)
 {
     if (!cupti_mine() || atomic_exchange(&g_atexit_done, 1))
@@ -552,6 +556,8 @@ static void at_exit_flush(void)
     CUPTI_CALL(C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     read_dropped();
     gs_sink_release(h);
+    gs_sink_drain_now();
+    atomic_store(&g_decode_over, 1);
 }
 
 static void cupti_flush(enum gs_flush_reason why, unsigned wait_ms)
@@ -604,6 +610,7 @@ static void cupti_after_fork_child(void)
         atomic_store(&g_state, ST_OFF);
     atomic_store(&g_queue, 0);
     atomic_store(&g_dropped, 0);
+    atomic_store(&g_unknown_ts, 0);
     g_rep_dropped = 0;
 }
 
@@ -642,7 +649,10 @@ static void decode_buffer(gbuf *b)
     while (C.cuptiActivityGetNextRecord(b->base, b->valid, &rec) == CUPTI_SUCCESS) {
         gs_event ev;
         const char *name = NULL;
-        if (!gs_cupti_decode(rec, &ev, &name))
+        int got = gs_cupti_decode(rec, &ev, &name);
+        if (got == GS_CUPTI_UNKNOWN_TIME)
+            atomic_fetch_add(&g_unknown_ts, 1);
+        if (got != GS_CUPTI_RECORD)
             continue;
         if (g_ts_offset && ev.ts)
             ev.ts = (uint64_t)((int64_t)ev.ts + g_ts_offset);
@@ -668,12 +678,30 @@ static void cupti_drain(int final)
     while (fifo) {
         gbuf *b = &g_bufs[fifo - 1];
         uint32_t next = b->next;
-        if (C.cuptiActivityGetNextRecord && atomic_load(&g_state) != ST_IDLE)
+        if (C.cuptiActivityGetNextRecord && atomic_load(&g_state) != ST_IDLE &&
+            !atomic_load(&g_decode_over))
             decode_buffer(b);
         atomic_store(&b->state, BUF_FREE);
         fifo = next;
     }
-    uint64_t dropped = atomic_load(&g_dropped);
+    /* gpu_drops counts what CUPTI dropped and what we dropped for want of
+     * times; a note says how many were ours, once, at the end */
+    const uint64_t unknown = atomic_load(&g_unknown_ts);
+    uint64_t dropped = atomic_load(&g_dropped) + unknown;
+    if (final && unknown) {
+        char text[200];
+        int n = snprintf(text, sizeof text,
+                         "GPU activity records dropped for unknown (0) timestamps (work not "
+                         "finished when CUPTI was flushed): %llu",
+                         (unsigned long long)unknown);
+        gs_event ev;
+        gs_event_clear(&ev);
+        ev.kind = GS_K_NOTE;
+        ev.ts = gs_sink_now();
+        ev.str = gs_sink_intern(text, n > 0 ? (size_t)n : 0);
+        ev.aux = GS_NOTE_MESSAGE;
+        gs_sink_put(&ev);
+    }
     if (dropped != g_rep_dropped || (final && dropped)) {
         gs_event ev;
         gs_event_clear(&ev);

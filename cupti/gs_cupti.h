@@ -27,14 +27,24 @@
 /* 1 when cuptiGetVersion's v is one this build decodes. */
 int gs_cupti_version_ok(uint32_t v);
 
+/* What gs_cupti_decode found. */
+enum {
+    GS_CUPTI_SKIP = 0,         /* a kind not recorded */
+    GS_CUPTI_RECORD = 1,       /* *ev filled */
+    GS_CUPTI_UNKNOWN_TIME = 2, /* a recorded kind whose start or end is 0 (unknown:
+                                * unfinished work forced out by a flush): drop it */
+};
+
 /* Decode one CUPTI activity record into a trace event.
  *
- * Returns 1 when the record maps to a trace kind (GPU_KERNEL, GPU_MEMCPY,
- * GPU_MEMSET, GPU_SYNC, GPU_DEVICE): *ev is filled (tid 0, ts/dur in the
- * record's clock, which is ours through the timestamp callback; ev->str 0)
- * and *name is the kernel or device name to intern into ev->str (NULL when
- * none). Returns 0 for a kind not recorded (ev untouched). GPU_DEVICE
- * records carry no time: ts 0, for the caller to set. Pure: reads only *a. */
+ * Returns GS_CUPTI_RECORD when the record maps to a trace kind (GPU_KERNEL,
+ * GPU_MEMCPY, GPU_MEMSET, GPU_SYNC, GPU_DEVICE): *ev is filled (tid 0,
+ * ts/dur in the record's clock, which is ours through the timestamp
+ * callback; ev->str 0) and *name is the kernel or device name to intern
+ * into ev->str (NULL when none). GS_CUPTI_SKIP for a kind not recorded,
+ * GS_CUPTI_UNKNOWN_TIME for a timed one without both times (ev untouched
+ * in both cases). GPU_DEVICE records carry no time: ts 0, for the caller to
+ * set. Pure: reads only *a. */
 int gs_cupti_decode(const CUpti_Activity *a, gs_event *ev, const char **name);
 
 /* CUPTI's memory kind (CUpti_ActivityMemoryKind) as GS_MEM_*. */

@@ -155,6 +155,8 @@ int gs_cupti_decode(const CUpti_Activity *a, gs_event *ev, const char **name)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const rd_kernel *k = (const rd_kernel *)a;
+        if (!k->start || !k->end)
+            return GS_CUPTI_UNKNOWN_TIME;
         gs_event_clear(ev);
         ev->kind = GS_K_GPU_KERNEL;
         span(ev, k->start, k->end);
@@ -162,10 +164,12 @@ int gs_cupti_decode(const CUpti_Activity *a, gs_event *ev, const char **name)
         ev->stream = k->streamId;
         ev->corr = k->correlationId;
         *name = k->name;
-        return 1;
+        return GS_CUPTI_RECORD;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const rd_memcpy *m = (const rd_memcpy *)a;
+        if (!m->start || !m->end)
+            return GS_CUPTI_UNKNOWN_TIME;
         gs_event_clear(ev);
         ev->kind = GS_K_GPU_MEMCPY;
         span(ev, m->start, m->end);
@@ -175,10 +179,12 @@ int gs_cupti_decode(const CUpti_Activity *a, gs_event *ev, const char **name)
         ev->bytes = m->bytes;
         ev->aux = gs_pack_gpu_copy(gs_cupti_copy_dir(m->copyKind), gs_cupti_mem_kind(m->srcKind),
                                    gs_cupti_mem_kind(m->dstKind));
-        return 1;
+        return GS_CUPTI_RECORD;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const rd_memset *m = (const rd_memset *)a;
+        if (!m->start || !m->end)
+            return GS_CUPTI_UNKNOWN_TIME;
         gs_event_clear(ev);
         ev->kind = GS_K_GPU_MEMSET;
         span(ev, m->start, m->end);
@@ -187,18 +193,20 @@ int gs_cupti_decode(const CUpti_Activity *a, gs_event *ev, const char **name)
         ev->corr = m->correlationId;
         ev->bytes = m->bytes;
         ev->aux = gs_cupti_mem_kind(m->memoryKind);
-        return 1;
+        return GS_CUPTI_RECORD;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
         /* RATIONALE: the record names a context, not a device: dev stays 0. */
         const rd_sync *s = (const rd_sync *)a;
+        if (!s->start || !s->end)
+            return GS_CUPTI_UNKNOWN_TIME;
         gs_event_clear(ev);
         ev->kind = GS_K_GPU_SYNC;
         span(ev, s->start, s->end);
         ev->stream = s->streamId;
         ev->corr = s->correlationId;
         ev->aux = (uint64_t)s->type;
-        return 1;
+        return GS_CUPTI_RECORD;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
         const rd_device *d = (const rd_device *)a;
@@ -209,9 +217,9 @@ int gs_cupti_decode(const CUpti_Activity *a, gs_event *ev, const char **name)
         ev->aux = d->numMultiprocessors;
         ev->aux2 = (uint64_t)d->computeCapabilityMajor * 10 + d->computeCapabilityMinor;
         *name = d->name;
-        return 1;
+        return GS_CUPTI_RECORD;
     }
     default:
-        return 0;
+        return GS_CUPTI_SKIP;
     }
 }

@@ -70,6 +70,14 @@ static void test_kernel(void)
     k.end = 999;
     ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&k, &ev, &name), 1);
     ASSERT_EQ(ev.dur, 0);
+    /* unknown (0) times: unfinished work forced out by a flush */
+    k.end = 0;
+    ev.kind = 12345;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&k, &ev, &name), GS_CUPTI_UNKNOWN_TIME);
+    ASSERT_EQ(ev.kind, 12345);
+    k.end = 2000000;
+    k.start = 0;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&k, &ev, &name), GS_CUPTI_UNKNOWN_TIME);
 }
 
 static void test_memcpy(void)
@@ -143,6 +151,10 @@ static void test_memset_sync_device_other(void)
     const char *name;
     ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&s, &ev, &name), 1);
     ASSERT_EQ(ev.kind, GS_K_GPU_MEMSET);
+    s.end = 0;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&s, &ev, &name), GS_CUPTI_UNKNOWN_TIME);
+    s.end = 30;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&s, &ev, &name), 1);
     ASSERT_EQ(ev.bytes, 4096);
     ASSERT_EQ(ev.aux, GS_MEM_DEVICE);
     ASSERT_EQ(ev.dur, 20);
@@ -158,6 +170,9 @@ static void test_memset_sync_device_other(void)
     y.correlationId = 77;
     ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&y, &ev, &name), 1);
     ASSERT_EQ(ev.kind, GS_K_GPU_SYNC);
+    y.start = 0;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&y, &ev, &name), GS_CUPTI_UNKNOWN_TIME);
+    y.start = 100;
     ASSERT_EQ(ev.aux, 3);
     ASSERT_EQ(ev.stream, 13);
     ASSERT_EQ(ev.corr, 77);

@@ -79,6 +79,7 @@ static struct {
     char devname[256];
     double h2d_pinned_gbps, h2d_pageable_gbps, d2h_gbps, d2h_pageable_gbps;
     double d2d_gbps, memset_gbps;
+    uint64_t staging_bytes; /* SIMCUDA_STAGING_KB: what a pageable H2D copy leaves in flight */
     uint64_t kernel_default_ns;
     struct kernel_rule *rules;
     int nrules;
@@ -148,6 +149,7 @@ static void read_config(void)
     cfg.d2h_pageable_gbps = env_double("SIMCUDA_D2H_PAGEABLE_GBPS", cfg.d2h_gbps);
     cfg.d2d_gbps = env_double("SIMCUDA_D2D_GBPS", 1000.0);
     cfg.memset_gbps = env_double("SIMCUDA_MEMSET_GBPS", 1000.0);
+    cfg.staging_bytes = (uint64_t)(env_double("SIMCUDA_STAGING_KB", 1024.0) * 1024.0);
     s = getenv("SIMCUDA_VERBOSE");
     cfg.verbose = s && *s && strcmp(s, "0") != 0;
     parse_kernel_rules();
@@ -327,7 +329,17 @@ static uint32_t api_begin(uint32_t cbid)
     return corr;
 }
 
+static void report_api_until(uint32_t cbid, uint32_t corr, uint64_t t0, uint64_t t1,
+                             cudaError_t r);
+
 static void report_api(uint32_t cbid, uint32_t corr, uint64_t t0, cudaError_t r)
+{
+    report_api_until(cbid, corr, t0, now_ns(), r);
+}
+
+/* The API record of a call from t0 to t1 (CUPTI's exit callback first). */
+static void report_api_until(uint32_t cbid, uint32_t corr, uint64_t t0, uint64_t t1,
+                             cudaError_t r)
 {
     api_site(cbid, corr, 1);
     struct simcuda_op op = { 0 };
@@ -335,7 +347,7 @@ static void report_api(uint32_t cbid, uint32_t corr, uint64_t t0, cudaError_t r)
     op.cbid = cbid;
     op.correlation_id = corr;
     op.start = t0;
-    op.end = now_ns();
+    op.end = t1;
     op.thread_id = gettid_u32();
     op.result = (int32_t)r;
     op.device = (uint32_t)t_device;
@@ -1680,12 +1692,18 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
 
     uint8_t ck;
     double gbps;
-    int host_waits;                   /* the host blocks until the copy ends */
+    int host_waits;                   /* the host blocks until the copy ends... */
+    uint64_t in_flight = 0;           /* ...but for this much of it */
     if (!src_dev) {
         ck = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
         int pageable = sk == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
         gbps = pageable ? cfg.h2d_pageable_gbps : cfg.h2d_pinned_gbps;
-        host_waits = sync || pageable;  /* pageable: staged through a bounce buffer */
+        host_waits = sync || pageable;
+        /* NVIDIA's API synchronisation behaviour: from pageable memory (sync
+         * or async call) the host returns once the buffer has been copied to
+         * staging memory, the DMA of the last staged part still running */
+        if (pageable)
+            in_flight = copy_ns(bytes < cfg.staging_bytes ? bytes : cfg.staging_bytes, gbps);
     } else if (!dst_dev) {
         ck = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
         int pageable = dk == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
@@ -1731,9 +1749,16 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
          op.stream_id, ((double)op.start - (double)t0) / 1e6, (double)(op.end - op.start) / 1e6,
          host_waits ? " (host waits)" : "");
     report(&op);
-    if (host_waits)
-        sleep_until(op.end);
-    report_api(cbid, corr, t0, cudaSuccess);
+    if (host_waits) {
+        /* RATIONALE: the API record says when the call returned in
+         * simulated time (the instant slept to), so tests can tell
+         * "returned after staging" from "after the copy" under any load */
+        const uint64_t back = max_u64(op.end - in_flight, op.start);
+        sleep_until(back);
+        report_api_until(cbid, corr, t0, back, cudaSuccess);
+    } else {
+        report_api(cbid, corr, t0, cudaSuccess);
+    }
     return cudaSuccess;
 }
 

@@ -449,9 +449,13 @@ static void drain(enum drain_mode mode)
     size_t keep = 0;
     for (size_t i = 0; i < g_npending; i++) {
         struct pending p = g_pending[i];
-        if (mode != DRAIN_FORCE && p.op.end > now && p.kind != CUPTI_ACTIVITY_KIND_DEVICE) {
-            g_pending[keep++] = p;   /* not finished on the device yet */
-            continue;
+        if (p.op.end > now && p.kind != CUPTI_ACTIVITY_KIND_DEVICE) {
+            if (mode != DRAIN_FORCE) {
+                g_pending[keep++] = p;   /* not finished on the device yet */
+                continue;
+            }
+            /* forced out unfinished: as the real CUPTI, with unknown (0) times */
+            p.op.start = p.op.end = 0;
         }
         size_t sz = rec_size(p.kind);
         for (;;) {
@@ -639,9 +643,26 @@ CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind) { retur
 CUptiResult CUPTIAPI cuptiActivityEnableContext(CUcontext context, CUpti_ActivityKind kind) { return set_enabled(kind, 1); }
 CUptiResult CUPTIAPI cuptiActivityDisableContext(CUcontext context, CUpti_ActivityKind kind) { return set_enabled(kind, 0); }
 
+/* Set by our destructor: the library is torn down (the process is past its
+ * atexit handlers). A client that still asks for records gets an error and
+ * one line on stderr, where the real CUPTI's behaviour is undefined: the
+ * tests look for that line. */
+static _Atomic int g_torn_down;
+
+__attribute__((destructor)) static void tear_down(void)
+{
+    atomic_store(&g_torn_down, 1);
+}
+
 CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes,
                                                 CUpti_Activity **record)
 {
+    if (atomic_load(&g_torn_down)) {
+        static const char msg[] = "simcuda: cuptiActivityGetNextRecord after libcupti's teardown\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    }
     if (!buffer || !record)
         return CUPTI_ERROR_INVALID_PARAMETER;
     size_t at;

@@ -1,7 +1,7 @@
 /* sim_step.c — a training loop in C for the simulated GPU, in every mode.
  *
  *   sim_step [--steps N] [--batch-mb X] [--load-ms X] [--pinned HOW]
- *            [--kernel NAME]... [--comm NAME]
+ *            [--kernel NAME]... [--comm NAME] [--tail NAME]
  *
  * Built (tests/simcuda/rules.mk) against each mode's libcudart.so.12 or .13
  * and libcuda.so.1, with no nvcc: kernels are registered by name the way
@@ -23,7 +23,9 @@
  *              sees: only CUPTI knows the batch is pinned)
  *
  * At the end an 8-byte device-to-host copy into a pageable long, the frees,
- * and one JSON line on stderr (steps, median step time). A failing call
+ * one JSON line on stderr (steps, median step time), and with --tail one
+ * more kernel launched and not waited for: the process exits while it
+ * runs. A failing call
  * prints its name and code and exits 1 (test code: errors end it).
  */
 #include <cuda.h>
@@ -132,7 +134,7 @@ int main(int argc, char **argv)
 {
     int steps = 8;
     double batch_mb = 1, load_ms = 0;
-    const char *pinned = "0", *comm = NULL;
+    const char *pinned = "0", *comm = NULL, *tail = NULL;
     const char *kernels[MAX_KERNELS];
     int nkernels = 0;
     for (int i = 1; i < argc; i++) {
@@ -151,7 +153,9 @@ int main(int argc, char **argv)
             pinned = v;
         else if (strcmp(a, "--comm") == 0)
             comm = v;
-        else if (strcmp(a, "--kernel") == 0 && nkernels < MAX_KERNELS - 1)
+        else if (strcmp(a, "--tail") == 0)
+            tail = v;
+        else if (strcmp(a, "--kernel") == 0 && nkernels < MAX_KERNELS - 2)
             kernels[nkernels++] = v;
         else {
             fprintf(stderr, "sim_step: unknown option %s\n", a);
@@ -163,6 +167,9 @@ int main(int argc, char **argv)
         kernels[nkernels++] = "train_step_kernel";
     if (comm)
         kernels[nkernels++] = comm;
+    const int tail_k = nkernels;
+    if (tail)
+        kernels[nkernels++] = tail;
 
     /* one host stub address per kernel, registered under its device name */
     static char stubs[MAX_KERNELS];
@@ -197,7 +204,7 @@ int main(int argc, char **argv)
         memcpy(host, &s, sizeof s); /* the batch header: its index */
         nvtxRangePop();
         check("cudaMemcpyAsync", cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream));
-        for (int k = 0; k < nkernels; k++) {
+        for (int k = 0; k < (tail ? nkernels - 1 : nkernels); k++) {
             void *args[1] = {&dev};
             dim3 grid = {1, 1, 1}, block = {128, 1, 1};
             check(kernels[k], cudaLaunchKernel(&stubs[k], grid, block, args, 0, stream));
@@ -220,6 +227,11 @@ int main(int argc, char **argv)
                     "\"median_step_ms\":%.3f}\n",
             rtv, steps, pinned, steps > 0 ? step_ms[steps / 2] : 0.0);
     printf("sim_step: %d steps, runtime %d\n", steps, rtv);
+    if (tail) {
+        void *args[1] = {&dev};
+        dim3 grid = {1, 1, 1}, block = {128, 1, 1};
+        check(tail, cudaLaunchKernel(&stubs[tail_k], grid, block, args, 0, stream));
+    }
     free_batch(pinned, host);
     check("cudaFree", cudaFree(dev));
     check("cudaStreamDestroy", cudaStreamDestroy(stream));
