@@ -303,6 +303,18 @@ NCCL_ALLREDUCE = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgs
 NCCL_SHOWN = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 
 
+def share_in_steps(steps, intervals):
+    """The share of the steps' total time that the (disjoint) intervals
+    cover: the truth the report's shares are held to."""
+    step_ns = cover_ns = 0
+    for s in steps:
+        t0, t1 = s["ts_ns"], s["ts_ns"] + s["dur_ns"]
+        step_ns += t1 - t0
+        cover_ns += sum(min(t1, i["ts_ns"] + i["dur_ns"]) - max(t0, i["ts_ns"])
+                        for i in intervals if i["ts_ns"] < t1 and i["ts_ns"] + i["dur_ns"] > t0)
+    return cover_ns / step_ns
+
+
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_nccl_share_under_its_mangled_name(tmp_path, mode):
     """A step of 4 ms compute and a 2 ms NCCL all-reduce (CUPTI reports it
@@ -320,14 +332,7 @@ def test_nccl_share_under_its_mangled_name(tmp_path, mode):
     steps = sorted(of(recs, "range", name="train_step"), key=lambda r: r["ts_ns"])
     comm = of(recs, "gpu_kernel", name=NCCL_ALLREDUCE)
     assert len(steps) == 12 and len(comm) == 12
-    # the truth over the steps the report measures (the first is warm-up)
-    step_ns = comm_ns = 0
-    for s in steps[1:]:
-        t0, t1 = s["ts_ns"], s["ts_ns"] + s["dur_ns"]
-        step_ns += t1 - t0
-        comm_ns += sum(min(t1, k["ts_ns"] + k["dur_ns"]) - max(t0, k["ts_ns"])
-                       for k in comm if k["ts_ns"] < t1 and k["ts_ns"] + k["dur_ns"] > t0)
-    truth = comm_ns / step_ns
+    truth = share_in_steps(steps[1:], comm)  # the steps the report measures
     j = report_json(run)
     assert j["steps"]["measured"] == 11
     assert abs(j["share"]["gpu_comm"] - truth) <= 0.03, (j["share"], truth)
@@ -465,12 +470,7 @@ def test_pageable_copy_returns_after_staging(tmp_path):
     steps = sorted(of(recs, "range", name="train_step"), key=lambda r: r["ts_ns"])
     copies = of(recs, "gpu_memcpy", direction="HtoD", src_mem="pageable")
     assert len(copies) == 10 and all(abs(c["dur_ns"] - (8 << 20)) < 1000 for c in copies)
-    step_ns = copy_ns = 0
-    for s in steps[1:]:
-        t0, t1 = s["ts_ns"], s["ts_ns"] + s["dur_ns"]
-        step_ns += t1 - t0
-        copy_ns += sum(min(t1, c["ts_ns"] + c["dur_ns"]) - max(t0, c["ts_ns"])
-                       for c in copies if c["ts_ns"] < t1 and c["ts_ns"] + c["dur_ns"] > t0)
+    truth = share_in_steps(steps[1:], copies)
     j = report_json(tmp_path / "run")
-    assert abs(j["share"]["gpu_h2d_pageable"] - copy_ns / step_ns) <= 0.02, (j["share"], copy_ns / step_ns)
+    assert abs(j["share"]["gpu_h2d_pageable"] - truth) <= 0.02, (j["share"], truth)
     assert [a["setting"] for a in j["advice"]] == ["pin_memory"]
