@@ -621,6 +621,8 @@ static void on_event(lctx *c, const gs_event *e)
         p->notes++;
         if (e->aux == GS_NOTE_OUTPUT_FAILED)
             p->trace_stopped = 1;
+        if (e->aux == GS_NOTE_CUPTI_BUSY && !p->cupti_lost_ts)
+            p->cupti_lost_ts = e->ts; /* CUPTI left to another client (mid-run: GPU records) */
         return;
     case GS_K_EXIT:
         p->exited = 1;

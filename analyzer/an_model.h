@@ -129,6 +129,7 @@ typedef struct an_proc {
     uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;
     uint64_t host_pageable_bytes, host_pageable_ns, host_pageable_calls;
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
+    uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
     an_kstats kstats; /* GPU time per kernel name */
     an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
     /* role marker */

@@ -721,6 +721,40 @@ static const CUpti_ActivityKind g_kinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE,
 };
 
+/* ---- another client ------------------------------------------------------------------- */
+
+static _Atomic int g_foreign;       /* another client has called CUPTI */
+static char g_foreign_what[64];     /* its first call */
+static void *g_cupti_handle;        /* the libcupti we loaded */
+
+void *gs_cupti_sym(const char *name)
+{
+    return g_cupti_handle ? dlsym(g_cupti_handle, name) : NULL;
+}
+
+void gs_cupti_foreign_call(const char *what)
+{
+    if (!atomic_exchange(&g_foreign, 1))
+        snprintf(g_foreign_what, sizeof g_foreign_what, "%s", what);
+    int on = ST_ON;
+    if ((pid_t)syscall(SYS_getpid) != g_pid || !atomic_compare_exchange_strong(&g_state, &on, ST_OFF))
+        return; /* not holding CUPTI: the start, if it comes, steps back */
+    /* RATIONALE: one subscriber and one set of buffer callbacks per process:
+     * ours go, with what CUPTI holds of ours delivered first, so that the
+     * user's profiler gets exactly what it asks for. Our timestamp
+     * callback stays (CUPTI has no documented way to remove it); it is
+     * CLOCK_MONOTONIC, which cuptiGetTimestamp then also returns. */
+    gs_sink_held h = gs_sink_hold();
+    CUPTI_CALL(C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    read_dropped();
+    for (size_t i = 0; i < sizeof g_kinds / sizeof g_kinds[0]; i++)
+        C.cuptiActivityDisable(g_kinds[i]);
+    C.cuptiUnsubscribe(g_sub);
+    gs_sink_release(h);
+    cupti_give_up(GS_NOTE_CUPTI_BUSY,
+                  "another CUPTI client started (%s): CUPTI is left to it from here", what);
+}
+
 static int busy(CUptiResult r)
 {
     return r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
@@ -785,6 +819,12 @@ static void start_impl(void)
         cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE,
                       "CUPTI unavailable: %s is CUDA %d's CUPTI, the program runs CUDA %d", g_lib,
                       cupti_major(version), major);
+        return;
+    }
+    g_cupti_handle = h;
+    if (atomic_load(&g_foreign)) {
+        cupti_give_up(GS_NOTE_CUPTI_BUSY, "CUPTI is held by another profiler (it called %s first)",
+                      g_foreign_what);
         return;
     }
     CUptiResult r = CUPTI_CALL(C.cuptiSubscribe(&g_sub, api_callback, NULL));

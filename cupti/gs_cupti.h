@@ -47,6 +47,13 @@ enum {
  * set. Pure: reads only *a. */
 int gs_cupti_decode(const CUpti_Activity *a, gs_event *ev, const char **name);
 
+/* Another CUPTI client called `what` (gs_cupti_guest.c), before the call
+ * goes on: gpustarve gives CUPTI up (flush, disable, unsubscribe, one
+ * warning) when it holds it, and never takes it after. */
+void gs_cupti_foreign_call(const char *what);
+/* `name` from the libcupti the source loaded; NULL when none is. */
+void *gs_cupti_sym(const char *name);
+
 /* CUPTI's memory kind (CUpti_ActivityMemoryKind) as GS_MEM_*. */
 unsigned gs_cupti_mem_kind(unsigned cupti_kind);
 /* CUPTI's memcpy kind (CUpti_ActivityMemcpyKind) as GS_DIR_*. */

@@ -475,3 +475,46 @@ def test_pageable_copy_returns_after_staging(tmp_path):
     truth = share_in_steps(steps[j["steps"]["warmup"]:], copies)
     assert abs(j["share"]["gpu_h2d_pageable"] - truth) <= 0.02, (j["share"], truth)
     assert [a["setting"] for a in j["advice"]] == ["pin_memory"]
+
+
+# ---- another CUPTI subscriber: the user's profiler ----------------------------------------------
+
+def profiled_run(tmp_path, mode, start, steps, says):
+    """sim_step as its own profiler from step `start`, untraced and traced:
+    the same exit status and output (its profiler's record count `says`)."""
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d)
+    cmd = step_cmd(d, "--profile-from", str(start), steps=steps)
+    plain = run_plain(cmd, env=env)
+    assert plain.returncode == 0 and says in plain.stdout
+    p = run_traced(cmd, tmp_path / "run", env=env)
+    assert p.returncode == 0 and p.stdout == plain.stdout, p.stderr
+    return p
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_profiler_started_mid_run_gets_cupti(tmp_path, mode):
+    """The program starts its own profiler at step 3 (cuptiSubscribe,
+    buffer callbacks, kernel activity), while gpustarve holds CUPTI: gpustarve
+    hands CUPTI over — its records so far delivered, one warning — and the
+    profiler gets exactly what it gets untraced."""
+    p = profiled_run(tmp_path, mode, 3, 8, b"profiler: 5 kernel records\n")
+    one_warning(p, "another CUPTI client started (cuptiSubscribe): CUPTI is left to it")
+    recs, _, _ = dump(tmp_path / "run")
+    assert len(of(recs, "gpu_kernel")) == 3  # steps 0-2, before the profiler
+    assert len(of(recs, "cuda_memcpy", direction="HtoD")) == 8  # the hooks go on
+    assert [n["code"] for n in of(recs, "note")] == [3]
+    j = report_json(tmp_path / "run")
+    assert any("took CUPTI" in n for n in j["notes"]), j["notes"]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_profiler_started_first_keeps_cupti(tmp_path, mode):
+    """The program's profiler subscribes before its first CUDA call:
+    gpustarve never takes CUPTI (no replaced buffer callbacks), says so
+    once, and records the CUDA calls."""
+    p = profiled_run(tmp_path, mode, 0, 4, b"profiler: 4 kernel records\n")
+    one_warning(p, "CUPTI is held by another profiler (it called cuptiSubscribe first)")
+    recs, _, _ = dump(tmp_path / "run")
+    assert [r for r in recs if r["kind"].startswith("gpu_")] == []
+    assert len(of(recs, "cuda_memcpy", direction="HtoD")) == 4

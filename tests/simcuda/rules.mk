@@ -64,10 +64,10 @@ $(1)/libcuda.so.1: tests/simcuda/sim_cuda.c tests/simcuda/simcuda_link.h
 	@echo "  LD      $$@"
 	$$(Q)$$(CC) $$(SIMCUDA_BASE_CFLAGS) -I$(2) $(4) -shared -Wl,-soname,libcuda.so.1 -o $$@ $$< -ldl
 
-$(1)/sim_step: tests/simcuda/sim_step.c $(1)/libcudart.so.$(3) $(1)/libcuda.so.1
+$(1)/sim_step: tests/simcuda/sim_step.c $(1)/libcudart.so.$(3) $(1)/libcuda.so.1 $(1)/libcupti.so.$(3)
 	@echo "  CC      $$@"
 	$$(Q)$$(CC) $$(CSTD) $$(WARN) $$(OPT) -pthread -I$(2) -I$$(SIMCUDA_INC) $(4) -o $$@ $$< \
-	    $(1)/libcudart.so.$(3) $(1)/libcuda.so.1 -ldl
+	    $(1)/libcudart.so.$(3) $(1)/libcuda.so.1 $(1)/libcupti.so.$(3) -ldl
 
 $(1)/cuda_calls: tests/gpu/cuda_calls.c $(1)/libcudart.so.$(3)
 	@echo "  CC      $$@"

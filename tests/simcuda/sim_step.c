@@ -1,7 +1,7 @@
 /* sim_step.c — a training loop in C for the simulated GPU, in every mode.
  *
  *   sim_step [--steps N] [--batch-mb X] [--load-ms X] [--pinned HOW]
- *            [--kernel NAME]... [--comm NAME] [--tail NAME]
+ *            [--kernel NAME]... [--comm NAME] [--tail NAME] [--profile-from N]
  *
  * Built (tests/simcuda/rules.mk) against each mode's libcudart.so.12 or .13
  * and libcuda.so.1, with no nvcc: kernels are registered by name the way
@@ -22,6 +22,12 @@
  *   dlsym      cuMemHostAlloc from dlsym on libcuda.so.1 (a path no hook
  *              sees: only CUPTI knows the batch is pinned)
  *
+ * --profile-from N makes the program its own profiler from step N (0: before
+ * its first CUDA call), as torch.profiler would: cuptiSubscribe,
+ * cuptiActivityRegisterCallbacks, cuptiActivityEnable(CONCURRENT_KERNEL)
+ * through the libcupti it links; at the end it prints how many kernel
+ * records its profiler got.
+ *
  * At the end an 8-byte device-to-host copy into a pageable long, the frees,
  * one JSON line on stderr (steps, median step time), and with --tail one
  * more kernel launched and not waited for: the process exits while it
@@ -30,6 +36,7 @@
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <dlfcn.h>
@@ -69,6 +76,41 @@ static int cmp_double(const void *a, const void *b)
 }
 
 typedef CUresult (*host_alloc_fn)(void **, size_t, unsigned int);
+
+/* ---- the program's own profiler (--profile-from) ------------------------------ */
+
+static size_t prof_kernels;
+
+static void CUPTIAPI prof_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *size = 1 << 20;
+    *buffer = aligned_alloc(8, *size);
+    *max_records = 0;
+}
+
+static void CUPTIAPI prof_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                   size_t valid)
+{
+    CUpti_Activity *r = NULL;
+    while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
+        if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            prof_kernels++;
+    free(buffer);
+}
+
+static void CUPTIAPI prof_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id,
+                                   const void *data)
+{
+}
+
+static void profiler_start(void)
+{
+    CUpti_SubscriberHandle sub;
+    check("cuptiSubscribe", cuptiSubscribe(&sub, prof_callback, NULL));
+    check("cuptiActivityRegisterCallbacks",
+          cuptiActivityRegisterCallbacks(prof_request, prof_complete));
+    check("cuptiActivityEnable", cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+}
 
 static void *alloc_batch(const char *how, size_t bytes)
 {
@@ -135,6 +177,7 @@ int main(int argc, char **argv)
     int steps = 8;
     double batch_mb = 1, load_ms = 0;
     const char *pinned = "0", *comm = NULL, *tail = NULL;
+    int profile_from = -1;
     const char *kernels[MAX_KERNELS];
     int nkernels = 0;
     for (int i = 1; i < argc; i++) {
@@ -155,6 +198,8 @@ int main(int argc, char **argv)
             comm = v;
         else if (strcmp(a, "--tail") == 0)
             tail = v;
+        else if (strcmp(a, "--profile-from") == 0)
+            profile_from = atoi(v);
         else if (strcmp(a, "--kernel") == 0 && nkernels < MAX_KERNELS - 2)
             kernels[nkernels++] = v;
         else {
@@ -171,6 +216,8 @@ int main(int argc, char **argv)
     if (tail)
         kernels[nkernels++] = tail;
 
+    if (profile_from == 0)
+        profiler_start();
     /* one host stub address per kernel, registered under its device name */
     static char stubs[MAX_KERNELS];
     static char fatbin[16];
@@ -194,6 +241,8 @@ int main(int argc, char **argv)
 
     double *step_ms = calloc((size_t)(steps > 0 ? steps : 1), sizeof *step_ms);
     for (int s = 0; s < steps; s++) {
+        if (profile_from > 0 && s == profile_from)
+            profiler_start();
         double t0 = now_ms();
         nvtxRangePushA("train_step");
         nvtxRangePushA("next_batch");
@@ -227,6 +276,10 @@ int main(int argc, char **argv)
                     "\"median_step_ms\":%.3f}\n",
             rtv, steps, pinned, steps > 0 ? step_ms[steps / 2] : 0.0);
     printf("sim_step: %d steps, runtime %d\n", steps, rtv);
+    if (profile_from >= 0) {
+        check("cuptiActivityFlushAll", cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+        printf("profiler: %zu kernel records\n", prof_kernels);
+    }
     if (tail) {
         void *args[1] = {&dev};
         dim3 grid = {1, 1, 1}, block = {128, 1, 1};
