@@ -107,7 +107,11 @@ int an_kernel_is_comm(const char *name)
         return 0;
     char base[512];
     an_kernel_base(name, base, sizeof base);
-    return strncmp(base, "nccl", 4) == 0 || strstr(base, "Nccl") != NULL;
+    /* RATIONALE: oneRankReduce is NCCL's own kernel for a collective on a
+     * one-rank communicator (a reduction that scales, such as ncclAvg): the
+     * whole of a single-GPU DDP step's communication */
+    return strncmp(base, "nccl", 4) == 0 || strstr(base, "Nccl") != NULL ||
+           strcmp(base, "oneRankReduce") == 0;
 }
 
 /* ---- GPU time per name ------------------------------------------------------------ */

@@ -24,7 +24,7 @@ const char *an_kernel_base(const char *name, char *out, size_t n);
 
 /* 1 when the kernel moves data between GPUs: NCCL's kernels, whatever
  * their mangling (ncclDevKernel_*, ncclKernel_*, and other nccl* / *Nccl*
- * function names). */
+ * function names, and NCCL's one-rank oneRankReduce). */
 int an_kernel_is_comm(const char *name);
 
 /* GPU time per kernel name (string id) of one process. */

@@ -518,3 +518,18 @@ def test_profiler_started_first_keeps_cupti(tmp_path, mode):
     recs, _, _ = dump(tmp_path / "run")
     assert [r for r in recs if r["kind"].startswith("gpu_")] == []
     assert len(of(recs, "cuda_memcpy", direction="HtoD")) == 4
+
+
+def test_validate_script_on_the_simulator():
+    """tests/gpu/validate.sh, the real-GPU validation, proven on the
+    simulator: every case it can run there passes (torch needs a driver)."""
+    if not os.path.exists(os.path.join(SIM, "sim_step")):
+        pytest.skip("simulator not built")
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu",
+                          "validate.sh")
+    p = run_plain([script, "--sim", "--steps", "6"], env=clean_env(), timeout=600)
+    out = p.stdout.decode()
+    assert p.returncode == 0, out[-3000:] + p.stderr.decode()[-2000:]
+    for case in ("train_loop_pinned0", "train_loop_pinned1", "sim_nccl_step", "sim_own_profiler"):
+        assert "== PASS %s\n" % case in out, out[-3000:]
+    assert "SKIP torch_cuda (--sim" in out

@@ -18,6 +18,8 @@ static const char *const nccl[] = {
     "_Z21ncclDevKernel_Generic24ncclDevKernelArgsStorageILm4096EE",
     /* NCCL before 2.19 named its kernels extern "C"-like, unmangled */
     "ncclKernel_AllReduce_RING_LL_Sum_float",
+    /* a collective on a one-rank communicator (single-GPU DDP with ncclAvg) */
+    "_ZN43_GLOBAL__N__f824cfd9_10_onerank_cu_fdf4799013oneRankReduceI13FuncPreMulSumIfEEEvPvS3_mmb",
 };
 
 static const char torch_elementwise[] =
@@ -49,6 +51,7 @@ static void test_base(void)
     ASSERT_TRUE(strcmp(an_kernel_base(torch_elementwise, out, sizeof out),
                        "vectorized_elementwise_kernel") == 0);
     ASSERT_TRUE(strcmp(an_kernel_base("_ZN12_GLOBAL__N_16kernelEv", out, sizeof out), "kernel") == 0);
+    ASSERT_TRUE(strcmp(an_kernel_base(nccl[5], out, sizeof out), "oneRankReduce") == 0);
     ASSERT_TRUE(strcmp(an_kernel_base("train_step_kernel", out, sizeof out), "train_step_kernel") == 0);
 }
 
