@@ -17,6 +17,8 @@ import os
 import socket
 import sys
 
+from gpu_torch import torch_with_cuda
+
 
 def free_port():
     with socket.socket() as s:
@@ -28,15 +30,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=20)
     a = ap.parse_args()
-    try:
-        import torch
-        import torch.distributed as dist
-    except Exception as e:  # noqa: BLE001 - any import failure means "no torch"
-        print("torch_ddp: torch not importable: %s" % e, file=sys.stderr)
+    torch = torch_with_cuda("torch_ddp")
+    if torch is None:
         return 3
-    if not torch.cuda.is_available() or not dist.is_nccl_available():
-        print("torch_ddp: torch %s has no CUDA device or no NCCL" % torch.__version__,
-              file=sys.stderr)
+    import torch.distributed as dist
+    if not dist.is_nccl_available():
+        print("torch_ddp: torch %s has no NCCL" % torch.__version__, file=sys.stderr)
         return 3
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(free_port()))

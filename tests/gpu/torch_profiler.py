@@ -14,21 +14,18 @@ import argparse
 import json
 import sys
 
+from gpu_torch import torch_with_cuda
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--profile-from", type=int, default=4)
     a = ap.parse_args()
-    try:
-        import torch
-        from torch.profiler import ProfilerActivity, profile
-    except Exception as e:  # noqa: BLE001
-        print("torch_profiler: torch not importable: %s" % e, file=sys.stderr)
+    torch = torch_with_cuda("torch_profiler")
+    if torch is None:
         return 3
-    if not torch.cuda.is_available():
-        print("torch_profiler: no CUDA device", file=sys.stderr)
-        return 3
+    from torch.profiler import ProfilerActivity, profile
     dev = torch.device("cuda")
     model = torch.nn.Linear(2048, 2048).to(dev)
     x = torch.randn(512, 2048, device=dev)
