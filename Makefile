@@ -84,8 +84,9 @@ $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 
 # ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analyzer's
 # model files analyzer/an_*.c) ------------------------------------------------
-AN_SRC    := $(wildcard analyzer/an_*.c)
-UNIT_DEPS := $(TRACE_SRC) $(AN_SRC) $(wildcard trace/*.h analyzer/*.h tests/unit/*.h)
+# (and the output primitives analyzer/out_*.c some of them write through)
+AN_SRC    := $(wildcard analyzer/an_*.c analyzer/out_*.c)
+UNIT_DEPS := $(TRACE_SRC) $(AN_SRC) $(wildcard trace/*.h analyzer/*.h tests/unit/*.h) tests/gs_check.h
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 .PHONY: unit-bins
@@ -93,7 +94,7 @@ unit-bins: $(UNIT_BINS)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
+	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # Same tests built with AddressSanitizer + UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -101,7 +102,7 @@ SAN_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/san/%,$(UNIT_SRC))
 $(BUILD)/san/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # ---- test tools (tests/tools/*.c, linked with trace/) ---------------------
 TOOL_BINS := $(BUILD)/tests/gs_mktrace

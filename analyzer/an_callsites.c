@@ -759,79 +759,67 @@ void an_cs_write_text(const an_cs *cs, an_cs_emit_fn emit, void *ctx, unsigned i
     }
 }
 
-static void json_str(an_cs_emit_fn emit, void *ctx, const char *s)
+void an_cs_write_json(const an_cs *cs, gs_jw *w)
 {
-    if (!s) {
-        emit(ctx, "null", 4);
-        return;
-    }
-    emit(ctx, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char b[8];
-        if (*p == '"' || *p == '\\') {
-            b[0] = '\\';
-            b[1] = (char)*p;
-            emit(ctx, b, 2);
-        } else if (*p < 0x20) {
-            int n = snprintf(b, sizeof b, "\\u%04x", *p);
-            emit(ctx, b, (size_t)n);
-        } else {
-            emit(ctx, (const char *)p, 1);
-        }
-    }
-    emit(ctx, "\"", 1);
-}
-
-void an_cs_write_json(const an_cs *cs, an_cs_emit_fn emit, void *ctx)
-{
-    emitf(emit, ctx, "{\"stacks\":%s,\"python_frames\":", cs->has_stacks ? "true" : "false");
-    json_str(emit, ctx, cs->note[0] ? cs->note : NULL);
-    emit(ctx, ",\"findings\":[", 13);
-    int first = 1;
+    gs_jw_obj(w);
+    gs_jw_kbool(w, "stacks", cs->has_stacks);
+    gs_jw_kstr(w, "python_frames", cs->note[0] ? cs->note : NULL);
+    gs_jw_key(w, "findings");
+    gs_jw_arr(w);
     for (int k = 0; k < AN_CS_NFIND; k++) {
         const an_cs_find *f = &cs->find[k];
         if (!f->calls)
             continue;
-        emitf(emit, ctx,
-              "%s{\"finding\":\"%s\",\"calls\":%llu,\"time_ns\":%llu,\"bytes\":%llu,"
-              "\"stacked_events\":%llu,\"call_stacks\":%zu,\"sites\":[",
-              first ? "" : ",", k_names[k], (unsigned long long)f->calls,
-              (unsigned long long)f->time_ns, (unsigned long long)f->bytes,
-              (unsigned long long)f->stacked, f->nsites_all);
-        first = 0;
+        gs_jw_obj(w);
+        gs_jw_kstr(w, "finding", k_names[k]);
+        gs_jw_ku64(w, "calls", f->calls);
+        gs_jw_ku64(w, "time_ns", f->time_ns);
+        gs_jw_ku64(w, "bytes", f->bytes);
+        gs_jw_ku64(w, "stacked_events", f->stacked);
+        gs_jw_ku64(w, "call_stacks", f->nsites_all);
+        gs_jw_key(w, "sites");
+        gs_jw_arr(w);
         for (size_t i = 0; i < f->nsites; i++) {
             const an_cs_site *s = &f->sites[i];
-            emitf(emit, ctx,
-                  "%s{\"share\":%.4f,\"time_ns_est\":%.0f,\"calls_est\":%.0f,\"bytes_est\":%.0f,"
-                  "\"samples\":%llu,\"processes\":%u,\"frames\":[",
-                  i ? "," : "", s->share, s->est_ns, s->est_calls, s->est_bytes,
-                  (unsigned long long)s->samples, s->nprocs);
+            gs_jw_obj(w);
+            gs_jw_kfixed(w, "share", s->share, 4);
+            gs_jw_kfixed(w, "time_ns_est", s->est_ns, 0);
+            gs_jw_kfixed(w, "calls_est", s->est_calls, 0);
+            gs_jw_kfixed(w, "bytes_est", s->est_bytes, 0);
+            gs_jw_ku64(w, "samples", s->samples);
+            gs_jw_ku64(w, "processes", s->nprocs);
+            gs_jw_key(w, "frames");
+            gs_jw_arr(w);
             for (uint32_t j = 0; j < s->nframes; j++) {
                 const an_cs_frame *fr = &s->frames[j];
-                emit(ctx, j ? ",{\"function\":" : "{\"function\":", j ? 13 : 12);
-                json_str(emit, ctx, fr->func[0] ? fr->func : NULL);
+                gs_jw_obj(w);
+                gs_jw_kstr(w, "function", fr->func[0] ? fr->func : NULL);
+                gs_jw_key(w, "function_offset");
                 if (fr->func[0] && fr->func_off != AN_SYM_OFF_UNKNOWN)
-                    emitf(emit, ctx, ",\"function_offset\":%llu,\"file\":",
-                          (unsigned long long)fr->func_off);
+                    gs_jw_u64(w, fr->func_off);
                 else
-                    emitf(emit, ctx, ",\"function_offset\":null,\"file\":");
-                json_str(emit, ctx, fr->file[0] ? fr->file : NULL);
+                    gs_jw_null(w);
+                gs_jw_kstr(w, "file", fr->file[0] ? fr->file : NULL);
+                gs_jw_key(w, "line");
                 if (fr->line)
-                    emitf(emit, ctx, ",\"line\":%u", fr->line);
+                    gs_jw_u64(w, fr->line);
                 else
-                    emit(ctx, ",\"line\":null", 12);
-                emit(ctx, ",\"module\":", 10);
-                json_str(emit, ctx, fr->module);
-                emitf(emit, ctx, ",\"module_offset\":%llu,\"address\":%llu,\"build_id\":",
-                      (unsigned long long)fr->offset, (unsigned long long)fr->addr);
-                json_str(emit, ctx, fr->build_id && fr->build_id[0] ? fr->build_id : NULL);
-                emitf(emit, ctx, ",\"symbolised\":\"%s\"}", status_name(fr->status));
+                    gs_jw_null(w);
+                gs_jw_kstr(w, "module", fr->module);
+                gs_jw_ku64(w, "module_offset", fr->offset);
+                gs_jw_ku64(w, "address", fr->addr);
+                gs_jw_kstr(w, "build_id", fr->build_id && fr->build_id[0] ? fr->build_id : NULL);
+                gs_jw_kstr(w, "symbolised", status_name(fr->status));
+                gs_jw_end(w);
             }
-            emit(ctx, "]}", 2);
+            gs_jw_end(w);
+            gs_jw_end(w);
         }
-        emit(ctx, "]}", 2);
+        gs_jw_end(w);
+        gs_jw_end(w);
     }
-    emit(ctx, "]}", 2);
+    gs_jw_end(w);
+    gs_jw_end(w);
 }
 
 void an_cs_mapping(an_cs *cs, const gs_reader *r, const gs_event *ev)

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "gs_trace.h"
+#include "out_json.h"
 
 enum an_cs_finding {
     AN_CS_SMALL_READS = 0, /* read family on files, fewer than 64 KiB asked */
@@ -99,11 +100,11 @@ const char *an_cs_python_note(const an_cs *cs);
 /* One frame as text: "func+0x1f (file.c:12) in module" etc. */
 void an_cs_frame_text(const an_cs_frame *f, char *buf, size_t cap);
 /* Text block (indent spaces before each line; at most max_frames frames per
- * site, 0 = all) and the JSON object {"stacks":..,"python_frames":..,
- * "findings":[...]} (no newline). */
+ * site, 0 = all), and the JSON object {"stacks":..,"python_frames":..,
+ * "findings":[...]} as one value of w (no newline). */
 void an_cs_write_text(const an_cs *cs, an_cs_emit_fn emit, void *ctx, unsigned indent,
                       unsigned max_frames);
-void an_cs_write_json(const an_cs *cs, an_cs_emit_fn emit, void *ctx);
+void an_cs_write_json(const an_cs *cs, gs_jw *w);
 
 /* After an_cs_finish, for a second pass over the files (the Perfetto
  * export): per process an_cs_proc_begin, then an_cs_mapping for each event

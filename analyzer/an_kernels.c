@@ -1,5 +1,6 @@
 /* an_kernels.c — GPU kernel names: for people (demangled), by class
- * (communication or compute), and GPU time per name.
+ * (communication or compute), and GPU time per name; the busy class of a
+ * GPU record.
  *
  * Responsible for: demangling through the C++ runtime (__cxa_demangle,
  * linked from libstdc++), finding the function's own name in a demangled
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #include "an_kernels.h"
+#include "an_timeline.h"
+#include "gs_trace.h"
 
 /* The Itanium C++ ABI demangler of the C++ runtime (cxxabi.h, for C). */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -112,6 +115,24 @@ int an_kernel_is_comm(const char *name)
      * whole of a single-GPU DDP step's communication */
     return strncmp(base, "nccl", 4) == 0 || strstr(base, "Nccl") != NULL ||
            strcmp(base, "oneRankReduce") == 0;
+}
+
+unsigned an_gpu_busy(const gs_event *e, int comm)
+{
+    if (e->kind == GS_K_GPU_KERNEL)
+        return comm ? AN_BUSY_COMM : AN_BUSY_COMPUTE;
+    if (e->kind != GS_K_GPU_MEMCPY)
+        return AN_BUSY_OTHER;
+    if (gs_copy_dir(e) == GS_DIR_PTOP)
+        return AN_BUSY_COMM; /* between GPUs: what NCCL's peer-to-peer transport does */
+    if (gs_copy_dir(e) == GS_DIR_HTOD) {
+        const unsigned k = gs_copy_src_mem(e);
+        if (k == GS_MEM_PAGEABLE)
+            return AN_BUSY_H2D_PAGEABLE;
+        if (k == GS_MEM_PINNED)
+            return AN_BUSY_H2D_PINNED;
+    }
+    return AN_BUSY_OTHER;
 }
 
 /* ---- GPU time per name ------------------------------------------------------------ */

@@ -1,6 +1,6 @@
 /* an_kernels.h — what a GPU kernel's name says: its name for people
- * (demangled) and its class (communication or compute), and the GPU time
- * per kernel name of a process.
+ * (demangled) and its class (communication or compute), the busy class of
+ * every GPU record, and the GPU time per kernel name of a process.
  *
  * Must never: demangle by hand (the C++ runtime's __cxa_demangle does it),
  * or print.
@@ -26,6 +26,15 @@ const char *an_kernel_base(const char *name, char *out, size_t n);
  * their mangling (ncclDevKernel_*, ncclKernel_*, and other nccl* / *Nccl*
  * function names, and NCCL's one-rank oneRankReduce). */
 int an_kernel_is_comm(const char *name);
+
+/* What a GPU record (gpu_kernel, gpu_memcpy, gpu_memset) keeps the GPU busy
+ * with, an enum an_busy (an_timeline.h): a kernel by its name's class (comm:
+ * an_kernel_is_comm of its name, for the caller to cache), a peer-to-peer
+ * copy as communication, a host-to-device copy by the host memory CUPTI
+ * saw (pageable, pinned), any other copy or memset as other. The one rule
+ * for the analysis (an_events.c) and the HTML timeline (report_pass2.c). */
+struct gs_event;
+unsigned an_gpu_busy(const struct gs_event *e, int comm);
 
 /* GPU time per kernel name (string id) of one process. */
 typedef struct an_kstat {

@@ -255,223 +255,172 @@ static void judge(const side *A, const side *B, const pred *pr, size_t npr, doub
         v->outcome = v->err_rel < 0 ? "beaten" : "missed";
 }
 
-static void side_json(gs_out *o, const side *s)
+static void side_json(gs_jw *w, const side *s)
 {
     const an_result *r = &s->res;
     const an_proc *tr = r->trainer;
-    gs_out_str(o, "{");
-    rep_json_key(o, "dir");
-    gs_json_cstr(o, s->dir);
-    gs_out_str(o, ",");
-    rep_json_key(o, "argv");
-    gs_json_cstr(o, tr->argv);
-    gs_out_str(o, ",");
-    rep_json_key(o, "steps_measured");
-    gs_out_u64(o, r->measured);
-    gs_out_str(o, ",");
-    rep_json_key(o, "steps_source");
-    gs_json_cstr(o, an_source_name(r->source));
-    gs_out_str(o, ",");
-    rep_json_key(o, "step_ms");
-    gs_out_str(o, "{");
-    rep_json_key(o, "median");
-    rep_json_num(o, r->step_ms_median);
-    gs_out_str(o, ",");
-    rep_json_key(o, "p90");
-    rep_json_num(o, r->step_ms_p90);
-    gs_out_str(o, ",");
-    rep_json_key(o, "p25");
-    rep_json_num(o, pct(s->dur, s->n, 0.25));
-    gs_out_str(o, ",");
-    rep_json_key(o, "p75");
-    rep_json_num(o, pct(s->dur, s->n, 0.75));
-    gs_out_str(o, ",");
-    rep_json_key(o, "mean");
-    rep_json_num(o, r->step_ms_mean);
-    gs_out_str(o, "},");
-    rep_json_key(o, "share");
-    gs_out_str(o, "{");
-    for (int k = 0; k < AN_NSH; k++) {
-        if (k)
-            gs_out_str(o, ",");
-        rep_json_key(o, an_share_names[k]);
-        gs_out_printf(o, "%.9f", r->share[k]);
-    }
-    gs_out_str(o, "},");
-    rep_json_key(o, "bytes_read");
-    gs_out_u64(o, r->worker_bytes);
-    gs_out_str(o, ",");
-    rep_json_key(o, "pageable_copy_ms_per_step");
-    rep_json_num(o, s->pageable_ms);
-    gs_out_str(o, ",");
-    rep_json_key(o, "pageable_h2d_bytes");
-    gs_out_u64(o, s->pageable_bytes);
-    gs_out_str(o, ",");
-    rep_json_verdict(o, r);
-    gs_out_str(o, ",");
-    rep_json_key(o, "dataloader");
-    gs_out_str(o, "{");
-    rep_json_dataloader_settings(o, tr);
-    gs_out_str(o, "},");
-    rep_json_key(o, "workers_seen");
-    gs_out_u64(o, r->nworkers);
-    gs_out_str(o, ",");
-    rep_json_key(o, "advice");
-    gs_out_str(o, "[");
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "dir", s->dir);
+    gs_jw_kstr(w, "argv", tr->argv);
+    gs_jw_ku64(w, "steps_measured", r->measured);
+    gs_jw_kstr(w, "steps_source", an_source_name(r->source));
+    gs_jw_key(w, "step_ms");
+    gs_jw_obj(w);
+    gs_jw_key(w, "median");
+    rep_json_num(w, r->step_ms_median);
+    gs_jw_key(w, "p90");
+    rep_json_num(w, r->step_ms_p90);
+    gs_jw_key(w, "p25");
+    rep_json_num(w, pct(s->dur, s->n, 0.25));
+    gs_jw_key(w, "p75");
+    rep_json_num(w, pct(s->dur, s->n, 0.75));
+    gs_jw_key(w, "mean");
+    rep_json_num(w, r->step_ms_mean);
+    gs_jw_end(w);
+    gs_jw_key(w, "share");
+    gs_jw_obj(w);
+    for (int k = 0; k < AN_NSH; k++)
+        gs_jw_kfixed(w, an_share_names[k], r->share[k], 9);
+    gs_jw_end(w);
+    gs_jw_ku64(w, "bytes_read", r->worker_bytes);
+    gs_jw_key(w, "pageable_copy_ms_per_step");
+    rep_json_num(w, s->pageable_ms);
+    gs_jw_ku64(w, "pageable_h2d_bytes", s->pageable_bytes);
+    rep_json_verdict(w, r);
+    gs_jw_key(w, "dataloader");
+    gs_jw_obj(w);
+    rep_json_dataloader_settings(w, tr);
+    gs_jw_end(w);
+    gs_jw_ku64(w, "workers_seen", r->nworkers);
+    gs_jw_key(w, "advice");
+    gs_jw_arr(w);
     for (size_t i = 0; i < r->nadvice; i++) {
         const an_advice *a = &r->advice[i];
-        gs_out_str(o, i ? ",{" : "{");
-        rep_json_advice_setting(o, a);
-        gs_out_str(o, ",");
-        rep_json_key(o, "predicted_step_ms");
-        rep_json_num(o, a->predicted_step_ms);
-        gs_out_str(o, "}");
+        gs_jw_obj(w);
+        rep_json_advice_setting(w, a);
+        gs_jw_key(w, "predicted_step_ms");
+        rep_json_num(w, a->predicted_step_ms);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "]}");
+    gs_jw_end(w);
+    gs_jw_end(w);
+}
+
+/* A number, or null when no prediction was applied. */
+static void num_if(gs_jw *w, const char *key, int have, double v)
+{
+    gs_jw_key(w, key);
+    if (have)
+        rep_json_num(w, v);
+    else
+        gs_jw_null(w);
 }
 
 static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, size_t npr,
                        const verdict *v, double tol)
 {
-    gs_out_str(o, "{");
-    rep_json_key(o, "schema");
-    gs_json_cstr(o, "gpustarve.compare/1");
-    gs_out_str(o, ",\n");
-    rep_json_key(o, "a");
-    side_json(o, A);
-    gs_out_str(o, ",\n");
-    rep_json_key(o, "b");
-    side_json(o, B);
-    gs_out_str(o, ",\n");
-    rep_json_key(o, "change");
-    gs_out_str(o, "{");
-    rep_json_key(o, "step_ms_median");
-    rep_json_num(o, v->change_ms);
-    gs_out_str(o, ",");
-    rep_json_key(o, "step_ms_median_rel");
-    rep_json_num(o, v->change_rel);
-    gs_out_str(o, ",");
-    rep_json_key(o, "step_ms_p90");
-    rep_json_num(o, B->res.step_ms_p90 - A->res.step_ms_p90);
-    gs_out_str(o, ",");
-    rep_json_key(o, "share");
-    gs_out_str(o, "{");
-    for (int k = 0; k < AN_NSH; k++) {
-        if (k)
-            gs_out_str(o, ",");
-        rep_json_key(o, an_share_names[k]);
-        gs_out_printf(o, "%.9f", B->res.share[k] - A->res.share[k]);
-    }
-    gs_out_str(o, "},");
-    rep_json_key(o, "bytes_read");
-    gs_out_i64(o, (int64_t)B->res.worker_bytes - (int64_t)A->res.worker_bytes);
-    gs_out_str(o, ",");
-    rep_json_key(o, "pageable_copy_ms_per_step");
-    rep_json_num(o, B->pageable_ms - A->pageable_ms);
-    gs_out_str(o, ",");
-    rep_json_key(o, "dataloader");
-    gs_out_str(o, "[");
-    int first = 1;
+    gs_jw jw, *w = &jw;
+    gs_jw_init(w, o);
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "schema", "gpustarve.compare/1");
+    gs_jw_newline(w, "\n");
+    gs_jw_key(w, "a");
+    side_json(w, A);
+    gs_jw_newline(w, "\n");
+    gs_jw_key(w, "b");
+    side_json(w, B);
+    gs_jw_newline(w, "\n");
+
+    gs_jw_key(w, "change");
+    gs_jw_obj(w);
+    gs_jw_key(w, "step_ms_median");
+    rep_json_num(w, v->change_ms);
+    gs_jw_key(w, "step_ms_median_rel");
+    rep_json_num(w, v->change_rel);
+    gs_jw_key(w, "step_ms_p90");
+    rep_json_num(w, B->res.step_ms_p90 - A->res.step_ms_p90);
+    gs_jw_key(w, "share");
+    gs_jw_obj(w);
+    for (int k = 0; k < AN_NSH; k++)
+        gs_jw_kfixed(w, an_share_names[k], B->res.share[k] - A->res.share[k], 9);
+    gs_jw_end(w);
+    gs_jw_ki64(w, "bytes_read", (int64_t)B->res.worker_bytes - (int64_t)A->res.worker_bytes);
+    gs_jw_key(w, "pageable_copy_ms_per_step");
+    rep_json_num(w, B->pageable_ms - A->pageable_ms);
+    gs_jw_key(w, "dataloader");
+    gs_jw_arr(w);
     for (size_t i = 0; i < REP_NCFG; i++) {
-        const char *a = rep_cfg_value(A->res.trainer, rep_cfg_keys[i]), *b = rep_cfg_value(B->res.trainer, rep_cfg_keys[i]);
+        const char *a = an_cfg_value(A->res.trainer, rep_cfg_keys[i]);
+        const char *b = an_cfg_value(B->res.trainer, rep_cfg_keys[i]);
         if ((!a && !b) || (a && b && !strcmp(a, b)))
             continue;
-        gs_out_str(o, first ? "{" : ",{");
-        first = 0;
-        rep_json_key(o, "key");
-        gs_json_cstr(o, rep_cfg_keys[i]);
-        gs_out_str(o, ",");
-        rep_json_key(o, "a");
-        rep_json_cfg(o, a);
-        gs_out_str(o, ",");
-        rep_json_key(o, "b");
-        rep_json_cfg(o, b);
-        gs_out_str(o, "}");
+        gs_jw_obj(w);
+        gs_jw_kstr(w, "key", rep_cfg_keys[i]);
+        gs_jw_key(w, "a");
+        rep_json_cfg(w, a);
+        gs_jw_key(w, "b");
+        rep_json_cfg(w, b);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "]},\n");
-    rep_json_key(o, "helped");
-    gs_out_str(o, "{");
-    rep_json_key(o, "label");
-    gs_json_cstr(o, v->label);
-    gs_out_str(o, ",");
-    rep_json_key(o, "test");
-    gs_json_cstr(o, "mann-whitney-u");
-    gs_out_str(o, ",");
-    rep_json_key(o, "p_value");
-    rep_json_num(o, v->t.p);
-    gs_out_str(o, ",");
-    rep_json_key(o, "z");
-    rep_json_num(o, v->t.z);
-    gs_out_str(o, ",");
-    rep_json_key(o, "p_b_step_shorter");
-    rep_json_num(o, v->t.p_b_faster);
-    gs_out_str(o, ",");
-    rep_json_key(o, "alpha");
-    rep_json_num(o, ALPHA);
-    gs_out_str(o, ",");
-    rep_json_key(o, "min_rel_change");
-    rep_json_num(o, MIN_REL_CHANGE);
-    gs_out_str(o, ",");
-    rep_json_key(o, "n_a");
-    gs_out_u64(o, A->n);
-    gs_out_str(o, ",");
-    rep_json_key(o, "n_b");
-    gs_out_u64(o, B->n);
-    gs_out_str(o, "},\n");
-    rep_json_key(o, "prediction");
-    gs_out_str(o, "{");
-    rep_json_key(o, "outcome");
-    gs_json_cstr(o, v->outcome);
-    gs_out_str(o, ",");
-    rep_json_key(o, "held");
-    gs_out_str(o, !strcmp(v->outcome, "held") ? "true" : v->napplied ? "false" : "null");
-    gs_out_str(o, ",");
-    rep_json_key(o, "tolerance");
-    rep_json_num(o, tol);
-    gs_out_str(o, ",");
-    rep_json_key(o, "applied");
-    gs_json_cstr(o, v->napplied ? v->applied_text : NULL);
-    gs_out_str(o, ",");
-    rep_json_key(o, "predicted_step_ms");
-    if (v->napplied)
-        rep_json_num(o, v->predicted);
+    gs_jw_end(w);
+    gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+
+    gs_jw_key(w, "helped");
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "label", v->label);
+    gs_jw_kstr(w, "test", "mann-whitney-u");
+    gs_jw_key(w, "p_value");
+    rep_json_num(w, v->t.p);
+    gs_jw_key(w, "z");
+    rep_json_num(w, v->t.z);
+    gs_jw_key(w, "p_b_step_shorter");
+    rep_json_num(w, v->t.p_b_faster);
+    gs_jw_key(w, "alpha");
+    rep_json_num(w, ALPHA);
+    gs_jw_key(w, "min_rel_change");
+    rep_json_num(w, MIN_REL_CHANGE);
+    gs_jw_ku64(w, "n_a", A->n);
+    gs_jw_ku64(w, "n_b", B->n);
+    gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+
+    gs_jw_key(w, "prediction");
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "outcome", v->outcome);
+    gs_jw_key(w, "held");
+    if (!strcmp(v->outcome, "held"))
+        gs_jw_bool(w, 1);
+    else if (v->napplied)
+        gs_jw_bool(w, 0);
     else
-        gs_out_str(o, "null");
-    gs_out_str(o, ",");
-    rep_json_key(o, "actual_step_ms");
-    if (v->napplied)
-        rep_json_num(o, v->actual);
-    else
-        gs_out_str(o, "null");
-    gs_out_str(o, ",");
-    rep_json_key(o, "error_rel");
-    if (v->napplied)
-        rep_json_num(o, v->err_rel);
-    else
-        gs_out_str(o, "null");
-    gs_out_str(o, ",");
-    rep_json_key(o, "advice");
-    gs_out_str(o, "[");
+        gs_jw_null(w);
+    gs_jw_key(w, "tolerance");
+    rep_json_num(w, tol);
+    gs_jw_kstr(w, "applied", v->napplied ? v->applied_text : NULL);
+    num_if(w, "predicted_step_ms", v->napplied, v->predicted);
+    num_if(w, "actual_step_ms", v->napplied, v->actual);
+    num_if(w, "error_rel", v->napplied, v->err_rel);
+    gs_jw_key(w, "advice");
+    gs_jw_arr(w);
     for (size_t i = 0; i < npr; i++) {
         const an_advice *a = pr[i].a;
-        gs_out_str(o, i ? ",{" : "{");
-        rep_json_key(o, "setting");
-        gs_json_cstr(o, a->setting == AN_ADV_NUM_WORKERS ? "num_workers" : "pin_memory");
-        gs_out_str(o, ",");
-        rep_json_key(o, "value");
+        gs_jw_obj(w);
+        gs_jw_kstr(w, "setting", a->setting == AN_ADV_NUM_WORKERS ? "num_workers" : "pin_memory");
+        gs_jw_key(w, "value");
         if (a->setting == AN_ADV_PIN_MEMORY)
-            gs_out_str(o, "true");
+            gs_jw_bool(w, 1);
         else
-            gs_out_i64(o, a->value);
-        gs_out_str(o, ",");
-        rep_json_key(o, "predicted_step_ms");
-        rep_json_num(o, a->predicted_step_ms);
-        gs_out_str(o, ",");
-        rep_json_key(o, "applied_in_b");
-        gs_out_str(o, pr[i].applied ? "true" : "false");
-        gs_out_str(o, "}");
+            gs_jw_i64(w, a->value);
+        gs_jw_key(w, "predicted_step_ms");
+        rep_json_num(w, a->predicted_step_ms);
+        gs_jw_kbool(w, "applied_in_b", pr[i].applied);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "]}}\n");
+    gs_jw_end(w);
+    gs_jw_end(w);
+    gs_jw_end(w);
+    gs_out_char(o, '\n');
 }
 
 static void cfg_text(char *buf, size_t n, const char *v)
@@ -507,8 +456,8 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
                   B->pageable_ms, B->pageable_ms - A->pageable_ms);
     for (size_t i = 0; i < REP_NCFG; i++) {
         char x[64], y[64];
-        cfg_text(x, sizeof x, rep_cfg_value(a->trainer, rep_cfg_keys[i]));
-        cfg_text(y, sizeof y, rep_cfg_value(b->trainer, rep_cfg_keys[i]));
+        cfg_text(x, sizeof x, an_cfg_value(a->trainer, rep_cfg_keys[i]));
+        cfg_text(y, sizeof y, an_cfg_value(b->trainer, rep_cfg_keys[i]));
         gs_out_printf(o, "%-24s %9s %11s%s\n", rep_cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
     }
     gs_out_printf(o, "%-24s %s\n%-24s %s\n", "verdict A", a->verdict_text, "verdict B", b->verdict_text);

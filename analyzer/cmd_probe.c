@@ -402,54 +402,51 @@ done:
 
 /* ---- output ---------------------------------------------------------------------------------- */
 
-static void jnum_or_null(gs_out *o, double v, int known)
+static void jnum_or_null(gs_jw *w, const char *key, double v, int known)
 {
-    if (!known || v != v)
-        gs_out_str(o, "null");
+    gs_jw_key(w, key);
+    if (!known)
+        gs_jw_null(w);
     else
-        gs_out_printf(o, "%.6g", v);
+        gs_jw_num(w, v, 6);
 }
 
 static void write_json(gs_out *o, const char *path, const rd *r, const char *read_note, const h2d *h,
                        int h2d_tried)
 {
     const int have_read = path && r->bytes && r->seconds > 0;
-    gs_out_str(o, "{\"schema\":\"gpustarve.probe/1\",\n\"path\":");
-    gs_json_cstr(o, path);
-    gs_out_str(o, ",\n\"read_MBps\":");
-    jnum_or_null(o, have_read ? (double)r->bytes / 1e6 / r->seconds : 0, have_read);
-    gs_out_str(o, ",\"read_method\":");
-    gs_json_cstr(o, have_read ? method_name(r->methods) : NULL);
-    gs_out_str(o, ",\"read_may_include_cache\":");
-    gs_out_str(o, have_read ? (r->methods & (M_CACHED | M_MEMORY) ? "true" : "false") : "null");
-    gs_out_str(o, ",\"read_bytes\":");
-    gs_out_u64(o, r->bytes);
-    gs_out_str(o, ",\"read_files\":");
-    gs_out_u64(o, r->files);
-    gs_out_str(o, ",\"read_seconds\":");
-    gs_out_printf(o, "%.6f", r->seconds);
-    gs_out_str(o, ",\"read_cached_fraction\":");
-    jnum_or_null(o, r->checked_bytes ? (double)r->cached_bytes / (double)r->checked_bytes : 0,
+    gs_jw jw, *w = &jw;
+    gs_jw_init(w, o);
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "schema", "gpustarve.probe/1");
+    gs_jw_newline(w, "\n");
+    gs_jw_kstr(w, "path", path);
+    gs_jw_newline(w, "\n");
+    jnum_or_null(w, "read_MBps", have_read ? (double)r->bytes / 1e6 / r->seconds : 0, have_read);
+    gs_jw_kstr(w, "read_method", have_read ? method_name(r->methods) : NULL);
+    gs_jw_key(w, "read_may_include_cache");
+    if (have_read)
+        gs_jw_bool(w, (r->methods & (M_CACHED | M_MEMORY)) != 0);
+    else
+        gs_jw_null(w);
+    gs_jw_ku64(w, "read_bytes", r->bytes);
+    gs_jw_ku64(w, "read_files", r->files);
+    gs_jw_kfixed(w, "read_seconds", r->seconds, 6);
+    jnum_or_null(w, "read_cached_fraction",
+                 r->checked_bytes ? (double)r->cached_bytes / (double)r->checked_bytes : 0,
                  r->checked_bytes > 0);
-    gs_out_str(o, ",\"read_note\":");
-    gs_json_cstr(o, read_note);
-    gs_out_str(o, ",\n\"h2d_pinned_GBps\":");
-    jnum_or_null(o, h->pinned_GBps, h->available);
-    gs_out_str(o, ",\"h2d_pageable_GBps\":");
-    jnum_or_null(o, h->pageable_GBps, h->available);
-    gs_out_str(o, ",\"h2d_copy_bytes\":");
-    gs_out_u64(o, h->size);
-    gs_out_str(o, ",\"h2d_repeats\":");
-    gs_out_i64(o, h->repeats);
-    gs_out_str(o, ",\"h2d_timing\":");
-    gs_json_cstr(o, h->available ? h->timing : NULL);
-    gs_out_str(o, ",\"cuda_runtime\":");
-    gs_json_cstr(o, h->runtime[0] ? h->runtime : NULL);
-    gs_out_str(o, ",\"cuda_device\":");
-    gs_json_cstr(o, h->device[0] ? h->device : NULL);
-    gs_out_str(o, ",\"h2d_note\":");
-    gs_json_cstr(o, !h2d_tried ? "not measured (--no-h2d)" : h->note[0] ? h->note : NULL);
-    gs_out_str(o, "}\n");
+    gs_jw_kstr(w, "read_note", read_note);
+    gs_jw_newline(w, "\n");
+    jnum_or_null(w, "h2d_pinned_GBps", h->pinned_GBps, h->available);
+    jnum_or_null(w, "h2d_pageable_GBps", h->pageable_GBps, h->available);
+    gs_jw_ku64(w, "h2d_copy_bytes", h->size);
+    gs_jw_ki64(w, "h2d_repeats", h->repeats);
+    gs_jw_kstr(w, "h2d_timing", h->available ? h->timing : NULL);
+    gs_jw_kstr(w, "cuda_runtime", h->runtime[0] ? h->runtime : NULL);
+    gs_jw_kstr(w, "cuda_device", h->device[0] ? h->device : NULL);
+    gs_jw_kstr(w, "h2d_note", !h2d_tried ? "not measured (--no-h2d)" : h->note[0] ? h->note : NULL);
+    gs_jw_end(w);
+    gs_out_char(o, '\n');
 }
 
 static void write_text(gs_out *o, const char *path, const rd *r, const char *read_note, const h2d *h,

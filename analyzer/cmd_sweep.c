@@ -6,13 +6,13 @@
  * Responsible for: the configuration grid, starting each run (this same
  * executable's `run`, with GPUSTARVE_NUM_WORKERS / GPUSTARVE_PIN_MEMORY /
  * GPUSTARVE_STEPS set for the Python side, see docs/python.md), keeping every
- * run directory, getting each run's numbers from `gpustarve report --json`
- * or, when that is missing or fails, from the step and batch-fetch markers
- * read here with the trace reader; the table, the best choice, its
- * certainty, and the JSON copy of the table.
+ * run directory, the table, the best choice, its certainty, and the JSON
+ * copy of the table. Each run's numbers are the report's own: an_run_load
+ * and an_analyze in process, as `gpustarve report --skip W` computes them.
  *
  * Must never: write anything but the table (or JSON with --json -) to
- * stdout; let one failed run end the sweep; delete a run directory.
+ * stdout; let one failed run end the sweep; delete a run directory; compute
+ * a step, a share or a verdict itself (the analyzer does).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,10 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "an_model.h"
 #include "cli_util.h"
-#include "gs_trace.h"
-
-int gs_cmd_sweep(int argc, char **argv);
 
 static const char usage_text[] =
     "usage: gpustarve sweep [--num-workers LIST] [--pin-memory LIST] [--steps N]\n"
@@ -64,12 +62,10 @@ static const char usage_text[] =
     "How: each run gets GPUSTARVE_NUM_WORKERS, GPUSTARVE_PIN_MEMORY and\n"
     "GPUSTARVE_STEPS=N+W in its environment; gpustarve's Python side applies\n"
     "them to every DataLoader and ends the program after N+W steps. The numbers\n"
-    "come from 'gpustarve report --json --skip W RUN'; when report is missing\n"
-    "or fails, from the DataLoader markers (source 'markers': step time and\n"
-    "data wait from the markers, pageable copy time from the CUDA copy calls,\n"
-    "verdict from the data-wait bands only). The best configuration has the\n"
-    "lowest median step time; it is 'clear' when its slowest repeat beat the\n"
-    "runner-up's fastest repeat.\n"
+    "are those of 'gpustarve report --skip W RUN' (the same analysis, run in\n"
+    "this process); 'source' says where the steps came from (markers, nvtx,\n"
+    "inferred). The best configuration has the lowest median step time; it is\n"
+    "'clear' when its slowest repeat beat the runner-up's fastest repeat.\n"
     "\n"
     "Exit status: 0 when at least one configuration was measured, 1 when none\n"
     "was, 2 bad usage.\n";
@@ -84,7 +80,7 @@ typedef struct sw_metrics {
     double dw_share;   /* data-wait share of measured step time */
     double pg_ms;      /* pageable copy time per step */
     char verdict[40];
-    const char *source; /* "report" or "markers" */
+    const char *source; /* where the steps came from: an_source_name() */
     unsigned long steps; /* measured steps */
 } sw_metrics;
 
@@ -125,31 +121,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* "0,2,4" -> values; pin: also on/off/true/false/yes/no. */
 static int parse_list(const char *s, int pin, int *vals, int *n)
 {
@@ -167,7 +138,7 @@ static int parse_list(const char *s, int pin, int *vals, int *n)
             v = 1;
         else if (pin && (!strcasecmp(t, "off") || !strcasecmp(t, "false") || !strcasecmp(t, "no")))
             v = 0;
-        else if (parse_long(t, 0, pin ? 1 : 4096, &v) != 0)
+        else if (gs_cli_long(t, 0, pin ? 1 : 4096, &v) != 0)
             return -1;
         for (int i = 0; i < *n; i++)
             if (vals[i] == v)
@@ -201,74 +172,32 @@ static void config_label(const sw_config *c, char *buf, size_t cap)
 
 /* ---- starting a run ------------------------------------------------------------- */
 
-/* Run argv (argv[0] a path) with stdout+stderr to log (NULL: /dev/null for
- * stderr, stdout captured into *out when out != NULL). extra_env: NAME=VALUE
- * strings put into the child's environment. Returns the exit status
- * (128+N on signal N), -1 when it could not start. timeout_s 0: none. */
-static int spawn_wait(char *const argv[], const char *log, char **out, size_t *out_len,
-                      char *const extra_env[], const char *unset_env[], double timeout_s)
+/* Run argv (argv[0] a path) with stdin from /dev/null and stdout+stderr to
+ * log. extra_env: NAME=VALUE strings put into the child's environment.
+ * Returns the exit status (128+N on signal N), -1 when it could not start.
+ * timeout_s 0: none. */
+static int spawn_wait(char *const argv[], const char *log, char *const extra_env[],
+                      double timeout_s)
 {
-    int pfd[2] = {-1, -1};
-    if (out && pipe2(pfd, O_CLOEXEC) != 0)
-        return -1;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    if (pid < 0) {
-        if (out) {
-            close(pfd[0]);
-            close(pfd[1]);
-        }
+    if (pid < 0)
         return -1;
-    }
     if (pid == 0) {
         signal(SIGINT, SIG_DFL);
         int devnull = open("/dev/null", O_RDWR);
         if (devnull >= 0)
             dup2(devnull, 0);
-        if (log) {
-            int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-            if (fd >= 0) {
-                dup2(fd, 1);
-                dup2(fd, 2);
-            }
-        } else if (devnull >= 0) {
-            dup2(devnull, 2);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
         }
-        if (out)
-            dup2(pfd[1], 1);
-        for (size_t i = 0; unset_env && unset_env[i]; i++)
-            unsetenv(unset_env[i]);
         for (size_t i = 0; extra_env && extra_env[i]; i++)
             putenv(extra_env[i]);
         execv(argv[0], argv);
         _exit(127);
-    }
-    size_t len = 0, cap = 0;
-    char *buf = NULL;
-    if (out) {
-        close(pfd[1]);
-        for (;;) {
-            if (len + 65536 > cap) {
-                size_t ncap = cap ? cap * 2 : 1 << 17;
-                char *p = realloc(buf, ncap);
-                if (!p)
-                    break;
-                buf = p;
-                cap = ncap;
-            }
-            ssize_t r = read(pfd[0], buf + len, cap - len - 1);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                break;
-            len += (size_t)r;
-        }
-        close(pfd[0]);
-        if (buf)
-            buf[len] = '\0';
-        *out = buf;
-        *out_len = len;
     }
     const double t0 = now_s();
     int status = 0, killed = 0;
@@ -296,367 +225,44 @@ static int spawn_wait(char *const argv[], const char *log, char **out, size_t *o
     return -1;
 }
 
-/* ---- a tiny JSON reader (enough for report's output) ----------------------------- */
+/* ---- a run's numbers: the report's own analysis, in process ----------------------- */
 
-typedef struct jp {
-    const char *s, *end;
-} jp;
-
-static void j_ws(jp *p)
+/* Analyse run directory dir as 'gpustarve report --skip W' does. Returns 0
+ * with m filled, or -1 (the reason on stderr at -v). */
+static int metrics_of_run(const char *dir, int warmup, sw_metrics *m)
 {
-    while (p->s < p->end && (*p->s == ' ' || *p->s == '\n' || *p->s == '\t' || *p->s == '\r'))
-        p->s++;
-}
-
-/* Skip one value; 0 ok, -1 malformed. */
-static int j_skip(jp *p, int depth)
-{
-    j_ws(p);
-    if (p->s >= p->end || depth > 64)
-        return -1;
-    char c = *p->s;
-    if (c == '"') {
-        for (p->s++; p->s < p->end; p->s++) {
-            if (*p->s == '\\')
-                p->s++;
-            else if (*p->s == '"') {
-                p->s++;
-                return 0;
-            }
-        }
+    an_opts o;
+    const char *bad = NULL;
+    if (an_opts_init(&o, NULL, NULL, &bad) < 0) {
+        gs_cli_error("sweep: cannot compile the step pattern %s", bad);
         return -1;
     }
-    if (c == '{' || c == '[') {
-        char close = c == '{' ? '}' : ']';
-        p->s++;
-        j_ws(p);
-        if (p->s < p->end && *p->s == close) {
-            p->s++;
-            return 0;
-        }
-        for (;;) {
-            if (c == '{') {
-                if (j_skip(p, depth + 1) < 0) /* key */
-                    return -1;
-                j_ws(p);
-                if (p->s >= p->end || *p->s != ':')
-                    return -1;
-                p->s++;
-            }
-            if (j_skip(p, depth + 1) < 0)
-                return -1;
-            j_ws(p);
-            if (p->s < p->end && *p->s == ',') {
-                p->s++;
-                continue;
-            }
-            if (p->s < p->end && *p->s == close) {
-                p->s++;
-                return 0;
-            }
-            return -1;
-        }
-    }
-    while (p->s < p->end && !strchr(",}] \n\t\r", *p->s))
-        p->s++;
-    return 0;
-}
-
-/* Position p at the value of key in the object p is at; 0 found, -1 not. */
-static int j_key(jp *p, const char *key)
-{
-    j_ws(p);
-    if (p->s >= p->end || *p->s != '{')
-        return -1;
-    p->s++;
-    size_t kl = strlen(key);
-    for (;;) {
-        j_ws(p);
-        if (p->s >= p->end || *p->s != '"')
-            return -1;
-        const char *k = p->s + 1;
-        if (j_skip(p, 0) < 0)
-            return -1;
-        size_t len = (size_t)(p->s - k - 1);
-        j_ws(p);
-        if (p->s >= p->end || *p->s != ':')
-            return -1;
-        p->s++;
-        j_ws(p);
-        if (len == kl && memcmp(k, key, kl) == 0)
-            return 0;
-        if (j_skip(p, 0) < 0)
-            return -1;
-        j_ws(p);
-        if (p->s < p->end && *p->s == ',') {
-            p->s++;
-            continue;
-        }
-        return -1;
-    }
-}
-
-/* Value at "a.b.c" in the document; 0 found. */
-static int j_path(const char *doc, size_t len, const char *path, jp *out)
-{
-    jp p = {doc, doc + len};
-    char key[64];
-    while (*path) {
-        size_t n = strcspn(path, ".");
-        if (n >= sizeof key)
-            return -1;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        if (j_key(&p, key) < 0)
-            return -1;
-        path += n + (path[n] == '.');
-    }
-    *out = p;
-    return 0;
-}
-
-static int j_number(const char *doc, size_t len, const char *path, double *v)
-{
-    jp p;
-    if (j_path(doc, len, path, &p) < 0)
-        return -1;
-    char *end;
-    double x = strtod(p.s, &end);
-    if (end == p.s || end > p.end)
-        return -1;
-    *v = x;
-    return 0;
-}
-
-static int j_string(const char *doc, size_t len, const char *path, char *buf, size_t cap)
-{
-    jp p;
-    if (j_path(doc, len, path, &p) < 0 || *p.s != '"')
-        return -1;
-    const char *s = p.s + 1;
-    size_t n = 0;
-    while (s < p.end && *s != '"' && n + 1 < cap) {
-        if (*s == '\\')
-            s++;
-        buf[n++] = *s++;
-    }
-    buf[n] = '\0';
-    return 0;
-}
-
-/* ---- numbers from `gpustarve report --json` --------------------------------------- */
-
-static int metrics_from_report(const char *exe, const char *dir, int warmup, sw_metrics *m)
-{
-    char skip[24];
-    snprintf(skip, sizeof skip, "%d", warmup);
-    char *argv[] = {(char *)exe, "report", "--json", "--skip", skip, (char *)dir, NULL};
-    char *out = NULL;
-    size_t len = 0;
-    const char *unset[] = {"LD_PRELOAD", NULL};
-    int rc = spawn_wait(argv, NULL, &out, &len, NULL, unset, 0);
-    int ok = -1;
-    double median_ms, dw, pg_idle = 0, pg_gpu = 0, count = 0;
-    if (rc == 0 && out && j_number(out, len, "step_ms.median", &median_ms) == 0 &&
-        j_number(out, len, "share.idle_data_wait", &dw) == 0) {
-        j_number(out, len, "share.idle_pageable_copy", &pg_idle);
-        j_number(out, len, "share.gpu_h2d_pageable", &pg_gpu);
-        if (j_number(out, len, "steps.measured", &count) != 0)
-            j_number(out, len, "steps.count", &count);
+    o.skip = warmup;
+    an_run run;
+    an_result res;
+    char err[512];
+    int rc = -1;
+    if (an_run_load(&run, dir, &o, err, sizeof err) < 0) {
+        gs_cli_msg(2, "sweep: %s", err);
+    } else if (an_analyze(&run, &o, &res, err, sizeof err) < 0) {
+        gs_cli_msg(2, "sweep: %s: %s", dir, err);
+    } else {
         m->ok = 1;
-        m->step_ms = median_ms;
-        m->dw_share = dw;
+        m->step_ms = res.step_ms_median;
+        m->dw_share = res.share[AN_SH_DATA_WAIT];
         /* RATIONALE: the time pageable copies cost a step is both what the
          * GPU spent copying from pageable memory and what it idled while the
          * host staged the copy; pin_memory=True removes both. */
-        m->pg_ms = (pg_idle + pg_gpu) * median_ms;
-        double mi, mg;
-        if (j_number(out, len, "median_ms.idle_pageable_copy", &mi) == 0 &&
-            j_number(out, len, "median_ms.gpu_h2d_pageable", &mg) == 0)
-            m->pg_ms = mi + mg; /* report's own per-step medians, when it has them */
-        if (j_string(out, len, "verdict.label", m->verdict, sizeof m->verdict) != 0)
-            snprintf(m->verdict, sizeof m->verdict, "?");
-        m->source = "report";
-        m->steps = count > 0 ? (unsigned long)count : 0;
-        ok = 0;
-    } else {
-        gs_cli_msg(2, "sweep: 'gpustarve report --json %s' %s; using the markers", dir,
-                   rc == 0 ? "gave no step_ms/share" : "failed");
+        m->pg_ms = res.median_ms[AN_SH_PAGEABLE_COPY] + res.median_ms[AN_SH_H2D_PAGEABLE];
+        snprintf(m->verdict, sizeof m->verdict, "%s", an_verdict_label(res.verdict));
+        m->source = an_source_name(res.source);
+        m->steps = res.measured;
+        an_result_free(&res);
+        rc = 0;
     }
-    free(out);
-    return ok;
-}
-
-/* ---- numbers from the markers (fallback) ------------------------------------------ */
-
-typedef struct mk {
-    uint64_t t;
-    uint64_t pid;
-    uint64_t seq; /* order read: ties keep it */
-    uint64_t dur; /* pageable copies */
-    uint32_t tid;
-    uint16_t kind;
-} mk;
-
-typedef struct mkvec {
-    mk *v;
-    size_t n, cap;
-} mkvec;
-
-static int mk_push(mkvec *a, const mk *x)
-{
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? a->cap * 2 : 1024;
-        mk *p = realloc(a->v, nc * sizeof *p);
-        if (!p)
-            return -1;
-        a->v = p;
-        a->cap = nc;
-    }
-    a->v[a->n++] = *x;
-    return 0;
-}
-
-static int mk_cmp(const void *a, const void *b)
-{
-    const mk *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Collect step/fetch markers and pageable copy calls of every process. */
-static int load_markers(const char *dir, mkvec *a)
-{
-    gs_run_files files;
-    if (gs_run_files_list(&files, dir) != GS_OK)
-        return -1;
-    for (size_t f = 0; f < files.n; f++) {
-        gs_reader *r = NULL;
-        if (gs_reader_open(&r, files.path[f]) != GS_OK)
-            continue;
-        const uint64_t pid = gs_reader_info(r)->pid;
-        const gs_event *ev;
-        size_t n;
-        while (gs_reader_next_frame(r, &ev, &n) > 0) {
-            for (size_t i = 0; i < n; i++) {
-                const gs_event *e = &ev[i];
-                int keep = e->kind == GS_K_STEP_BEGIN || e->kind == GS_K_STEP_END ||
-                           e->kind == GS_K_FETCH_BEGIN || e->kind == GS_K_FETCH_END ||
-                           (e->kind == GS_K_CUDA_MEMCPY && gs_copy_host_mem(e) == GS_MEM_PAGEABLE);
-                if (!keep)
-                    continue;
-                mk x = {.t = e->ts, .pid = pid, .seq = a->n, .dur = e->dur, .tid = e->tid,
-                        .kind = e->kind};
-                if (mk_push(a, &x) < 0) {
-                    gs_reader_close(r);
-                    gs_run_files_free(&files);
-                    return -1;
-                }
-            }
-        }
-        gs_reader_close(r);
-    }
-    gs_run_files_free(&files);
-    qsort(a->v, a->n, sizeof *a->v, mk_cmp);
-    return 0;
-}
-
-/* Steps of one thread's markers [v, v+n), in time order: a begin opens a
- * step, an end closes the open one (the pairing the analyzer uses); data wait
- * = the fetch intervals inside the step; pageable = the pageable copy calls
- * that start inside it. */
-static void thread_steps(const mk *v, size_t n, int warmup, sw_metrics *m)
-{
-    size_t nsteps = 0;
-    for (size_t i = 0; i < n; i++)
-        nsteps += v[i].kind == GS_K_STEP_END;
-    double *len = calloc(nsteps + 1, sizeof *len);
-    if (!len)
-        return;
-    uint64_t tot = 0, dw = 0, pg = 0, t0 = 0, fb = 0, cur_dw = 0, cur_pg = 0;
-    size_t k = 0, measured = 0;
-    int open = 0, infetch = 0;
-    for (size_t i = 0; i < n; i++) {
-        const mk *e = &v[i];
-        switch (e->kind) {
-        case GS_K_STEP_BEGIN:
-            open = 1;
-            t0 = e->t;
-            cur_dw = cur_pg = 0;
-            break;
-        case GS_K_FETCH_BEGIN:
-            infetch = 1;
-            fb = e->t;
-            break;
-        case GS_K_FETCH_END:
-            if (infetch && open)
-                cur_dw += e->t - (fb > t0 ? fb : t0);
-            infetch = 0;
-            break;
-        case GS_K_CUDA_MEMCPY:
-            if (open)
-                cur_pg += e->dur;
-            break;
-        case GS_K_STEP_END:
-            if (!open)
-                break;
-            open = 0;
-            if (infetch) /* a fetch still open at the step's end counts up to it */
-                cur_dw += e->t - (fb > t0 ? fb : t0);
-            if ((long)k++ < warmup)
-                break;
-            len[measured++] = (double)(e->t - t0) / 1e6;
-            tot += e->t - t0;
-            dw += cur_dw;
-            pg += cur_pg;
-            break;
-        }
-    }
-    if (measured > 0) {
-        m->ok = 1;
-        m->steps = measured;
-        m->step_ms = median(len, measured);
-        m->dw_share = tot ? (double)dw / (double)tot : 0;
-        m->pg_ms = (double)pg / 1e6 / (double)measured;
-        /* bands of DESIGN.md; without GPU attribution HOST-BOUND is unknown */
-        snprintf(m->verdict, sizeof m->verdict, "%s",
-                 m->dw_share >= 0.20   ? "HIGHLY_INPUT_BOUND"
-                 : m->dw_share >= 0.05 ? "MODERATELY_INPUT_BOUND"
-                                       : "NOT_INPUT_BOUND");
-        m->source = "markers";
-    }
-    free(len);
-}
-
-static int metrics_from_markers(const char *dir, int warmup, sw_metrics *m)
-{
-    mkvec a = {0};
-    if (load_markers(dir, &a) < 0) {
-        free(a.v);
-        return -1;
-    }
-    /* the training thread: the one with the most step_end markers */
-    size_t best = 0, best_n = 0, best_ends = 0;
-    for (size_t i = 0; i < a.n;) {
-        size_t j = i, ends = 0;
-        while (j < a.n && a.v[j].pid == a.v[i].pid && a.v[j].tid == a.v[i].tid)
-            ends += a.v[j++].kind == GS_K_STEP_END;
-        if (ends > best_ends) {
-            best = i;
-            best_n = j - i;
-            best_ends = ends;
-        }
-        i = j;
-    }
-    if (best_ends)
-        thread_steps(a.v + best, best_n, warmup, m);
-    free(a.v);
-    return m->ok ? 0 : -1;
+    an_run_free(&run);
+    an_opts_free(&o);
+    return rc;
 }
 
 /* ---- the sweep ---------------------------------------------------------------- */
@@ -723,7 +329,7 @@ static void summarize_config(sw_config *c, int repeat)
     if (!n)
         return;
     /* the verdict of the run closest to the median step time */
-    double med = median(st, n);
+    double med = an_percentile(st, n, 0.5);
     double bestd = INFINITY;
     for (int r = 0; r < repeat; r++) {
         const sw_metrics *m = &c->runs[r].m;
@@ -733,8 +339,8 @@ static void summarize_config(sw_config *c, int repeat)
         }
     }
     c->step_ms = med;
-    c->dw_share = median(dw, n);
-    c->pg_ms = median(pg, n);
+    c->dw_share = an_percentile(dw, n, 0.5);
+    c->pg_ms = an_percentile(pg, n, 0.5);
 }
 
 typedef struct sw_best {
@@ -837,48 +443,63 @@ static void print_table(gs_out *o, sw_config *cs, int nc, int repeat, const sw_b
     gs_out_printf(o, "\n       %s\n", b->why);
 }
 
-static void json_metrics(gs_out *o, const sw_metrics *m)
+/* The metrics members of a run or a configuration (null when not measured). */
+static void json_metrics(gs_jw *w, const sw_metrics *m)
 {
     if (!m->ok) {
-        gs_out_str(o, "\"step_ms_median\":null,\"data_wait_share\":null,"
-                      "\"pageable_copy_ms\":null,\"verdict\":null,\"source\":null");
+        const char *keys[] = {"step_ms_median", "data_wait_share", "pageable_copy_ms", "verdict",
+                              "source"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            gs_jw_knull(w, keys[i]);
         return;
     }
-    gs_out_printf(o, "\"step_ms_median\":%.4f,\"data_wait_share\":%.5f,\"pageable_copy_ms\":%.4f,"
-                     "\"verdict\":",
-                  m->step_ms, m->dw_share, m->pg_ms);
-    gs_json_cstr(o, m->verdict);
-    gs_out_str(o, ",\"source\":");
-    gs_json_cstr(o, m->source);
-    gs_out_printf(o, ",\"steps\":%lu", m->steps);
+    gs_jw_kfixed(w, "step_ms_median", m->step_ms, 4);
+    gs_jw_kfixed(w, "data_wait_share", m->dw_share, 5);
+    gs_jw_kfixed(w, "pageable_copy_ms", m->pg_ms, 4);
+    gs_jw_kstr(w, "verdict", m->verdict);
+    gs_jw_kstr(w, "source", m->source);
+    gs_jw_ku64(w, "steps", m->steps);
+}
+
+/* num_workers and pin_memory of a configuration (null: as the program has it). */
+static void json_config(gs_jw *w, const sw_config *c)
+{
+    gs_jw_key(w, "num_workers");
+    if (c->nw >= 0)
+        gs_jw_i64(w, c->nw);
+    else
+        gs_jw_null(w);
+    gs_jw_key(w, "pin_memory");
+    if (c->pin >= 0)
+        gs_jw_bool(w, c->pin);
+    else
+        gs_jw_null(w);
 }
 
 static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
                        const sw_best *b, const char *outdir, int steps, int warmup)
 {
-    gs_out_str(o, "{\"schema\":\"gpustarve.sweep/1\",\"command\":[");
-    for (int i = 0; cmd[i]; i++) {
-        if (i)
-            gs_out_char(o, ',');
-        gs_json_cstr(o, cmd[i]);
-    }
-    gs_out_printf(o, "],\"steps\":%d,\"warmup\":%d,\"repeat\":%d,\"out_dir\":", steps, warmup,
-                  repeat);
-    gs_json_cstr(o, outdir);
-    gs_out_str(o, ",\"configs\":[");
+    gs_jw jw, *w = &jw;
+    gs_jw_init(w, o);
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "schema", "gpustarve.sweep/1");
+    gs_jw_key(w, "command");
+    gs_jw_arr(w);
+    for (int i = 0; cmd[i]; i++)
+        gs_jw_str(w, cmd[i]);
+    gs_jw_end(w);
+    gs_jw_ki64(w, "steps", steps);
+    gs_jw_ki64(w, "warmup", warmup);
+    gs_jw_ki64(w, "repeat", repeat);
+    gs_jw_kstr(w, "out_dir", outdir);
+    gs_jw_key(w, "configs");
+    gs_jw_arr(w);
     for (int i = 0; i < nc; i++) {
         const sw_config *c = &cs[i];
-        if (i)
-            gs_out_char(o, ',');
-        gs_out_str(o, "{\"num_workers\":");
-        if (c->nw >= 0)
-            gs_out_printf(o, "%d", c->nw);
-        else
-            gs_out_str(o, "null");
-        gs_out_str(o, ",\"pin_memory\":");
-        gs_out_str(o, c->pin < 0 ? "null" : c->pin ? "true" : "false");
-        gs_out_printf(o, ",\"best\":%s,\"measured_runs\":%u,", i == b->best ? "true" : "false",
-                      c->nok);
+        gs_jw_obj(w);
+        json_config(w, c);
+        gs_jw_kbool(w, "best", i == b->best);
+        gs_jw_ku64(w, "measured_runs", c->nok);
         sw_metrics agg = {0};
         if (c->nok) {
             agg.ok = 1;
@@ -891,47 +512,46 @@ static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
                 if (c->runs[r].m.ok && c->runs[r].m.steps > agg.steps)
                     agg.steps = c->runs[r].m.steps;
         }
-        json_metrics(o, &agg);
-        if (c->nok)
-            gs_out_printf(o, ",\"step_ms_min\":%.4f,\"step_ms_max\":%.4f", c->step_min,
-                          c->step_max);
-        gs_out_str(o, ",\"runs\":[");
+        json_metrics(w, &agg);
+        if (c->nok) {
+            gs_jw_kfixed(w, "step_ms_min", c->step_min, 4);
+            gs_jw_kfixed(w, "step_ms_max", c->step_max, 4);
+        }
+        gs_jw_key(w, "runs");
+        gs_jw_arr(w);
         for (int r = 0; r < repeat; r++) {
             const sw_run *run = &c->runs[r];
-            if (r)
-                gs_out_char(o, ',');
-            gs_out_str(o, "{\"dir\":");
-            gs_json_cstr(o, run->dir);
-            gs_out_str(o, ",\"log\":");
-            gs_json_cstr(o, run->log);
+            gs_jw_obj(w);
+            gs_jw_kstr(w, "dir", run->dir);
+            gs_jw_kstr(w, "log", run->log);
+            gs_jw_key(w, "exit");
             if (run->exit_code >= 0)
-                gs_out_printf(o, ",\"exit\":%d", run->exit_code);
+                gs_jw_i64(w, run->exit_code);
             else
-                gs_out_str(o, ",\"exit\":null");
-            gs_out_printf(o, ",\"wall_s\":%.3f,", run->wall_s);
-            json_metrics(o, &run->m);
-            gs_out_char(o, '}');
+                gs_jw_null(w);
+            gs_jw_kfixed(w, "wall_s", run->wall_s, 3);
+            json_metrics(w, &run->m);
+            gs_jw_end(w);
         }
-        gs_out_str(o, "]}");
+        gs_jw_end(w);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "],\"best\":");
+    gs_jw_end(w);
+    gs_jw_key(w, "best");
     if (b->best < 0) {
-        gs_out_str(o, "null");
+        gs_jw_null(w);
     } else {
         const sw_config *c = &cs[b->best];
-        gs_out_str(o, "{\"num_workers\":");
-        if (c->nw >= 0)
-            gs_out_printf(o, "%d", c->nw);
-        else
-            gs_out_str(o, "null");
-        gs_out_printf(o, ",\"pin_memory\":%s,\"step_ms_median\":%.4f,\"certainty\":",
-                      c->pin < 0 ? "null" : c->pin ? "true" : "false", c->step_ms);
-        gs_json_cstr(o, b->certainty);
-        gs_out_printf(o, ",\"margin\":%.4f,\"why\":", b->margin);
-        gs_json_cstr(o, b->why);
-        gs_out_char(o, '}');
+        gs_jw_obj(w);
+        json_config(w, c);
+        gs_jw_kfixed(w, "step_ms_median", c->step_ms, 4);
+        gs_jw_kstr(w, "certainty", b->certainty);
+        gs_jw_kfixed(w, "margin", b->margin, 4);
+        gs_jw_kstr(w, "why", b->why);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "}\n");
+    gs_jw_end(w);
+    gs_out_char(o, '\n');
 }
 
 int gs_cmd_sweep(int argc, char **argv)
@@ -972,20 +592,20 @@ int gs_cmd_sweep(int argc, char **argv)
                                           optarg);
             break;
         case 's':
-            if (parse_long(optarg, 1, 100000000, &steps) != 0)
+            if (gs_cli_long(optarg, 1, 100000000, &steps) != 0)
                 return gs_cli_usage_error("sweep", "--steps needs a number >= 1, not '%s'", optarg);
             break;
         case 'w':
-            if (parse_long(optarg, 0, 100000000, &warmup) != 0)
+            if (gs_cli_long(optarg, 0, 100000000, &warmup) != 0)
                 return gs_cli_usage_error("sweep", "--warmup needs a number >= 0, not '%s'", optarg);
             break;
         case 'r':
-            if (parse_long(optarg, 1, MAX_VALUES, &repeat) != 0)
+            if (gs_cli_long(optarg, 1, MAX_VALUES, &repeat) != 0)
                 return gs_cli_usage_error("sweep", "--repeat needs a number from 1 to %d, not '%s'",
                                           MAX_VALUES, optarg);
             break;
         case 't':
-            if (parse_long(optarg, 1, 10000000, &timeout) != 0)
+            if (gs_cli_long(optarg, 1, 10000000, &timeout) != 0)
                 return gs_cli_usage_error("sweep", "--timeout needs seconds >= 1, not '%s'", optarg);
             break;
         case 'j': json = optarg; break;
@@ -1114,7 +734,7 @@ int gs_cmd_sweep(int argc, char **argv)
                 av[k++] = cmd[j];
             av[k] = NULL;
             const double t0 = now_s();
-            run->exit_code = spawn_wait(av, run->log, NULL, NULL, env, NULL, (double)timeout);
+            run->exit_code = spawn_wait(av, run->log, env, (double)timeout);
             run->wall_s = now_s() - t0;
             free(av);
             if (run->exit_code != 0) {
@@ -1123,8 +743,7 @@ int gs_cmd_sweep(int argc, char **argv)
                              run->exit_code > 128 ? run->exit_code - 128 : run->exit_code,
                              run->log);
             }
-            if (metrics_from_report(exe, run->dir, (int)warmup, &run->m) != 0 &&
-                metrics_from_markers(run->dir, (int)warmup, &run->m) != 0) {
+            if (metrics_of_run(run->dir, (int)warmup, &run->m) != 0) {
                 nomarkers++;
                 gs_cli_error("sweep: %s: no steps found in %s", label, run->dir);
                 continue;

@@ -295,90 +295,103 @@ static void step_parts_ms(const an_step *s, double *p)
         p[k] = (double)parts[k] / 1e6;
 }
 
-static void json_ms4(gs_out *o, uint64_t ns)
+static void json_ms4(gs_jw *w, uint64_t ns)
 {
-    gs_out_fixed(o, (int64_t)((ns + 50) / 100), 4); /* ms, 0.1 µs */
+    gs_jw_scaled(w, (int64_t)((ns + 50) / 100), 4); /* ms, 0.1 µs */
 }
 
-/* The page's data, as JSON. */
+static void json_parts(gs_jw *w, const an_step *s)
+{
+    double p[AN_NSH];
+    step_parts_ms(s, p);
+    gs_jw_key(w, "p");
+    gs_jw_arr(w);
+    for (int k = 0; k < AN_NSH; k++)
+        gs_jw_fixed(w, p[k], 4);
+    gs_jw_end(w);
+}
+
+/* The page's data, as JSON safe inside a <script> element (html_safe: no
+ * '<' in it can close the element). */
 static void html_data(gs_out *o, const pass2 *x)
 {
     const an_result *r = x->res;
-    gs_out_str(o, "{\"classes\":[");
+    gs_jw jw, *w = &jw;
+    gs_jw_init(w, o);
+    w->html_safe = 1;
+    gs_jw_obj(w);
+    gs_jw_key(w, "classes");
+    gs_jw_arr(w);
     for (int k = 0; k < HX_NCLS; k++) {
-        gs_out_str(o, k ? ",{\"key\":" : "{\"key\":");
-        gs_json_cstr(o, hx_cls_names[k]);
-        gs_out_str(o, ",\"label\":");
-        gs_json_cstr(o, r->no_gpu && k >= AN_SH_DATA_WAIT && k <= AN_SH_HOST ? hx_labels[k] + 6 : hx_labels[k]);
-        gs_out_str(o, ",\"color\":");
-        gs_json_cstr(o, hx_colors[k]);
-        gs_out_str(o, "}");
+        gs_jw_obj(w);
+        gs_jw_kstr(w, "key", hx_cls_names[k]);
+        gs_jw_kstr(w, "label",
+                   r->no_gpu && k >= AN_SH_DATA_WAIT && k <= AN_SH_HOST ? hx_labels[k] + 6
+                                                                          : hx_labels[k]);
+        gs_jw_kstr(w, "color", hx_colors[k]);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "],\n\"median_ms\":");
-    rep_json_num(o, r->step_ms_median);
-    gs_out_str(o, ",\n\"steps\":[");
+    gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    gs_jw_key(w, "median_ms");
+    rep_json_num(w, r->step_ms_median);
+    gs_jw_newline(w, "\n");
+    gs_jw_key(w, "steps");
+    gs_jw_arr(w);
     for (size_t i = 0; i < r->nsteps; i++) {
         const an_step *s = &r->steps[i];
-        double p[AN_NSH];
-        step_parts_ms(s, p);
-        gs_out_str(o, i ? ",\n{\"n\":" : "\n{\"n\":");
-        gs_out_u64(o, s->num);
-        gs_out_str(o, ",\"w\":");
-        gs_out_str(o, s->warmup ? "1" : "0");
-        gs_out_str(o, ",\"d\":");
-        json_ms4(o, s->v.t1 - s->v.t0);
-        gs_out_str(o, ",\"p\":[");
-        for (int k = 0; k < AN_NSH; k++) {
-            if (k)
-                gs_out_char(o, ',');
-            gs_out_printf(o, "%.4f", p[k]);
-        }
-        gs_out_str(o, "]}");
+        gs_jw_newline(w, "\n");
+        gs_jw_obj(w);
+        gs_jw_ku64(w, "n", s->num);
+        gs_jw_ku64(w, "w", s->warmup ? 1 : 0);
+        gs_jw_key(w, "d");
+        json_ms4(w, s->v.t1 - s->v.t0);
+        json_parts(w, s);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "],\n\"rows\":[");
+    gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    gs_jw_key(w, "rows");
+    gs_jw_arr(w);
     for (size_t i = 0; i < x->nrows; i++) {
-        gs_out_str(o, i ? ",{\"name\":" : "{\"name\":");
-        gs_json_cstr(o, x->rows[i].name);
-        gs_out_str(o, ",\"type\":");
-        gs_out_i64(o, x->rows[i].type);
-        gs_out_str(o, "}");
+        gs_jw_obj(w);
+        gs_jw_kstr(w, "name", x->rows[i].name);
+        gs_jw_ki64(w, "type", x->rows[i].type);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "],\n\"windows\":[");
-    for (size_t w = 0; w < x->nwin; w++) {
-        const hx_window *v = &x->win[w];
+    gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    gs_jw_key(w, "windows");
+    gs_jw_arr(w);
+    for (size_t wi = 0; wi < x->nwin; wi++) {
+        const hx_window *v = &x->win[wi];
         const an_step *s = &r->steps[v->step];
-        double p[AN_NSH];
-        step_parts_ms(s, p);
-        gs_out_str(o, w ? ",\n{\"index\":" : "\n{\"index\":");
-        gs_out_u64(o, v->step);
-        gs_out_str(o, ",\"n\":");
-        gs_out_u64(o, s->num);
-        gs_out_str(o, ",\"d\":");
-        json_ms4(o, v->t1 - v->t0);
-        gs_out_str(o, ",\"truncated\":");
-        gs_out_str(o, v->full ? "true" : "false");
-        gs_out_str(o, ",\"p\":[");
-        for (int k = 0; k < AN_NSH; k++) {
-            if (k)
-                gs_out_char(o, ',');
-            gs_out_printf(o, "%.4f", p[k]);
-        }
-        gs_out_str(o, "],\"items\":[");
+        gs_jw_newline(w, "\n");
+        gs_jw_obj(w);
+        gs_jw_ku64(w, "index", v->step);
+        gs_jw_ku64(w, "n", s->num);
+        gs_jw_key(w, "d");
+        json_ms4(w, v->t1 - v->t0);
+        gs_jw_kbool(w, "truncated", v->full);
+        json_parts(w, s);
+        gs_jw_key(w, "items");
+        gs_jw_arr(w);
         for (size_t i = 0; i < v->n; i++) {
             const hx_item *it = &v->it[i];
-            gs_out_str(o, i ? (i % 8 ? ",[" : ",\n[") : "[");
-            gs_out_u64(o, it->row);
-            gs_out_char(o, ',');
-            gs_out_u64(o, it->cls);
-            gs_out_char(o, ',');
-            json_ms4(o, it->t0 - v->t0);
-            gs_out_char(o, ',');
-            json_ms4(o, it->t1 - v->t0);
-            gs_out_char(o, ']');
+            if (i && i % 8 == 0)
+                gs_jw_newline(w, "\n");
+            gs_jw_arr(w);
+            gs_jw_u64(w, it->row);
+            gs_jw_u64(w, it->cls);
+            json_ms4(w, it->t0 - v->t0);
+            json_ms4(w, it->t1 - v->t0);
+            gs_jw_end(w);
         }
-        gs_out_str(o, "]}");
+        gs_jw_end(w);
+        gs_jw_end(w);
     }
-    gs_out_str(o, "]}");
+    gs_jw_end(w);
+    gs_jw_end(w);
 }
 
 static void html_advice(gs_out *o, const an_result *r)
@@ -524,32 +537,9 @@ void rep_write_html(gs_out *o, const pass2 *x)
     gs_out_str(o, "<footer>gpustarve " GS_CLI_VERSION " &middot; one self-contained page, nothing "
                   "loaded from the network &middot; rules: docs/report-schema.md</footer>\n</main>\n");
 
-    /* the data, with '<' escaped so that nothing in it can close the script */
+    /* the data, escaped so that nothing in it can close the script */
     gs_out_str(o, "<script type=\"application/json\" id=\"gs-data\">");
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mf = open_memstream(&buf, &len);
-    gs_out *mo = mf ? malloc(sizeof *mo) : NULL;
-    if (mo) {
-        gs_out_init(mo, mf);
-        html_data(mo, x);
-        gs_out_flush(mo);
-    }
-    if (mf)
-        fclose(mf);
-    free(mo);
-    for (size_t i = 0; buf && i < len;) {
-        size_t j = i;
-        while (j < len && buf[j] != '<')
-            j++;
-        gs_out_mem(o, buf + i, j - i);
-        if (j < len) {
-            gs_out_str(o, "\\u003c");
-            j++;
-        }
-        i = j;
-    }
-    free(buf);
+    html_data(o, x);
     gs_out_str(o, "</script>\n<script>\n");
     gs_out_str(o, html_js);
     gs_out_str(o, "</script>\n</body></html>\n");

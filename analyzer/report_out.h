@@ -15,26 +15,22 @@ typedef struct style {
 void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_step,
                     const style *st);
 void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_step);
-/* JSON pieces shared by report and compare: a key and its colon; a number
- * ("null" for NaN and infinities); ns as ms; a configuration value (number,
- * true/false, else a string; null when absent); an advice's "setting" and
- * "value" members. */
-void rep_json_key(gs_out *o, const char *k);
-void rep_json_num(gs_out *o, double v);
-void rep_json_ms(gs_out *o, uint64_t ns);
-void rep_json_cfg(gs_out *o, const char *v);
-void rep_json_advice_setting(gs_out *o, const an_advice *a);
+/* JSON pieces shared by report and compare (out_json.h's writer): a number
+ * as every report number is written (%.9g, null when not finite); ns as ms;
+ * a configuration value (number, true/false, else a string; null when
+ * absent); an advice's "setting" and "value" members. */
+void rep_json_num(gs_jw *w, double v);
+void rep_json_ms(gs_jw *w, uint64_t ns);
+void rep_json_cfg(gs_jw *w, const char *v);
+void rep_json_advice_setting(gs_jw *w, const an_advice *a);
 /* The DataLoader settings every report names, in this order. */
 #define REP_NCFG 5
 extern const char *const rep_cfg_keys[REP_NCFG];
 /* "verdict":{"label":..,"text":..} */
-void rep_json_verdict(gs_out *o, const an_result *r);
+void rep_json_verdict(gs_jw *w, const an_result *r);
 /* "known":true|false, then each of rep_cfg_keys with its value (members of
- * the "dataloader" object; the caller writes the braces). */
-void rep_json_dataloader_settings(gs_out *o, const an_proc *tr);
-/* A DataLoader configuration value of the process (lowest loader id that
- * has it), or NULL. */
-const char *rep_cfg_value(const an_proc *p, const char *key);
+ * the "dataloader" object; the caller opens and closes it). */
+void rep_json_dataloader_settings(gs_jw *w, const an_proc *tr);
 /* Read the files again for --perfetto FILE and/or --html FILE (either may be
  * NULL). Returns 0, or -1 with a message printed. */
 int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,

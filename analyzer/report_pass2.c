@@ -4,6 +4,7 @@
  * Must never: hold events: it writes Perfetto events as they are decoded and
  * keeps only what the HTML page's few windows show.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -21,78 +22,108 @@
 #include "an_callsites.h"
 #include "report_pass2.h"
 
-/* ---- Perfetto primitives ---- */
+/* ---- Perfetto primitives (Chrome trace-event JSON, one event a line) ---- */
 
+/* Start an event object {"ph":..,"pid":..,"tid":..; the caller adds members
+ * and closes it (gs_jw_end). */
 static void pf_open(pass2 *x, char ph, uint64_t pid, uint64_t tid)
 {
-    gs_out *o = x->pf;
-    gs_out_str(o, x->pf_n++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
-    gs_out_char(o, ph);
-    gs_out_str(o, "\",\"pid\":");
-    gs_out_u64(o, pid);
-    gs_out_str(o, ",\"tid\":");
-    gs_out_u64(o, tid);
+    gs_jw *w = x->pj;
+    const char ph_json[3] = {'"', ph, '"'}; /* a letter: nothing to escape */
+    assert((ph >= 'A' && ph <= 'Z') || (ph >= 'a' && ph <= 'z'));
+    gs_jw_newline(w, "\n");
+    gs_jw_obj(w);
+    GS_JW_KEY_LIT(w, "ph");
+    gs_jw_raw(w, ph_json, 3);
+    GS_JW_KEY_LIT(w, "pid");
+    gs_jw_u64(w, pid);
+    GS_JW_KEY_LIT(w, "tid");
+    gs_jw_u64(w, tid);
 }
 
-static void pf_ts(pass2 *x, const char *key, uint64_t ns)
-{
-    gs_out_str(x->pf, key);
-    gs_out_fixed(x->pf, (int64_t)ns, 3); /* µs with ns precision */
-}
+/* "ts" or "dur": µs with ns precision */
+#define PF_TS(x, lit, ns)                                                                        \
+    do {                                                                                         \
+        GS_JW_KEY_LIT((x)->pj, lit);                                                             \
+        gs_jw_scaled((x)->pj, (int64_t)(ns), 3);                                                 \
+    } while (0)
 
 static void pf_name(pass2 *x, const char *name)
 {
-    gs_out_str(x->pf, ",\"name\":");
-    gs_json_cstr(x->pf, name ? name : "?");
+    GS_JW_KEY_LIT(x->pj, "name");
+    gs_jw_str(x->pj, name ? name : "?");
 }
 
 static void pf_meta(pass2 *x, const char *what, uint64_t pid, uint64_t tid, const char *name)
 {
     pf_open(x, 'M', pid, tid);
-    gs_out_str(x->pf, ",\"name\":\"");
-    gs_out_str(x->pf, what);
-    gs_out_str(x->pf, "\",\"args\":{\"name\":");
-    gs_json_cstr(x->pf, name);
-    gs_out_str(x->pf, "}}");
+    GS_JW_KSTR(x->pj, "name", what);
+    gs_jw_key(x->pj, "args");
+    gs_jw_obj(x->pj);
+    GS_JW_KSTR(x->pj, "name", name);
+    gs_jw_end(x->pj);
+    gs_jw_end(x->pj);
 }
 
 static void pf_sort(pass2 *x, uint64_t pid, long idx)
 {
     pf_open(x, 'M', pid, 0);
-    gs_out_str(x->pf, ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
-    gs_out_i64(x->pf, idx);
-    gs_out_str(x->pf, "}}");
+    GS_JW_KSTR(x->pj, "name", "process_sort_index");
+    gs_jw_key(x->pj, "args");
+    gs_jw_obj(x->pj);
+    GS_JW_KI64(x->pj, "sort_index", idx);
+    gs_jw_end(x->pj);
+    gs_jw_end(x->pj);
 }
 
-/* A complete slice; the caller adds args (",\"args\":{...}") and the '}'. */
-static void pf_slice(pass2 *x, uint64_t pid, uint64_t tid, uint64_t t0, uint64_t t1,
-                     const char *name, const char *cat)
+/* A complete slice of category cat (a string literal); the caller adds args
+ * ("args":{...}) and closes it. */
+#define pf_slice(x, pid, tid, t0, t1, name, cat)                                                  \
+    pf_slice_q(x, pid, tid, t0, t1, name, "\"" cat "\"", sizeof(cat) + 1)
+static void pf_slice_q(pass2 *x, uint64_t pid, uint64_t tid, uint64_t t0, uint64_t t1,
+                       const char *name, const char *cat_json, size_t cat_n)
 {
     pf_open(x, 'X', pid, tid);
-    pf_ts(x, ",\"ts\":", rel(x, t0));
-    pf_ts(x, ",\"dur\":", t1 > t0 ? t1 - t0 : 0);
+    PF_TS(x, "ts", rel(x, t0));
+    PF_TS(x, "dur", t1 > t0 ? t1 - t0 : 0);
     pf_name(x, name);
-    gs_out_str(x->pf, ",\"cat\":\"");
-    gs_out_str(x->pf, cat);
-    gs_out_str(x->pf, "\"");
+    GS_JW_KEY_LIT(x->pj, "cat");
+    gs_jw_raw(x->pj, cat_json, cat_n);
+}
+
+/* "args":{ — the caller adds members and closes args and the event
+ * (pf_args_end). */
+static void pf_args(pass2 *x)
+{
+    GS_JW_KEY_LIT(x->pj, "args");
+    gs_jw_obj(x->pj);
+}
+
+static void pf_args_end(pass2 *x)
+{
+    gs_jw_end(x->pj);
+    gs_jw_end(x->pj);
 }
 
 static void pf_counter(pass2 *x, uint64_t pid, const char *name, uint64_t t, double v)
 {
     pf_open(x, 'C', pid, 0);
-    pf_ts(x, ",\"ts\":", rel(x, t));
+    PF_TS(x, "ts", rel(x, t));
     pf_name(x, name);
-    gs_out_str(x->pf, ",\"args\":{\"value\":");
-    rep_json_num(x->pf, v);
-    gs_out_str(x->pf, "}}");
+    pf_args(x);
+    gs_jw_key(x->pj, "value");
+    rep_json_num(x->pj, v);
+    pf_args_end(x);
 }
 
 static void pf_instant(pass2 *x, uint64_t pid, uint64_t tid, uint64_t t, const char *name)
 {
     pf_open(x, 'i', pid, tid);
-    pf_ts(x, ",\"ts\":", rel(x, t));
+    PF_TS(x, "ts", rel(x, t));
     pf_name(x, name);
-    gs_out_str(x->pf, ",\"s\":\"t\",\"cat\":\"marker\"}");
+    GS_JW_KSTR(x->pj, "s", "t");
+    GS_JW_KSTR(x->pj, "cat", "marker");
+    gs_jw_end(x->pj);
 }
 
 /* ---- per-file state ---- */
@@ -362,33 +393,25 @@ static void p2_call_site(pass2 *x, struct gs_reader *r, const gs_event *e)
         return;
     char buf[4096];
     if (an_cs_event_site(x->res->callsites, r, e, 6, buf, sizeof buf) > 0) {
-        gs_out_str(x->pf, ",\"call_site\":");
-        gs_json_cstr(x->pf, buf);
+        GS_JW_KSTR(x->pj, "call_site", buf);
     }
 }
 
 static void p2_io_args(pass2 *x, struct gs_reader *r, const gs_event *e)
 {
-    gs_out *o = x->pf;
-    gs_out_str(o, ",\"args\":{\"fd\":");
-    gs_out_i64(o, e->fd);
-    gs_out_str(o, ",\"fd_kind\":");
-    gs_json_cstr(o, gs_fdkind_name(e->fd_kind));
+    gs_jw *w = x->pj;
+    pf_args(x);
+    GS_JW_KI64(w, "fd", e->fd);
+    GS_JW_KSTR(w, "fd_kind", gs_fdkind_name(e->fd_kind));
     const char *path = p2_str(r, e->str);
-    if (path) {
-        gs_out_str(o, ",\"path\":");
-        gs_json_cstr(o, path);
-    }
-    gs_out_str(o, ",\"bytes\":");
-    gs_out_u64(o, e->bytes);
-    gs_out_str(o, ",\"ret\":");
-    gs_out_i64(o, e->ret);
-    if (e->offset >= 0) {
-        gs_out_str(o, ",\"offset\":");
-        gs_out_i64(o, e->offset);
-    }
+    if (path)
+        GS_JW_KSTR(w, "path", path);
+    GS_JW_KU64(w, "bytes", e->bytes);
+    GS_JW_KI64(w, "ret", e->ret);
+    if (e->offset >= 0)
+        GS_JW_KI64(w, "offset", e->offset);
     p2_call_site(x, r, e);
-    gs_out_str(o, "}}");
+    pf_args_end(x);
 }
 
 /* gpu_memcpy and cuda_memcpy: "memcpy HtoD (pageable)", ... */
@@ -406,21 +429,17 @@ static const char *memcpy_name(const gs_event *e)
     return "memcpy";
 }
 
+/* enum an_piece (an_busy first) -> share index */
+static const int piece_share[AN_NPC] = {
+    AN_SH_COMPUTE, AN_SH_COMM, AN_SH_H2D_PAGEABLE, AN_SH_H2D_PINNED, AN_SH_COPY_OTHER,
+    AN_SH_DATA_WAIT, AN_SH_PAGEABLE_COPY, AN_SH_HOST,
+};
+
+/* A GPU record's share, by the analysis's own rule (an_gpu_busy). */
 static unsigned gpu_cls(struct gs_reader *r, const gs_event *e)
 {
-    if (e->kind == GS_K_GPU_KERNEL) {
-        return an_kernel_is_comm(p2_str(r, e->str)) ? AN_SH_COMM : AN_SH_COMPUTE;
-    }
-    if (e->kind == GS_K_GPU_MEMCPY && gs_copy_dir(e) == GS_DIR_PTOP)
-        return AN_SH_COMM;
-    if (e->kind == GS_K_GPU_MEMCPY) {
-        const unsigned k = gs_h2d_source_mem(e);
-        if (k == GS_MEM_PAGEABLE)
-            return AN_SH_H2D_PAGEABLE;
-        if (k == GS_MEM_PINNED)
-            return AN_SH_H2D_PINNED;
-    }
-    return AN_SH_COPY_OTHER;
+    const int comm = e->kind == GS_K_GPU_KERNEL && an_kernel_is_comm(p2_str(r, e->str));
+    return (unsigned)piece_share[an_gpu_busy(e, comm)];
 }
 
 static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
@@ -446,20 +465,18 @@ static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
         name = memcpy_name(e);
     else
         name = "memset";
-    pf_slice(x, gpu_pid(x, e->dev), s->tid, t0, t1, name,
-             e->kind == GS_K_GPU_KERNEL ? "gpu_kernel" : "gpu_copy");
-    gs_out_str(x->pf, ",\"args\":{\"stream\":");
-    gs_out_u64(x->pf, e->stream);
-    gs_out_str(x->pf, ",\"correlation\":");
-    gs_out_u64(x->pf, e->corr);
-    if (e->kind != GS_K_GPU_KERNEL) {
-        gs_out_str(x->pf, ",\"bytes\":");
-        gs_out_u64(x->pf, e->bytes);
-    } else if (raw && strcmp(raw, name) != 0) {
-        gs_out_str(x->pf, ",\"mangled\":");
-        gs_json_cstr(x->pf, raw);
-    }
-    gs_out_str(x->pf, "}}");
+    if (e->kind == GS_K_GPU_KERNEL)
+        pf_slice(x, gpu_pid(x, e->dev), s->tid, t0, t1, name, "gpu_kernel");
+    else
+        pf_slice(x, gpu_pid(x, e->dev), s->tid, t0, t1, name, "gpu_copy");
+    pf_args(x);
+    GS_JW_KU64(x->pj, "stream", e->stream);
+    GS_JW_KU64(x->pj, "correlation", e->corr);
+    if (e->kind != GS_K_GPU_KERNEL)
+        GS_JW_KU64(x->pj, "bytes", e->bytes);
+    else if (raw && strcmp(raw, name) != 0)
+        GS_JW_KSTR(x->pj, "mangled", raw);
+    pf_args_end(x);
 }
 
 static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const gs_event *e)
@@ -522,19 +539,17 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         leaf_clip(&t->last_end, &t0, t1);
         const char *n = p2_str(r, e->str);
         pf_slice(x, x->pid, e->tid, t0, t1, n ? n : gs_kind_name(k), "cuda");
-        gs_out_str(x->pf, ",\"args\":{\"bytes\":");
-        gs_out_u64(x->pf, e->bytes);
+        pf_args(x);
+        GS_JW_KU64(x->pj, "bytes", e->bytes);
         if (k == GS_K_CUDA_MEMCPY) {
             const unsigned hk = gs_copy_host_mem(e);
-            gs_out_str(x->pf, ",\"copy\":");
-            gs_json_cstr(x->pf, memcpy_name(e));
-            gs_out_str(x->pf, ",\"host_memory\":");
-            gs_json_cstr(x->pf, hk == GS_MEM_PAGEABLE ? "pageable" : hk == GS_MEM_PINNED ? "pinned" : "other");
+            GS_JW_KSTR(x->pj, "copy", memcpy_name(e));
+            gs_jw_kstr(x->pj, "host_memory",
+                       hk == GS_MEM_PAGEABLE ? "pageable" : hk == GS_MEM_PINNED ? "pinned" : "other");
         }
-        gs_out_str(x->pf, ",\"ret\":");
-        gs_out_i64(x->pf, e->ret);
+        GS_JW_KI64(x->pj, "ret", e->ret);
         p2_call_site(x, r, e);
-        gs_out_str(x->pf, "}}");
+        pf_args_end(x);
         return;
     }
     char buf[64];
@@ -567,9 +582,9 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
                 continue;
             const char *n = p2_str(r, t->nv_stack[i].str);
             pf_slice(x, x->pid, e->tid, t->nv_stack[i].ts, e->ts, n ? n : "nvtx range", "nvtx");
-            gs_out_str(x->pf, ",\"args\":{\"domain\":");
-            gs_out_u64(x->pf, t->nv_stack[i].dom);
-            gs_out_str(x->pf, "}}");
+            pf_args(x);
+            GS_JW_KU64(x->pj, "domain", t->nv_stack[i].dom);
+            pf_args_end(x);
             t->nv = i;
             return;
         }
@@ -595,11 +610,11 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
             x->rg[i] = x->rg[--x->nrg];
             for (int be = 0; be < 2; be++) {
                 pf_open(x, be ? 'e' : 'b', x->pid, g.tid);
-                pf_ts(x, ",\"ts\":", rel(x, be ? e->ts : g.ts));
+                PF_TS(x, "ts", rel(x, be ? e->ts : g.ts));
                 pf_name(x, g.name);
-                gs_out_str(x->pf, ",\"cat\":\"nvtx\",\"id\":");
-                gs_out_u64(x->pf, g.id);
-                gs_out_str(x->pf, "}");
+                GS_JW_KSTR(x->pj, "cat", "nvtx");
+                GS_JW_KU64(x->pj, "id", g.id);
+                gs_jw_end(x->pj);
             }
             return;
         }
@@ -633,11 +648,6 @@ static void p2_gbin_flush(pass2 *x)
 static const char *const piece_names[AN_NPC] = {
     "compute", "communication", "h2d_pageable", "h2d_pinned", "copy_other",
     "data_wait", "pageable_copy", "host",
-};
-/* enum an_piece -> share index */
-static const int piece_share[AN_NPC] = {
-    AN_SH_COMPUTE, AN_SH_COMM, AN_SH_H2D_PAGEABLE, AN_SH_H2D_PINNED, AN_SH_COPY_OTHER,
-    AN_SH_DATA_WAIT, AN_SH_PAGEABLE_COPY, AN_SH_HOST,
 };
 
 static void p2_on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)
@@ -675,11 +685,10 @@ static void p2_on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)
             continue;
         const uint64_t a = t0 > s->v.t0 ? t0 : s->v.t0, b = t1 < s->v.t1 ? t1 : s->v.t1;
         pf_slice(x, PF_PID_ANALYSIS, 2, a, b, piece_names[cls], "starvation");
-        gs_out_str(x->pf, ",\"cname\":\"");
-        gs_out_str(x->pf, cls == AN_PC_DW ? "terrible" : cls == AN_PC_PG ? "bad" : "yellow");
-        gs_out_str(x->pf, "\",\"args\":{\"step\":");
-        gs_out_u64(x->pf, s->num);
-        gs_out_str(x->pf, "}}");
+        GS_JW_KSTR(x->pj, "cname", cls == AN_PC_DW ? "terrible" : cls == AN_PC_PG ? "bad" : "yellow");
+        pf_args(x);
+        GS_JW_KU64(x->pj, "step", s->num);
+        pf_args_end(x);
     }
 }
 
@@ -700,11 +709,17 @@ static void p2_on_file_end(void *ctx, const an_proc *p)
 static void pf_header(pass2 *x)
 {
     const an_result *r = x->res;
-    gs_out_str(x->pf, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"gpustarve report\",\"verdict\":");
-    gs_json_cstr(x->pf, r->verdict_text);
-    gs_out_str(x->pf, ",\"time_origin_ns\":");
-    gs_out_u64(x->pf, x->base);
-    gs_out_str(x->pf, "},\"traceEvents\":[");
+    gs_jw *w = x->pj;
+    gs_jw_obj(w);
+    GS_JW_KSTR(w, "displayTimeUnit", "ms");
+    gs_jw_key(w, "otherData");
+    gs_jw_obj(w);
+    GS_JW_KSTR(w, "generator", "gpustarve report");
+    GS_JW_KSTR(w, "verdict", r->verdict_text);
+    GS_JW_KU64(w, "time_origin_ns", x->base);
+    gs_jw_end(w);
+    gs_jw_key(w, "traceEvents");
+    gs_jw_arr(w);
     char name[200];
     snprintf(name, sizeof name, "gpustarve: steps and GPU starvation (trainer pid %llu)",
              (unsigned long long)r->trainer->pid);
@@ -720,21 +735,16 @@ static void pf_header(pass2 *x)
         char sn[64];
         snprintf(sn, sizeof sn, "step %llu%s", (unsigned long long)s->num, s->warmup ? " (warm-up)" : "");
         pf_slice(x, PF_PID_ANALYSIS, 1, t0, s->v.t1, sn, "step");
-        gs_out_str(x->pf, ",\"args\":{\"index\":");
-        gs_out_u64(x->pf, i);
-        gs_out_str(x->pf, ",\"warmup\":");
-        gs_out_str(x->pf, s->warmup ? "true" : "false");
-        const uint64_t parts[AN_NSH] = {
-            s->v.busy[AN_BUSY_COMPUTE], s->v.busy[AN_BUSY_COMM], s->v.busy[AN_BUSY_H2D_PINNED],
-            s->v.busy[AN_BUSY_H2D_PAGEABLE], s->v.busy[AN_BUSY_OTHER], s->v.idle_dw, s->v.idle_pg,
-            s->v.idle_host};
+        pf_args(x);
+        GS_JW_KU64(w, "index", i);
+        GS_JW_KBOOL(w, "warmup", s->warmup);
         for (int k = 0; k < AN_NSH; k++) {
-            gs_out_str(x->pf, ",\"");
-            gs_out_str(x->pf, an_share_names[k]);
-            gs_out_str(x->pf, "_ms\":");
-            rep_json_ms(x->pf, parts[k]);
+            char key[48];
+            snprintf(key, sizeof key, "%s_ms", an_share_names[k]);
+            gs_jw_key(w, key);
+            rep_json_ms(w, an_stepv_part(&s->v, k));
         }
-        gs_out_str(x->pf, "}}");
+        pf_args_end(x);
     }
 }
 
@@ -749,7 +759,10 @@ static void pf_footer(pass2 *x)
         if (i + 1 == r->nsteps || r->steps[i + 1].v.t0 != s->v.t1)
             pf_counter(x, PF_PID_ANALYSIS, "read MB/s per step (all processes)", s->v.t1, 0);
     }
-    gs_out_str(x->pf, "\n]}\n");
+    gs_out_char(x->pf, '\n'); /* the last event's line ends; no comma */
+    gs_jw_end(x->pj);
+    gs_jw_end(x->pj);
+    gs_out_char(x->pf, '\n');
 }
 
 /* The page's style and script (HTML output). Kept inline: the page must
@@ -808,6 +821,7 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     x->step_bytes = calloc(res->nsteps ? res->nsteps : 1, sizeof *x->step_bytes);
     FILE *pff = NULL, *hf = NULL;
     gs_out *pfo = NULL;
+    gs_jw pjw;
     if (perfetto) {
         pff = open_out(perfetto, "--perfetto");
         pfo = pff ? malloc(sizeof *pfo) : NULL;
@@ -820,6 +834,8 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
         }
         gs_out_init(pfo, pff);
         x->pf = pfo;
+        gs_jw_init(&pjw, pfo);
+        x->pj = &pjw;
         pf_header(x);
     }
     if (html) {

@@ -82,9 +82,9 @@ typedef struct pass2 {
     const an_run *run;
     const an_result *res;
     uint64_t base; /* ts origin, ns */
-    /* Perfetto */
+    /* Perfetto: the JSON writer over the output (NULL: no --perfetto) */
     gs_out *pf;
-    int pf_n;
+    gs_jw *pj;
     /* per file */
     const an_proc *p1; /* the image in the analysis pass */
     size_t img;        /* its index */

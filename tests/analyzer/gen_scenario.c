@@ -8,10 +8,12 @@
  *                       start a new process file OUTDIR/H-PID[.N].gst
  *   string ID TEXT      define string ID (TEXT = rest of the line)
  *   tid TID             the following events belong to thread TID
+ *   stack ID ADDR...    define call stack ID (return addresses, innermost
+ *                       first; decimal or 0x hex)
  *   ev KIND k=v ...     one event; KIND is a kind name (gs_kind_by_name);
  *                       keys: ts dur fd fdk str bytes ret off aux aux2 dev
- *                       stream corr (defaults: fd -1, off -1, ret = bytes,
- *                       the rest 0)
+ *                       stream corr stack weight (defaults: fd -1, off -1,
+ *                       ret = bytes, weight 1 with a stack, the rest 0)
  *   frame               end the current frame here
  * Frames also end every 2000 records.
  *
@@ -179,6 +181,23 @@ int main(int argc, char **argv)
                 die("encode tid", ln);
             continue;
         }
+        if (strncmp(p, "stack ", 6) == 0) {
+            char *end;
+            unsigned long id = strtoul(p + 6, &end, 10);
+            uint64_t frames[GS_STACK_FRAMES_MAX];
+            size_t nf = 0;
+            for (char *q = end; *q && nf < GS_STACK_FRAMES_MAX;) {
+                while (*q == ' ')
+                    q++;
+                if (!*q)
+                    break;
+                frames[nf++] = strtoull(q, &q, 0);
+            }
+            room(GS_STACK_MAX_ENCODED, ln);
+            if (gs_encode_stack(&enc, (uint32_t)id, frames, nf) != GS_OK)
+                die("encode stack", ln);
+            continue;
+        }
         if (strcmp(p, "frame") == 0) {
             flush_frame();
             continue;
@@ -215,10 +234,14 @@ int main(int argc, char **argv)
                 else if (!strcmp(k, "dev")) ev.dev = (uint32_t)uv;
                 else if (!strcmp(k, "stream")) ev.stream = uv;
                 else if (!strcmp(k, "corr")) ev.corr = uv;
+                else if (!strcmp(k, "stack")) ev.stack = (uint32_t)uv;
+                else if (!strcmp(k, "weight")) ev.stack_weight = (uint32_t)uv;
                 else die("unknown key", ln);
             }
             if (!have_ret)
                 ev.ret = (int64_t)ev.bytes;
+            if (ev.stack && !ev.stack_weight)
+                ev.stack_weight = 1;
             ev.tid = cur_tid;
             room(GS_EVENT_MAX_ENCODED, ln);
             if (gs_encode_event(&enc, &ev) != GS_OK)

@@ -1,16 +1,10 @@
-/* hk_util.c — the hook tests' trace loader and assertion counters. */
+/* hk_util.c — the hook tests' trace loader (assertions: tests/gs_check.h). */
 #include "hk_util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int hk_passed, hk_failed;
-
-int hk_report(void)
-{
-    printf("%d passed, %d failed\n", hk_passed, hk_failed);
-    return hk_failed ? 1 : 0;
-}
+int hk_report(void) { return gs_check_done(NULL); }
 
 static int load_file(const char *path, hk_file *f)
 {
@@ -176,15 +170,10 @@ void hk_expect_all(const hk_file *f, const hk_expect *xs, size_t n, size_t times
 {
     for (size_t i = 0; i < n; i++) {
         size_t c = hk_match(f, &xs[i]);
-        int ok = times ? c == times : c >= 1;
-        if (ok) {
-            hk_passed++;
-            continue;
-        }
-        hk_failed++;
-        fprintf(stderr, "expectation %zu (%s %s) matched %zu events, wanted %s%zu\n", i,
-                gs_kind_name(xs[i].kind), xs[i].path_suffix ? xs[i].path_suffix : "*", c,
-                times ? "" : ">= ", times ? times : 1);
+        ASSERT_MSG(times ? c == times : c >= 1,
+                   "expectation %zu (%s %s) matched %zu events, wanted %s%zu", i,
+                   gs_kind_name(xs[i].kind), xs[i].path_suffix ? xs[i].path_suffix : "*", c,
+                   times ? "" : ">= ", times ? times : 1);
     }
 }
 

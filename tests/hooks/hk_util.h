@@ -1,4 +1,4 @@
-/* hk_util.h — tiny assertion macros and a trace loader for the hook tests.
+/* hk_util.h — the trace loader of the hook tests (assertions: gs_check.h).
  *
  * Each test program runs in two modes: "act" (under LD_PRELOAD, does the
  * calls) and "verify DIR" (not preloaded, reads the run directory with the
@@ -11,30 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gs_check.h" /* ASSERT_*: the assertion helper of every C test */
 #include "gs_trace.h"
-
-extern int hk_passed, hk_failed;
-
-#define ASSERT_TRUE(c)                                                                     \
-    do {                                                                                   \
-        if (c) {                                                                           \
-            hk_passed++;                                                                   \
-        } else {                                                                           \
-            hk_failed++;                                                                   \
-            fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #c);                \
-        }                                                                                  \
-    } while (0)
-#define ASSERT_EQ(a, b)                                                                    \
-    do {                                                                                   \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                \
-        if (a_ == b_) {                                                                    \
-            hk_passed++;                                                                   \
-        } else {                                                                           \
-            hk_failed++;                                                                   \
-            fprintf(stderr, "%s:%d: FAILED: %s == %s (%lld != %lld)\n", __FILE__, __LINE__, \
-                    #a, #b, a_, b_);                                                       \
-        }                                                                                  \
-    } while (0)
 
 /* Print "N passed, M failed"; exit status for main. */
 int hk_report(void);

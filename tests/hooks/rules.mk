@@ -12,7 +12,7 @@ HK_SRC   := $(filter-out $(HK_DIR)/hk_cupti_decode.c $(HK_DIR)/hk_nvtx_abi.c,$(H
 endif
 HK_BINS  := $(patsubst $(HK_DIR)/%.c,$(HK_OUT)/%,$(HK_SRC))
 HK_LIBS  := $(HK_OUT)/libhk_ctor.so
-HK_CFLAGS := $(CFLAGS_COMMON) -I$(HK_DIR) -pthread
+HK_CFLAGS := $(CFLAGS_COMMON) -I$(HK_DIR) -Itests -pthread
 
 # The CUPTI decoder compiled against the CUPTI 13.2 headers of the pinned
 # wheel (make gpu-wheels), where they are: its _Static_asserts then also
@@ -48,7 +48,7 @@ $(HK_OUT)/hk_cupti_decode: HK_CFLAGS += -Ipreload -Icupti -isystem $(CUDA_HOME)/
 $(HK_OUT)/hk_cupti_decode: LDEXTRA = cupti/gs_cupti_decode.c
 $(HK_OUT)/hk_cupti_decode: cupti/gs_cupti_decode.c cupti/gs_cupti.h preload/gs_cuda_types.h
 
-$(HK_OUT)/hk_%: $(HK_DIR)/hk_%.c $(HK_DIR)/hk_util.c $(HK_DIR)/hk_util.h $(TRACE_SRC) $(wildcard trace/*.h)
+$(HK_OUT)/hk_%: $(HK_DIR)/hk_%.c $(HK_DIR)/hk_util.c $(HK_DIR)/hk_util.h tests/gs_check.h $(TRACE_SRC) $(wildcard trace/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(HK_CFLAGS) -o $@ $< $(HK_DIR)/hk_util.c $(TRACE_SRC) $(LDEXTRA) $(LDLIBS_ZSTD) -ldl

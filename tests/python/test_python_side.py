@@ -276,12 +276,30 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
     assert doc["best"]["num_workers"] == 2
     by_nw = {c["num_workers"]: c for c in doc["configs"]}
     assert by_nw[2]["step_ms_median"] < by_nw[0]["step_ms_median"]
-    assert by_nw[0]["data_wait_share"] > by_nw[2]["data_wait_share"]
+    # without workers the trainer itself sleeps DELAY per image of its batch
+    # of 8 inside every fetch: at least that share of its longest step. (That
+    # 2 workers wait less than 0 holds on an idle machine only: on a loaded
+    # one they compete with the trainer for the CPU; 0.32 against 0.45 was
+    # seen beside two CPU burners.)
+    assert by_nw[0]["data_wait_share"] >= 0.99 * 8 * float(DELAY) / by_nw[0]["step_ms_max"], \
+        by_nw[0]
+    assert all(0 <= c["data_wait_share"] <= 1 for c in doc["configs"])
     for c in doc["configs"]:
         run = c["runs"][0]
         assert run["exit"] == 0 and run["steps"] == 8
         assert os.path.isdir(run["dir"]) and os.path.isfile(run["log"])
-        assert c["source"] in ("report", "markers")
+        assert c["source"] == "markers"  # the steps came from the DataLoader markers
+        # the sweep's numbers are the report's own (the same analysis, in process)
+        rep = subprocess.run([CLI, "report", "--json", "--skip", "2", run["dir"]],
+                             capture_output=True, timeout=120)
+        assert rep.returncode == 0, rep.stderr.decode()
+        r = json.loads(rep.stdout)
+        assert run["step_ms_median"] == pytest.approx(r["step_ms"]["median"], abs=1e-4)
+        assert run["data_wait_share"] == pytest.approx(r["share"]["idle_data_wait"], abs=1e-5)
+        assert run["pageable_copy_ms"] == pytest.approx(
+            r["median_ms"]["idle_pageable_copy"] + r["median_ms"]["gpu_h2d_pageable"], abs=1e-4)
+        assert run["verdict"] == r["verdict"]["label"]
+        assert run["steps"] == r["steps"]["measured"]
     assert b"sweep: run 2/2" in p.stderr  # progress on stderr
 
 

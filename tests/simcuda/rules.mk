@@ -105,10 +105,10 @@ $(SIMCUDA_DIR)/sim_inject.so: tests/simcuda/sim_inject.c tests/simcuda/sim_injec
 	@echo "  LD      $@"
 	$(Q)$(CC) $(SIMCUDA_CFLAGS) -shared -o $@ $< $(SIMCUDA_DIR)/libcupti.so.13
 
-$(SIMCUDA_DIR)/test_simcuda: tests/simcuda/test_simcuda.c tests/simcuda/sim_inject.h \
+$(SIMCUDA_DIR)/test_simcuda: tests/simcuda/test_simcuda.c tests/simcuda/sim_inject.h tests/gs_check.h \
 		$(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcupti.so.13 $(SIMCUDA_DIR)/libcuda.so.1
 	@echo "  CC      $@"
-	$(Q)$(CC) $(SIMCUDA_CFLAGS) -o $@ $< $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcupti.so.13 -ldl -lm
+	$(Q)$(CC) $(SIMCUDA_CFLAGS) -Itests -o $@ $< $(SIMCUDA_DIR)/libcudart.so.13 $(SIMCUDA_DIR)/libcupti.so.13 -ldl -lm
 
 SIMCUDA_TEST_ENV := LD_LIBRARY_PATH=$(SIMCUDA_DIR) \
     CUDA_INJECTION64_PATH=$(abspath $(SIMCUDA_DIR)/sim_inject.so) \

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "an_copies.h"
+#include "gs_check.h"
 #include "gs_format.h"
-#include "gs_test.h"
 
 static int drained[4096];
 
@@ -88,5 +88,5 @@ int main(void)
     test_table();
     test_limit();
     test_decide();
-    return gs_t_finish("test_an_copies");
+    return gs_check_done("test_an_copies");
 }

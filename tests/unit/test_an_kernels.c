@@ -1,5 +1,5 @@
 /* test_an_kernels.c — kernel names for people and by class
- * (analyzer/an_kernels.c), on real mangled names.
+ * (analyzer/an_kernels.c), on real mangled names; a GPU record's busy class.
  *
  * The NCCL names are from the PyPI wheel nvidia-nccl-cu13 2.30.7 (torch
  * 2.15's NCCL): `nm nvidia/nccl/lib/libnccl.so.2 | grep ncclDevKernel`; the
@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "an_kernels.h"
-#include "gs_test.h"
+#include "an_timeline.h"
+#include "gs_check.h"
+#include "gs_trace.h"
 
 static const char *const nccl[] = {
     "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
@@ -66,6 +68,37 @@ static void test_class(void)
     ASSERT_EQ(an_kernel_is_comm(NULL), 0);
 }
 
+/* A GPU record's busy class: one rule for the analysis and the HTML view. */
+static gs_event gpu(unsigned kind, unsigned dir, unsigned src, unsigned dst)
+{
+    gs_event e;
+    memset(&e, 0, sizeof e);
+    e.kind = kind;
+    e.aux = dir | src << 8 | dst << 16;
+    return e;
+}
+
+static void test_busy(void)
+{
+    gs_event e = gpu(GS_K_GPU_KERNEL, 0, 0, 0);
+    ASSERT_EQ(an_gpu_busy(&e, 0), AN_BUSY_COMPUTE);
+    ASSERT_EQ(an_gpu_busy(&e, 1), AN_BUSY_COMM);
+    e = gpu(GS_K_GPU_MEMCPY, GS_DIR_HTOD, GS_MEM_PAGEABLE, GS_MEM_DEVICE);
+    ASSERT_EQ(an_gpu_busy(&e, 0), AN_BUSY_H2D_PAGEABLE);
+    e = gpu(GS_K_GPU_MEMCPY, GS_DIR_HTOD, GS_MEM_PINNED, GS_MEM_DEVICE);
+    ASSERT_EQ(an_gpu_busy(&e, 0), AN_BUSY_H2D_PINNED);
+    e = gpu(GS_K_GPU_MEMCPY, GS_DIR_HTOD, GS_MEM_UNKNOWN, GS_MEM_DEVICE);
+    ASSERT_EQ(an_gpu_busy(&e, 0), AN_BUSY_OTHER);
+    e = gpu(GS_K_GPU_MEMCPY, GS_DIR_PTOP, GS_MEM_DEVICE, GS_MEM_DEVICE);
+    ASSERT_EQ(an_gpu_busy(&e, 0), AN_BUSY_COMM);
+    e = gpu(GS_K_GPU_MEMCPY, GS_DIR_DTOH, GS_MEM_DEVICE, GS_MEM_PAGEABLE);
+    ASSERT_EQ(an_gpu_busy(&e, 0), AN_BUSY_OTHER);
+    e = gpu(GS_K_GPU_MEMCPY, GS_DIR_DTOD, GS_MEM_DEVICE, GS_MEM_DEVICE);
+    ASSERT_EQ(an_gpu_busy(&e, 1), AN_BUSY_OTHER); /* comm is a kernel's name only */
+    e = gpu(GS_K_GPU_MEMSET, GS_MEM_DEVICE, 0, 0);
+    ASSERT_EQ(an_gpu_busy(&e, 0), AN_BUSY_OTHER);
+}
+
 static void test_stats(void)
 {
     an_kstats k;
@@ -93,6 +126,7 @@ int main(void)
     test_display();
     test_base();
     test_class();
+    test_busy();
     test_stats();
-    return gs_t_finish("test_an_kernels");
+    return gs_check_done("test_an_kernels");
 }

@@ -8,7 +8,7 @@
 
 #include "an_model.h"
 #include "an_timeline.h"
-#include "gs_test.h"
+#include "gs_check.h"
 
 #define MAXQ 4096
 
@@ -374,5 +374,5 @@ int main(void)
         test_random(r);
     test_late();
     test_volume();
-    return gs_t_finish("test_an_timeline");
+    return gs_check_done("test_an_timeline");
 }

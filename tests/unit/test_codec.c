@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gs_test.h"
+#include "gs_check.h"
 #include "gs_trace.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -385,5 +385,5 @@ int main(void)
     test_edges();
     test_files();
     rmdir(tmpdir);
-    return gs_t_finish("test_codec");
+    return gs_check_done("test_codec");
 }

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gs_test.h"
+#include "gs_check.h"
 #include "gs_trace.h"
 
 /* The kinds of the list, as the list itself says (id, class). */
@@ -333,5 +333,5 @@ int main(void)
     test_classes_match_fields();
     test_packed_fields();
     test_run_files();
-    return gs_t_finish("test_kinds");
+    return gs_check_done("test_kinds");
 }

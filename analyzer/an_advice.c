@@ -1,0 +1,195 @@
+/* an_advice.c — the advice: which num_workers and pin_memory to use, with
+ * the step time each change should give.
+ *
+ * num_workers (docs/report-schema.md, "Advice"): only for an input-bound
+ * verdict. A worker needs batch_ms per batch and a step needs gpu_bound_ms
+ * of GPU-bound time, so ceil(batch / step) workers keep up; capped by the
+ * free cores; no number when the workers already read near the storage
+ * ceiling; no entry when the capped count would save under
+ * WORKERS_MIN_SAVING of a step (a note says what limits it).
+ * pin_memory: when pageable copies cost at least PIN_MIN_SHARE of a step,
+ * predicting their time at the pinned bandwidth seen, probed, or assumed.
+ *
+ * Must never: look at anything but its an_decide_in, or advise a setting
+ * already in force.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "an_decide.h"
+
+/* num_workers advice must save at least this share of a step */
+#define WORKERS_MIN_SAVING 0.02
+#define STORAGE_NEAR 0.8      /* reading at >= 80% of the ceiling: storage is the wall */
+#define PIN_MIN_SHARE 0.02    /* pageable copies must cost >= 2% of a step */
+#define PIN_DEFAULT_SPEEDUP 2.0 /* pinned H2D assumed 2x pageable when nothing better */
+
+static void note(an_decision *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(an_decision *out, const char *fmt, ...)
+{
+    if (out->nnotes >= AN_DECIDE_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->notes[out->nnotes++], sizeof out->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+static void add(an_decision *out, const an_advice *a)
+{
+    if (out->nadvice < sizeof out->advice / sizeof out->advice[0])
+        out->advice[out->nadvice++] = *a;
+}
+
+static void advise_workers(const an_decide_in *in, an_decision *out)
+{
+    if (out->verdict != AN_V_HIGHLY && out->verdict != AN_V_MODERATELY)
+        return;
+    const double tg = in->gpu_bound_ms; /* what a step takes when the batch is ready */
+    if (tg <= 0)
+        return;
+    if (!in->nworkers && in->waits_without_workers) {
+        note(out, "the training thread waits on pipes/sockets but no loader worker was traced: "
+                  "cannot size num_workers");
+        return;
+    }
+    /* Time one worker takes per batch: measured on traced workers; else,
+     * with W workers we cannot see (threads, untraced processes) and an
+     * input-bound loop, they deliver one batch per step, so each takes about
+     * W steps; else (loading inline, num_workers=0) the data wait itself. */
+    double tb = in->data_wait_ms;
+    if (in->nworkers)
+        tb = in->batch_ms;
+    else if (in->cur_workers >= 1)
+        tb = in->step_ms * (double)in->cur_workers;
+    if (tb <= 0)
+        return;
+    long need = (long)ceil(tb / tg - 1e-9);
+    if (need < 1)
+        need = 1;
+    const long cur = in->cur_workers >= 0 ? in->cur_workers : (long)in->nworkers;
+    if (need <= cur) {
+        note(out,
+             "the loader should keep up: %ld worker(s) at %.1f ms per batch for a %.1f ms GPU-bound "
+             "step, yet the GPU waits; look at prefetch_factor, persistent_workers or uneven batches",
+             cur, tb, tg);
+        return;
+    }
+    an_advice a;
+    memset(&a, 0, sizeof a);
+    a.setting = AN_ADV_NUM_WORKERS;
+    const double step = in->step_ms;
+    /* storage ceiling: probed; else, with several workers, what they would
+     * read together if each read all the time at the best in-read rate seen */
+    double ceil_MBps = in->probe_read_MBps;
+    const int probed = ceil_MBps > 0;
+    if (!probed && in->nworkers >= 2)
+        ceil_MBps = in->worker_best_in_read_MBps * (double)in->nworkers;
+    const double mb_per_batch = in->worker_MB_per_batch;
+    const double now_MBps = step > 0 ? mb_per_batch / (step / 1e3) : 0;
+    if (ceil_MBps > 0 && mb_per_batch > 0 && now_MBps >= STORAGE_NEAR * ceil_MBps) {
+        a.has_value = 0;
+        a.predicted_step_ms = step;
+        a.predicted_saving_ms = 0;
+        snprintf(a.why, sizeof a.why,
+                 "the workers already read %.0f MB/s, near the storage ceiling of %.0f MB/s (%s): "
+                 "more workers will not help; faster storage, caching or smaller samples will",
+                 now_MBps, ceil_MBps,
+                 probed ? "probed" : "the workers read nearly all the time at the best rate seen");
+        add(out, &a);
+        return;
+    }
+    long n = need;
+    int capped = 0;
+    if (n > in->cores) {
+        n = in->cores;
+        capped = 1;
+    }
+    if (n <= cur) {
+        note(out, "%ld loader workers are needed but only %d CPU cores are free: the CPUs are the "
+                  "limit (a faster decode/augment or more cores will help)",
+             need, in->cores);
+        return;
+    }
+    double pred = tg > tb / (double)n ? tg : tb / (double)n;
+    int storage_cap = 0;
+    if (probed && mb_per_batch > 0) {
+        const double tmin = mb_per_batch / ceil_MBps * 1e3; /* ms per batch at the ceiling */
+        if (tmin > pred) {
+            pred = tmin;
+            storage_cap = 1;
+        }
+    }
+    if (pred > step)
+        pred = step;
+    if (step - pred < WORKERS_MIN_SAVING * step) {
+        /* RATIONALE: an entry that predicts a saving within the noise is not
+         * advice; the note says what limits it */
+        note(out, "%ld loader workers would keep up, but %ld (%s) would save under %.0f%% of a "
+                  "step",
+             need, n, capped ? "all the free CPU cores" : "what the storage allows",
+             100 * WORKERS_MIN_SAVING);
+        return;
+    }
+    a.has_value = 1;
+    a.value = n;
+    a.predicted_step_ms = pred;
+    a.predicted_saving_ms = step - pred;
+    snprintf(a.why, sizeof a.why,
+             "each worker needs %.1f ms per batch and a step needs %.1f ms of GPU-bound time: "
+             "%ld worker%s keep%s up%s%s",
+             tb, tg, need, need == 1 ? "" : "s", need == 1 ? "s" : "",
+             capped ? "; capped by the free CPU cores" : "",
+             storage_cap ? "; the storage ceiling limits the gain" : "");
+    add(out, &a);
+}
+
+static void advise_pin(const an_decide_in *in, an_decision *out)
+{
+    if (in->cur_pin_memory == 1 || !in->measured)
+        return;
+    const double cost_ms = in->pageable_ms;
+    const double step = in->step_ms;
+    if (step <= 0 || cost_ms < PIN_MIN_SHARE * step)
+        return;
+    /* how fast pinned memory would move the pageable bytes of a step */
+    const double bytes_step = in->pageable_bytes_per_step;
+    double pinned_GBps = 0;
+    const char *src;
+    if (in->pinned_GBps_seen > 0) {
+        pinned_GBps = in->pinned_GBps_seen;
+        src = "pinned copies seen in this run";
+    } else if (in->probe_h2d_pinned_GBps > 0) {
+        pinned_GBps = in->probe_h2d_pinned_GBps;
+        src = "probed pinned bandwidth";
+    } else {
+        pinned_GBps = in->pageable_GBps * PIN_DEFAULT_SPEEDUP;
+        src = "assumed 2x the pageable bandwidth seen";
+    }
+    double after_ms = pinned_GBps > 0 ? bytes_step / pinned_GBps / 1e6 : cost_ms / PIN_DEFAULT_SPEEDUP;
+    if (after_ms > cost_ms)
+        after_ms = cost_ms;
+    const double saving = cost_ms - after_ms;
+    if (saving < 0.01 * step)
+        return;
+    an_advice a;
+    memset(&a, 0, sizeof a);
+    a.setting = AN_ADV_PIN_MEMORY;
+    a.has_value = 1;
+    a.value = 1;
+    a.predicted_saving_ms = saving;
+    a.predicted_step_ms = step - saving;
+    snprintf(a.why, sizeof a.why,
+             "pageable host-to-device copies cost %.2f ms per step (%.1f MB per step); pinned they "
+             "would take about %.2f ms (%s, %.1f GB/s)",
+             cost_ms, bytes_step / 1e6, after_ms, src, pinned_GBps);
+    add(out, &a);
+}
+
+void an_decide_advice(const an_decide_in *in, an_decision *out)
+{
+    advise_workers(in, out);
+    advise_pin(in, out);
+}

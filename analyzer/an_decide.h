@@ -1,0 +1,95 @@
+/* an_decide.h — where the verdict and the advice are decided.
+ *
+ * Input: an_decide_in, a handful of numbers measured by the rest of the
+ * analysis (shares and step times of the measured steps, the loader's cost
+ * per batch, the settings in force, the machine). It holds no pointer into
+ * the trace model, so the rules can be read, tested and changed here alone:
+ * a new measurement (per-thread CPU and run-queue time, the trainer's
+ * receive time, cores from affinity and cgroup quota) becomes a field here,
+ * filled by an_decide_in_build (an_analyze.c), and a rule below.
+ *
+ * Output: an_decision — the verdict, its one-line text, the advice entries
+ * with their predictions, and notes that say why nothing (more) is advised.
+ *
+ * Every threshold and rule is written down in docs/report-schema.md; change
+ * both together.
+ *
+ * Must never: read trace files, print, or divide by zero: every ratio checks
+ * its denominator.
+ */
+#ifndef AN_DECIDE_H
+#define AN_DECIDE_H
+
+#include <stddef.h>
+
+#include "an_attrib.h"
+
+typedef struct an_decide_in {
+    /* the measured steps */
+    int no_gpu;              /* no GPU activity: the training thread is what waits */
+    size_t measured;         /* steps measured (warm-up left out) */
+    double step_ms;          /* median step time */
+    double gpu_bound_ms;     /* median of (step - data wait): a step whose batch is ready */
+    double share[AN_NSH];    /* of all measured step time */
+    double input_share;      /* data wait: the larger of the median per-step share and
+                              * share[AN_SH_DATA_WAIT] (an_summarize says why) */
+    double data_wait_ms;     /* median data wait per step */
+    /* pageable host-to-device copies */
+    double pageable_ms;      /* per measured step: GPU time in pageable H2D copies plus
+                              * GPU idle inside pageable copy calls */
+    double pageable_bytes_per_step; /* pageable H2D bytes over all steps, per step */
+    double pageable_GBps;    /* bandwidth seen for them; 0 unknown */
+    double pinned_GBps_seen; /* pinned H2D bandwidth seen in this run (>= 1 MiB copied);
+                              * 0 none */
+    /* the loader */
+    size_t nworkers;         /* loader workers traced (processes, or threads of the trainer) */
+    double batch_ms;         /* mean busy time per batch of one worker (file I/O, metadata, CPU) */
+    double worker_MB_per_batch;      /* MB the workers read per batch; 0 unknown */
+    double worker_best_in_read_MBps; /* fastest in-read rate of one worker */
+    int cur_workers;         /* num_workers in force; -1 unknown */
+    int cur_pin_memory;      /* 1, 0, or -1 unknown */
+    int waits_without_workers; /* the training thread waits on pipes/sockets more than it
+                                * reads, yet no worker was traced */
+    /* the machine */
+    int cores;               /* CPU cores the workers may use */
+    double probe_read_MBps;  /* storage ceiling from 'gpustarve probe'; 0 unknown */
+    double probe_h2d_pinned_GBps;
+} an_decide_in;
+
+enum an_verdict {
+    AN_V_NONE,
+    AN_V_HIGHLY,
+    AN_V_MODERATELY,
+    AN_V_NOT,
+    AN_V_HOST,
+};
+
+enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY };
+
+typedef struct an_advice {
+    int setting;
+    int has_value;   /* 0: value is not a number (storage is the wall) */
+    long value;      /* num_workers: workers; pin_memory: 1 */
+    double predicted_step_ms, predicted_saving_ms;
+    char why[320];
+} an_advice;
+
+#define AN_DECIDE_NOTES 4
+typedef struct an_decision {
+    int verdict; /* enum an_verdict */
+    char verdict_text[256];
+    an_advice advice[4];
+    size_t nadvice;
+    char notes[AN_DECIDE_NOTES][200];
+    size_t nnotes;
+} an_decision;
+
+/* The verdict and its text (an_verdict.c). */
+void an_decide_verdict(const an_decide_in *in, an_decision *out);
+/* The advice for out->verdict (an_advice.c): num_workers, then pin_memory. */
+void an_decide_advice(const an_decide_in *in, an_decision *out);
+
+/* "HIGHLY_INPUT_BOUND", ... "NONE". */
+const char *an_verdict_label(int v);
+
+#endif

@@ -1,0 +1,123 @@
+/* an_result.h — the answer the analysis derives from a loaded run (an_run.h):
+ * the trainer and its training thread, the steps and what each spent its
+ * time on, the summary shares, the loader workers, the verdict and the
+ * advice; and the stages that compute it, one file each:
+ *
+ *   which process trains, which thread drives the loop   an_trainer.c
+ *   where a step is cut (markers, NVTX, inferred), warm-up an_steps.c
+ *   where a step's time goes, the run's shares            an_attrib.c (an_attrib.h)
+ *   what the loader workers do                            an_loader.c
+ *   the verdict and the advice                            an_verdict.c, an_advice.c
+ *                                                         (an_decide.h)
+ *   the order of the stages, notes                        an_analyze.c
+ *
+ * Must never: print, or know about the command line.
+ */
+#ifndef AN_RESULT_H
+#define AN_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "an_attrib.h"
+#include "an_decide.h"
+#include "an_run.h"
+#include "an_stats.h"
+
+enum an_source { AN_SRC_NONE, AN_SRC_MARKERS, AN_SRC_NVTX, AN_SRC_INFERRED };
+
+typedef struct an_step {
+    an_stepv v;
+    uint64_t num; /* marker number, else index */
+    int warmup;
+} an_step;
+
+typedef struct an_worker {
+    const an_proc *p;
+    double batches;
+    int batches_from_markers;
+    uint64_t active_ns; /* first to last event */
+    uint64_t io_ns, meta_ns, idle_ns, cpu_ns;
+    uint64_t bytes, reqs, faults;
+    double MBps; /* bytes over active time */
+    double io_MBps; /* bytes over time inside reads */
+} an_worker;
+
+typedef struct an_result {
+    const an_proc *trainer;
+    const an_thread *thread;
+    int no_gpu;
+    int source; /* enum an_source */
+    const char *source_detail; /* "step markers", "fetch markers", ... */
+    an_step *steps;
+    size_t nsteps, measured, warmup;
+    int skip_auto;
+    double step_ms_median, step_ms_p90, step_ms_mean, step_ms_min, step_ms_max;
+    double share[AN_NSH];
+    double median_ms[AN_NSH];
+    double input_share; /* median over measured steps of idle_dw / step */
+    int verdict;
+    char verdict_text[256];
+    /* loader */
+    an_worker *workers;
+    size_t nworkers;
+    double batch_ms; /* mean per-worker time per batch (busy, not idle) */
+    uint64_t worker_bytes;
+    double worker_MBps_total;
+    int cur_workers; /* from config, or workers seen; -1 unknown */
+    int cur_pin_memory; /* 1/0, -1 unknown */
+    /* advice */
+    an_advice advice[4];
+    size_t nadvice;
+    /* notes for the reader ("GPU records arrived late", ...) */
+    char notes[8][200];
+    size_t nnotes;
+    int cores;
+    uint64_t late_ns;
+    /* call sites from sampled call stacks (an_callsites.h): set and freed by
+     * the caller (cmd_report.c) after an_analyze; NULL when not computed */
+    struct an_cs *callsites;
+} an_result;
+
+/* Analyse a loaded run. Returns 0, or -1 with a message in err when there is
+ * nothing to report (no process, no steps). */
+int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, size_t errlen);
+void an_result_free(an_result *res);
+
+const char *an_source_name(int s);
+
+/* ---- the stages of an_analyze ---------------------------------------------------- */
+
+/* an_trainer.c: the process that trains (tiered choice, docs/report-schema.md
+ * "Trainer"), never NULL when the run has a process; its training thread,
+ * NULL when it has no thread. */
+const an_proc *an_choose_trainer(const an_run *run);
+const an_thread *an_choose_thread(const an_proc *p);
+/* 1 when pid descends from anc through the traced processes' ppids. */
+int an_descends(const an_run *run, uint64_t pid, uint64_t anc);
+/* 1 when the process said it is a loader worker (role marker). */
+int an_is_worker_role(const an_proc *p);
+/* GPU busy time of a process (its timeline totals). */
+uint64_t an_proc_gpu_busy(const an_proc *p);
+
+/* an_steps.c: cut the training thread's candidates into res->steps (source,
+ * source_detail set). Returns 0 (possibly no steps) or -1 out of memory. */
+int an_cut_steps(an_result *res, const an_thread *t);
+/* Mark the warm-up steps (skip >= 0: that many; -1: automatic) and set
+ * res->warmup, res->measured, res->skip_auto. */
+void an_mark_warmup(an_result *res, int skip);
+
+/* an_attrib.c: step time statistics, the shares and per-step medians of the
+ * measured steps, and the input-bound share. */
+void an_summarize(an_result *res);
+
+/* an_loader.c: the loader workers of the trainer (processes, else threads of
+ * the trainer that read files) and their per-batch cost; the DataLoader
+ * settings in force (res->cur_workers, res->cur_pin_memory). Returns 0 or
+ * -1 out of memory. */
+int an_find_workers(const an_run *run, an_result *res);
+/* A DataLoader configuration value of the process (lowest loader id that
+ * has it), or NULL. */
+const char *an_cfg_value(const an_proc *p, const char *key);
+
+#endif

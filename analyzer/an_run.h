@@ -1,0 +1,209 @@
+/* an_run.h — what one streaming pass over a run's trace files keeps:
+ * processes, threads, step-boundary candidates with their attribution
+ * snapshots, loader counters; the options of the analysis; the hooks a
+ * second pass hangs on it.
+ *
+ * Who fills what: an_load.c reads the directory and the files (an_run_load);
+ * an_events.c turns each event into counters, timeline intervals and
+ * candidates. The analysis (an_result.h) then reads only this.
+ *
+ * Memory rule: nothing here grows with the number of events. What grows is
+ * per process, per thread, per step-boundary candidate (a few per step).
+ *
+ * Must never: print, or know about the command line (cmd_*.c do).
+ */
+#ifndef AN_RUN_H
+#define AN_RUN_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "an_copies.h"
+#include "an_kernels.h"
+#include "an_timeline.h"
+
+/* Step-boundary candidates, logged per thread with a snapshot at `t`. */
+enum an_cand_type {
+    AN_C_STEP_B,     /* step_begin marker */
+    AN_C_STEP_E,     /* step_end marker */
+    AN_C_FETCH_B,    /* fetch_begin marker */
+    AN_C_FETCH_E,    /* fetch_end marker */
+    AN_C_NVTX_B,     /* start of an outermost NVTX range matching --step-range */
+    AN_C_NVTX_E,     /* its end */
+    AN_C_BURST_WAIT, /* start of a burst of waits on pipes/sockets */
+    AN_C_BURST_H2D,  /* start of a burst of host-to-device copy calls */
+};
+
+typedef struct an_cand {
+    uint64_t t;
+    uint64_t num;  /* marker: step/batch number; burst: end time */
+    uint32_t type; /* enum an_cand_type */
+    uint32_t have; /* snapshot delivered */
+    an_snap snap;
+} an_cand;
+
+#define AN_NVTX_DEPTH 32
+
+typedef struct an_nvtx_open {
+    uint64_t ts;
+    uint32_t domain;
+    uint32_t flags; /* AN_SF_STEP / AN_SF_FETCH */
+} an_nvtx_open;
+
+typedef struct an_thread {
+    uint32_t tid;
+    int slot; /* timeline slot, -1 when beyond AN_TL_MAX_SLOTS */
+    char name[32];
+    /* evidence for choosing the training thread */
+    uint64_t n_step_markers, n_fetch_markers, n_nvtx_steps, n_cuda_calls;
+    uint64_t wait_ns, io_ns, meta_ns; /* pipe/socket waits, file reads, open/stat */
+    uint64_t faults;                  /* largest cumulative count seen */
+    uint64_t rd_bytes, rd_reqs;       /* file reads (threaded loaders) */
+    uint64_t first_ts, last_ts;       /* span of its I/O and waits */
+    /* pass state */
+    int fetch_depth;
+    uint64_t fetch_ts;
+    int nvtx_depth, nvtx_overflow, nvtx_step_open;
+    an_nvtx_open nvtx[AN_NVTX_DEPTH];
+    uint64_t burst_end[2];
+    int64_t burst_idx[2]; /* candidate index of the current burst, -1 */
+    /* candidates */
+    an_cand *cand;
+    size_t ncand, capcand;
+} an_thread;
+
+typedef struct an_kv {
+    uint32_t loader;
+    char key[32];
+    char value[64];
+} an_kv;
+
+typedef struct an_dev {
+    uint32_t dev;
+    char name[64];
+} an_dev;
+
+/* request-size histogram: bucket 0 counts reads that returned 0 bytes,
+ * bucket k+1 reads of 2^k <= bytes < 2^(k+1) (the last bucket: 2^39 and up) */
+#define AN_HIST 41
+
+typedef struct an_proc {
+    char *path;  /* trace file */
+    char *file;  /* base name */
+    char *argv;  /* argv joined with spaces */
+    char *host;
+    uint64_t pid, ppid;
+    uint32_t exec_seq, flags;
+    uint64_t mono_ns;
+    int32_t rank;
+    int damaged;     /* stopped early: gs_err */
+    uint64_t unread; /* bytes not read */
+    uint64_t events;
+    uint64_t first_ts, last_ts;
+    int exited;
+    uint64_t exit_status, exit_how; /* exit_how: enum gs_exit_how */
+    /* loader-side counters (whole process) */
+    uint64_t rd_bytes, rd_reqs, rd_ns; /* read family on files */
+    uint64_t meta_reqs, meta_ns;       /* open/stat family */
+    uint64_t wait_ns, wait_reqs;       /* waits on pipes/sockets (poll/select/epoll/read) */
+    uint64_t hist[AN_HIST];
+    uint64_t n_step_markers, n_fetch_markers, n_batch_markers;
+    /* GPU and CUDA */
+    uint64_t gpu_events, cuda_calls;
+    uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;
+    uint64_t host_pageable_bytes, host_pageable_ns, host_pageable_calls;
+    uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
+    uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
+    an_kstats kstats; /* GPU time per kernel name */
+    an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
+    /* role marker */
+    char role[32];
+    int64_t worker_id, loader_id;
+    an_kv *cfg;
+    size_t ncfg;
+    an_dev *devs;
+    size_t ndevs;
+    an_thread *th;
+    size_t nth, capth;
+    an_tl_stats tl;
+} an_proc;
+
+typedef struct an_skipped {
+    char *file;
+    char *reason;
+    uint64_t unread;
+    int whole; /* nothing of the file could be used */
+} an_skipped;
+
+/* Hooks of a second pass over the files (report --perfetto / --html): the
+ * same pass as the analysis, with each file, each event and the pieces of
+ * one thread's timeline handed out as they are decoded and swept. Nothing
+ * is kept for them. */
+struct gs_event;
+struct gs_reader;
+typedef struct an_hooks {
+    void *ctx;
+    /* a file's header was read (p: pid, ppid, file, path, argv are set) */
+    void (*on_file)(void *ctx, const an_proc *p, struct gs_reader *r);
+    /* every event, in file order (strings: gs_reader_string(r, e->str));
+     * when event_kinds is set, only events whose kind k has event_kinds[k]
+     * nonzero (a GS_K_MAX-entry table) */
+    void (*on_event)(void *ctx, const an_proc *p, struct gs_reader *r, const struct gs_event *e);
+    const unsigned char *event_kinds;
+    /* the file is done (after the last piece) */
+    void (*on_file_end)(void *ctx, const an_proc *p);
+    /* the swept pieces (an_piece_fn) of thread piece_tid of the image
+     * (piece_pid, piece_exec_seq), when on_piece is set */
+    an_piece_fn on_piece;
+    uint64_t piece_pid;
+    uint32_t piece_exec_seq, piece_tid;
+} an_hooks;
+
+/* Options of the analysis. */
+typedef struct an_opts {
+    regex_t step_re, fetch_re;
+    int skip;      /* warm-up steps to leave out; -1 = automatic */
+    int cores;     /* CPU cores for loader workers; 0 = online CPUs - 1 */
+    double probe_read_MBps;     /* 0 = unknown */
+    double probe_h2d_pinned_GBps;
+    double probe_h2d_pageable_GBps;
+    uint64_t burst_gap_ns; /* waits/copies closer than this form one arrival */
+    /* progress: called about every second with bytes done / total */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+    const an_hooks *hooks; /* NULL in the analysis pass */
+} an_opts;
+
+#define AN_STEP_RE_DEFAULT                                                                     \
+    "^(ProfilerStep#[0-9]+|(train(ing)?[_ .-]?)?step([ _#:.-]?[0-9]+)?|"                        \
+    "train[_ .-]?(batch|iter(ation)?)([ _#:.-]?[0-9]+)?|iteration([ _#:.-]?[0-9]+)?)$"
+#define AN_FETCH_RE_DEFAULT                                                                    \
+    "^(enumerate\\(DataLoader\\)#.*__next__|.*DataLoader.*__next__|next[_ .-]?batch|"            \
+    "data[_ .-]?(wait|load(ing)?|fetch)|fetch([_ .-]?(batch|data))?|get[_ .-]?batch|"           \
+    "load[_ .-]?batch|wait[_ .-]?(for[_ .-]?)?data)$"
+
+/* Compile the default or given patterns (case-insensitive, extended).
+ * Returns 0, or -1 with *bad naming the pattern that failed. */
+int an_opts_init(an_opts *o, const char *step_re, const char *fetch_re, const char **bad);
+void an_opts_free(an_opts *o);
+
+typedef struct an_run {
+    char *dir;
+    an_proc *procs;
+    size_t nprocs, capprocs;
+    an_skipped *skipped;
+    size_t nskipped, capskipped;
+    uint64_t events, bytes, bytes_done;
+    size_t nfiles;
+} an_run;
+
+/* Read every *.gst file of dir in one streaming pass. Returns 0, or -1 with
+ * a message in err (dir unreadable, no trace files, out of memory). Damaged
+ * and unreadable files are listed in run->skipped and the rest is used. */
+int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen);
+/* Read one file into the run (exposed for tests). */
+int an_run_load_file(an_run *run, const char *path, const an_opts *o);
+void an_run_free(an_run *run);
+
+#endif

@@ -1,0 +1,219 @@
+/* test_decide.c — the verdict and the advice from hand-built inputs
+ * (analyzer/an_decide.h): the bands at their edges, num_workers sized from
+ * the per-batch cost and capped by cores and storage, pin_memory predicted
+ * from the bandwidth seen, and the notes that say why nothing is advised.
+ * The numbers follow docs/report-schema.md ("Verdict", "Advice"). */
+#include <math.h>
+#include <string.h>
+
+#include "an_decide.h"
+#include "gs_test.h"
+
+#define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
+
+static an_decide_in base(void)
+{
+    an_decide_in in;
+    memset(&in, 0, sizeof in);
+    in.measured = 10;
+    in.step_ms = 20;
+    in.cur_workers = -1;
+    in.cur_pin_memory = -1;
+    in.cores = 8;
+    return in;
+}
+
+static an_decision decide(const an_decide_in *in)
+{
+    an_decision d;
+    memset(&d, 0, sizeof d);
+    an_decide_verdict(in, &d);
+    an_decide_advice(in, &d);
+    return d;
+}
+
+static void test_bands(void)
+{
+    an_decide_in in = base();
+    const struct {
+        double input, host, dw;
+        int no_gpu, want;
+    } rows[] = {
+        {0.20, 0, 0.20, 0, AN_V_HIGHLY},
+        {0.1999, 0, 0.1999, 0, AN_V_MODERATELY},
+        {0.05, 0, 0.05, 0, AN_V_MODERATELY},
+        {0.0499, 0, 0.0499, 0, AN_V_NOT},
+        /* host reasons dominate: HOST-BOUND before any input band */
+        {0.30, 0.35, 0.30, 0, AN_V_HOST},
+        {0.30, 0.20, 0.10, 0, AN_V_HOST},
+        /* host share below its band, or not above data wait */
+        {0.30, 0.19, 0.10, 0, AN_V_HIGHLY},
+        {0.30, 0.30, 0.30, 0, AN_V_HIGHLY},
+        /* no GPU: never HOST-BOUND */
+        {0.01, 0.90, 0.01, 1, AN_V_NOT},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        in.input_share = rows[i].input;
+        in.share[AN_SH_HOST] = rows[i].host;
+        in.share[AN_SH_DATA_WAIT] = rows[i].dw;
+        in.no_gpu = rows[i].no_gpu;
+        an_decision d = decide(&in);
+        ASSERT_EQ(d.verdict, rows[i].want);
+        ASSERT_TRUE(d.verdict_text[0] != '\0');
+    }
+    in.no_gpu = 1;
+    in.input_share = 0.5;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(strstr(d.verdict_text, "training thread waits for data 50%") != NULL);
+    ASSERT_TRUE(strcmp(an_verdict_label(AN_V_HOST), "HOST_BOUND") == 0);
+    ASSERT_TRUE(strcmp(an_verdict_label(AN_V_NONE), "NONE") == 0);
+}
+
+static an_decide_in input_bound(void)
+{
+    an_decide_in in = base();
+    in.input_share = in.share[AN_SH_DATA_WAIT] = 0.5;
+    in.step_ms = 20;
+    in.gpu_bound_ms = 10;
+    in.data_wait_ms = 10;
+    in.nworkers = 2;
+    in.cur_workers = 2;
+    in.batch_ms = 35;
+    return in;
+}
+
+static void test_num_workers(void)
+{
+    /* 35 ms per batch, 10 ms GPU-bound step: ceil(3.5) = 4 workers, and 4
+     * deliver a batch per 8.75 ms, so the GPU-bound 10 ms is the step */
+    an_decide_in in = input_bound();
+    an_decision d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_EQ(d.advice[0].setting, AN_ADV_NUM_WORKERS);
+    ASSERT_EQ(d.advice[0].has_value, 1);
+    ASSERT_EQ(d.advice[0].value, 4);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 10));
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_saving_ms, 10));
+
+    /* capped by 3 free cores: 35/3 ms per batch is the step */
+    in.cores = 3;
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_EQ(d.advice[0].value, 3);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 35.0 / 3));
+    ASSERT_TRUE(strstr(d.advice[0].why, "capped by the free CPU cores") != NULL);
+
+    /* as many cores as workers now: nothing to add, a note says the CPUs limit */
+    in.cores = 2;
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 0);
+    ASSERT_EQ(d.nnotes, 1);
+    ASSERT_TRUE(strstr(d.notes[0], "the CPUs are the limit") != NULL);
+
+    /* enough workers already: a note, no advice */
+    in = input_bound();
+    in.cur_workers = 4;
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 0);
+    ASSERT_TRUE(d.nnotes == 1 && strstr(d.notes[0], "should keep up") != NULL);
+
+    /* not input-bound: no num_workers advice at all */
+    in = input_bound();
+    in.input_share = in.share[AN_SH_DATA_WAIT] = 0.01;
+    d = decide(&in);
+    ASSERT_EQ(d.verdict, AN_V_NOT);
+    ASSERT_EQ(d.nadvice, 0);
+    ASSERT_EQ(d.nnotes, 0);
+
+    /* waits on pipes with no worker traced: cannot size */
+    in = input_bound();
+    in.nworkers = 0;
+    in.waits_without_workers = 1;
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 0);
+    ASSERT_TRUE(d.nnotes == 1 && strstr(d.notes[0], "cannot size num_workers") != NULL);
+
+    /* loading inline (no workers, num_workers=0): the data wait is the batch */
+    in = input_bound();
+    in.nworkers = 0;
+    in.cur_workers = 0;
+    in.data_wait_ms = 25;
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_EQ(d.advice[0].value, 3); /* ceil(25 / 10) */
+}
+
+static void test_storage(void)
+{
+    /* probed ceiling 100 MB/s; 2 MB per batch every 20 ms = 100 MB/s now */
+    an_decide_in in = input_bound();
+    in.probe_read_MBps = 100;
+    in.worker_MB_per_batch = 2;
+    an_decision d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_EQ(d.advice[0].has_value, 0);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 20));
+    ASSERT_TRUE(strstr(d.advice[0].why, "storage ceiling") != NULL);
+
+    /* 1 MB per batch (50 MB/s now): 4 workers would want a batch per 10 ms,
+     * the storage gives one per 10 ms too: the prediction holds at 10 */
+    in.worker_MB_per_batch = 1;
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_EQ(d.advice[0].value, 4);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 10));
+    /* 1.5 MB per batch: the storage needs 15 ms per batch, which limits it */
+    in.worker_MB_per_batch = 1.5;
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 15));
+    ASSERT_TRUE(strstr(d.advice[0].why, "storage ceiling limits the gain") != NULL);
+
+    /* not probed: with 2+ workers the ceiling is the best in-read rate x workers */
+    in = input_bound();
+    in.worker_MB_per_batch = 2;
+    in.worker_best_in_read_MBps = 60; /* x 2 workers = 120; 100 now >= 96 */
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_EQ(d.advice[0].has_value, 0);
+}
+
+static void test_pin_memory(void)
+{
+    /* 5 ms of pageable copies per 20 ms step, 10 MB per step; pinned copies
+     * seen at 10 GB/s would take 1 ms */
+    an_decide_in in = base();
+    in.pageable_ms = 5;
+    in.pageable_bytes_per_step = 10e6;
+    in.pinned_GBps_seen = 10;
+    an_decision d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_EQ(d.advice[0].setting, AN_ADV_PIN_MEMORY);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_saving_ms, 4));
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 16));
+    ASSERT_TRUE(strstr(d.advice[0].why, "pinned copies seen in this run") != NULL);
+
+    /* nothing seen, nothing probed: 2x the pageable bandwidth (2 GB/s -> 4) */
+    in.pinned_GBps_seen = 0;
+    in.pageable_GBps = 2;
+    d = decide(&in);
+    ASSERT_EQ(d.nadvice, 1);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_saving_ms, 2.5));
+    ASSERT_TRUE(strstr(d.advice[0].why, "assumed 2x") != NULL);
+
+    /* already pinned; or copies under 2% of a step */
+    in.cur_pin_memory = 1;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.cur_pin_memory = 0;
+    in.pageable_ms = 0.39;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+}
+
+int main(void)
+{
+    test_bands();
+    test_num_workers();
+    test_storage();
+    test_pin_memory();
+    return gs_t_finish("test_decide");
+}
