@@ -19,8 +19,13 @@ CSTD     := -std=gnu11
 OPT      ?= -O2 -g
 CFLAGS_COMMON := $(CSTD) $(WARN) $(OPT) -D_GNU_SOURCE -Itrace
 LDLIBS_ZSTD   := -lzstd
+# the analyzer: __cxa_demangle for kernel names (analyzer/an_kernels.c)
+LDLIBS_AN     := $(LDLIBS_ZSTD) -lm -lstdc++
 
 CUDA_HOME    ?= /usr/local/cuda
+# The real CUDA runtime and CUPTI wheels from PyPI the GPU tests load (make
+# gpu-wheels): CUDA 12.9 (cu12) and 13.2 (cu13), pinned.
+GPU_WHEELS   ?= $(BUILD)/wheels
 TRACE_SRC    := $(wildcard trace/*.c)
 PRELOAD_SRC  := $(wildcard preload/*.c)
 # cupti/ is compiled into the same .so when the CUDA headers are found; it
@@ -49,13 +54,16 @@ CLI := $(BUILD)/gpustarve
 all: $(LIB) $(CLI) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- preload library ----------------------------------------------------
-PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Ipreload -pthread \
-                  $(if $(HAVE_CUPTI),-DGS_HAVE_CUPTI=1)
-$(BUILD)/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+# preload/ and cupti/ meet through sink/gs_sink.h only: cupti/ is compiled
+# without -Ipreload, so a stray include of a collector header fails here.
+PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Isink -Ipreload -pthread
+CUPTI_CFLAGS   := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Isink -Icupti -pthread \
+                  -isystem $(CUDA_HOME)/include
+$(BUILD)/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h sink/*.h cupti/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(pic) $<"
-	$(Q)$(CC) $(PRELOAD_CFLAGS) -Icupti -isystem $(CUDA_HOME)/include -c $< -o $@
-$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -c $< -o $@
+$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h sink/*.h preload/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(pic) $<"
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
@@ -84,7 +92,7 @@ $(BUILD)/obj/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
 
 $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 	@echo "  LD      $@"
-	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_ZSTD) $(LDLIBS_IMPORT) -lm
+	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 # ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analyzer's
 # model files analyzer/an_*.c) ------------------------------------------------
@@ -98,7 +106,7 @@ unit-bins: $(UNIT_BINS)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # Same tests built with AddressSanitizer + UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -106,7 +114,7 @@ SAN_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/san/%,$(UNIT_SRC))
 $(BUILD)/san/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # ---- test tools (tests/tools/*.c, linked with trace/) ---------------------
 TOOL_BINS := $(BUILD)/tests/gs_mktrace
@@ -140,10 +148,24 @@ $(VENV_STAMP):
 test-python: $(LIB) $(CLI)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/python $(PYTEST_ARGS)
 
+# RATIONALE: pinned versions, so "real 12.x / 13.2 wheel" names one thing;
+# --no-deps into a folder of their own, never into .venv.
+GPU_WHEELS_CU12 := nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-cupti-cu12==12.9.79
+GPU_WHEELS_CU13 := nvidia-cuda-runtime==13.2.86 nvidia-cuda-cupti==13.2.86
+.PHONY: gpu-wheels
+## gpu-wheels: install the real CUDA 12.9 and 13.2 runtime + CUPTI wheels from PyPI into build/wheels/cu12, cu13 (~40 MB; for the no-driver and loading tests, and the 13.2 simulator headers)
+gpu-wheels: $(GPU_WHEELS)/cu12/.installed $(GPU_WHEELS)/cu13/.installed
+$(GPU_WHEELS)/cu12/.installed: $(VENV_STAMP)
+	$(Q)rm -rf $(dir $@) && $(VENV)/bin/pip install -q --no-deps --target $(dir $@) $(GPU_WHEELS_CU12)
+	$(Q)touch $@
+$(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
+	$(Q)rm -rf $(dir $@) && $(VENV)/bin/pip install -q --no-deps --target $(dir $@) $(GPU_WHEELS_CU13)
+	$(Q)touch $@
+
 # ---- test ----------------------------------------------------------------
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
-## test: install missing test packages and .venv (torch 2.x), then run every test CI runs
-test: deps-test all venv
+## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
+test: deps-test all venv gpu-wheels
 	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python
 
 ## test-unit: C unit tests of the trace codec and reader
@@ -160,7 +182,7 @@ $(BUILD)/san/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
 $(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(wildcard trace/*.h analyzer/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(LDLIBS_ZSTD) $(LDLIBS_IMPORT) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 ## test-san: unit tests, and the analyzer's tests against the CLI, under AddressSanitizer and UBSan
 test-san: $(SAN_BINS) $(SAN_CLI)

@@ -161,6 +161,22 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
              (unsigned long long)tr->gpu_dropped);
     if (tr->trace_stopped)
         note(res, "tracing stopped early in the trainer (output failed)");
+    if (tr->cupti_lost_ts && tr->gpu_events) { /* mid-run: there was GPU activity */
+        size_t after = 0;
+        for (size_t i = 0; i < res->nsteps; i++)
+            after += !res->steps[i].warmup && res->steps[i].v.t1 > tr->cupti_lost_ts;
+        note(res, "another CUPTI client (a profiler) took CUPTI %.0f ms into the trainer's trace: "
+                  "GPU activity after it is not recorded, and the %zu measured steps after it "
+                  "show their GPU time as idle",
+             ms(tr->cupti_lost_ts - tr->first_ts), after);
+    }
+    const an_copy_kinds *ck = &tr->copy_kinds;
+    if (ck->pageable_by_hooks_pinned_by_cupti || ck->pinned_by_hooks_pageable_by_cupti)
+        note(res, "host copies: CUPTI saw pinned memory where the CUDA hooks saw pageable in %llu, "
+                  "pageable where they saw pinned in %llu (of %llu matched): CUPTI's word was taken",
+             (unsigned long long)ck->pageable_by_hooks_pinned_by_cupti,
+             (unsigned long long)ck->pinned_by_hooks_pageable_by_cupti,
+             (unsigned long long)ck->matched);
     if (res->thread && res->thread->slot < 0)
         note(res, "the training thread was not tracked (more than %d threads)", AN_TL_MAX_SLOTS);
     return 0;

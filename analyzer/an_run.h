@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "an_copies.h"
+#include "an_kernels.h"
 #include "an_timeline.h"
 
 /* Step-boundary candidates, logged per thread with a snapshot at `t`. */
@@ -112,6 +114,9 @@ typedef struct an_proc {
     uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;
     uint64_t host_pageable_bytes, host_pageable_ns, host_pageable_calls;
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
+    uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
+    an_kstats kstats; /* GPU time per kernel name */
+    an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
     /* converted by `gpustarve import` from another profiler's trace (note
      * GS_NOTE_IMPORTED): no loader worker process, nothing of its machine */
     int imported;

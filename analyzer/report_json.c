@@ -195,6 +195,26 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_end(w);
 }
 
+/* GPU time by kernel name, the ten largest of the trainer's whole run. */
+static void write_kernels(gs_jw *w, const an_proc *tr)
+{
+    gs_jw_key(w, "kernels");
+    gs_jw_arr(w);
+    const an_kstat *top[10];
+    const size_t nk = an_kstats_top(&tr->kstats, top, 10);
+    for (size_t i = 0; i < nk; i++) {
+        char shown[4096];
+        gs_jw_obj(w);
+        gs_jw_kstr(w, "name", an_kernel_display(top[i]->name, shown, sizeof shown));
+        gs_jw_kstr(w, "mangled", top[i]->name);
+        gs_jw_kstr(w, "class", top[i]->comm ? "communication" : "compute");
+        gs_jw_kfixed(w, "total_ms", top[i]->ns / 1e6, 3);
+        gs_jw_ku64(w, "count", top[i]->count);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+}
+
 static void write_per_step(gs_jw *w, const an_result *r)
 {
     gs_jw_key(w, "per_step");
@@ -335,6 +355,16 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_arr(w);
     for (size_t i = 0; i < r->nnotes; i++)
         gs_jw_str(w, r->notes[i]);
+    gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    write_kernels(w, r->trainer);
+    gs_jw_newline(w, "\n");
+    const an_copy_kinds *ck = &r->trainer->copy_kinds;
+    gs_jw_key(w, "host_copy_kinds");
+    gs_jw_obj(w);
+    gs_jw_ku64(w, "matched", ck->matched);
+    gs_jw_ku64(w, "pageable_by_hooks_pinned_by_cupti", ck->pageable_by_hooks_pinned_by_cupti);
+    gs_jw_ku64(w, "pinned_by_hooks_pageable_by_cupti", ck->pinned_by_hooks_pageable_by_cupti);
     gs_jw_end(w);
 
     if (per_step) {

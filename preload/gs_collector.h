@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gs_sink.h"
 #include "gs_trace.h"
 
 typedef struct gs_config {
@@ -77,8 +78,18 @@ int gs_writer_is_final(void);
 /* Put a record made outside the rings (EXIT, EXEC, NOTE) under the calling
  * thread's tid, ts in CLOCK_MONOTONIC ns (lock held). */
 void gs_put_direct(const gs_event *ev);
+/* Encode one event of thread tid into the pending frame (lock held);
+ * device records use tid 0. */
+void gs_put_event(uint32_t tid, const gs_event *ev);
 /* Compress and write the pending frame (lock held). */
 void gs_frame_flush_locked(void);
+
+/* ---- GPU sources (gs_source.c; the seam itself is sink/gs_sink.h) ---- */
+void gs_sources_first_cuda_call(void);
+void gs_sources_flush(enum gs_flush_reason why, unsigned wait_ms);
+void gs_sources_tick(void);
+void gs_sources_drain(int final);
+void gs_sources_after_fork_child(void);
 
 /* ---- lifecycle (gs_lifecycle.c) ---- */
 void gs_lifecycle_init(void);
