@@ -19,8 +19,13 @@ CSTD     := -std=gnu11
 OPT      ?= -O2 -g
 CFLAGS_COMMON := $(CSTD) $(WARN) $(OPT) -D_GNU_SOURCE -Itrace
 LDLIBS_ZSTD   := -lzstd
+# the analyzer: __cxa_demangle for kernel names (analyzer/an_kernels.c)
+LDLIBS_AN     := $(LDLIBS_ZSTD) -lm -lstdc++
 
 CUDA_HOME    ?= /usr/local/cuda
+# The real CUDA runtime and CUPTI wheels from PyPI the GPU tests load (make
+# gpu-wheels): CUDA 12.9 (cu12) and 13.2 (cu13), pinned.
+GPU_WHEELS   ?= $(BUILD)/wheels
 TRACE_SRC    := $(wildcard trace/*.c)
 PRELOAD_SRC  := $(wildcard preload/*.c)
 # cupti/ is compiled into the same .so when the CUDA headers are found; it
@@ -28,11 +33,18 @@ PRELOAD_SRC  := $(wildcard preload/*.c)
 HAVE_CUPTI   := $(if $(wildcard $(CUDA_HOME)/include/cupti_activity.h),1,)
 CUPTI_SRC    := $(if $(HAVE_CUPTI),$(wildcard cupti/*.c),)
 ANALYZER_SRC := $(wildcard analyzer/*.c)
+# The one C++ file: the import command's JSON reader (simdjson), see
+# analyzer/cmd_import_json.cpp for why.
+ANALYZER_CXX_SRC := $(wildcard analyzer/*.cpp)
+CXX      ?= g++
+CXXFLAGS_IMPORT := -std=c++17 $(WARN) $(OPT) -D_GNU_SOURCE -Itrace -Ianalyzer -fno-exceptions
+LDLIBS_IMPORT   := -lsimdjson -lz -lstdc++
 
 TRACE_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(TRACE_SRC))
 PRELOAD_OBJ   := $(patsubst %.c,$(BUILD)/pic/%.o,$(PRELOAD_SRC) $(CUPTI_SRC))
 TRACE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(TRACE_SRC))
-ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC))
+ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC)) \
+                 $(patsubst %.cpp,$(BUILD)/obj/%.o,$(ANALYZER_CXX_SRC))
 
 LIB := $(BUILD)/libgpustarve.so
 CLI := $(BUILD)/gpustarve
@@ -42,13 +54,16 @@ CLI := $(BUILD)/gpustarve
 all: $(LIB) $(CLI) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- preload library ----------------------------------------------------
-PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Ipreload -pthread \
-                  $(if $(HAVE_CUPTI),-DGS_HAVE_CUPTI=1)
-$(BUILD)/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+# preload/ and cupti/ meet through sink/gs_sink.h only: cupti/ is compiled
+# without -Ipreload, so a stray include of a collector header fails here.
+PRELOAD_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Isink -Ipreload -pthread
+CUPTI_CFLAGS   := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -Isink -Icupti -pthread \
+                  -isystem $(CUDA_HOME)/include
+$(BUILD)/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h sink/*.h cupti/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(pic) $<"
-	$(Q)$(CC) $(PRELOAD_CFLAGS) -Icupti -isystem $(CUDA_HOME)/include -c $< -o $@
-$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -c $< -o $@
+$(BUILD)/pic/%.o: %.c $(wildcard trace/*.h sink/*.h preload/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(pic) $<"
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
@@ -70,9 +85,14 @@ $(BUILD)/obj/%.o: %.c $(wildcard trace/*.h analyzer/*.h)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CLI_CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CXX     $<"
+	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -c $< -o $@
+
 $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 	@echo "  LD      $@"
-	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 # ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analyzer's
 # model files analyzer/an_*.c) ------------------------------------------------
@@ -86,7 +106,7 @@ unit-bins: $(UNIT_BINS)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # Same tests built with AddressSanitizer + UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -94,7 +114,7 @@ SAN_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/san/%,$(UNIT_SRC))
 $(BUILD)/san/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # ---- test tools (tests/tools/*.c, linked with trace/) ---------------------
 TOOL_BINS := $(BUILD)/tests/gs_mktrace $(BUILD)/tests/die_after_reads
@@ -134,11 +154,25 @@ $(VENV_STAMP):
 test-python: $(LIB) $(CLI)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/python $(PYTEST_ARGS)
 
+# RATIONALE: pinned versions, so "real 12.x / 13.2 wheel" names one thing;
+# --no-deps into a folder of their own, never into .venv.
+GPU_WHEELS_CU12 := nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-cupti-cu12==12.9.79
+GPU_WHEELS_CU13 := nvidia-cuda-runtime==13.2.86 nvidia-cuda-cupti==13.2.86
+.PHONY: gpu-wheels
+## gpu-wheels: install the real CUDA 12.9 and 13.2 runtime + CUPTI wheels from PyPI into build/wheels/cu12, cu13 (~40 MB; for the no-driver and loading tests, and the 13.2 simulator headers)
+gpu-wheels: $(GPU_WHEELS)/cu12/.installed $(GPU_WHEELS)/cu13/.installed
+$(GPU_WHEELS)/cu12/.installed: $(VENV_STAMP)
+	$(Q)rm -rf $(dir $@) && $(VENV)/bin/pip install -q --no-deps --target $(dir $@) $(GPU_WHEELS_CU12)
+	$(Q)touch $@
+$(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
+	$(Q)rm -rf $(dir $@) && $(VENV)/bin/pip install -q --no-deps --target $(dir $@) $(GPU_WHEELS_CU13)
+	$(Q)touch $@
+
 # ---- test ----------------------------------------------------------------
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
-## test: install missing test packages and .venv (torch 2.x), then run every test CI runs
-test: deps-test all venv
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python test-fuzz test-san-collector test-tsan
+## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
+test: deps-test all venv gpu-wheels
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python test-fuzz test-san-collector test-tsan
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
@@ -146,21 +180,26 @@ test-unit: $(UNIT_BINS)
 
 # The CLI built with AddressSanitizer + UBSan, for the analyzer tests.
 SAN_CLI := $(BUILD)/san/gpustarve
-$(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(wildcard trace/*.h analyzer/*.h)
+SAN_CXX_OBJ := $(patsubst %.cpp,$(BUILD)/san/%.o,$(ANALYZER_CXX_SRC))
+$(BUILD)/san/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CXX(san) $<"
+	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -O1 $(SAN_FLAGS) -c $< -o $@
+$(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(wildcard trace/*.h analyzer/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 # The collector built with AddressSanitizer + UBSan: preloaded after the
 # ASan runtime (ld.so needs it first), for the hook and end-to-end tests.
 SAN_LIB      := $(BUILD)/san/libgpustarve.so
 SAN_RUNTIME   = $(shell $(CC) -print-file-name=libasan.so)
 SAN_PIC_OBJ  := $(patsubst %.c,$(BUILD)/san/pic/%.o,$(PRELOAD_SRC) $(CUPTI_SRC) $(TRACE_SRC))
-$(BUILD)/san/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+$(BUILD)/san/pic/cupti/%.o: cupti/%.c $(wildcard trace/*.h sink/*.h cupti/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $<"
-	$(Q)$(CC) $(PRELOAD_CFLAGS) -O1 $(SAN_FLAGS) -Icupti -isystem $(CUDA_HOME)/include -c $< -o $@
-$(BUILD)/san/pic/%.o: %.c $(wildcard trace/*.h preload/*.h cupti/*.h)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -O1 $(SAN_FLAGS) -c $< -o $@
+$(BUILD)/san/pic/%.o: %.c $(wildcard trace/*.h sink/*.h preload/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $<"
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -O1 $(SAN_FLAGS) -c $< -o $@
@@ -186,10 +225,32 @@ test-san-collector: $(SAN_LIB) all
 test-san: $(SAN_BINS) $(SAN_CLI)
 	$(Q)set -e; for t in $(SAN_BINS); do echo "  SAN     $$t"; $$t; done
 	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/import $(PYTEST_ARGS)
 
 ## test-analyzer: report scenarios with known answers (pytest, tests/analyzer)
 test-analyzer: $(CLI)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+
+## test-import: gpustarve import on real and generated PyTorch profiler traces, against the peers' committed figures (tests/import)
+test-import: $(CLI)
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/import $(PYTEST_ARGS)
+
+# The peers, torch-tb-profiler and Holistic Trace Analysis, from PyPI in their
+# own environment (never the shared .venv). RATIONALE: not part of `make test`:
+# they are ~400 MB of packages (6 min to install here) and their figures only
+# change when the traces or their versions do; `make test` checks gpustarve
+# against the committed figures, `make peers` regenerates them.
+PEERS_VENV  := $(BUILD)/peers-venv
+PEERS_STAMP := $(PEERS_VENV)/.gpustarve-peers
+$(PEERS_STAMP):
+	$(Q)rm -rf $(PEERS_VENV)
+	$(Q)$(PYTHON) -m venv $(PEERS_VENV)
+	$(Q)$(PEERS_VENV)/bin/pip install -q torch-tb-profiler==0.4.3 HolisticTraceAnalysis==0.5
+	$(Q)touch $@
+.PHONY: peers
+## peers: install torch-tb-profiler 0.4.3 and HTA 0.5 in build/peers-venv, rerun them on tests/import/data, rewrite tests/import/peers_golden.json
+peers: $(PEERS_STAMP)
+	$(Q)$(PEERS_VENV)/bin/python tests/import/peers.py
 
 ## test-cli: CLI golden and behaviour tests of gpustarve (pytest, tests/cli)
 test-cli: $(CLI) $(TOOL_BINS)

@@ -81,6 +81,8 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->cur_pin_memory = res->cur_pin_memory;
     const an_thread *th = res->thread;
     in->waits_without_workers = th && th->wait_ns > th->io_ns + th->meta_ns;
+    in->imported = p->imported;
+    in->workers_unseen = p->workers_unseen;
     /* the machine */
     in->cores = res->cores;
     in->probe_read_MBps = o->probe_read_MBps;
@@ -102,6 +104,10 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     res->no_gpu = an_proc_gpu_busy(tr) == 0;
     long cores = o->cores > 0 ? o->cores : sysconf(_SC_NPROCESSORS_ONLN) - 1;
     res->cores = (int)(cores < 1 ? 1 : cores);
+    /* the cores of the machine an imported trace came from are unknown:
+     * only --cores limits its advice (0 = unknown) */
+    if (tr->imported && o->cores <= 0)
+        res->cores = 0;
     for (size_t i = 0; i < run->nprocs; i++)
         res->late_ns += run->procs[i].tl.late_ns;
 
@@ -128,6 +134,10 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         return -1;
     }
 
+    if (tr->imported)
+        note(res, "imported from a PyTorch profiler trace: it records no DataLoader worker "
+                  "process, so worker count, worker I/O and loader CPU time are unknown, and data "
+                  "wait is the DataLoader __next__ spans");
     an_decide_in in;
     an_decide_in_build(res, o, &in);
     an_decision d;
@@ -151,6 +161,22 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
              (unsigned long long)tr->gpu_dropped);
     if (tr->trace_stopped)
         note(res, "tracing stopped early in the trainer (output failed)");
+    if (tr->cupti_lost_ts && tr->gpu_events) { /* mid-run: there was GPU activity */
+        size_t after = 0;
+        for (size_t i = 0; i < res->nsteps; i++)
+            after += !res->steps[i].warmup && res->steps[i].v.t1 > tr->cupti_lost_ts;
+        note(res, "another CUPTI client (a profiler) took CUPTI %.0f ms into the trainer's trace: "
+                  "GPU activity after it is not recorded, and the %zu measured steps after it "
+                  "show their GPU time as idle",
+             ms(tr->cupti_lost_ts - tr->first_ts), after);
+    }
+    const an_copy_kinds *ck = &tr->copy_kinds;
+    if (ck->pageable_by_hooks_pinned_by_cupti || ck->pinned_by_hooks_pageable_by_cupti)
+        note(res, "host copies: CUPTI saw pinned memory where the CUDA hooks saw pageable in %llu, "
+                  "pageable where they saw pinned in %llu (of %llu matched): CUPTI's word was taken",
+             (unsigned long long)ck->pageable_by_hooks_pinned_by_cupti,
+             (unsigned long long)ck->pinned_by_hooks_pageable_by_cupti,
+             (unsigned long long)ck->matched);
     if (res->thread && res->thread->slot < 0)
         note(res, "the training thread was not tracked (more than %d threads)", AN_TL_MAX_SLOTS);
     return 0;

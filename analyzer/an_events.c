@@ -26,7 +26,7 @@
 /* per-string-id flags */
 enum {
     SF_DONE = 1,
-    SF_COMM = 2,  /* kernel name is NCCL */
+    SF_COMM = 2,  /* kernel name is communication (an_kernel_is_comm) */
     SF_STEP = 4,  /* matches --step-range */
     SF_FETCH = 8, /* matches --fetch-range */
 };
@@ -65,6 +65,7 @@ struct an_pass {
     int watch_all; /* a piece callback watches this image: keep every interval */
     open_range *ranges;
     size_t nranges, capranges;
+    an_copies copies; /* host copies waiting for their CUPTI record */
     uint64_t first_ts, last_end; /* span of the events so far (first_ts UINT64_MAX: none) */
 };
 typedef struct an_pass lctx;
@@ -81,7 +82,7 @@ static uint8_t sflags_slow(lctx *c, uint32_t id)
     const char *s = gs_reader_string(c->r, id);
     uint8_t f = SF_DONE;
     if (s) {
-        if (strncmp(s, "nccl", 4) == 0 || strstr(s, "Nccl"))
+        if (an_kernel_is_comm(s))
             f |= SF_COMM;
         if (regexec(&c->o->step_re, s, 0, NULL, 0) == 0)
             f |= SF_STEP;
@@ -434,6 +435,26 @@ static inline void meta(lctx *c, long ti, const gs_event *e)
     }
 }
 
+/* A host copy call, its memory kind decided: inside a pageable copy call
+ * the thread counts as stuck in that copy. */
+static void host_copy(lctx *c, const an_copy *cp)
+{
+    an_proc *p = c->p;
+    if (cp->host_mem != GS_MEM_PAGEABLE || cp->ti < 0)
+        return;
+    host_iv(c, cp->ti, cp->ts, cp->end, AN_CLS_PG);
+    if (cp->dir == GS_DIR_HTOD) {
+        p->host_pageable_bytes += cp->bytes;
+        p->host_pageable_ns += cp->end - cp->ts;
+        p->host_pageable_calls++;
+    }
+}
+
+static void host_copy_cb(void *ctx, const an_copy *cp)
+{
+    host_copy(ctx, cp);
+}
+
 static void on_event(lctx *c, const gs_event *e)
 {
     an_proc *p = c->p;
@@ -459,26 +480,28 @@ static void on_event(lctx *c, const gs_event *e)
     switch (e->kind) {
     case GS_K_GPU_KERNEL: {
         const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
-        const unsigned cls = (sflags(c, e->str) & SF_COMM) ? AN_BUSY_COMM : AN_BUSY_COMPUTE;
+        const unsigned cls = an_gpu_busy(e, (sflags(c, e->str) & SF_COMM) != 0);
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
+        an_kstats_add(&p->kstats, e->str, gs_reader_string(c->r, e->str), e->dur);
         p->gpu_events++;
         return;
     }
     case GS_K_GPU_MEMCPY: {
         const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
-        unsigned cls = AN_BUSY_OTHER;
-        if (gs_copy_dir(e) == GS_DIR_HTOD) {
-            const unsigned k = gs_copy_src_mem(e);
-            if (k == GS_MEM_PAGEABLE) {
-                cls = AN_BUSY_H2D_PAGEABLE;
-                p->h2d_pageable_bytes += e->bytes;
-                p->h2d_pageable_ns += e->dur;
-            } else if (k == GS_MEM_PINNED) {
-                cls = AN_BUSY_H2D_PINNED;
-                p->h2d_pinned_bytes += e->bytes;
-                p->h2d_pinned_ns += e->dur;
-            }
+        an_copy cp;
+        if (e->corr && an_copies_take(&c->copies, e->corr, &cp)) {
+            const unsigned cupti = cp.dir == GS_DIR_HTOD ? gs_copy_src_mem(e) : gs_copy_dst_mem(e);
+            cp.host_mem = (uint8_t)an_copy_kind_decide(&p->copy_kinds, cp.host_mem, cupti);
+            host_copy(c, &cp);
+        }
+        const unsigned cls = an_gpu_busy(e, 0);
+        if (cls == AN_BUSY_H2D_PAGEABLE) {
+            p->h2d_pageable_bytes += e->bytes;
+            p->h2d_pageable_ns += e->dur;
+        } else if (cls == AN_BUSY_H2D_PINNED) {
+            p->h2d_pinned_bytes += e->bytes;
+            p->h2d_pinned_ns += e->dur;
         }
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
@@ -488,7 +511,7 @@ static void on_event(lctx *c, const gs_event *e)
     case GS_K_GPU_MEMSET: {
         const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
         if (src >= 0)
-            an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, AN_BUSY_OTHER);
+            an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, an_gpu_busy(e, 0));
         p->gpu_events++;
         return;
     }
@@ -498,15 +521,13 @@ static void on_event(lctx *c, const gs_event *e)
         if (ti < 0)
             return;
         p->th[ti].n_cuda_calls++;
-        const unsigned dir = gs_copy_dir(e), hk = gs_copy_host_mem(e);
-        if (hk == GS_MEM_PAGEABLE) {
-            host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_PG);
-            if (dir == GS_DIR_HTOD) {
-                p->host_pageable_bytes += e->bytes;
-                p->host_pageable_ns += e->dur;
-                p->host_pageable_calls++;
-            }
-        }
+        const unsigned dir = gs_copy_dir(e);
+        const an_copy cp = {.corr = e->corr, .dir = (uint8_t)dir,
+                            .host_mem = (uint8_t)gs_copy_host_mem(e), .ti = ti, .ts = e->ts,
+                            .end = e->ts + e->dur, .bytes = e->bytes};
+        /* CUPTI's record of the same copy, when it comes, has the last word */
+        if (!((dir == GS_DIR_HTOD || dir == GS_DIR_DTOH) && an_copies_put(&c->copies, &cp) == 0))
+            host_copy(c, &cp);
         if (dir == GS_DIR_HTOD)
             burst(c, ti, 1, e->ts, e->ts + e->dur);
         return;
@@ -612,6 +633,12 @@ static void on_event(lctx *c, const gs_event *e)
         p->notes++;
         if (e->aux == GS_NOTE_OUTPUT_FAILED)
             p->trace_stopped = 1;
+        if (e->aux == GS_NOTE_CUPTI_BUSY && !p->cupti_lost_ts)
+            p->cupti_lost_ts = e->ts; /* CUPTI left to another client (mid-run: GPU records) */
+        if (e->aux == GS_NOTE_IMPORTED)
+            p->imported = 1;
+        if (e->aux == GS_NOTE_WORKERS_UNSEEN)
+            p->workers_unseen = 1;
         return;
     case GS_K_EXIT:
         p->exited = 1;
@@ -681,6 +708,7 @@ void an_pass_finish(an_pass *c)
             fetch_leave(c, (long)i, last);
         }
     }
+    an_copies_drain(&c->copies, host_copy_cb, c); /* no CUPTI record: the hooks' word */
     an_tl_finish(c->tl);
     an_tl_get_stats(c->tl, &p->tl);
 }
@@ -693,6 +721,7 @@ void an_pass_free(an_pass *c)
     an_index_free(&c->sflags_far);
     an_index_free(&c->tix);
     an_index_free(&c->rix);
+    an_copies_free(&c->copies);
     free(c->ranges);
     free(c);
 }

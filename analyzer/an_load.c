@@ -254,6 +254,7 @@ void an_run_free(an_run *run)
         free(p->host);
         free(p->cfg);
         free(p->devs);
+        an_kstats_free(&p->kstats);
         for (size_t t = 0; t < p->nth; t++) {
             free(p->th[t].cand);
             free(p->th[t].nvtx);

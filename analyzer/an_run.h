@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "an_copies.h"
+#include "an_kernels.h"
 #include "an_timeline.h"
 
 /* Step-boundary candidates, logged per thread with a snapshot at `t`. */
@@ -114,6 +116,13 @@ typedef struct an_proc {
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
     uint64_t recovered; /* events recovered from the live file (ended abruptly) */
     int ended;          /* enum gs_end */
+    uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
+    an_kstats kstats; /* GPU time per kernel name */
+    an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
+    /* converted by `gpustarve import` from another profiler's trace (note
+     * GS_NOTE_IMPORTED): no loader worker process, nothing of its machine */
+    int imported;
+    int workers_unseen; /* imported: the DataLoader ran worker processes (GS_NOTE_WORKERS_UNSEEN) */
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

@@ -25,8 +25,8 @@
 /* Busy classes, in priority order: when GPU intervals of several classes
  * cover one instant, the instant goes to the lowest-numbered class. */
 enum an_busy {
-    AN_BUSY_COMPUTE = 0,   /* kernels (not NCCL) */
-    AN_BUSY_COMM = 1,      /* NCCL kernels */
+    AN_BUSY_COMPUTE = 0,   /* kernels (not communication) */
+    AN_BUSY_COMM = 1,      /* NCCL kernels, peer-to-peer copies (an_gpu_busy) */
     AN_BUSY_H2D_PAGEABLE = 2,
     AN_BUSY_H2D_PINNED = 3,
     AN_BUSY_OTHER = 4,     /* every other copy, memsets */

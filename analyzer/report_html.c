@@ -495,6 +495,22 @@ void rep_write_html(gs_out *o, const pass2 *x)
                       r->worker_MBps_total);
     }
     gs_out_str(o, "</section>\n");
+    const an_kstat *top[10];
+    size_t nk = an_kstats_top(&tr->kstats, top, 10);
+    if (nk) {
+        gs_out_str(o, "<section id=\"kernels\"><h2>GPU time by kernel (whole run)</h2>\n"
+                      "<table class=\"share\"><tr><td class=\"num\"><b>ms</b></td><td class=\"num\">"
+                      "<b>count</b></td><td><b>class</b></td><td><b>kernel</b></td></tr>\n");
+        for (size_t i = 0; i < nk; i++) {
+            char shown[4096];
+            gs_out_printf(o, "<tr><td class=\"num\">%.1f</td><td class=\"num\">%llu</td><td>%s</td><td>",
+                          top[i]->ns / 1e6, (unsigned long long)top[i]->count,
+                          top[i]->comm ? "communication" : "compute");
+            html_text(o, an_kernel_display(top[i]->name, shown, sizeof shown));
+            gs_out_str(o, "</td></tr>\n");
+        }
+        gs_out_str(o, "</table></section>\n");
+    }
 
     gs_out_printf(o, "<section id=\"steps\"><h2>Every step (%zu, warm-up faded)</h2>\n"
                      "<div id=\"bars\"></div><div class=\"legend\" id=\"bars-legend\"></div></section>\n",

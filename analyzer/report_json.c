@@ -154,6 +154,7 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_ku64(w, "lost", run->lost);
     gs_jw_ku64(w, "recovered", run->recovered);
     gs_jw_ku64(w, "ended_abruptly", run->abrupt);
+    gs_jw_kstr(w, "source", tr->imported ? "pytorch_profiler" : "gpustarve");
     gs_jw_key(w, "trainer");
     gs_jw_obj(w);
     gs_jw_ku64(w, "pid", tr->pid);
@@ -195,6 +196,26 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
         gs_jw_end(w);
     }
     gs_jw_end(w);
+    gs_jw_end(w);
+}
+
+/* GPU time by kernel name, the ten largest of the trainer's whole run. */
+static void write_kernels(gs_jw *w, const an_proc *tr)
+{
+    gs_jw_key(w, "kernels");
+    gs_jw_arr(w);
+    const an_kstat *top[10];
+    const size_t nk = an_kstats_top(&tr->kstats, top, 10);
+    for (size_t i = 0; i < nk; i++) {
+        char shown[4096];
+        gs_jw_obj(w);
+        gs_jw_kstr(w, "name", an_kernel_display(top[i]->name, shown, sizeof shown));
+        gs_jw_kstr(w, "mangled", top[i]->name);
+        gs_jw_kstr(w, "class", top[i]->comm ? "communication" : "compute");
+        gs_jw_kfixed(w, "total_ms", top[i]->ns / 1e6, 3);
+        gs_jw_ku64(w, "count", top[i]->count);
+        gs_jw_end(w);
+    }
     gs_jw_end(w);
 }
 
@@ -338,6 +359,16 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_arr(w);
     for (size_t i = 0; i < r->nnotes; i++)
         gs_jw_str(w, r->notes[i]);
+    gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    write_kernels(w, r->trainer);
+    gs_jw_newline(w, "\n");
+    const an_copy_kinds *ck = &r->trainer->copy_kinds;
+    gs_jw_key(w, "host_copy_kinds");
+    gs_jw_obj(w);
+    gs_jw_ku64(w, "matched", ck->matched);
+    gs_jw_ku64(w, "pageable_by_hooks_pinned_by_cupti", ck->pageable_by_hooks_pinned_by_cupti);
+    gs_jw_ku64(w, "pinned_by_hooks_pageable_by_cupti", ck->pinned_by_hooks_pageable_by_cupti);
     gs_jw_end(w);
 
     if (per_step) {

@@ -438,20 +438,17 @@ static const char *memcpy_name(const gs_event *e)
     return "memcpy";
 }
 
+/* enum an_piece (an_busy first) -> share index */
+static const int piece_share[AN_NPC] = {
+    AN_SH_COMPUTE, AN_SH_COMM, AN_SH_H2D_PAGEABLE, AN_SH_H2D_PINNED, AN_SH_COPY_OTHER,
+    AN_SH_DATA_WAIT, AN_SH_PAGEABLE_COPY, AN_SH_HOST,
+};
+
+/* A GPU record's share, by the analysis's own rule (an_gpu_busy). */
 static unsigned gpu_cls(struct gs_reader *r, const gs_event *e)
 {
-    if (e->kind == GS_K_GPU_KERNEL) {
-        const char *n = p2_str(r, e->str);
-        return n && (strncmp(n, "nccl", 4) == 0 || strstr(n, "Nccl")) ? AN_SH_COMM : AN_SH_COMPUTE;
-    }
-    if (e->kind == GS_K_GPU_MEMCPY) {
-        const unsigned k = gs_h2d_source_mem(e);
-        if (k == GS_MEM_PAGEABLE)
-            return AN_SH_H2D_PAGEABLE;
-        if (k == GS_MEM_PINNED)
-            return AN_SH_H2D_PINNED;
-    }
-    return AN_SH_COPY_OTHER;
+    const int comm = e->kind == GS_K_GPU_KERNEL && an_kernel_is_comm(p2_str(r, e->str));
+    return (unsigned)piece_share[an_gpu_busy(e, comm)];
 }
 
 static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
@@ -469,8 +466,10 @@ static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
         return;
     leaf_clip(&s->last_end, &t0, t1);
     const char *name;
+    char shown[512];
+    const char *raw = e->kind == GS_K_GPU_KERNEL ? p2_str(r, e->str) : NULL;
     if (e->kind == GS_K_GPU_KERNEL)
-        name = p2_str(r, e->str) ? p2_str(r, e->str) : "kernel";
+        name = raw ? an_kernel_display(raw, shown, sizeof shown) : "kernel";
     else if (e->kind == GS_K_GPU_MEMCPY)
         name = memcpy_name(e);
     else
@@ -484,6 +483,8 @@ static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
     GS_JW_KU64(x->pj, "correlation", e->corr);
     if (e->kind != GS_K_GPU_KERNEL)
         GS_JW_KU64(x->pj, "bytes", e->bytes);
+    else if (raw && strcmp(raw, name) != 0)
+        GS_JW_KSTR(x->pj, "mangled", raw);
     pf_args_end(x);
 }
 
@@ -656,11 +657,6 @@ static void p2_gbin_flush(pass2 *x)
 static const char *const piece_names[AN_NPC] = {
     "compute", "communication", "h2d_pageable", "h2d_pinned", "copy_other",
     "data_wait", "pageable_copy", "host",
-};
-/* enum an_piece -> share index */
-static const int piece_share[AN_NPC] = {
-    AN_SH_COMPUTE, AN_SH_COMM, AN_SH_H2D_PAGEABLE, AN_SH_H2D_PINNED, AN_SH_COPY_OTHER,
-    AN_SH_DATA_WAIT, AN_SH_PAGEABLE_COPY, AN_SH_HOST,
 };
 
 static void p2_on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)

@@ -111,6 +111,14 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_printf(o, "%sloader%s   num_workers=%d (configuration); none traced as a reading "
                          "process, so no per-worker numbers\n",
                       st->bold, st->off, r->cur_workers);
+    } else if (tr->imported) {
+        gs_out_printf(o, "%sloader%s   %s\n", st->bold, st->off,
+                      r->cur_workers == 0
+                          ? "num_workers=0 (the trace's single-process iterator): the main "
+                            "process loads; its I/O and CPU are not in a PyTorch profiler trace"
+                          : tr->workers_unseen ? "worker processes (multi-process iterator): not in "
+                                             "a PyTorch profiler trace, count unknown"
+                                           : "not in a PyTorch profiler trace");
     } else {
         gs_out_printf(o, "%sloader%s   no loader worker traced\n",
                       st->bold, st->off);
@@ -141,6 +149,18 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     }
     for (size_t i = 0; i < r->nnotes; i++)
         gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);
+    const an_kstat *top[5];
+    size_t nk = an_kstats_top(&tr->kstats, top, 5);
+    if (nk)
+        gs_out_printf(o, "%skernels%s  GPU time by kernel, whole run (%u kernel name%s)\n", st->bold,
+                      st->off, tr->kstats.n, tr->kstats.n == 1 ? "" : "s");
+    for (size_t i = 0; i < nk; i++) {
+        char shown[512];
+        gs_out_printf(o, "%12.1f ms %6llux  %-13s  ", top[i]->ns / 1e6,
+                      (unsigned long long)top[i]->count, top[i]->comm ? "communication" : "compute");
+        text_shorten(o, an_kernel_display(top[i]->name, shown, sizeof shown), 90);
+        gs_out_char(o, '\n');
+    }
     if (r->callsites && an_cs_has_stacks(r->callsites)) {
         /* where the findings' calls come from: sampled call stacks */
         gs_out_printf(o, "%scalls%s    where they come from (sampled call stacks)\n", st->bold,

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "gs_live.h"
+#include "gs_sink.h"
 #include "gs_trace.h"
 
 typedef struct gs_config {
@@ -127,6 +128,9 @@ int gs_writer_is_final(void);
 /* Put a record made outside the rings (EXIT, EXEC, NOTE) under the calling
  * thread's tid, ts in CLOCK_MONOTONIC ns (lock held). */
 void gs_put_direct(const gs_event *ev);
+/* Encode one event of thread tid into the pending frame (lock held);
+ * device records use tid 0. */
+void gs_put_event(uint32_t tid, const gs_event *ev);
 /* Compress and write the pending frame (lock held). */
 void gs_frame_flush_locked(void);
 
@@ -147,6 +151,12 @@ void gs_live_end(unsigned how, uint32_t status);
 void gs_live_remove(void);
 /* Fork child: unmap the parent's live file without touching it. */
 void gs_live_after_fork_child(void);
+/* ---- GPU sources (gs_source.c; the seam itself is sink/gs_sink.h) ---- */
+void gs_sources_first_cuda_call(void);
+void gs_sources_flush(enum gs_flush_reason why, unsigned wait_ms);
+void gs_sources_tick(void);
+void gs_sources_drain(int final);
+void gs_sources_after_fork_child(void);
 
 /* ---- lifecycle (gs_lifecycle.c) ---- */
 void gs_lifecycle_init(void);

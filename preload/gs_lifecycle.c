@@ -30,7 +30,6 @@
 #include "gs_preload.h"
 #include "gs_real.h"
 #include "gs_ring.h"
-#include "gs_sink.h"
 #include "gs_stacks.h"
 
 extern char **environ;
@@ -56,8 +55,7 @@ static void fork_prepare(void)
         return;
     int depth = gs_t_depth;
     gs_t_depth = 1;
-    if (gs_gpu_flush)
-        gs_gpu_flush(GS_FLUSH_FORK, 0); /* CUPTI's buffers out first, no lock of ours held */
+    gs_sources_flush(GS_FLUSH_FORK, 0); /* CUPTI's buffers out first, no lock of ours held */
     gs_out_lock();
     gs_t_depth = depth;
     g_fork_locked = 1;
@@ -81,8 +79,7 @@ static void fork_child(void)
     gs_writer_after_fork_child(); /* fresh, unlocked output lock */
     gs_rings_after_fork_child();  /* before the parent's live file is unmapped */
     gs_pinned_after_fork_child();
-    if (gs_gpu_after_fork_child)
-        gs_gpu_after_fork_child();
+    gs_sources_after_fork_child();
     gs_out_after_fork_child();    /* the parent's files stay the parent's */
     gs_live_after_fork_child();
     if (gs_out_open(1) == 0)
@@ -112,8 +109,11 @@ void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
     /* RATIONALE: CUPTI delivers its last buffers before we detach, and with
      * no lock of ours held (Kineto documents the deadlock); from a signal
      * handler the writer thread does it, and we wait a bounded time. */
-    if (atomic_load(&gs_on) && gs_gpu_flush)
-        gs_gpu_flush((enum gs_flush_why)how, how == GS_EXIT_HOW_SIGNAL ? 200 : 0);
+    if (atomic_load(&gs_on))
+        gs_sources_flush(how == GS_EXIT_HOW_SIGNAL  ? GS_FLUSH_SIGNAL
+                         : how == GS_EXIT_HOW__EXIT ? GS_FLUSH_QUICK_EXIT
+                                                    : GS_FLUSH_EXIT,
+                         how == GS_EXIT_HOW_SIGNAL ? 200 : 0);
     int was_on = atomic_exchange(&gs_on, 0); /* detach before flushing */
     if (!was_on) {
         gs_t_depth = depth;
@@ -268,8 +268,7 @@ void gs_exec_flush(const char *path)
     int depth = gs_t_depth;
     gs_t_depth = 1;
     uint32_t id = gs_str_path((const char *)gs_launder(path));
-    if (gs_gpu_flush)
-        gs_gpu_flush(GS_FLUSH_EXEC, 0);
+    gs_sources_flush(GS_FLUSH_EXEC, 0);
     if (gs_out_trylock_for(2000)) {
         gs_out_limit_wait(2000);
         if (!gs_writer_is_final())

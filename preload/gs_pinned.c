@@ -1,9 +1,12 @@
 /* gs_pinned.c — the pinned-host-memory registry.
  *
  * Responsible for: remembering every host range the program pinned through
- * the CUDA runtime (cudaHostAlloc, cudaMallocHost, cudaHostRegister) until it
- * is released (cudaFreeHost, cudaHostUnregister), so that the copy hooks can
- * say whether a host pointer is pinned or pageable without calling CUDA.
+ * the CUDA runtime (cudaHostAlloc, cudaMallocHost, cudaHostRegister) or the
+ * driver API (cuMemHostAlloc, cuMemAllocHost, cuMemHostRegister:
+ * hook_cudrv.c) until it is released (cudaFreeHost, cudaHostUnregister,
+ * cuMemFreeHost, cuMemHostUnregister), so that the copy hooks can say
+ * whether a host pointer is pinned or pageable without calling CUDA. (The
+ * analyzer checks that word against CUPTI's record of the same copy.)
  *
  * Layout: one sorted array of disjoint [start, end) intervals, read under a
  * sequence lock. Readers never write shared memory and never wait: they

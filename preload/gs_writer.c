@@ -27,7 +27,6 @@
 #include "gs_collector.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
-#include "gs_sink.h"
 #include "gs_stacks.h"
 
 /* RATIONALE: 1 MiB raw frames (well under GS_FRAME_RAW_MAX) compress in about
@@ -496,8 +495,7 @@ void gs_drain_locked(int final)
         gs_t_depth = depth;
         return;
     }
-    if (gs_gpu_drain_locked)
-        gs_gpu_drain_locked(final);
+    gs_sources_drain(final);
     uint64_t base;
     uint64_t dropped = count_dropped(n, &base);
     if (gs_out_alive() && (final || dropped != g_rep_dropped || g_lost != g_rep_lost)) {
@@ -577,8 +575,7 @@ static void *writer_main(void *arg)
         syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
         if (atomic_load(&g_stop))
             break;
-        if (gs_gpu_writer_tick)
-            gs_gpu_writer_tick(); /* CUPTI calls: before the lock, never under it */
+        gs_sources_tick(); /* CUPTI calls: before the lock, never under it */
         gs_out_lock();
         if (!g_final) {
             gs_drain_locked(0);

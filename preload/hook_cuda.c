@@ -9,10 +9,10 @@
  * pinned registry of gs_pinned.c); cudaStreamSynchronize[_ptsz],
  * cudaDeviceSynchronize, cudaEventSynchronize (cuda_sync: host time
  * blocked); cudaSetDevice (remembered per thread, so records carry the
- * device without calling cudaGetDevice). The first CUDA call seen also
- * starts the CUPTI collector when the driver will not (gs_gpu_start).
+ * device without calling cudaGetDevice). The first CUDA call seen is
+ * passed on to the GPU sources (sink/gs_sink.h, first_cuda_call).
  *
- * Real symbols are resolved lazily, at a hook's first call: libcudart is
+ * Real symbols are resolved lazily, at a hook's first call (gs_cudalib.c): libcudart is
  * often dlopen'ed long after us (PyTorch), possibly into a local scope that
  * dlsym(RTLD_NEXT) cannot see, so a miss falls back to the loaded libcudart
  * found by name (dl_iterate_phdr + dlopen(RTLD_NOLOAD)).
@@ -26,17 +26,15 @@
  * enabled and guard -> t0 -> real call -> save errno -> record -> restore
  * errno -> return the real result.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gs_collector.h"
+#include "gs_cudalib.h"
 #include "gs_preload.h"
-#include "gs_sink.h"
 #include "gs_stacks.h"
 
 #include "gs_cuda_types.h"
@@ -105,42 +103,11 @@ static _Atomic uint32_t cu_strs[CU_COUNT]; /* interned API names, 0 = not yet */
 
 /* ---- lazy resolution ------------------------------------------------------------ */
 
-/* dl_iterate_phdr callback: the first loaded libcudart (not us). */
-static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    const char *name = info->dlpi_name;
-    const char *base = name ? strrchr(name, '/') : NULL;
-    base = base ? base + 1 : name;
-    if (base && strncmp(base, "libcudart", 9) == 0) {
-        snprintf((char *)arg, 4096, "%s", name);
-        return 1;
-    }
-    return 0;
-}
-
 static void *resolve_slow(int i)
 {
-    int depth = gs_t_depth;
-    gs_t_depth = 1; /* what dlsym/dlopen do inside is not the program's */
-    int err = errno;
-    void *p = dlsym(RTLD_NEXT, cu_names[i]);
-    if (!p) {
-        /* libcudart loaded into a local scope (dlopen'ed by an extension
-         * module): look it up by name among the loaded objects */
-        char path[4096];
-        path[0] = 0;
-        dl_iterate_phdr(find_cudart, path);
-        void *h = path[0] ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
-        if (h) {
-            p = dlsym(h, cu_names[i]);
-            dlclose(h); /* drops only the reference NOLOAD took */
-        }
-    }
+    void *p = gs_cuda_sym(cu_names[i], "libcudart");
     if (p)
         atomic_store_explicit(&cu_fns[i], p, memory_order_release);
-    errno = err;
-    gs_t_depth = depth;
     return p;
 }
 
@@ -173,11 +140,7 @@ static pthread_once_t g_gpu_once = PTHREAD_ONCE_INIT;
 
 static void gpu_start_once(void)
 {
-    /* RATIONALE: when CUDA_INJECTION64_PATH names us, the driver calls
-     * InitializeInjection inside its own initialisation (holding its own
-     * locks); starting CUPTI from here as well could race it. */
-    if (gs_gpu_start && !(gs_gpu_injected && gs_gpu_injected()))
-        gs_gpu_start();
+    gs_sources_first_cuda_call();
     atomic_store_explicit(&g_gpu_kicked, 1, memory_order_release);
 }
 

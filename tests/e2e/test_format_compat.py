@@ -79,7 +79,7 @@ def test_v12_records_come_back_from_the_live_files(built):
         mine = [r for r in recs if r.get("pid") == pr["pid"]]
         assert len([r for r in mine if r["kind"] == "pread"]) == 40
         notes = [r for r in mine if r["kind"] == "note"]
-        assert len(notes) == 1 and notes[0]["code"] == 4
+        assert len(notes) == 1 and notes[0]["code"] == 6
         exits = [(r["status"], r["how"]) for r in mine if r["kind"] == "exit"]
         assert exits == ([] if pr["argv"][-1] == "kill" else [(11, "signal")])
     for f in glob.glob(os.path.join(DATA, "v1.2", "*.gst")):

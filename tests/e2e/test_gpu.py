@@ -11,12 +11,14 @@
 - a program started with LD_PRELOAD alone (no CUDA_INJECTION64_PATH) still
   gets CUPTI, started at its first CUDA call.
 """
+import json
 import os
 import shutil
+import subprocess
 
 import pytest
 
-from conftest import BUILD, LIB, clean_env, dump, run_plain, run_traced
+from conftest import BUILD, CLI, LIB, clean_env, dump, report_json, run_plain, run_traced
 
 SIM = os.path.join(BUILD, "simcuda")
 TRAIN_LOOP = os.path.join(BUILD, "examples", "train_loop")
@@ -37,8 +39,8 @@ def sim():
 
 
 def sim_env(libdir=SIM, **extra):
-    return clean_env(LD_LIBRARY_PATH=os.path.abspath(libdir),
-                     SIMCUDA_KERNEL_US="train_step_kernel=%d" % KERNEL_US, **extra)
+    extra.setdefault("SIMCUDA_KERNEL_US", "train_step_kernel=%d" % KERNEL_US)
+    return clean_env(LD_LIBRARY_PATH=os.path.abspath(libdir), **extra)
 
 
 def loop_cmd(pinned, steps=STEPS):
@@ -125,13 +127,14 @@ def hooks_only_checks(p, run_dir, code, words):
 
 
 def test_cupti_absent_means_hooks_only(sim, tmp_path):
-    """No libcupti anywhere we look: the runtime alone in a folder whose
+    """No libcupti anywhere we look: the runtime and driver alone in a folder whose
     libcupti.so.13 / libcupti.so are empty files (they end the default
     search, which would otherwise find the toolkit's real one through
     ld.so.cache), CUDA_HOME and GPUSTARVE_CUPTI_LIB pointing nowhere."""
     lib = tmp_path / "lib"
     lib.mkdir()
-    shutil.copy(os.path.join(SIM, "libcudart.so.13"), str(lib))
+    for name in ("libcudart.so.13", "libcuda.so.1"):
+        shutil.copy(os.path.join(SIM, name), str(lib))
     for name in ("libcupti.so.13", "libcupti.so"):
         (lib / name).write_bytes(b"")
     env = sim_env(libdir=lib, CUDA_HOME=str(tmp_path / "no-cuda"),
@@ -169,3 +172,364 @@ def test_user_injection_path_is_kept(sim, tmp_path):
     p = run_traced(loop_cmd(1, steps=3), tmp_path / "run",
                    env=sim_env(CUDA_INJECTION64_PATH=inj))
     hooks_only_checks(p, tmp_path / "run", 3, "held by another profiler")
+
+
+# ---- every simulator mode: CUDA 12.x, 13.0, 13.2 ---------------------------------------------
+
+MODES = {"12.x": os.path.join(SIM, "cu12"), "13.0": SIM, "13.2": os.path.join(SIM, "cu13.2")}
+RUNTIME = {"12.x": "12080", "13.0": "13000", "13.2": "13020"}
+
+
+def mode_dir(mode):
+    d = MODES[mode]
+    if not os.path.exists(os.path.join(d, "sim_step")):
+        pytest.skip("simulator mode %s not built (%s)" % (mode, d))
+    return d
+
+
+def step_cmd(d, *args, steps=6):
+    return [os.path.join(d, "sim_step"), "--steps", str(steps)] + list(args)
+
+
+@pytest.mark.parametrize("pinned", ["0", "1"])
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_each_mode_gpu_and_host_records(tmp_path, mode, pinned):
+    """sim_step against the mode's own libcudart (.so.12 or .so.13): gpustarve
+    finds the mode's libcupti, accepts its API version, decodes its record
+    versions (Kernel9/Memcpy5/Sync v1; Kernel10; Kernel11/Device6), and the
+    program's output is the same as untraced."""
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d, SIMCUDA_KERNEL_US="train_step_kernel=2000")
+    plain = run_plain(step_cmd(d, "--pinned", pinned), env=env)
+    p = run_traced(step_cmd(d, "--pinned", pinned), tmp_path / "run", env=env)
+    assert p.returncode == plain.returncode == 0, p.stderr
+    assert p.stdout == plain.stdout and ("runtime " + RUNTIME[mode]).encode() in p.stdout
+    assert warnings(p.stderr) == []
+    recs, _, _ = dump(tmp_path / "run")
+    kernels = of(recs, "gpu_kernel", name="train_step_kernel")
+    assert len(kernels) == 6 and all(abs(k["dur_ns"] - 2_000_000) < 1000 for k in kernels)
+    mem = "pinned" if pinned == "1" else "pageable"
+    assert [r["src_mem"] for r in of(recs, "gpu_memcpy", direction="HtoD")] == [mem] * 6
+    assert [r["host_mem"] for r in of(recs, "cuda_memcpy", direction="HtoD")] == [mem] * 6
+    assert len(of(recs, "gpu_sync")) >= 6  # cudaStreamSynchronize: Synchronization v1 or v2
+    assert len(of(recs, "range", name="train_step")) == 6
+    devices = of(recs, "gpu_device")
+    assert len(devices) == 1 and devices[0]["sms"] == 132 and devices[0]["compute_capability"] == "9.0"
+    assert of(recs, "note") == []
+    assert all(r["dropped"] == 0 for r in of(recs, "gpu_drops"))
+
+
+def one_warning(p, words):
+    w = warnings(p.stderr)
+    assert len(w) == 1, p.stderr.decode()
+    assert words in w[0] and w[0].endswith("recording CUDA calls only"), w
+    return w[0]
+
+
+def test_driver_older_than_a_cuda13_runtime(tmp_path):
+    """The 13.2 runtime and CUPTI with a 13.0 driver: libcupti 13.x does not
+    fail cleanly against a driver it cannot use, so it is not touched."""
+    d = mode_dir("13.2")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name in ("libcudart.so.13", "libcupti.so.13"):
+        shutil.copy(os.path.join(d, name), str(lib))
+    shutil.copy(os.path.join(SIM, "libcuda.so.1"), str(lib))  # the 13.0 driver
+    env = clean_env(LD_LIBRARY_PATH=str(lib))
+    p = run_traced(step_cmd(d, steps=2), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr
+    one_warning(p, "the CUDA driver (13.0) is older than the CUDA runtime (13.2)")
+    recs, _, _ = dump(tmp_path / "run")
+    assert [r for r in recs if r["kind"].startswith("gpu_")] == []
+    assert len(of(recs, "cuda_memcpy", direction="HtoD")) == 2
+
+
+def test_no_device(tmp_path):
+    """A driver with no device: hooks only, with the runtime's own errors."""
+    prog = os.path.join(SIM, "cuda_calls")
+    if not os.path.exists(prog):
+        pytest.skip("cuda_calls not built")
+    env = sim_env(SIMCUDA_DEVICES="0")
+    plain = run_plain([prog], env=env)
+    p = run_plain([prog], env=sim_env(SIMCUDA_DEVICES="0", LD_PRELOAD=LIB,
+                                      GPUSTARVE_DIR=str(tmp_path / "run")))
+    assert p.returncode == plain.returncode == 0 and p.stdout == plain.stdout
+    one_warning(p, "no CUDA device")
+
+
+@pytest.mark.parametrize("mode,version,words", [
+    ("13.0", "130300", "is CUPTI API version 130300"),
+    ("13.0", "26", "is CUDA 12's CUPTI, the program runs CUDA 13"),
+    ("12.x", "130001", "is CUDA 13's CUPTI, the program runs CUDA 12"),
+    ("12.x", "17", "is CUPTI API version 17"),
+])
+def test_cupti_of_a_version_not_read(tmp_path, mode, version, words):
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d, SIMCUDA_CUPTI_API_VERSION=version)
+    p = run_traced(step_cmd(d, steps=2), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr
+    one_warning(p, words)
+
+
+def test_real_cu12_cupti_found_in_the_wheel_layout(tmp_path):
+    """The real CUDA 12.9 runtime from its PyPI wheel (nvidia/cuda_runtime/lib):
+    the libcupti loaded is the real libcupti.so.12 of the cupti wheel
+    (nvidia/cuda_cupti/lib), not the toolkit's libcupti.so.13. The driver is
+    the simulator's, which real CUPTI 12.9 cannot initialise against: it
+    says CUPTI_ERROR_NOT_INITIALIZED, which the warning reports with the
+    library's path; the program runs on unchanged."""
+    nv = os.path.join(BUILD, "wheels", "cu12", "nvidia")
+    rt, cupti = os.path.join(nv, "cuda_runtime", "lib"), os.path.join(nv, "cuda_cupti", "lib")
+    prog = os.path.join(SIM, "cu12", "cuda_calls")
+    if not (os.path.isdir(rt) and os.path.isdir(cupti) and os.path.exists(prog)):
+        pytest.skip("make gpu-wheels simcuda-bins")
+    drv = tmp_path / "driver"
+    drv.mkdir()
+    shutil.copy(os.path.join(SIM, "cu12", "libcuda.so.1"), str(drv))
+    env = clean_env(LD_LIBRARY_PATH="%s:%s" % (rt, drv))
+    plain = run_plain([prog], env=env)
+    p = run_plain([prog], env=clean_env(LD_LIBRARY_PATH="%s:%s" % (rt, drv), LD_PRELOAD=LIB,
+                                        GPUSTARVE_DIR=str(tmp_path / "run")))
+    assert p.returncode == plain.returncode == 0 and p.stdout == plain.stdout
+    w = one_warning(p, "CUPTI unavailable: ")
+    assert os.path.realpath(os.path.join(cupti, "libcupti.so.12")) in w, w
+
+
+# ---- kernel names: NCCL under its real mangled names -------------------------------------------
+
+# From the PyPI wheel nvidia-nccl-cu13 2.30.7 (torch 2.15's NCCL):
+# nm nvidia/nccl/lib/libnccl.so.2 | grep ncclDevKernel
+NCCL_ALLREDUCE = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+NCCL_SHOWN = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+
+
+def share_in_steps(steps, intervals):
+    """The share of the steps' total time that the (disjoint) intervals
+    cover: the truth the report's shares are held to."""
+    step_ns = cover_ns = 0
+    for s in steps:
+        t0, t1 = s["ts_ns"], s["ts_ns"] + s["dur_ns"]
+        step_ns += t1 - t0
+        cover_ns += sum(min(t1, i["ts_ns"] + i["dur_ns"]) - max(t0, i["ts_ns"])
+                        for i in intervals if i["ts_ns"] < t1 and i["ts_ns"] + i["dur_ns"] > t0)
+    return cover_ns / step_ns
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_nccl_share_under_its_mangled_name(tmp_path, mode):
+    """A step of 4 ms compute and a 2 ms NCCL all-reduce (CUPTI reports it
+    mangled): the report's communication share is within 3 points of the
+    share the trace's own kernel and step times give, and every output
+    shows the name demangled."""
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d,
+                    SIMCUDA_KERNEL_US="fwd_kernel=4000,%s=2000" % NCCL_ALLREDUCE)
+    run = tmp_path / "run"
+    p = run_traced(step_cmd(d, "--kernel", "fwd_kernel", "--comm", NCCL_ALLREDUCE, "--pinned", "1",
+                            steps=12), run, env=env)
+    assert p.returncode == 0, p.stderr
+    recs, _, _ = dump(run)
+    steps = sorted(of(recs, "range", name="train_step"), key=lambda r: r["ts_ns"])
+    comm = of(recs, "gpu_kernel", name=NCCL_ALLREDUCE)
+    assert len(steps) == 12 and len(comm) == 12
+    j = report_json(run)
+    warmup = j["steps"]["warmup"]
+    assert j["steps"]["measured"] == 12 - warmup >= 10
+    truth = share_in_steps(steps[warmup:], comm)  # over the steps the report measures
+    assert abs(j["share"]["gpu_comm"] - truth) <= 0.03, (j["share"], truth)
+    assert truth > 0.1
+    kernels = {k["mangled"]: k for k in j["kernels"]}
+    assert kernels[NCCL_ALLREDUCE]["name"] == NCCL_SHOWN
+    assert kernels[NCCL_ALLREDUCE]["class"] == "communication" and kernels[NCCL_ALLREDUCE]["count"] == 12
+    assert kernels["fwd_kernel"]["class"] == "compute"
+    text = subprocess.run([CLI, "report", str(run)], capture_output=True, timeout=120).stdout.decode()
+    assert "communication  " + NCCL_SHOWN in text
+    html, pf = tmp_path / "r.html", tmp_path / "r.json"
+    subprocess.run([CLI, "report", "--html", str(html), "--perfetto", str(pf), str(run)],
+                   capture_output=True, timeout=120, check=True)
+    assert NCCL_SHOWN.replace("<", "&lt;").replace(">", "&gt;") in html.read_text()
+    slices = [e for e in json.loads(pf.read_text())["traceEvents"]
+              if e.get("cat") == "gpu_kernel" and e.get("args", {}).get("mangled") == NCCL_ALLREDUCE]
+    assert len(slices) == 12 and {e["name"] for e in slices} == {NCCL_SHOWN}
+
+
+# ---- pinned or pageable: the driver API, and two witnesses --------------------------------------
+
+DRIVER_APIS = {"hostalloc": ("cuMemHostAlloc", "cuMemFreeHost"),
+               "allochost": ("cuMemAllocHost", "cuMemFreeHost"),
+               "register": ("cuMemHostRegister", "cuMemHostUnregister"),
+               "proc": ("cuMemHostAlloc", "cuMemFreeHost"),    # from cuGetProcAddress
+               "entry": ("cuMemHostAlloc", "cuMemFreeHost")}   # from cudaGetDriverEntryPoint
+
+
+@pytest.mark.parametrize("how", sorted(DRIVER_APIS))
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_driver_api_pinning(tmp_path, mode, how):
+    """Memory pinned through the driver API — called by name, or through a
+    pointer from cuGetProcAddress or cudaGetDriverEntryPoint (which the
+    simulated driver hands out at addresses other than its exports, as a
+    real one may) — is pinned for the hooks too, and both witnesses agree."""
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d, SIMCUDA_KERNEL_US="train_step_kernel=1000")
+    p = run_traced(step_cmd(d, "--pinned", how, steps=4), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr
+    assert warnings(p.stderr) == []
+    recs, _, _ = dump(tmp_path / "run")
+    pin, free = DRIVER_APIS[how]
+    assert [(r["api"], r["ret"], r["bytes"]) for r in of(recs, "cuda_host_mem")] == \
+        [(pin, 0, 1 << 20), (free, 0, 1 << 20)]
+    assert [r["host_mem"] for r in of(recs, "cuda_memcpy", direction="HtoD")] == ["pinned"] * 4
+    assert [r["src_mem"] for r in of(recs, "gpu_memcpy", direction="HtoD")] == ["pinned"] * 4
+    j = report_json(tmp_path / "run")
+    assert j["host_copy_kinds"]["matched"] == 5  # 4 batches and the final header read back
+    assert j["host_copy_kinds"]["pageable_by_hooks_pinned_by_cupti"] == 0
+    assert j["share"]["idle_pageable_copy"] == 0
+
+
+def test_cupti_witness_wins_where_no_hook_sees_the_pinning(tmp_path):
+    """Memory pinned through a pointer no hook sees (dlsym on libcuda.so.1):
+    the hooks' registry says pageable, CUPTI's record of the same copy
+    (matched by correlation id) says pinned. CUPTI wins: no time in
+    pageable copies, no pin_memory advice, the disagreement counted."""
+    env = clean_env(LD_LIBRARY_PATH=SIM, SIMCUDA_KERNEL_US="train_step_kernel=2000",
+                    SIMCUDA_H2D_PAGEABLE_GBPS="0.5")
+    runs = {}
+    for how in ("0", "dlsym"):
+        runs[how] = tmp_path / how
+        p = run_traced(step_cmd(SIM, "--pinned", how, "--batch-mb", "2", steps=10), runs[how],
+                       env=env)
+        assert p.returncode == 0, p.stderr
+    recs, _, _ = dump(runs["dlsym"])
+    host = of(recs, "cuda_memcpy", direction="HtoD")
+    gpu = {r["correlation"]: r for r in of(recs, "gpu_memcpy", direction="HtoD")}
+    assert len(host) == 10 and all(h["correlation"] for h in host)
+    assert all(h["host_mem"] == "pageable" and gpu[h["correlation"]]["src_mem"] == "pinned"
+               for h in host)
+    pageable, dlsym = report_json(runs["0"]), report_json(runs["dlsym"])
+    # the control: really pageable copies cost GPU time and get the advice
+    assert pageable["share"]["gpu_h2d_pageable"] > 0.05
+    assert [a["setting"] for a in pageable["advice"]] == ["pin_memory"]
+    assert pageable["host_copy_kinds"]["pageable_by_hooks_pinned_by_cupti"] == 0
+    assert dlsym["share"]["gpu_h2d_pageable"] == 0 and dlsym["share"]["gpu_h2d_pinned"] > 0
+    assert dlsym["share"]["idle_pageable_copy"] == 0 and dlsym["advice"] == []
+    assert dlsym["host_copy_kinds"] == {"matched": 11, "pageable_by_hooks_pinned_by_cupti": 10,
+                                        "pinned_by_hooks_pageable_by_cupti": 0}
+    assert any("CUPTI's word was taken" in n for n in dlsym["notes"])
+
+
+# ---- CUPTI's lifecycle --------------------------------------------------------------------------
+
+TEARDOWN_LINE = b"simcuda: cuptiActivityGetNextRecord after libcupti's teardown"
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_last_buffers_decoded_before_teardown(tmp_path, mode):
+    """The last records (the final read-back copy, delivered by the forced
+    flush at exit) are in the trace, decoded while libcupti was intact: the
+    simulated CUPTI says so on stderr when asked for records after its
+    destructor ran."""
+    d = mode_dir(mode)
+    p = run_traced(step_cmd(d, steps=2), tmp_path / "run", env=clean_env(LD_LIBRARY_PATH=d))
+    assert p.returncode == 0, p.stderr
+    assert TEARDOWN_LINE not in p.stderr
+    recs, _, _ = dump(tmp_path / "run")
+    assert [(r["bytes"], r["dst_mem"]) for r in of(recs, "gpu_memcpy", direction="DtoH")] == \
+        [(8, "pageable")]
+    assert len(of(recs, "gpu_kernel")) == 2
+
+
+def test_unknown_timestamps_dropped_and_counted(tmp_path):
+    """A kernel still running at exit comes out of CUPTI's forced flush with
+    unknown (0) times, as real CUPTI gives them: it is not in the trace, the
+    drop is counted (gpu_drops, a note) and the report says numbers
+    undercount."""
+    env = sim_env(SIMCUDA_KERNEL_US="train_step_kernel=1000,tail_kernel=2000000")
+    p = run_traced(step_cmd(SIM, "--tail", "tail_kernel", steps=3), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr
+    assert warnings(p.stderr) == []
+    recs, _, _ = dump(tmp_path / "run")
+    assert of(recs, "gpu_kernel", name="tail_kernel") == []
+    assert all(r["ts_ns"] > 0 for r in recs if r["kind"].startswith("gpu_") and r["kind"] != "gpu_device")
+    assert max(r["dropped"] for r in of(recs, "gpu_drops")) == 1
+    notes = of(recs, "note")
+    assert len(notes) == 1 and notes[0]["code"] == 0 and notes[0]["text"].endswith("flushed): 1")
+    j = report_json(tmp_path / "run")
+    assert any("1 GPU records" in n for n in j["notes"]), j["notes"]
+
+
+def test_pageable_copy_returns_after_staging(tmp_path):
+    """8 MiB from pageable memory at 1 GB/s: the simulator returns from the
+    call with the last staged MiB still in flight (NVIDIA's documented
+    behaviour; tests/simcuda/test_simcuda.c checks the return in simulated
+    time); the report's pageable-copy time is still the GPU's copy time
+    (within 2 points of what the trace's own copy and step times give) and
+    pin_memory is advised."""
+    env = sim_env(SIMCUDA_KERNEL_US="train_step_kernel=4000", SIMCUDA_H2D_PAGEABLE_GBPS="1")
+    p = run_traced(step_cmd(SIM, "--batch-mb", "8", steps=10), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr
+    recs, _, _ = dump(tmp_path / "run")
+    steps = sorted(of(recs, "range", name="train_step"), key=lambda r: r["ts_ns"])
+    copies = of(recs, "gpu_memcpy", direction="HtoD", src_mem="pageable")
+    assert len(copies) == 10 and all(abs(c["dur_ns"] - (8 << 20)) < 1000 for c in copies)
+    j = report_json(tmp_path / "run")
+    truth = share_in_steps(steps[j["steps"]["warmup"]:], copies)
+    assert abs(j["share"]["gpu_h2d_pageable"] - truth) <= 0.02, (j["share"], truth)
+    assert [a["setting"] for a in j["advice"]] == ["pin_memory"]
+
+
+# ---- another CUPTI subscriber: the user's profiler ----------------------------------------------
+
+def profiled_run(tmp_path, mode, start, steps, says):
+    """sim_step as its own profiler from step `start`, untraced and traced:
+    the same exit status and output (its profiler's record count `says`)."""
+    d = mode_dir(mode)
+    env = clean_env(LD_LIBRARY_PATH=d)
+    cmd = step_cmd(d, "--profile-from", str(start), steps=steps)
+    plain = run_plain(cmd, env=env)
+    assert plain.returncode == 0 and says in plain.stdout
+    p = run_traced(cmd, tmp_path / "run", env=env)
+    assert p.returncode == 0 and p.stdout == plain.stdout, p.stderr
+    return p
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_profiler_started_mid_run_gets_cupti(tmp_path, mode):
+    """The program starts its own profiler at step 3 (cuptiSubscribe,
+    buffer callbacks, kernel activity), while gpustarve holds CUPTI: gpustarve
+    hands CUPTI over — its records so far delivered, one warning — and the
+    profiler gets exactly what it gets untraced."""
+    p = profiled_run(tmp_path, mode, 3, 8, b"profiler: 5 kernel records\n")
+    one_warning(p, "another CUPTI client started (cuptiSubscribe): CUPTI is left to it")
+    recs, _, _ = dump(tmp_path / "run")
+    assert len(of(recs, "gpu_kernel")) == 3  # steps 0-2, before the profiler
+    assert len(of(recs, "cuda_memcpy", direction="HtoD")) == 8  # the hooks go on
+    assert [n["code"] for n in of(recs, "note")] == [3]
+    j = report_json(tmp_path / "run")
+    assert any("took CUPTI" in n for n in j["notes"]), j["notes"]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_profiler_started_first_keeps_cupti(tmp_path, mode):
+    """The program's profiler subscribes before its first CUDA call:
+    gpustarve never takes CUPTI (no replaced buffer callbacks), says so
+    once, and records the CUDA calls."""
+    p = profiled_run(tmp_path, mode, 0, 4, b"profiler: 4 kernel records\n")
+    one_warning(p, "CUPTI is held by another profiler (it called cuptiSubscribe first)")
+    recs, _, _ = dump(tmp_path / "run")
+    assert [r for r in recs if r["kind"].startswith("gpu_")] == []
+    assert len(of(recs, "cuda_memcpy", direction="HtoD")) == 4
+
+
+def test_validate_script_on_the_simulator():
+    """tests/gpu/validate.sh, the real-GPU validation, proven on the
+    simulator: every case it can run there passes (torch needs a driver)."""
+    if not os.path.exists(os.path.join(SIM, "sim_step")):
+        pytest.skip("simulator not built")
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu",
+                          "validate.sh")
+    p = run_plain([script, "--sim", "--steps", "6"], env=clean_env(), timeout=600)
+    out = p.stdout.decode()
+    assert p.returncode == 0, out[-3000:] + p.stderr.decode()[-2000:]
+    for case in ("train_loop_pinned0", "train_loop_pinned1", "sim_nccl_step", "sim_own_profiler"):
+        assert "== PASS %s\n" % case in out, out[-3000:]
+    assert "SKIP torch_cuda (--sim" in out

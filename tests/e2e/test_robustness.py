@@ -425,7 +425,7 @@ def test_events_survive_the_death_of_the_process(built, tmp_path, how, threads):
     assert len(reads) == 20000  # target: >= 99%; all are there
     assert all(r["ret"] == 4096 and r["ts_ns"] > 0 for r in reads)
     assert len({r["tid"] for r in reads}) == threads
-    notes = [r for r in recs if r["kind"] == "note" and r["code"] == 4]
+    notes = [r for r in recs if r["kind"] == "note" and r["code"] == 6]
     assert len(notes) == 1 and words in notes[0]["text"], notes
     exits = [r for r in recs if r["kind"] == "exit"]
     if how == "kill":

@@ -2,9 +2,13 @@
  * input is written as the one trace file of a run directory, then dump (text,
  * --json, --summary, --callsites), report (text, --json, --perfetto, --html)
  * and compare (the run against itself) read it in this process, their output
- * thrown away. Exit codes 0/1/2 are all fine; a crash, a sanitizer report,
- * a hang (libFuzzer's -timeout) or memory beyond -rss_limit_mb is not.
- * Seeds: tests/data/ and tests/fuzz/regress/ (tests/fuzz/run.sh). */
+ * thrown away; the same bytes are also given to `import` as a PyTorch
+ * profiler trace, and report reads what it made. Exit codes 0/1/2 are all
+ * fine; a crash, a sanitizer report, a hang (libFuzzer's -timeout) or memory
+ * beyond -rss_limit_mb is not.
+ * Seeds: tests/data/, tests/fuzz/regress/ and the small traces of
+ * tests/import/data/ (tests/fuzz/run.sh). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +18,7 @@
 
 #include "cli_util.h"
 
-static char g_dir[200], g_file[260], g_pf[260], g_html[260];
+static char g_dir[200], g_file[260], g_pf[260], g_html[260], g_json[260], g_imp[260];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -27,6 +31,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(g_file, sizeof g_file, "%s/fuzz-1.gst", g_dir);
     snprintf(g_pf, sizeof g_pf, "%s.perfetto.json", g_dir);
     snprintf(g_html, sizeof g_html, "%s.html", g_dir);
+    snprintf(g_json, sizeof g_json, "%s.json", g_dir);
+    snprintf(g_imp, sizeof g_imp, "%s.imported", g_dir);
     /* the commands' output is not what is tested */
     int null = open("/dev/null", O_WRONLY);
     if (null < 0 || dup2(null, 1) < 0)
@@ -34,6 +40,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     close(null);
     gs_verbosity = 0;
     return 0;
+}
+
+/* Remove a run directory import made (its files, then itself). */
+static void rm_run(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char p[600];
+    while (d && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        unlink(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
 }
 
 static int cmd(int (*fn)(int, char **), const char *a0, const char *a1, const char *a2,
@@ -60,6 +83,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cmd(gs_cmd_report, "report", "--json", "--perfetto", g_pf, g_dir);
     cmd(gs_cmd_report, "report", "--html", g_html, g_dir, NULL);
     cmd(gs_cmd_compare, "compare", g_dir, g_dir, NULL, NULL);
+    f = fopen(g_json, "wb");
+    if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+        abort();
+    rm_run(g_imp);
+    if (cmd(gs_cmd_import, "import", "-q", "-o", g_imp, g_json) == 0)
+        cmd(gs_cmd_report, "report", "--json", g_imp, NULL, NULL);
     fflush(stdout);
     return 0;
 }

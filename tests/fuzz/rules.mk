@@ -4,6 +4,7 @@
 # tests/fuzz/run.sh runs them: a bounded run in `make test` (test-fuzz), a
 # longer one on demand (`make fuzz FUZZ_SECONDS=600`).
 FUZZ_CC    ?= clang
+FUZZ_CXX   ?= clang++
 FUZZ_OUT   := $(BUILD)/fuzz
 FUZZ_FLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Itrace
@@ -25,11 +26,20 @@ $(FUZZ_OUT)/fuzz_reader: tests/fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard trace/
 	@echo "  CC(fuzz) $@"
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD)
 
-$(FUZZ_OUT)/fuzz_cmds: tests/fuzz/fuzz_cmds.c $(TRACE_SRC) $(filter-out analyzer/main.c,$(ANALYZER_SRC)) $(wildcard trace/*.h analyzer/*.h)
+# the import command's C++ JSON reader, built with the fuzzer's sanitizers
+FUZZ_CXX_OBJ := $(patsubst %.cpp,$(FUZZ_OUT)/%.o,$(ANALYZER_CXX_SRC))
+$(FUZZ_OUT)/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CXX(fuzz) $<"
+	$(Q)$(FUZZ_CXX) -std=c++17 -g -O1 -D_GNU_SOURCE -Itrace -Ianalyzer -fno-exceptions \
+	    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all \
+	    -c $< -o $@
+
+$(FUZZ_OUT)/fuzz_cmds: tests/fuzz/fuzz_cmds.c $(TRACE_SRC) $(filter-out analyzer/main.c,$(ANALYZER_SRC)) $(FUZZ_CXX_OBJ) $(wildcard trace/*.h analyzer/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(fuzz) $@"
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Ianalyzer -pthread -o $@ $< $(TRACE_SRC) \
-	    $(filter-out analyzer/main.c,$(ANALYZER_SRC)) $(LDLIBS_ZSTD) -lm
+	    $(filter-out analyzer/main.c,$(ANALYZER_SRC)) $(FUZZ_CXX_OBJ) $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 ## test-fuzz: the fuzz harnesses over the committed traces and hostile files, then a bounded run
 test-fuzz: $(FUZZ_BINS)

@@ -31,6 +31,13 @@ seed() {
         [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] || continue
         cp "$f" "$dir/seed-$(sha1sum <"$f" | cut -c1-16)"
     done
+    if [ "$target" = fuzz_cmds ]; then
+        # small PyTorch profiler traces, for the import command
+        for f in "$root"/tests/import/data/*.json.gz; do
+            [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] || continue
+            cp "$f" "$dir/seed-import-$(sha1sum <"$f" | cut -c1-16)"
+        done
+    fi
     if [ "$target" = fuzz_reader ]; then
         for f in "$root"/tests/data/v*/*.live; do
             [ -f "$f" ] || continue

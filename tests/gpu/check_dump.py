@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""check_dump.py RUN_DIR --mem pinned|pageable [--steps N] [--kernel NAME]
-[--nvtx NAME] [--min-copies N] [--host-only]
+"""check_dump.py RUN_DIR --mem pinned|pageable|any [--steps N] [--kernel NAME]
+[--nvtx NAME] [--min-copies N] [--comm] [--host-only]
 
 Reads `gpustarve dump --json RUN_DIR` and checks what tests/gpu/validate.sh
 needs: GPU kernels present (CUPTI), host-to-device copies classified as
 --mem by CUPTI (gpu_memcpy src_mem) and by the host hooks (cuda_memcpy
-host_mem), NVTX ranges present, nothing dropped. Prints one line per check
+host_mem; `any`: not checked), NVTX ranges present, nothing dropped; with
+--comm, `gpustarve report --json` gives communication a share > 0 and lists
+a communication kernel (named, demangled). Prints one line per check
 ("ok ..." / "FAIL ...") and exits 1 when any failed. --host-only skips the
 CUPTI checks (CUPTI could not run: the caller says why)."""
 import argparse
@@ -21,11 +23,12 @@ CLI = os.path.join(ROOT, "build", "gpustarve")
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
-    ap.add_argument("--mem", choices=["pinned", "pageable"], required=True)
+    ap.add_argument("--mem", choices=["pinned", "pageable", "any"], required=True)
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--kernel", default=None)
     ap.add_argument("--nvtx", default=None)
     ap.add_argument("--min-copies", type=int, default=1)
+    ap.add_argument("--comm", action="store_true")
     ap.add_argument("--host-only", action="store_true")
     a = ap.parse_args()
     p = subprocess.run([CLI, "dump", "--json", a.run], capture_output=True)
@@ -46,7 +49,7 @@ def main():
     host = [r for r in recs if r["kind"] == "cuda_memcpy" and r["direction"] == "HtoD"
             and r["ret"] == 0]
     big = [r for r in host if r["bytes"] >= 4096]
-    check(len(big) >= a.min_copies and all(r["host_mem"] == a.mem for r in big),
+    check(len(big) >= a.min_copies and all(a.mem in ("any", r["host_mem"]) for r in big),
           "host hooks: %d HtoD copies >= 4 KiB, host_mem %s (want all %s)" % (
               len(big), sorted({r["host_mem"] for r in big}), a.mem))
     if not a.host_only:
@@ -58,7 +61,7 @@ def main():
             len(kern), " named %s" % a.kernel if a.kernel else "", want))
         gpu = [r for r in recs if r["kind"] == "gpu_memcpy" and r["direction"] == "HtoD"
                and r["bytes"] >= 4096]
-        check(len(gpu) >= a.min_copies and all(r["src_mem"] == a.mem for r in gpu),
+        check(len(gpu) >= a.min_copies and all(a.mem in ("any", r["src_mem"]) for r in gpu),
               "CUPTI copies: %d HtoD >= 4 KiB, src_mem %s (want all %s)" % (
                   len(gpu), sorted({r["src_mem"] for r in gpu}), a.mem))
         dev = [r for r in recs if r["kind"] == "gpu_device"]
@@ -75,6 +78,14 @@ def main():
             check(min(hts) - 10**9 <= min(gts) and max(gts) <= max(hts) + 10**9,
                   "GPU timestamps on the host clock (GPU %.3f..%.3f s, host %.3f..%.3f s)" % (
                       min(gts) / 1e9, max(gts) / 1e9, min(hts) / 1e9, max(hts) / 1e9))
+    if a.comm and not a.host_only:
+        p = subprocess.run([CLI, "report", "--json", a.run], capture_output=True)
+        rep = json.loads(p.stdout) if p.returncode == 0 else {}
+        comm = [k for k in rep.get("kernels", []) if k["class"] == "communication"]
+        share = rep.get("share", {}).get("gpu_comm", 0)
+        check(share > 0 and comm, "communication: %.1f%% of each step; kernels %s" % (
+            100 * share, "; ".join("%s (%.1f ms, %dx)" % (k["name"], k["total_ms"], k["count"])
+                                   for k in comm) or "none"))
     if a.nvtx:
         rng = [r for r in recs if r["kind"] == "range" and r["name"] == a.nvtx]
         want = a.steps or 1

@@ -11,6 +11,8 @@ torch with CUDA is not available (the caller reports SKIP)."""
 import argparse
 import json
 import sys
+
+from gpu_torch import torch_with_cuda
 import time
 
 
@@ -20,14 +22,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001 - any import failure means "no torch"
-        print("torch_cuda: torch not importable: %s" % e, file=sys.stderr)
-        return 3
-    if not torch.cuda.is_available():
-        print("torch_cuda: torch %s has no usable CUDA device" % torch.__version__,
-              file=sys.stderr)
+    torch = torch_with_cuda("torch_cuda")
+    if torch is None:
         return 3
     from torch.utils.data import DataLoader, TensorDataset
     torch.manual_seed(0)

@@ -6,21 +6,29 @@
 # Builds what it needs, then runs under `gpustarve run`, against the real
 # CUDA runtime and CUPTI (no LD_LIBRARY_PATH to the simulator):
 #   1. examples/train_loop --pinned 0 and --pinned 1;
-#   2. tests/gpu/torch_cuda.py with pin_memory 0 and 1, and
-#      examples/pytorch/train.py through validate_torch_pin.sh, when a Python with
-#      torch + CUDA is found (python3, $GS_TORCH_PYTHON, or the venv
-#      build/gpu-venv, created with `pip install torch` when pip can reach an
-#      index); otherwise SKIP, said plainly;
+#   2. with a Python with torch + CUDA (python3, $GS_TORCH_PYTHON, .venv, or
+#      the venv build/gpu-venv, created with `pip install torch` when pip can
+#      reach an index; otherwise SKIP, said plainly):
+#      - tests/gpu/torch_cuda.py with pin_memory 0 and 1, and
+#        examples/pytorch/train.py through validate_torch_pin.sh;
+#      - tests/gpu/torch_ddp.py: a single-GPU DDP step on the NCCL backend:
+#        communication share > 0, NCCL's kernels named (demangled);
+#      - tests/gpu/torch_profiler.py: torch.profiler started inside the
+#        traced run: gpustarve hands CUPTI over with one warning, the
+#        profiler still sees CUDA kernels;
 # and checks each dump (tests/gpu/check_dump.py): CUPTI kernels present,
 # host-to-device copies classified pageable/pinned as configured by CUPTI
 # and by the host hooks, NVTX ranges present, nothing dropped, GPU and host
 # timestamps on one clock. Prints a PASS/FAIL/SKIP line per case and a
-# summary; exit 0 when nothing failed.
+# summary; exit 0 when nothing failed. Record each real-GPU run in
+# docs/gpu-validation.md.
 #
 # --sim runs the same checks on the simulated GPU (LD_LIBRARY_PATH=
-# build/simcuda; torch is skipped: it needs the real driver), to prove the
-# script where no GPU exists. Bounded: every step runs under `timeout`, the
-# whole script stays under about 4 minutes (GS_VALIDATE_BUDGET seconds).
+# build/simcuda; torch is skipped: it needs the real driver; in its place
+# sim_step runs a step with a mangled NCCL kernel and a program that is its
+# own CUPTI profiler), to prove the script where no GPU exists. Bounded:
+# every step runs under `timeout`, the whole script stays under about 6
+# minutes (GS_VALIDATE_BUDGET seconds).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
@@ -32,12 +40,12 @@ while [ $# -gt 0 ]; do
     --sim) SIM=1 ;;
     --no-torch) TORCH=0 ;;
     --steps) STEPS=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "validate.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
 done
-BUDGET=${GS_VALIDATE_BUDGET:-230}
+BUDGET=${GS_VALIDATE_BUDGET:-360}
 START=$(date +%s)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gs-validate.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -55,6 +63,10 @@ bounded() {
     timeout --kill-after=5 "$t" "$@"
 }
 
+if [ $SIM = 0 ] && ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "validate.sh: no NVIDIA GPU here (nvidia-smi -L failed); --sim checks the script on the simulated GPU" >&2
+    exit 2
+fi
 echo "gpustarve GPU validation: $([ $SIM = 1 ] && echo 'SIMULATED GPU (--sim)' || echo 'real CUDA + CUPTI')"
 if [ $SIM = 0 ] && command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/   GPU: /'
@@ -74,22 +86,43 @@ if [ $SIM = 1 ]; then
     ENVS+=(LD_LIBRARY_PATH="$ROOT/build/simcuda" SIMCUDA_KERNEL_US=train_step_kernel=5000)
 fi
 
-# run_case <name> <check args...> -- <command...>
+# run_case <name> [--expect-warning=WORDS] [--stdout-has=REGEX] <check args...> -- <command...>
+# --expect-warning: the run must print exactly one gpustarve warning, with
+# WORDS in it (and the CUPTI checks still run); --stdout-has: the command's
+# stdout must match REGEX.
 run_case() {
     local name=$1; shift
-    local check=()
-    while [ "$1" != -- ]; do check+=("$1"); shift; done
+    local check=() expect="" stdout_re=""
+    while [ "$1" != -- ]; do
+        case $1 in
+        --expect-warning=*) expect=${1#--expect-warning=} ;;
+        --stdout-has=*) stdout_re=${1#--stdout-has=} ;;
+        *) check+=("$1") ;;
+        esac
+        shift
+    done
     shift
     local run=$WORK/$name
-    if ! bounded 90 "${ENVS[@]}" "$GS" run -o "$run" -- "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"; then
+    if ! bounded 120 "${ENVS[@]}" "$GS" run -o "$run" -- "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"; then
         sed 's/^/   | /' "$WORK/$name.err" | tail -15
         result FAIL "$name (command failed)"
         return
     fi
     grep -E '^\{|^gpustarve:' "$WORK/$name.err" | sed 's/^/   | /'
     local host_only=()
-    if grep -q '^gpustarve: warning: .*CUPTI' "$WORK/$name.err"; then
+    if [ -n "$expect" ]; then
+        if [ "$(grep -c '^gpustarve: warning:' "$WORK/$name.err")" != 1 ] ||
+            ! grep '^gpustarve: warning:' "$WORK/$name.err" | grep -qF "$expect"; then
+            result FAIL "$name (wanted exactly one warning with: $expect)"
+            return
+        fi
+    elif grep -q '^gpustarve: warning: .*CUPTI' "$WORK/$name.err"; then
         host_only=(--host-only)
+    fi
+    if [ -n "$stdout_re" ] && ! grep -qE "$stdout_re" "$WORK/$name.out"; then
+        sed 's/^/   | /' "$WORK/$name.out" | tail -5
+        result FAIL "$name (stdout lacks /$stdout_re/)"
+        return
     fi
     if python3 tests/gpu/check_dump.py "$run" "${check[@]}" "${host_only[@]}" >"$WORK/$name.chk" 2>&1; then
         sed 's/^/   /' "$WORK/$name.chk"
@@ -116,9 +149,20 @@ else
     result FAIL "train_loop (not built: nvcc missing?)"
 fi
 
+# ---- 1b. on the simulator: a mangled NCCL kernel, a program that is its own profiler --------
+NCCL_K=_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE
+if [ $SIM = 1 ] && [ -x build/simcuda/sim_step ]; then
+    ENVS+=(SIMCUDA_KERNEL_US="train_step_kernel=5000,fwd_kernel=4000,$NCCL_K=2000")
+    run_case "sim_nccl_step" --mem pinned --steps "$STEPS" --nvtx train_step --comm -- \
+        build/simcuda/sim_step --steps "$STEPS" --kernel fwd_kernel --comm "$NCCL_K" --pinned 1
+    run_case "sim_own_profiler" --expect-warning="another CUPTI client started" \
+        --stdout-has="profiler: $((STEPS - 4)) kernel records" --mem any --min-copies 0 --nvtx train_step -- \
+        build/simcuda/sim_step --steps "$STEPS" --profile-from 4
+fi
+
 # ---- 2. PyTorch --------------------------------------------------------------------
 find_torch() {
-    for py in "${GS_TORCH_PYTHON:-}" python3 "$ROOT/build/gpu-venv/bin/python"; do
+    for py in "${GS_TORCH_PYTHON:-}" python3 "$ROOT/.venv/bin/python" "$ROOT/build/gpu-venv/bin/python"; do
         [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 || continue
         if bounded 60 "$py" -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 3)' \
             >/dev/null 2>&1; then
@@ -148,6 +192,13 @@ elif PYT=$(find_torch); then
         run_case "torch_pin_memory$pin" --mem "$mem" --nvtx train_step --steps 10 --min-copies 10 -- \
             "$PYT" tests/gpu/torch_cuda.py --pin-memory $pin --steps 20 --workers 2
     done
+    # DDP on NCCL, one GPU: communication has a share, NCCL's kernels named
+    run_case "torch_ddp_nccl" --mem any --min-copies 0 --nvtx train_step --steps 10 --comm -- \
+        "$PYT" tests/gpu/torch_ddp.py --steps 20
+    # torch.profiler started during the traced run: gpustarve hands CUPTI over
+    run_case "torch_profiler_inside" --expect-warning="another CUPTI client started" \
+        --stdout-has='"cuda_kernel_events": [1-9]' --mem any --min-copies 0 --nvtx train_step -- \
+        "$PYT" tests/gpu/torch_profiler.py --steps 12 --profile-from 4
     # The PyTorch example with no code changes: steps from the DataLoader
     # markers, pageable batch copies with pin_memory off and none with it on.
     if GS_TORCH_PYTHON="$PYT" bounded 150 tests/gpu/validate_torch_pin.sh --steps 20 \

@@ -1,5 +1,6 @@
 /* hk_cupti_decode.c — unit test of the CUPTI record decoder (cupti/
- * gs_cupti_decode.c) on hand-built records in the CUDA 13 layouts, and of
+ * gs_cupti_decode.c) on hand-built records in the CUDA 13 layouts, the CUPTI
+ * API versions it accepts, and of
  * the CUDA types preload/ declares itself (gs_cuda_types.h) against the
  * real headers. Not preloaded: run.sh runs it as a plain program.
  * Built only where the CUDA headers are (tests/hooks/rules.mk). */
@@ -69,6 +70,14 @@ static void test_kernel(void)
     k.end = 999;
     ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&k, &ev, &name), 1);
     ASSERT_EQ(ev.dur, 0);
+    /* unknown (0) times: unfinished work forced out by a flush */
+    k.end = 0;
+    ev.kind = 12345;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&k, &ev, &name), GS_CUPTI_UNKNOWN_TIME);
+    ASSERT_EQ(ev.kind, 12345);
+    k.end = 2000000;
+    k.start = 0;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&k, &ev, &name), GS_CUPTI_UNKNOWN_TIME);
 }
 
 static void test_memcpy(void)
@@ -142,6 +151,10 @@ static void test_memset_sync_device_other(void)
     const char *name;
     ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&s, &ev, &name), 1);
     ASSERT_EQ(ev.kind, GS_K_GPU_MEMSET);
+    s.end = 0;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&s, &ev, &name), GS_CUPTI_UNKNOWN_TIME);
+    s.end = 30;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&s, &ev, &name), 1);
     ASSERT_EQ(ev.bytes, 4096);
     ASSERT_EQ(ev.aux, GS_MEM_DEVICE);
     ASSERT_EQ(ev.dur, 20);
@@ -157,6 +170,9 @@ static void test_memset_sync_device_other(void)
     y.correlationId = 77;
     ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&y, &ev, &name), 1);
     ASSERT_EQ(ev.kind, GS_K_GPU_SYNC);
+    y.start = 0;
+    ASSERT_EQ(gs_cupti_decode((const CUpti_Activity *)&y, &ev, &name), GS_CUPTI_UNKNOWN_TIME);
+    y.start = 100;
     ASSERT_EQ(ev.aux, 3);
     ASSERT_EQ(ev.stream, 13);
     ASSERT_EQ(ev.corr, 77);
@@ -189,8 +205,34 @@ static void test_memset_sync_device_other(void)
     ASSERT_EQ(ev.kind, 12345); /* untouched */
 }
 
+/* cupti_version.h's history: 11.8 is 18, 12.0 19 ... 12.9 update 1 28,
+ * then xxyyzz. */
+static void test_versions(void)
+{
+    static const struct {
+        uint32_t v;
+        int ok;
+    } rows[] = {
+        {17, 0},     /* 11.6 */
+        {18, 1},     /* 11.8 */
+        {19, 1},     /* 12.0 */
+        {26, 1},     /* 12.8 */
+        {28, 1},     /* 12.9 update 1 */
+        {29, 0},     /* not a 12.x that exists */
+        {130000, 1}, /* 13.0 */
+        {130001, 1}, /* 13.0 update 1 */
+        {130202, 1}, /* 13.2 */
+        {130300, 0}, /* 13.3: layouts not checked */
+        {140000, 0},
+        {0, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        ASSERT_EQ(gs_cupti_version_ok(rows[i].v), rows[i].ok);
+}
+
 int main(void)
 {
+    test_versions();
     test_layouts();
     test_kernel();
     test_memcpy();

@@ -4,14 +4,29 @@
 HK_DIR   := tests/hooks
 HK_OUT   := $(BUILD)/tests/hooks
 HK_SRC   := $(filter-out $(HK_DIR)/hk_util.c,$(wildcard $(HK_DIR)/hk_*.c))
-# hk_cupti_decode: the CUPTI record decoder and the CUDA types of preload/
-# against the real headers; only where the CUDA headers are (HAVE_CUPTI).
+# hk_cupti_decode, hk_nvtx_abi: the CUPTI record decoder, the CUDA types
+# and the NVTX ABI that preload/ declares itself, against the real headers;
+# only where the CUDA headers are (HAVE_CUPTI).
 ifeq ($(HAVE_CUPTI),)
-HK_SRC   := $(filter-out $(HK_DIR)/hk_cupti_decode.c,$(HK_SRC))
+HK_SRC   := $(filter-out $(HK_DIR)/hk_cupti_decode.c $(HK_DIR)/hk_nvtx_abi.c,$(HK_SRC))
 endif
 HK_BINS  := $(patsubst $(HK_DIR)/%.c,$(HK_OUT)/%,$(HK_SRC))
 HK_LIBS  := $(HK_OUT)/libhk_ctor.so
 HK_CFLAGS := $(CFLAGS_COMMON) -I$(HK_DIR) -Itests -pthread
+
+# The CUPTI decoder compiled against the CUPTI 13.2 headers of the pinned
+# wheel (make gpu-wheels), where they are: its _Static_asserts then also
+# check Kernel11 and Device6. A compile-only check.
+HK_CUPTI132_INC := $(GPU_WHEELS)/cu13/nvidia/cu13/include
+ifneq ($(HAVE_CUPTI),)
+ifneq ($(wildcard $(HK_CUPTI132_INC)/cupti_activity.h),)
+HK_LIBS  += $(HK_OUT)/gs_cupti_decode.13.2.o
+endif
+endif
+$(HK_OUT)/gs_cupti_decode.13.2.o: cupti/gs_cupti_decode.c cupti/gs_cupti.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@ (CUPTI 13.2 layouts)"
+	$(Q)$(CC) $(CFLAGS_COMMON) -Icupti -isystem $(HK_CUPTI132_INC) -c -o $@ $<
 
 .PHONY: hook-bins test-hooks
 ## hook-bins: build the hook test programs (build/tests/hooks/)
@@ -30,6 +45,9 @@ $(HK_OUT)/hk_ctor: $(HK_OUT)/libhk_ctor.so
 # LD_PRELOAD); an absolute rpath, as ld.so ignores $ORIGIN in secure mode.
 $(HK_OUT)/hk_secure: LDEXTRA = -L$(BUILD) -lgpustarve -Wl,-rpath,$(abspath $(BUILD))
 $(HK_OUT)/hk_secure: $(LIB)
+
+$(HK_OUT)/hk_nvtx_abi: HK_CFLAGS += -Ipreload -isystem $(CUDA_HOME)/include
+$(HK_OUT)/hk_nvtx_abi: preload/gs_nvtx_abi.h
 
 $(HK_OUT)/hk_cupti_decode: HK_CFLAGS += -Ipreload -Icupti -isystem $(CUDA_HOME)/include
 $(HK_OUT)/hk_cupti_decode: LDEXTRA = cupti/gs_cupti_decode.c

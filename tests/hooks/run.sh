@@ -113,15 +113,17 @@ for t in hk_io hk_stat hk_mmap hk_stdio hk_fork hk_threads; do
     std "$t" GPUSTARVE_STACKS=1
 done
 
-# the CUPTI record decoder on hand-built records (plain program, not preloaded)
-if [ -x "$T/hk_cupti_decode" ]; then
-    fresh hk_cupti_decode
-    if "$T/hk_cupti_decode" >"$TMPD/out.log" 2>&1; then
-        ok "hk_cupti_decode ($(tail -1 "$TMPD/out.log"))"
+# the CUPTI record decoder on hand-built records, the NVTX ABI against the
+# real headers (plain programs, not preloaded)
+for t in hk_cupti_decode hk_nvtx_abi; do
+    [ -x "$T/$t" ] || continue
+    fresh "$t"
+    if "$T/$t" >"$TMPD/out.log" 2>&1; then
+        ok "$t ($(tail -1 "$TMPD/out.log"))"
     else
-        bad "hk_cupti_decode" "$TMPD/out.log"
+        bad "$t" "$TMPD/out.log"
     fi
-fi
+done
 
 # a set-group-ID program is not traced: GPUSTARVE_* cannot steer it
 fresh hk_secure

@@ -16,13 +16,13 @@ from conftest import (CLI, HERE, LIB, PYDIR, ROOT, TRAIN, clean_env, interpreter
                       run_traced, train_summary)
 
 PYS = interpreters()
-# RATIONALE: a small sleep per file makes the loader the bottleneck whatever
-# else the (shared, 2-core) machine is doing, so the answers below are known.
+# RATIONALE: a small sleep per file makes the loader take a known part of
+# each step (the sweep below needs a larger one, SWEEP_DELAY).
 DELAY = "1.5"
 
 
-def train_cmd(py, images, *extra):
-    return [py, TRAIN, "--data", images, "--batch-size", "8", "--read-delay-ms", DELAY] + \
+def train_cmd(py, images, *extra, delay=DELAY):
+    return [py, TRAIN, "--data", images, "--batch-size", "8", "--read-delay-ms", delay] + \
         [str(x) for x in extra]
 
 
@@ -258,13 +258,21 @@ def test_import_after_torch_under_preload(built, read_markers, tmp_path, py):
 
 # ---- sweep ------------------------------------------------------------------------------
 
+# RATIONALE: 20 ms per image (160 ms of sleep per batch of 8) for the sweep:
+# beside two CPU burners a CPU step of the model took ~80 ms and two worker
+# processes added ~40 ms of their own CPU to it, so 1.5 ms per image (12 ms a
+# batch) no longer made the loader what limits the step, and the sweep rightly
+# picked 0 workers. Sleep overlaps across workers however busy the CPUs are.
+SWEEP_DELAY = "20"
+
+
 @pytest.mark.parametrize("py", PYS)
 def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py):
     out = tmp_path / "sweep"
     js = tmp_path / "sweep.json"
     p = subprocess.run([CLI, "sweep", "--num-workers", "0,2", "--steps", "8", "--warmup", "2",
                         "-o", str(out), "--json", str(js), "--"] +
-                       train_cmd(py, images, "--epochs", 3),
+                       train_cmd(py, images, "--epochs", 3, delay=SWEEP_DELAY),
                        env=clean_env(), capture_output=True, timeout=300)
     assert p.returncode == 0, p.stderr.decode()
     table = p.stdout.decode()
@@ -281,7 +289,7 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
     # 2 workers wait less than 0 holds on an idle machine only: on a loaded
     # one they compete with the trainer for the CPU; 0.32 against 0.45 was
     # seen beside two CPU burners.)
-    assert by_nw[0]["data_wait_share"] >= 0.99 * 8 * float(DELAY) / by_nw[0]["step_ms_max"], \
+    assert by_nw[0]["data_wait_share"] >= 0.99 * 8 * float(SWEEP_DELAY) / by_nw[0]["step_ms_max"], \
         by_nw[0]
     assert all(0 <= c["data_wait_share"] <= 1 for c in doc["configs"])
     for c in doc["configs"]:

@@ -39,6 +39,14 @@
 #include "simcuda_link.h"
 #include "sim_errnames.h"        /* generated from driver_types.h */
 
+/* The mode (rules.mk): which CUDA this build stands in for. */
+#ifndef SIMCUDA_CUPTI_SONAME
+#define SIMCUDA_CUPTI_SONAME "libcupti.so.13"
+#endif
+#ifndef SIMCUDA_RUNTIME_VERSION
+#define SIMCUDA_RUNTIME_VERSION CUDART_VERSION
+#endif
+
 #define SIM_MAX_DEVICES 16
 #define SIM_LEGACY_STREAM_ID 7u  /* what real CUPTI reports for the NULL stream */
 #define SIM_FIRST_STREAM_ID 13u
@@ -71,6 +79,7 @@ static struct {
     char devname[256];
     double h2d_pinned_gbps, h2d_pageable_gbps, d2h_gbps, d2h_pageable_gbps;
     double d2d_gbps, memset_gbps;
+    uint64_t staging_bytes; /* SIMCUDA_STAGING_KB: what a pageable H2D copy leaves in flight */
     uint64_t kernel_default_ns;
     struct kernel_rule *rules;
     int nrules;
@@ -140,6 +149,7 @@ static void read_config(void)
     cfg.d2h_pageable_gbps = env_double("SIMCUDA_D2H_PAGEABLE_GBPS", cfg.d2h_gbps);
     cfg.d2d_gbps = env_double("SIMCUDA_D2D_GBPS", 1000.0);
     cfg.memset_gbps = env_double("SIMCUDA_MEMSET_GBPS", 1000.0);
+    cfg.staging_bytes = (uint64_t)(env_double("SIMCUDA_STAGING_KB", 1024.0) * 1024.0);
     s = getenv("SIMCUDA_VERBOSE");
     cfg.verbose = s && *s && strcmp(s, "0") != 0;
     parse_kernel_rules();
@@ -251,7 +261,19 @@ static int rt_device_info(int dev, struct simcuda_device_info *out)
     return 0;
 }
 
-static const struct simcuda_rt g_rt = { SIMCUDA_LINK_VERSION, rt_device_count, rt_device_info };
+static int rt_host_alloc(void **p, size_t bytes, unsigned flags);
+static int rt_host_free(void *p);
+static int rt_host_register(void *p, size_t bytes, unsigned flags);
+static int rt_host_unregister(void *p);
+
+static const struct simcuda_rt g_rt = {
+    SIMCUDA_LINK_VERSION, rt_device_count, rt_device_info,
+    rt_host_alloc, rt_host_free, rt_host_register, rt_host_unregister,
+};
+
+/* Exported (hidden name, see simcuda_link.h): the driver's way in. */
+const struct simcuda_rt *__simcuda_rt(void);
+const struct simcuda_rt *__simcuda_rt(void) { return &g_rt; }
 
 /* Exported (hidden name, see simcuda_link.h): CUPTI attaches its sink. */
 const struct simcuda_rt *__simcuda_rt_attach(const struct simcuda_sink *sink);
@@ -265,7 +287,7 @@ const struct simcuda_rt *__simcuda_rt_attach(const struct simcuda_sink *sink)
 
 static void link_cupti(void)
 {
-    void *h = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+    void *h = dlopen(SIMCUDA_CUPTI_SONAME, RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
         return;
     simcuda_cupti_sink_fn fn = (simcuda_cupti_sink_fn)dlsym(h, SIMCUDA_CUPTI_SINK_SYM);
@@ -280,6 +302,8 @@ static void link_cupti(void)
     dlclose(h);  /* drops only the reference NOLOAD took */
 }
 
+static uint32_t next_corr(void) { return atomic_fetch_add(&g_next_corr, 1); }
+
 static void report(const struct simcuda_op *op)
 {
     const struct simcuda_sink *s = atomic_load(&g_sink);
@@ -289,21 +313,48 @@ static void report(const struct simcuda_op *op)
 
 static uint32_t gettid_u32(void) { return (uint32_t)syscall(SYS_gettid); }
 
+static void api_site(uint32_t cbid, uint32_t corr, int exit)
+{
+    const struct simcuda_sink *s = atomic_load(&g_sink);
+    if (s && s->api)
+        s->api(cbid, corr, exit);
+}
+
+/* A runtime API call begins: its correlation id, after CUPTI's enter
+ * callback (report_api delivers the exit one). */
+static uint32_t api_begin(uint32_t cbid)
+{
+    uint32_t corr = next_corr();
+    api_site(cbid, corr, 0);
+    return corr;
+}
+
+static void report_api_until(uint32_t cbid, uint32_t corr, uint64_t t0, uint64_t t1,
+                             cudaError_t r);
+
 static void report_api(uint32_t cbid, uint32_t corr, uint64_t t0, cudaError_t r)
 {
+    report_api_until(cbid, corr, t0, now_ns(), r);
+}
+
+/* The API record of a call from t0 to t1 (CUPTI's exit callback first). */
+static void report_api_until(uint32_t cbid, uint32_t corr, uint64_t t0, uint64_t t1,
+                             cudaError_t r)
+{
+    api_site(cbid, corr, 1);
     struct simcuda_op op = { 0 };
     op.kind = SIMCUDA_OP_API;
     op.cbid = cbid;
     op.correlation_id = corr;
     op.start = t0;
-    op.end = now_ns();
+    op.end = t1;
     op.thread_id = gettid_u32();
     op.result = (int32_t)r;
     op.device = (uint32_t)t_device;
     report(&op);
 }
 
-static uint32_t next_corr(void) { return atomic_fetch_add(&g_next_corr, 1); }
+
 
 /* ---- initialisation and injection ----------------------------------------- */
 
@@ -313,8 +364,24 @@ static pthread_cond_t g_inj_cond = PTHREAD_COND_INITIALIZER;
 static int g_inj_state;     /* 0 not yet, 1 running, 2 done */
 static pid_t g_inj_owner;
 
+/* The driver (libcuda.so.1, the simulated one in build/simcuda): without
+ * it every call fails with cudaErrorInsufficientDriver, as the real runtime
+ * does on a machine with no driver. */
+static void *g_driver;
+static int (*g_cuGetProcAddress)(const char *, void **, int, unsigned long long, int *);
+
 static void init_once(void)
 {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    int (*ver)(int *) = h ? (int (*)(int *))dlsym(h, "cuDriverGetVersion") : NULL;
+    int v = 0;
+    if (ver && ver(&v) == 0 && v > 0) {
+        g_driver = h;
+        g_cuGetProcAddress = (int (*)(const char *, void **, int, unsigned long long, int *))
+            dlsym(h, "cuGetProcAddress_v2");
+    } else if (h) {
+        dlclose(h);
+    }
     read_config();
     for (int d = 0; d < SIM_MAX_DEVICES; d++) {
         g_legacy[d].id = SIM_LEGACY_STREAM_ID;
@@ -357,11 +424,15 @@ static void load_injection(void)
     pthread_mutex_unlock(&g_inj_lock);
 }
 
-static void sim_init(void)
+/* 1 when the runtime can serve a call (a driver was found). */
+static int sim_init(void)
 {
     pthread_once(&g_once, init_once);
+    if (!g_driver)
+        return 0;
     if (__builtin_expect(g_inj_state != 2, 0))
         load_injection();
+    return 1;
 }
 
 static cudaError_t ret(cudaError_t e)
@@ -611,9 +682,10 @@ static uint64_t kernel_ns(struct sim_kernel *k)
 static cudaError_t launch(struct sim_kernel *k, dim3 grid, dim3 block, size_t shmem,
                           cudaStream_t stream, int ptsz, uint32_t cbid)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(cbid);
     cudaError_t e = cudaSuccess;
     struct simcuda_op op = { 0 };
     if (!k) {
@@ -680,7 +752,8 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 
 cudaError_t cudaFuncGetName(const char **name, const void *func)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     struct sim_kernel *k = kernel_by_host(func);
     if (!k || !name)
         return ret(cudaErrorInvalidDeviceFunction);
@@ -690,7 +763,8 @@ cudaError_t cudaFuncGetName(const char **name, const void *func)
 
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!attr || !kernel_by_host(func))
         return ret(cudaErrorInvalidDeviceFunction);
     memset(attr, 0, sizeof(*attr));
@@ -705,7 +779,8 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
 
 cudaError_t cudaGetDeviceCount(int *count)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!count)
         return ret(cudaErrorInvalidValue);
     *count = cfg.ndev;
@@ -714,7 +789,8 @@ cudaError_t cudaGetDeviceCount(int *count)
 
 cudaError_t cudaGetDevice(int *device)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!device)
         return ret(cudaErrorInvalidValue);
     if (cfg.ndev == 0)
@@ -725,7 +801,8 @@ cudaError_t cudaGetDevice(int *device)
 
 cudaError_t cudaSetDevice(int device)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (cfg.ndev == 0)
         return ret(cudaErrorNoDevice);
     if (device < 0 || device >= cfg.ndev)
@@ -736,15 +813,20 @@ cudaError_t cudaSetDevice(int device)
 
 cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     return (device < 0 || device >= cfg.ndev) ? ret(cudaErrorInvalidDevice) : cudaSuccess;
 }
 
-cudaError_t cudaSetDeviceFlags(unsigned int flags) { sim_init(); return cudaSuccess; }
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+    return sim_init() ? cudaSuccess : ret(cudaErrorInsufficientDriver);
+}
 
 cudaError_t cudaGetDeviceFlags(unsigned int *flags)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!flags)
         return ret(cudaErrorInvalidValue);
     *flags = 0;
@@ -753,7 +835,8 @@ cudaError_t cudaGetDeviceFlags(unsigned int *flags)
 
 cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!device || !prop)
         return ret(cudaErrorInvalidValue);
     *device = 0;
@@ -762,7 +845,8 @@ cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!prop)
         return ret(cudaErrorInvalidValue);
     struct simcuda_device_info di;
@@ -813,7 +897,8 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     struct simcuda_device_info di;
     if (!value)
         return ret(cudaErrorInvalidValue);
@@ -851,7 +936,8 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 
 cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (leastPriority)
         *leastPriority = 0;
     if (greatestPriority)
@@ -861,7 +947,8 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPr
 
 cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!canAccessPeer)
         return ret(cudaErrorInvalidValue);
     *canAccessPeer = 0;
@@ -872,21 +959,64 @@ cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 {
     if (!runtimeVersion)
         return ret(cudaErrorInvalidValue);
-    *runtimeVersion = CUDART_VERSION;
+    *runtimeVersion = SIMCUDA_RUNTIME_VERSION;
     return cudaSuccess;
 }
 
+/* Works without a driver (then 0), as the real one does. */
 cudaError_t cudaDriverGetVersion(int *driverVersion)
 {
     if (!driverVersion)
         return ret(cudaErrorInvalidValue);
-    *driverVersion = CUDART_VERSION;
+    pthread_once(&g_once, init_once);
+    int (*ver)(int *) = g_driver ? (int (*)(int *))dlsym(g_driver, "cuDriverGetVersion") : NULL;
+    *driverVersion = 0;
+    if (ver)
+        ver(driverVersion);
     return cudaSuccess;
+}
+
+/* Driver entry points, from the driver's cuGetProcAddress. */
+static cudaError_t entry_point(const char *symbol, void **funcPtr, int version,
+                               enum cudaDriverEntryPointQueryResult *status)
+{
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
+    if (!symbol || !funcPtr)
+        return ret(cudaErrorInvalidValue);
+    int st = 1;
+    int r = g_cuGetProcAddress ? g_cuGetProcAddress(symbol, funcPtr, version, 0, &st) : 500;
+    if (status)
+        *status = (enum cudaDriverEntryPointQueryResult)st;
+    /* not found is reported through status, as the real runtime does */
+    return r == 0 || r == 500 ? cudaSuccess : ret(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
+                                    enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+    return entry_point(symbol, funcPtr, SIMCUDA_RUNTIME_VERSION, driverStatus);
+}
+
+cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags,
+                                         enum cudaDriverEntryPointQueryResult *driverStatus);
+cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags,
+                                         enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+    return entry_point(symbol, funcPtr, SIMCUDA_RUNTIME_VERSION, driverStatus);
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags,
+                                             enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+    return entry_point(symbol, funcPtr, (int)cudaVersion, driverStatus);
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     pthread_mutex_lock(&g_lock);
     size_t used = g_mem_used[t_device];
     pthread_mutex_unlock(&g_lock);
@@ -919,9 +1049,10 @@ static void report_sync(uint32_t type, uint32_t stream_id, uint32_t event_id, ui
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020);
     pthread_mutex_lock(&g_lock);
     uint64_t until = device_idle_at(t_device);
     pthread_mutex_unlock(&g_lock);
@@ -942,9 +1073,11 @@ cudaError_t cudaDeviceReset(void)
 
 static cudaError_t stream_sync(cudaStream_t stream, int ptsz)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(ptsz ? CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000
+                                   : CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(stream, ptsz);
     uint64_t until = s ? stream_ready(s) : 0;
@@ -968,7 +1101,8 @@ cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) { return stream_sync
 
 static cudaError_t stream_query(cudaStream_t stream, int ptsz)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(stream, ptsz);
     uint64_t until = s ? stream_ready(s) : 0;
@@ -986,7 +1120,8 @@ cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { return stream_query(stre
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!pStream || (flags & ~(unsigned)cudaStreamNonBlocking))
         return ret(cudaErrorInvalidValue);
     if (cfg.ndev == 0)
@@ -1013,7 +1148,8 @@ cudaError_t cudaStreamCreate(cudaStream_t *pStream)
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(stream, 0);
     int ok = s && !s->legacy && stream != NULL && stream != STREAM_PER_THREAD_HANDLE;
@@ -1025,7 +1161,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
 
 static cudaError_t stream_get_flags(cudaStream_t h, unsigned int *flags, int ptsz)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(h, ptsz);
     if (s && flags)
@@ -1040,7 +1177,8 @@ cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags) {
 
 static cudaError_t stream_get_id(cudaStream_t h, unsigned long long *id, int ptsz)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(h, ptsz);
     if (s && id)
@@ -1055,7 +1193,8 @@ cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long *strea
 
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(hStream, 0);
     if (s && priority)
@@ -1066,7 +1205,8 @@ cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)
 
 cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(hStream, 0);
     if (s && device)
@@ -1079,7 +1219,8 @@ cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!event)
         return ret(cudaErrorInvalidValue);
     struct sim_event *e = calloc(1, sizeof(*e));
@@ -1096,7 +1237,8 @@ cudaError_t cudaEventCreate(cudaEvent_t *event) { return cudaEventCreateWithFlag
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!event)
         return ret(cudaErrorInvalidResourceHandle);
     free(event);
@@ -1105,12 +1247,14 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 
 static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream, int ptsz)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!event)
         return ret(cudaErrorInvalidResourceHandle);
     struct sim_event *e = (struct sim_event *)event;
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(ptsz ? CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000
+                                   : CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020);
     pthread_mutex_lock(&g_lock);
     struct sim_stream *s = stream_get(stream, ptsz);
     if (s) {
@@ -1136,7 +1280,8 @@ cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream
 
 cudaError_t cudaEventQuery(cudaEvent_t event)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!event)
         return ret(cudaErrorInvalidResourceHandle);
     const struct sim_event *e = (const struct sim_event *)event;
@@ -1145,12 +1290,13 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!event)
         return ret(cudaErrorInvalidResourceHandle);
     const struct sim_event *e = (const struct sim_event *)event;
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020);
     if (e->recorded)
         sleep_until(e->time);
     uint64_t t1 = now_ns();
@@ -1162,7 +1308,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!ms || !start || !end)
         return ret(cudaErrorInvalidValue);
     const struct sim_event *a = (const struct sim_event *)start, *b = (const struct sim_event *)end;
@@ -1178,7 +1325,8 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 
 static cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event, int ptsz)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!event)
         return ret(cudaErrorInvalidResourceHandle);
     const struct sim_event *e = (const struct sim_event *)event;
@@ -1217,7 +1365,8 @@ static void *host_call_thread(void *p)
 static cudaError_t enqueue_host_call(cudaStream_t stream, int ptsz, cudaHostFn_t fn,
                                      cudaStreamCallback_t cb, void *arg)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     struct host_call *hc = calloc(1, sizeof(*hc));
     if (!hc)
         return ret(cudaErrorMemoryAllocation);
@@ -1266,7 +1415,8 @@ cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t call
 
 static cudaError_t alloc_range(void **p, size_t size, enum range_kind kind, unsigned flags)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!p)
         return ret(cudaErrorInvalidValue);
     if (cfg.ndev == 0)
@@ -1289,7 +1439,8 @@ static cudaError_t alloc_range(void **p, size_t size, enum range_kind kind, unsi
 
 static cudaError_t free_range(void *p, enum range_kind kind)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!p)
         return cudaSuccess;
     pthread_mutex_lock(&g_lock);
@@ -1370,42 +1521,64 @@ cudaError_t cudaFreeHost(void *ptr)
 
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    cudaError_t e = cudaSuccess;
-    if (!ptr || size == 0) {
-        e = cudaErrorInvalidValue;
-    } else {
-        pthread_mutex_lock(&g_lock);
-        if (range_find(ptr) || range_find((const char *)ptr + size - 1))
-            e = cudaErrorHostMemoryAlreadyRegistered;
-        else if (range_add(ptr, size, RANGE_REGISTERED, flags) != 0)
-            e = cudaErrorMemoryAllocation;
-        pthread_mutex_unlock(&g_lock);
-    }
+    cudaError_t e = (cudaError_t)rt_host_register(ptr, size, flags);
     report_api(CUPTI_RUNTIME_TRACE_CBID_cudaHostRegister_v4000, next_corr(), t0, e);
     return ret(e);
 }
 
 cudaError_t cudaHostUnregister(void *ptr)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    cudaError_t e = cudaSuccess;
+    cudaError_t e = (cudaError_t)rt_host_unregister(ptr);
+    report_api(CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000, next_corr(), t0, e);
+    return ret(e);
+}
+
+/* The driver's host-memory calls (sim_cuda.c): the same registry, no
+ * runtime API record. */
+static int rt_host_alloc(void **p, size_t bytes, unsigned flags)
+{
+    return alloc_range(p, bytes, RANGE_PINNED, flags);
+}
+
+static int rt_host_free(void *p) { return free_range(p, RANGE_PINNED); }
+
+static int rt_host_register(void *ptr, size_t size, unsigned flags)
+{
+    if (!ptr || size == 0)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&g_lock);
+    int e = cudaSuccess;
+    if (range_find(ptr) || range_find((const char *)ptr + size - 1))
+        e = cudaErrorHostMemoryAlreadyRegistered;
+    else if (range_add(ptr, size, RANGE_REGISTERED, flags) != 0)
+        e = cudaErrorMemoryAllocation;
+    pthread_mutex_unlock(&g_lock);
+    return e;
+}
+
+static int rt_host_unregister(void *ptr)
+{
     pthread_mutex_lock(&g_lock);
     struct sim_range *r = range_find(ptr);
+    int e = cudaSuccess;
     if (r && r->kind == RANGE_REGISTERED && r->base == (uintptr_t)ptr)
         range_del(r);
     else
         e = cudaErrorHostMemoryNotRegistered;
     pthread_mutex_unlock(&g_lock);
-    report_api(CUPTI_RUNTIME_TRACE_CBID_cudaHostUnregister_v4000, next_corr(), t0, e);
-    return ret(e);
+    return e;
 }
 
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!pDevice)
         return ret(cudaErrorInvalidValue);
     pthread_mutex_lock(&g_lock);
@@ -1420,7 +1593,8 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
 
 cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!pFlags)
         return ret(cudaErrorInvalidValue);
     pthread_mutex_lock(&g_lock);
@@ -1434,7 +1608,8 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     if (!attributes)
         return ret(cudaErrorInvalidValue);
     memset(attributes, 0, sizeof(*attributes));
@@ -1478,9 +1653,10 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
                            size_t width, size_t rows, enum cudaMemcpyKind kind,
                            cudaStream_t stream, int ptsz, int sync, uint32_t cbid)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(cbid);
     uint64_t bytes = (uint64_t)width * rows;
     cudaError_t e = cudaSuccess;
     if ((unsigned)kind > cudaMemcpyDefault)
@@ -1516,12 +1692,18 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
 
     uint8_t ck;
     double gbps;
-    int host_waits;                   /* the host blocks until the copy ends */
+    int host_waits;                   /* the host blocks until the copy ends... */
+    uint64_t in_flight = 0;           /* ...but for this much of it */
     if (!src_dev) {
         ck = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
         int pageable = sk == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
         gbps = pageable ? cfg.h2d_pageable_gbps : cfg.h2d_pinned_gbps;
-        host_waits = sync || pageable;  /* pageable: staged through a bounce buffer */
+        host_waits = sync || pageable;
+        /* NVIDIA's API synchronisation behaviour: from pageable memory (sync
+         * or async call) the host returns once the buffer has been copied to
+         * staging memory, the DMA of the last staged part still running */
+        if (pageable)
+            in_flight = copy_ns(bytes < cfg.staging_bytes ? bytes : cfg.staging_bytes, gbps);
     } else if (!dst_dev) {
         ck = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
         int pageable = dk == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
@@ -1567,9 +1749,16 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
          op.stream_id, ((double)op.start - (double)t0) / 1e6, (double)(op.end - op.start) / 1e6,
          host_waits ? " (host waits)" : "");
     report(&op);
-    if (host_waits)
-        sleep_until(op.end);
-    report_api(cbid, corr, t0, cudaSuccess);
+    if (host_waits) {
+        /* RATIONALE: the API record says when the call returned in
+         * simulated time (the instant slept to), so tests can tell
+         * "returned after staging" from "after the copy" under any load */
+        const uint64_t back = max_u64(op.end - in_flight, op.start);
+        sleep_until(back);
+        report_api_until(cbid, corr, t0, back, cudaSuccess);
+    } else {
+        report_api(cbid, corr, t0, cudaSuccess);
+    }
     return cudaSuccess;
 }
 
@@ -1630,9 +1819,10 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, si
 static cudaError_t do_memset(void *p, int value, size_t count, cudaStream_t stream, int ptsz,
                              int async, uint32_t cbid)
 {
-    sim_init();
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
     uint64_t t0 = now_ns();
-    uint32_t corr = next_corr();
+    uint32_t corr = api_begin(cbid);
     uint8_t mk = mem_kind(p);
     if (count && (!p || mk == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE)) {
         report_api(cbid, corr, t0, cudaErrorInvalidValue);

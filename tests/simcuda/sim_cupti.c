@@ -32,6 +32,38 @@
 #include "simcuda_link.h"
 #include "sim_cuptinames.h"      /* generated from cupti_result.h */
 
+/* The mode (rules.mk): which CUDA this build stands in for, and so which
+ * record versions it writes and which API version it reports. */
+#ifndef SIMCUDA_CUDART_SONAME
+#define SIMCUDA_CUDART_SONAME "libcudart.so.13"
+#endif
+#ifndef SIMCUDA_CUPTI_VERSION
+#define SIMCUDA_CUPTI_VERSION CUPTI_API_VERSION
+#endif
+#ifndef SIMCUDA_REC_KERNEL
+#define SIMCUDA_REC_KERNEL CUpti_ActivityKernel10
+#endif
+#ifndef SIMCUDA_REC_MEMCPY
+#define SIMCUDA_REC_MEMCPY CUpti_ActivityMemcpy6
+#endif
+#ifndef SIMCUDA_REC_MEMSET
+#define SIMCUDA_REC_MEMSET CUpti_ActivityMemset4
+#endif
+#ifndef SIMCUDA_REC_SYNC
+#define SIMCUDA_REC_SYNC CUpti_ActivitySynchronization2
+#endif
+#ifndef SIMCUDA_REC_DEVICE
+#define SIMCUDA_REC_DEVICE CUpti_ActivityDevice5
+#endif
+#ifndef SIMCUDA_CUDA12
+#define SIMCUDA_CUDA12 0
+#endif
+typedef SIMCUDA_REC_KERNEL rec_kernel;
+typedef SIMCUDA_REC_MEMCPY rec_memcpy;
+typedef SIMCUDA_REC_MEMSET rec_memset;
+typedef SIMCUDA_REC_SYNC rec_sync;
+typedef SIMCUDA_REC_DEVICE rec_device;
+
 #define MAX_KIND 64
 #define WORKER_PERIOD_MS 10      /* RATIONALE: full buffers go out within 10 ms, at negligible cost */
 
@@ -75,12 +107,17 @@ static const struct simcuda_rt *_Atomic g_rt;
 
 static struct CUpti_Subscriber_st { CUpti_CallbackFunc cb; void *userdata; } g_subscriber;
 static int g_subscribed;
+/* runtime API callbacks enabled for the subscriber, by cbid */
+#define MAX_RT_CBID 1024
+static _Atomic unsigned char g_rt_cb[MAX_RT_CBID];
 
 /* ---- link to the runtime ------------------------------------------------------ */
 
 static void sink_report(const struct simcuda_op *op);
 static void sink_attached(const struct simcuda_rt *rt);
-static const struct simcuda_sink g_sink = { SIMCUDA_LINK_VERSION, sink_report, sink_attached };
+static void sink_api(uint32_t cbid, uint32_t corr, int exit);
+static const struct simcuda_sink g_sink = { SIMCUDA_LINK_VERSION, sink_report, sink_attached,
+                                            sink_api };
 
 const struct simcuda_sink *__simcuda_cupti_sink(void);
 const struct simcuda_sink *__simcuda_cupti_sink(void) { return &g_sink; }
@@ -102,7 +139,7 @@ static void link_rt(void)
         return;
     simcuda_rt_attach_fn fn = (simcuda_rt_attach_fn)dlsym(RTLD_DEFAULT, SIMCUDA_RT_ATTACH_SYM);
     if (!fn) {
-        void *h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
+        void *h = dlopen(SIMCUDA_CUDART_SONAME, RTLD_LAZY | RTLD_NOLOAD);
         if (h) {
             fn = (simcuda_rt_attach_fn)dlsym(h, SIMCUDA_RT_ATTACH_SYM);
             dlclose(h);
@@ -177,11 +214,11 @@ static size_t rec_size(CUpti_ActivityKind k)
 {
     switch (k) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(rec_kernel);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(rec_memcpy);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(rec_memset);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(rec_sync);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(rec_device);
     case CUPTI_ACTIVITY_KIND_RUNTIME: return sizeof(CUpti_ActivityAPI);
     default: return 0;
     }
@@ -204,7 +241,7 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
     switch (p->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        CUpti_ActivityKernel10 *r = dst;
+        rec_kernel *r = dst;
         r->kind = p->kind;
         r->registersPerThread = 32;
         r->start = ts(op->start, off);
@@ -223,7 +260,7 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        CUpti_ActivityMemcpy6 *r = dst;
+        rec_memcpy *r = dst;
         r->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
         r->copyKind = op->copy_kind;
         r->srcKind = op->src_kind;
@@ -237,11 +274,13 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         r->streamId = op->stream_id;
         r->correlationId = op->correlation_id;
         r->channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
+#if !SIMCUDA_CUDA12 /* Memcpy6 on */
         r->copyCount = 1;
+#endif
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-        CUpti_ActivityMemset4 *r = dst;
+        rec_memset *r = dst;
         r->kind = CUPTI_ACTIVITY_KIND_MEMSET;
         r->value = op->memset_value;
         r->bytes = op->bytes;
@@ -256,7 +295,7 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-        CUpti_ActivitySynchronization2 *r = dst;
+        rec_sync *r = dst;
         r->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
         r->type = (CUpti_ActivitySynchronizationType)op->sync_type;
         r->start = ts(op->start, off);
@@ -265,7 +304,9 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         r->contextId = op->device + 1;
         r->streamId = op->stream_id;
         r->cudaEventId = op->event_id;
+#if !SIMCUDA_CUDA12 /* Synchronization2 on */
         r->cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+#endif
         break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME: {
@@ -281,7 +322,7 @@ static void write_record(void *dst, const struct pending *p, int64_t off)
         break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
-        CUpti_ActivityDevice5 *r = dst;
+        rec_device *r = dst;
         struct simcuda_device_info di;
         const struct simcuda_rt *rt = atomic_load(&g_rt);
         if (!rt || rt->device_info((int)op->device, &di) != 0)
@@ -408,9 +449,13 @@ static void drain(enum drain_mode mode)
     size_t keep = 0;
     for (size_t i = 0; i < g_npending; i++) {
         struct pending p = g_pending[i];
-        if (mode != DRAIN_FORCE && p.op.end > now && p.kind != CUPTI_ACTIVITY_KIND_DEVICE) {
-            g_pending[keep++] = p;   /* not finished on the device yet */
-            continue;
+        if (p.op.end > now && p.kind != CUPTI_ACTIVITY_KIND_DEVICE) {
+            if (mode != DRAIN_FORCE) {
+                g_pending[keep++] = p;   /* not finished on the device yet */
+                continue;
+            }
+            /* forced out unfinished: as the real CUPTI, with unknown (0) times */
+            p.op.start = p.op.end = 0;
         }
         size_t sz = rec_size(p.kind);
         for (;;) {
@@ -598,9 +643,26 @@ CUptiResult CUPTIAPI cuptiActivityEnableAndDump(CUpti_ActivityKind kind) { retur
 CUptiResult CUPTIAPI cuptiActivityEnableContext(CUcontext context, CUpti_ActivityKind kind) { return set_enabled(kind, 1); }
 CUptiResult CUPTIAPI cuptiActivityDisableContext(CUcontext context, CUpti_ActivityKind kind) { return set_enabled(kind, 0); }
 
+/* Set by our destructor: the library is torn down (the process is past its
+ * atexit handlers). A client that still asks for records gets an error and
+ * one line on stderr, where the real CUPTI's behaviour is undefined: the
+ * tests look for that line. */
+static _Atomic int g_torn_down;
+
+__attribute__((destructor)) static void tear_down(void)
+{
+    atomic_store(&g_torn_down, 1);
+}
+
 CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes,
                                                 CUpti_Activity **record)
 {
+    if (atomic_load(&g_torn_down)) {
+        static const char msg[] = "simcuda: cuptiActivityGetNextRecord after libcupti's teardown\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    }
     if (!buffer || !record)
         return CUPTI_ERROR_INVALID_PARAMETER;
     size_t at;
@@ -734,6 +796,35 @@ CUptiResult CUPTIAPI cuptiFinalize(void)
 
 /* ---- callback API: one subscriber, as in the real CUPTI ------------------------------ */
 
+/* The runtime's enter/exit of an API call: the subscriber's callback, in
+ * the calling thread, when enabled for that cbid (no lock held). */
+static __thread uint64_t t_corr_data;
+
+static void enable_runtime_domain(uint32_t enable)
+{
+    for (size_t i = 0; i < MAX_RT_CBID; i++)
+        atomic_store(&g_rt_cb[i], enable ? 1 : 0);
+}
+
+static void sink_api(uint32_t cbid, uint32_t corr, int exit)
+{
+    if (cbid >= MAX_RT_CBID || !atomic_load(&g_rt_cb[cbid]))
+        return;
+    pthread_mutex_lock(&g_mu);
+    CUpti_CallbackFunc cb = g_subscribed ? g_subscriber.cb : NULL;
+    void *userdata = g_subscriber.userdata;
+    pthread_mutex_unlock(&g_mu);
+    if (!cb)
+        return;
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.callbackSite = exit ? CUPTI_API_EXIT : CUPTI_API_ENTER;
+    d.correlationId = corr;
+    d.correlationData = &t_corr_data;
+    d.contextUid = 1;
+    cb(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, (CUpti_CallbackId)cbid, &d);
+}
+
 CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
 {
     if (!subscriber)
@@ -756,11 +847,13 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Ca
     return r;
 }
 
+#if !SIMCUDA_CUDA12 /* CUDA 13.0 on */
 CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                                        void *userdata, CUpti_SubscriberParams *pParams)
 {
     return cuptiSubscribe(subscriber, callback, userdata);
 }
+#endif
 
 CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
@@ -769,6 +862,8 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
     if (r == CUPTI_SUCCESS)
         g_subscribed = 0;
     pthread_mutex_unlock(&g_mu);
+    if (r == CUPTI_SUCCESS)
+        enable_runtime_domain(0);
     return r;
 }
 
@@ -780,17 +875,26 @@ static CUptiResult check_subscriber(CUpti_SubscriberHandle subscriber)
 CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    return check_subscriber(subscriber);
+    CUptiResult r = check_subscriber(subscriber);
+    if (r == CUPTI_SUCCESS && domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < MAX_RT_CBID)
+        atomic_store(&g_rt_cb[cbid], enable ? 1 : 0);
+    return r;
 }
 
 CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain)
 {
-    return check_subscriber(subscriber);
+    CUptiResult r = check_subscriber(subscriber);
+    if (r == CUPTI_SUCCESS && domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        enable_runtime_domain(enable);
+    return r;
 }
 
 CUptiResult CUPTIAPI cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle subscriber)
 {
-    return check_subscriber(subscriber);
+    CUptiResult r = check_subscriber(subscriber);
+    if (r == CUPTI_SUCCESS)
+        enable_runtime_domain(enable);
+    return r;
 }
 
 /* ---- misc -------------------------------------------------------------------------- */
@@ -799,7 +903,8 @@ CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
 {
     if (!version)
         return CUPTI_ERROR_INVALID_PARAMETER;
-    *version = CUPTI_API_VERSION;
+    const char *v = getenv("SIMCUDA_CUPTI_API_VERSION"); /* tests: a CUPTI of another version */
+    *version = v && *v ? (uint32_t)strtoul(v, NULL, 10) : SIMCUDA_CUPTI_VERSION;
     return CUPTI_SUCCESS;
 }
 

@@ -20,9 +20,10 @@
 #ifndef SIMCUDA_LINK_H
 #define SIMCUDA_LINK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#define SIMCUDA_LINK_VERSION 1
+#define SIMCUDA_LINK_VERSION 2
 
 enum simcuda_op_kind {
     SIMCUDA_OP_KERNEL = 1,  /* a kernel executed on the device */
@@ -83,20 +84,32 @@ struct simcuda_sink {
     void (*report)(const struct simcuda_op *op);
     /* called by the runtime when it found the sink itself (runtime came second) */
     void (*attached)(const struct simcuda_rt *rt);
+    /* a runtime API call of the calling thread begins (exit 0) or ends (1):
+     * CUPTI's runtime API callbacks; cbid is CUpti_runtime_api_trace_cbid */
+    void (*api)(uint32_t cbid, uint32_t corr, int exit);
 };
 
 /* Implemented by libcudart: lets CUPTI ask about the devices (DEVICE
- * records).  __simcuda_rt_attach(sink) returns it; attach(NULL) detaches. */
+ * records), and the simulated driver (libcuda.so.1) pin host memory in the
+ * runtime's pointer registry (cuMemHostAlloc & co.; results are cudaError_t
+ * values).  __simcuda_rt_attach(sink) returns it (attach(NULL) detaches);
+ * __simcuda_rt() returns it without touching the sink. */
 struct simcuda_rt {
     int version;
     int (*device_count)(void);
     int (*device_info)(int dev, struct simcuda_device_info *out);
+    int (*host_alloc)(void **p, size_t bytes, unsigned flags);
+    int (*host_free)(void *p);
+    int (*host_register)(void *p, size_t bytes, unsigned flags);
+    int (*host_unregister)(void *p);
 };
 
 typedef const struct simcuda_rt *(*simcuda_rt_attach_fn)(const struct simcuda_sink *sink);
+typedef const struct simcuda_rt *(*simcuda_rt_get_fn)(void);
 typedef const struct simcuda_sink *(*simcuda_cupti_sink_fn)(void);
 
 #define SIMCUDA_RT_ATTACH_SYM "__simcuda_rt_attach"
+#define SIMCUDA_RT_GET_SYM "__simcuda_rt"
 #define SIMCUDA_CUPTI_SINK_SYM "__simcuda_cupti_sink"
 
 #endif

@@ -1,5 +1,8 @@
 /* gs_nvtx.c — NVTX v3 injection: ranges and marks as trace records.
  *
+ * Part of the collector, not of a GPU source: NVTX needs no GPU and no CUDA
+ * header (its ABI is declared in gs_nvtx_abi.h), so every build records it.
+ *
  * Responsible for: InitializeInjectionNvtx2, the entry point NVTX looks up
  * in the library NVTX_INJECTION64_PATH names (set by `gpustarve run`); it
  * fills the CORE and CORE2 callback tables of each NVTX instance that calls
@@ -15,14 +18,12 @@
  * return anything NVTX's contract does not allow (push returns the nesting
  * level, start a unique id).
  */
-#define NVTX_NO_IMPL
-#include <nvtx3/nvToolsExt.h>
-
 #include <stdatomic.h>
 #include <string.h>
 #include <wchar.h>
 
 #include "gs_collector.h"
+#include "gs_nvtx_abi.h"
 #include "gs_preload.h"
 
 static __thread int t_depth GS_TLS_IE; /* open push ranges of this thread */
@@ -66,20 +67,20 @@ static uint32_t intern_w(const wchar_t *w)
 }
 
 /* Message of an event attribute structure (0 when none or unreadable). */
-static uint32_t intern_attr(const nvtxEventAttributes_t *a)
+static uint32_t intern_attr(const gs_nvtx_attr *a)
 {
-    a = (const nvtxEventAttributes_t *)gs_launder(a);
-    if (!a || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof(a->message))
+    a = (const gs_nvtx_attr *)gs_launder(a);
+    if (!a || a->size < offsetof(gs_nvtx_attr, message) + sizeof(a->message))
         return 0;
-    switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: return intern_a(a->message.ascii);
-    case NVTX_MESSAGE_TYPE_UNICODE: return intern_w(a->message.unicode);
-    case NVTX_MESSAGE_TYPE_REGISTERED: return (uint32_t)(uintptr_t)a->message.registered;
+    switch (a->message_type) {
+    case GS_NVTX_MSG_ASCII: return intern_a(a->message.ascii);
+    case GS_NVTX_MSG_UNICODE: return intern_w(a->message.unicode);
+    case GS_NVTX_MSG_REGISTERED: return (uint32_t)(uintptr_t)a->message.registered;
     default: return 0;
     }
 }
 
-static uint32_t domain_id(nvtxDomainHandle_t d)
+static uint32_t domain_id(gs_nvtx_domain d)
 {
     return (uint32_t)(uintptr_t)d; /* our handles are string ids; NULL = default */
 }
@@ -119,7 +120,7 @@ static int pop(uint32_t domain)
     return level;
 }
 
-static nvtxRangeId_t start(uint32_t (*str)(const void *), const void *msg, uint32_t domain)
+static gs_nvtx_range_id start(uint32_t (*str)(const void *), const void *msg, uint32_t domain)
 {
     uint64_t id = atomic_fetch_add_explicit(&g_next_range, 1, memory_order_relaxed);
     if (!gs_enter())
@@ -129,7 +130,7 @@ static nvtxRangeId_t start(uint32_t (*str)(const void *), const void *msg, uint3
     return id;
 }
 
-static void end(nvtxRangeId_t id)
+static void end(gs_nvtx_range_id id)
 {
     if (!gs_enter())
         return;
@@ -151,126 +152,124 @@ static uint32_t str_ex(const void *m) { return intern_attr(m); }
 
 /* ---- the CORE table ----------------------------------------------------------------------- */
 
-static void NVTX_API markEx(const nvtxEventAttributes_t *a) { mark(str_ex, a, 0); }
-static void NVTX_API markA(const char *m) { mark(str_a, m, 0); }
-static void NVTX_API markW(const wchar_t *m) { mark(str_w, m, 0); }
-static nvtxRangeId_t NVTX_API rangeStartEx(const nvtxEventAttributes_t *a) { return start(str_ex, a, 0); }
-static nvtxRangeId_t NVTX_API rangeStartA(const char *m) { return start(str_a, m, 0); }
-static nvtxRangeId_t NVTX_API rangeStartW(const wchar_t *m) { return start(str_w, m, 0); }
-static void NVTX_API rangeEnd(nvtxRangeId_t id) { end(id); }
-static int NVTX_API rangePushEx(const nvtxEventAttributes_t *a) { return push(str_ex, a, 0); }
-static int NVTX_API rangePushA(const char *m) { return push(str_a, m, 0); }
-static int NVTX_API rangePushW(const wchar_t *m) { return push(str_w, m, 0); }
-static int NVTX_API rangePop(void) { return pop(0); }
+static void markEx(const gs_nvtx_attr *a) { mark(str_ex, a, 0); }
+static void markA(const char *m) { mark(str_a, m, 0); }
+static void markW(const wchar_t *m) { mark(str_w, m, 0); }
+static gs_nvtx_range_id rangeStartEx(const gs_nvtx_attr *a) { return start(str_ex, a, 0); }
+static gs_nvtx_range_id rangeStartA(const char *m) { return start(str_a, m, 0); }
+static gs_nvtx_range_id rangeStartW(const wchar_t *m) { return start(str_w, m, 0); }
+static void rangeEnd(gs_nvtx_range_id id) { end(id); }
+static int rangePushEx(const gs_nvtx_attr *a) { return push(str_ex, a, 0); }
+static int rangePushA(const char *m) { return push(str_a, m, 0); }
+static int rangePushW(const wchar_t *m) { return push(str_w, m, 0); }
+static int rangePop(void) { return pop(0); }
 
 /* ---- the CORE2 (domain) table ---------------------------------------------------------------- */
 
-static void NVTX_API domainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+static void domainMarkEx(gs_nvtx_domain d, const gs_nvtx_attr *a)
 {
     mark(str_ex, a, domain_id(d));
 }
 
-static nvtxRangeId_t NVTX_API domainRangeStartEx(nvtxDomainHandle_t d,
-                                                 const nvtxEventAttributes_t *a)
+static gs_nvtx_range_id domainRangeStartEx(gs_nvtx_domain d, const gs_nvtx_attr *a)
 {
     return start(str_ex, a, domain_id(d));
 }
 
-static void NVTX_API domainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id)
+static void domainRangeEnd(gs_nvtx_domain d, gs_nvtx_range_id id)
 {
     (void)d;
     end(id);
 }
 
-static int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+static int domainRangePushEx(gs_nvtx_domain d, const gs_nvtx_attr *a)
 {
     return push(str_ex, a, domain_id(d));
 }
 
-static int NVTX_API domainRangePop(nvtxDomainHandle_t d) { return pop(domain_id(d)); }
+static int domainRangePop(gs_nvtx_domain d) { return pop(domain_id(d)); }
 
 /* Handles are string ids: never NULL for a name we could intern. */
-static nvtxStringHandle_t NVTX_API domainRegisterStringA(nvtxDomainHandle_t d, const char *s)
+static gs_nvtx_string domainRegisterStringA(gs_nvtx_domain d, const char *s)
 {
     (void)d;
-    return (nvtxStringHandle_t)(uintptr_t)intern_a(s);
+    return (gs_nvtx_string)(uintptr_t)intern_a(s);
 }
 
-static nvtxStringHandle_t NVTX_API domainRegisterStringW(nvtxDomainHandle_t d, const wchar_t *s)
+static gs_nvtx_string domainRegisterStringW(gs_nvtx_domain d, const wchar_t *s)
 {
     (void)d;
-    return (nvtxStringHandle_t)(uintptr_t)intern_w(s);
+    return (gs_nvtx_string)(uintptr_t)intern_w(s);
 }
 
-static nvtxDomainHandle_t NVTX_API domainCreateA(const char *name)
+static gs_nvtx_domain domainCreateA(const char *name)
 {
-    return (nvtxDomainHandle_t)(uintptr_t)intern_a(name);
+    return (gs_nvtx_domain)(uintptr_t)intern_a(name);
 }
 
-static nvtxDomainHandle_t NVTX_API domainCreateW(const wchar_t *name)
+static gs_nvtx_domain domainCreateW(const wchar_t *name)
 {
-    return (nvtxDomainHandle_t)(uintptr_t)intern_w(name);
+    return (gs_nvtx_domain)(uintptr_t)intern_w(name);
 }
 
-static void NVTX_API domainDestroy(nvtxDomainHandle_t d) { (void)d; }
+static void domainDestroy(gs_nvtx_domain d) { (void)d; }
 
 /* ---- injection ------------------------------------------------------------------------------- */
 
 typedef struct slot {
     unsigned cbid;
-    NvtxFunctionPointer fn;
+    gs_nvtx_fn fn;
 } slot;
 
-static void fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, const slot *s,
-                 size_t n)
+static void fill(const gs_nvtx_callbacks *cb, int module, const slot *s, size_t n)
 {
-    NvtxFunctionTable table = NULL;
+    gs_nvtx_table table = NULL;
     unsigned size = 0;
-    if (!cb->GetModuleFunctionTable(module, &table, &size) || !table)
+    if (!cb->get_module_table(module, &table, &size) || !table)
         return;
     for (size_t i = 0; i < n; i++)
         if (s[i].cbid <= size && table[s[i].cbid])
             *table[s[i].cbid] = s[i].fn;
 }
 
-#define FP(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+#define FP(f) ((gs_nvtx_fn)(void (*)(void))(f))
 
-GS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
-GS_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
+/* NVTX's entry point in the library NVTX_INJECTION64_PATH names. */
+GS_EXPORT int InitializeInjectionNvtx2(gs_nvtx_get_table get_table);
+GS_EXPORT int InitializeInjectionNvtx2(gs_nvtx_get_table get_table)
 {
     gs_init();
     if (!atomic_load(&gs_on) || !get_table)
         return 0; /* not tracing: NVTX stays a no-op */
-    const NvtxExportTableCallbacks *cb =
-        (const NvtxExportTableCallbacks *)get_table(NVTX_ETID_CALLBACKS);
-    if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable)
+    const gs_nvtx_callbacks *cb = (const gs_nvtx_callbacks *)get_table(GS_NVTX_ETID_CALLBACKS);
+    if (!cb || cb->struct_size < sizeof *cb || !cb->get_module_table)
         return 0;
     static const slot core[] = {
-        {NVTX_CBID_CORE_MarkEx, FP(markEx)},
-        {NVTX_CBID_CORE_MarkA, FP(markA)},
-        {NVTX_CBID_CORE_MarkW, FP(markW)},
-        {NVTX_CBID_CORE_RangeStartEx, FP(rangeStartEx)},
-        {NVTX_CBID_CORE_RangeStartA, FP(rangeStartA)},
-        {NVTX_CBID_CORE_RangeStartW, FP(rangeStartW)},
-        {NVTX_CBID_CORE_RangeEnd, FP(rangeEnd)},
-        {NVTX_CBID_CORE_RangePushEx, FP(rangePushEx)},
-        {NVTX_CBID_CORE_RangePushA, FP(rangePushA)},
-        {NVTX_CBID_CORE_RangePushW, FP(rangePushW)},
-        {NVTX_CBID_CORE_RangePop, FP(rangePop)},
+        {GS_NVTX_CORE_MarkEx, FP(markEx)},
+        {GS_NVTX_CORE_MarkA, FP(markA)},
+        {GS_NVTX_CORE_MarkW, FP(markW)},
+        {GS_NVTX_CORE_RangeStartEx, FP(rangeStartEx)},
+        {GS_NVTX_CORE_RangeStartA, FP(rangeStartA)},
+        {GS_NVTX_CORE_RangeStartW, FP(rangeStartW)},
+        {GS_NVTX_CORE_RangeEnd, FP(rangeEnd)},
+        {GS_NVTX_CORE_RangePushEx, FP(rangePushEx)},
+        {GS_NVTX_CORE_RangePushA, FP(rangePushA)},
+        {GS_NVTX_CORE_RangePushW, FP(rangePushW)},
+        {GS_NVTX_CORE_RangePop, FP(rangePop)},
     };
     static const slot core2[] = {
-        {NVTX_CBID_CORE2_DomainMarkEx, FP(domainMarkEx)},
-        {NVTX_CBID_CORE2_DomainRangeStartEx, FP(domainRangeStartEx)},
-        {NVTX_CBID_CORE2_DomainRangeEnd, FP(domainRangeEnd)},
-        {NVTX_CBID_CORE2_DomainRangePushEx, FP(domainRangePushEx)},
-        {NVTX_CBID_CORE2_DomainRangePop, FP(domainRangePop)},
-        {NVTX_CBID_CORE2_DomainRegisterStringA, FP(domainRegisterStringA)},
-        {NVTX_CBID_CORE2_DomainRegisterStringW, FP(domainRegisterStringW)},
-        {NVTX_CBID_CORE2_DomainCreateA, FP(domainCreateA)},
-        {NVTX_CBID_CORE2_DomainCreateW, FP(domainCreateW)},
-        {NVTX_CBID_CORE2_DomainDestroy, FP(domainDestroy)},
+        {GS_NVTX_CORE2_DomainMarkEx, FP(domainMarkEx)},
+        {GS_NVTX_CORE2_DomainRangeStartEx, FP(domainRangeStartEx)},
+        {GS_NVTX_CORE2_DomainRangeEnd, FP(domainRangeEnd)},
+        {GS_NVTX_CORE2_DomainRangePushEx, FP(domainRangePushEx)},
+        {GS_NVTX_CORE2_DomainRangePop, FP(domainRangePop)},
+        {GS_NVTX_CORE2_DomainRegisterStringA, FP(domainRegisterStringA)},
+        {GS_NVTX_CORE2_DomainRegisterStringW, FP(domainRegisterStringW)},
+        {GS_NVTX_CORE2_DomainCreateA, FP(domainCreateA)},
+        {GS_NVTX_CORE2_DomainCreateW, FP(domainCreateW)},
+        {GS_NVTX_CORE2_DomainDestroy, FP(domainDestroy)},
     };
-    fill(cb, NVTX_CB_MODULE_CORE, core, sizeof core / sizeof core[0]);
-    fill(cb, NVTX_CB_MODULE_CORE2, core2, sizeof core2 / sizeof core2[0]);
+    fill(cb, GS_NVTX_MODULE_CORE, core, sizeof core / sizeof core[0]);
+    fill(cb, GS_NVTX_MODULE_CORE2, core2, sizeof core2 / sizeof core2[0]);
     return 1;
 }

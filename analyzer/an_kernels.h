@@ -1,0 +1,59 @@
+/* an_kernels.h — what a GPU kernel's name says: its name for people
+ * (demangled) and its class (communication or compute), the busy class of
+ * every GPU record, and the GPU time per kernel name of a process.
+ *
+ * Must never: demangle by hand (the C++ runtime's __cxa_demangle does it),
+ * or print.
+ */
+#ifndef AN_KERNELS_H
+#define AN_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The name for people: the demangled form of a C++ (Itanium ABI) name,
+ * else the name as it is. Writes at most n bytes (NUL-terminated, cut
+ * short when longer) into out and returns out; "" for NULL. */
+const char *an_kernel_display(const char *name, char *out, size_t n);
+
+/* The function's own name, without namespaces, template arguments,
+ * parameters or return type: "ncclDevKernel_AllReduce_Sum_f32_RING_LL" for
+ * _Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE.
+ * Into out (n bytes); returns out. */
+const char *an_kernel_base(const char *name, char *out, size_t n);
+
+/* 1 when the kernel moves data between GPUs: NCCL's kernels, whatever
+ * their mangling (ncclDevKernel_*, ncclKernel_*, and other nccl* / *Nccl*
+ * function names, and NCCL's one-rank oneRankReduce). */
+int an_kernel_is_comm(const char *name);
+
+/* What a GPU record (gpu_kernel, gpu_memcpy, gpu_memset) keeps the GPU busy
+ * with, an enum an_busy (an_timeline.h): a kernel by its name's class (comm:
+ * an_kernel_is_comm of its name, for the caller to cache), a peer-to-peer
+ * copy as communication, a host-to-device copy by the host memory CUPTI
+ * saw (pageable, pinned), any other copy or memset as other. The one rule
+ * for the analysis (an_events.c) and the HTML timeline (report_pass2.c). */
+struct gs_event;
+unsigned an_gpu_busy(const struct gs_event *e, int comm);
+
+/* GPU time per kernel name (string id) of one process. */
+typedef struct an_kstat {
+    char *name;     /* as recorded (mangled), owned */
+    uint64_t ns;    /* summed durations */
+    uint64_t count;
+    int comm;       /* an_kernel_is_comm */
+} an_kstat;
+
+typedef struct an_kstats {
+    an_kstat *v;
+    uint32_t *by_id; /* string id -> index + 1 into v, 0 = none */
+    uint32_t nid, n, cap;
+} an_kstats;
+
+/* Add one kernel of string id (name: its string, NULL when not defined). */
+void an_kstats_add(an_kstats *k, uint32_t id, const char *name, uint64_t dur);
+/* The n largest by time, into top (pointers into k); returns how many. */
+size_t an_kstats_top(const an_kstats *k, const an_kstat **top, size_t n);
+void an_kstats_free(an_kstats *k);
+
+#endif
