@@ -33,11 +33,18 @@ PRELOAD_SRC  := $(wildcard preload/*.c)
 HAVE_CUPTI   := $(if $(wildcard $(CUDA_HOME)/include/cupti_activity.h),1,)
 CUPTI_SRC    := $(if $(HAVE_CUPTI),$(wildcard cupti/*.c),)
 ANALYZER_SRC := $(wildcard analyzer/*.c)
+# The one C++ file: the import command's JSON reader (simdjson), see
+# analyzer/cmd_import_json.cpp for why.
+ANALYZER_CXX_SRC := $(wildcard analyzer/*.cpp)
+CXX      ?= g++
+CXXFLAGS_IMPORT := -std=c++17 $(WARN) $(OPT) -D_GNU_SOURCE -Itrace -Ianalyzer -fno-exceptions
+LDLIBS_IMPORT   := -lsimdjson -lz -lstdc++
 
 TRACE_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(TRACE_SRC))
 PRELOAD_OBJ   := $(patsubst %.c,$(BUILD)/pic/%.o,$(PRELOAD_SRC) $(CUPTI_SRC))
 TRACE_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(TRACE_SRC))
-ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC))
+ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC)) \
+                 $(patsubst %.cpp,$(BUILD)/obj/%.o,$(ANALYZER_CXX_SRC))
 
 LIB := $(BUILD)/libgpustarve.so
 CLI := $(BUILD)/gpustarve
@@ -78,9 +85,14 @@ $(BUILD)/obj/%.o: %.c $(wildcard trace/*.h analyzer/*.h)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CLI_CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CXX     $<"
+	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -c $< -o $@
+
 $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 	@echo "  LD      $@"
-	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_AN)
+	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 # ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analyzer's
 # model files analyzer/an_*.c) ------------------------------------------------
@@ -154,7 +166,7 @@ $(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
 ## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
 test: deps-test all venv gpu-wheels
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-e2e test-python
+	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
@@ -162,19 +174,46 @@ test-unit: $(UNIT_BINS)
 
 # The CLI built with AddressSanitizer + UBSan, for the analyzer tests.
 SAN_CLI := $(BUILD)/san/gpustarve
-$(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(wildcard trace/*.h analyzer/*.h)
+SAN_CXX_OBJ := $(patsubst %.cpp,$(BUILD)/san/%.o,$(ANALYZER_CXX_SRC))
+$(BUILD)/san/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CXX(san) $<"
+	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -O1 $(SAN_FLAGS) -c $< -o $@
+$(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(wildcard trace/*.h analyzer/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(LDLIBS_AN)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 ## test-san: unit tests, and the analyzer's tests against the CLI, under AddressSanitizer and UBSan
 test-san: $(SAN_BINS) $(SAN_CLI)
 	$(Q)set -e; for t in $(SAN_BINS); do echo "  SAN     $$t"; $$t; done
 	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+	$(Q)GS_CLI=$(abspath $(SAN_CLI)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/import $(PYTEST_ARGS)
 
 ## test-analyzer: report scenarios with known answers (pytest, tests/analyzer)
 test-analyzer: $(CLI)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+
+## test-import: gpustarve import on real and generated PyTorch profiler traces, against the peers' committed figures (tests/import)
+test-import: $(CLI)
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/import $(PYTEST_ARGS)
+
+# The peers, torch-tb-profiler and Holistic Trace Analysis, from PyPI in their
+# own environment (never the shared .venv). RATIONALE: not part of `make test`:
+# they are ~400 MB of packages (6 min to install here) and their figures only
+# change when the traces or their versions do; `make test` checks gpustarve
+# against the committed figures, `make peers` regenerates them.
+PEERS_VENV  := $(BUILD)/peers-venv
+PEERS_STAMP := $(PEERS_VENV)/.gpustarve-peers
+$(PEERS_STAMP):
+	$(Q)rm -rf $(PEERS_VENV)
+	$(Q)$(PYTHON) -m venv $(PEERS_VENV)
+	$(Q)$(PEERS_VENV)/bin/pip install -q torch-tb-profiler==0.4.3 HolisticTraceAnalysis==0.5
+	$(Q)touch $@
+.PHONY: peers
+## peers: install torch-tb-profiler 0.4.3 and HTA 0.5 in build/peers-venv, rerun them on tests/import/data, rewrite tests/import/peers_golden.json
+peers: $(PEERS_STAMP)
+	$(Q)$(PEERS_VENV)/bin/python tests/import/peers.py
 
 ## test-cli: CLI golden and behaviour tests of gpustarve (pytest, tests/cli)
 test-cli: $(CLI) $(TOOL_BINS)

@@ -50,6 +50,14 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     const double tg = in->gpu_bound_ms; /* what a step takes when the batch is ready */
     if (tg <= 0)
         return;
+    if (in->imported && !in->nworkers && in->cur_workers < 0) {
+        note(out, "%s: their number and time per batch are not in a PyTorch profiler trace, so "
+                  "num_workers cannot be sized from it; 'gpustarve run' measures them, 'gpustarve "
+                  "sweep' tries settings",
+             in->workers_unseen ? "the DataLoader ran worker processes"
+                                : "the DataLoader's workers are unknown");
+        return;
+    }
     if (!in->nworkers && in->waits_without_workers) {
         note(out, "the training thread waits on pipes/sockets but no loader worker was traced: "
                   "cannot size num_workers");
@@ -103,7 +111,7 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     }
     long n = need;
     int capped = 0;
-    if (n > in->cores) {
+    if (in->cores > 0 && n > in->cores) {
         n = in->cores;
         capped = 1;
     }
@@ -137,6 +145,18 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     a.value = n;
     a.predicted_step_ms = pred;
     a.predicted_saving_ms = step - pred;
+    if (in->imported && !in->nworkers) {
+        /* what a PyTorch profiler trace cannot know, said where the number is */
+        snprintf(a.why, sizeof a.why,
+                 "with num_workers=0 the main process loads a batch in %.1f ms (the DataLoader "
+                 "span; the trace does not split it into I/O and CPU) and a step needs %.1f ms of "
+                 "%s: %ld worker%s keep%s up if the traced machine has %ld CPU core%s free (%s)",
+                 tb, tg, in->no_gpu ? "other work" : "GPU-bound time", need, need == 1 ? "" : "s",
+                 need == 1 ? "s" : "", n, n == 1 ? "" : "s",
+                 in->cores > 0 ? "capped by --cores" : "its cores are not in the trace");
+        add(out, &a);
+        return;
+    }
     snprintf(a.why, sizeof a.why,
              "each worker needs %.1f ms per batch and a step needs %.1f ms of GPU-bound time: "
              "%ld worker%s keep%s up%s%s",

@@ -81,6 +81,8 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->cur_pin_memory = res->cur_pin_memory;
     const an_thread *th = res->thread;
     in->waits_without_workers = th && th->wait_ns > th->io_ns + th->meta_ns;
+    in->imported = p->imported;
+    in->workers_unseen = p->workers_unseen;
     /* the machine */
     in->cores = res->cores;
     in->probe_read_MBps = o->probe_read_MBps;
@@ -102,6 +104,10 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     res->no_gpu = an_proc_gpu_busy(tr) == 0;
     long cores = o->cores > 0 ? o->cores : sysconf(_SC_NPROCESSORS_ONLN) - 1;
     res->cores = (int)(cores < 1 ? 1 : cores);
+    /* the cores of the machine an imported trace came from are unknown:
+     * only --cores limits its advice (0 = unknown) */
+    if (tr->imported && o->cores <= 0)
+        res->cores = 0;
     for (size_t i = 0; i < run->nprocs; i++)
         res->late_ns += run->procs[i].tl.late_ns;
 
@@ -128,6 +134,10 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         return -1;
     }
 
+    if (tr->imported)
+        note(res, "imported from a PyTorch profiler trace: it records no DataLoader worker "
+                  "process, so worker count, worker I/O and loader CPU time are unknown, and data "
+                  "wait is the DataLoader __next__ spans");
     an_decide_in in;
     an_decide_in_build(res, o, &in);
     an_decision d;

@@ -50,8 +50,12 @@ typedef struct an_decide_in {
     int cur_pin_memory;      /* 1, 0, or -1 unknown */
     int waits_without_workers; /* the training thread waits on pipes/sockets more than it
                                 * reads, yet no worker was traced */
+    /* an imported PyTorch profiler trace (docs/import.md): no worker process
+     * in it; workers_unseen: its DataLoader ran some (their count unknown) */
+    int imported, workers_unseen;
     /* the machine */
-    int cores;               /* CPU cores the workers may use */
+    int cores;               /* CPU cores the workers may use; 0 unknown (an imported
+                              * trace's machine, without --cores) */
     double probe_read_MBps;  /* storage ceiling from 'gpustarve probe'; 0 unknown */
     double probe_h2d_pinned_GBps;
 } an_decide_in;

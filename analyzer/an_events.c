@@ -616,6 +616,10 @@ static void on_event(lctx *c, const gs_event *e)
             p->trace_stopped = 1;
         if (e->aux == GS_NOTE_CUPTI_BUSY && !p->cupti_lost_ts)
             p->cupti_lost_ts = e->ts; /* CUPTI left to another client (mid-run: GPU records) */
+        if (e->aux == GS_NOTE_IMPORTED)
+            p->imported = 1;
+        if (e->aux == GS_NOTE_WORKERS_UNSEEN)
+            p->workers_unseen = 1;
         return;
     case GS_K_EXIT:
         p->exited = 1;

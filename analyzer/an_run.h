@@ -117,6 +117,10 @@ typedef struct an_proc {
     uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
     an_kstats kstats; /* GPU time per kernel name */
     an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
+    /* converted by `gpustarve import` from another profiler's trace (note
+     * GS_NOTE_IMPORTED): no loader worker process, nothing of its machine */
+    int imported;
+    int workers_unseen; /* imported: the DataLoader ran worker processes (GS_NOTE_WORKERS_UNSEEN) */
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

@@ -202,7 +202,12 @@ void an_mark_warmup(an_result *res, int skip_opt)
         res->skip_auto = 0;
     } else {
         res->skip_auto = 1;
-        if (n >= 3) {
+        /* RATIONALE: an imported PyTorch profiler trace holds only the
+         * steps of the profiler's active phase: its schedule (wait, warmup)
+         * has already left the warm-up steps out */
+        if (res->trainer && res->trainer->imported) {
+            skip = 0;
+        } else if (n >= 3) {
             skip = 1;
             double *d = malloc(n * sizeof *d);
             if (d) {

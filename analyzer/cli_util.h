@@ -41,6 +41,7 @@ int gs_cmd_report(int argc, char **argv);
 int gs_cmd_compare(int argc, char **argv);
 int gs_cmd_probe(int argc, char **argv);
 int gs_cmd_sweep(int argc, char **argv);
+int gs_cmd_import(int argc, char **argv);
 
 /* -q lowers, -v raises; 0 = quiet, 1 = normal (default), 2+ = verbose. */
 extern int gs_verbosity;

@@ -150,6 +150,7 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_ku64(w, "files", run->nfiles);
     gs_jw_ku64(w, "processes", run->nprocs);
     gs_jw_ku64(w, "events", run->events);
+    gs_jw_kstr(w, "source", tr->imported ? "pytorch_profiler" : "gpustarve");
     gs_jw_key(w, "trainer");
     gs_jw_obj(w);
     gs_jw_ku64(w, "pid", tr->pid);

@@ -111,6 +111,14 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_printf(o, "%sloader%s   num_workers=%d (configuration); none traced as a reading "
                          "process, so no per-worker numbers\n",
                       st->bold, st->off, r->cur_workers);
+    } else if (tr->imported) {
+        gs_out_printf(o, "%sloader%s   %s\n", st->bold, st->off,
+                      r->cur_workers == 0
+                          ? "num_workers=0 (the trace's single-process iterator): the main "
+                            "process loads; its I/O and CPU are not in a PyTorch profiler trace"
+                          : tr->workers_unseen ? "worker processes (multi-process iterator): not in "
+                                             "a PyTorch profiler trace, count unknown"
+                                           : "not in a PyTorch profiler trace");
     } else {
         gs_out_printf(o, "%sloader%s   no loader worker traced\n",
                       st->bold, st->off);

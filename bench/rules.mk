@@ -27,3 +27,14 @@ $(BUILD)/bench/gen_bigtrace: bench/gen_bigtrace.c $(TRACE_SRC) $(wildcard trace/
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+
+# json_libs: the JSON libraries the import's parser was chosen against
+# (docs/import.md); built only when their -dev packages are installed.
+ifneq ($(wildcard /usr/include/yajl/yajl_parse.h /usr/include/cjson/cJSON.h /usr/include/json-c/json.h),)
+BENCH_BINS += $(BUILD)/bench/json_libs
+bench-bins: $(BUILD)/bench/json_libs
+$(BUILD)/bench/json_libs: bench/json_libs.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $< -lyajl -lcjson -ljson-c
+endif

@@ -4,4 +4,5 @@ set -eu
 "${PYTHON:-/usr/bin/python3}" bench/bench_cuda.py
 "${PYTHON:-/usr/bin/python3}" bench/bench_stacks.py
 "${PYTHON:-/usr/bin/python3}" bench/bench_report.py
+"${PYTHON:-/usr/bin/python3}" bench/bench_import.py
 exec "${PYTHON:-/usr/bin/python3}" bench/bench_collector.py "$@"

@@ -162,6 +162,9 @@ enum gs_note_code {
     GS_NOTE_OUTPUT_FAILED = 1,     /* trace output failed: tracing stopped */
     GS_NOTE_CUPTI_UNAVAILABLE = 2, /* no usable CUPTI: CUDA calls, no GPU activity */
     GS_NOTE_CUPTI_BUSY = 3,        /* another profiler holds CUPTI: the same */
+    /* written by `gpustarve import` (docs/import.md), not by the collector */
+    GS_NOTE_IMPORTED = 4,          /* converted from another profiler's trace, str names it */
+    GS_NOTE_WORKERS_UNSEEN = 5,    /* its DataLoader ran worker processes it did not record */
 };
 
 /* fd kinds */
