@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "an_decide.h"
-#include "gs_test.h"
+#include "gs_check.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 
@@ -215,5 +215,5 @@ int main(void)
     test_num_workers();
     test_storage();
     test_pin_memory();
-    return gs_t_finish("test_decide");
+    return gs_check_done("test_decide");
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gs_test.h"
+#include "gs_check.h"
 #include "out_json.h"
 
 /* Run fn on a writer over a memory stream; the text into buf. */
@@ -146,5 +146,5 @@ int main(void)
     test_every_byte();
     test_utf8();
     test_structure();
-    return gs_t_finish("test_out_json");
+    return gs_check_done("test_out_json");
 }
