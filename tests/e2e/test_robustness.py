@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 
@@ -436,6 +437,66 @@ def test_events_survive_the_death_of_the_process(built, tmp_path, how, threads):
     assert all(d["dropped"] == 0 and d["lost"] == 0 for d in drops)
 
 
+# The program counts each pread it completed in a file it maps (the count
+# survives it); another thread of it dies at a count, while the writer is
+# flushing every 10 ms: frames are being written, some torn, at the instant.
+DIE_MIDWAY = r"""
+import ctypes, mmap, os, signal, struct, sys, threading, time
+path, counts, how, nthreads, at = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+fd = os.open(path, os.O_RDONLY)
+cf = os.open(counts, os.O_RDWR)
+m = mmap.mmap(cf, 4096)
+def reads(k):
+    i = 0
+    while True:
+        os.pread(fd, 4096, 4096 * (i % 16))
+        i += 1
+        struct.pack_into("Q", m, 8 * k, i)
+for k in range(nthreads):
+    threading.Thread(target=reads, args=(k,), daemon=True).start()
+while sum(struct.unpack_from("%dQ" % nthreads, m)) < at:
+    time.sleep(0.002)
+if how == "segv":
+    ctypes.string_at(0)
+elif how == "abort":
+    os.abort()
+else:
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+@pytest.mark.parametrize("how", sorted(DEATHS))
+def test_death_while_flushing_loses_nothing_uncounted(built, tmp_path, how, threads):
+    """Death at an arbitrary instant while frames are being written (flush
+    every 10 ms, reads going on in every thread): every pread the program
+    completed is in the trace or counted dropped, none twice — the trace
+    file's frames and the live file's rings meet exactly — and the trace
+    says how the process ended."""
+    data = tmp_path / "blob"
+    data.write_bytes(os.urandom(16 * 4096))
+    counts = tmp_path / "counts"
+    counts.write_bytes(bytes(4096))
+    at = 20000 + 7919 * threads
+    env = clean_env(GPUSTARVE_FLUSH_MS="10")
+    p = run_traced([PY, "-c", DIE_MIDWAY, str(data), str(counts), how, str(threads), str(at)],
+                   tmp_path / "run", env=env)
+    assert p.returncode == DEATHS[how][1], p.stderr.decode()
+    made = sum(struct.unpack_from("%dQ" % threads, counts.read_bytes()))
+    assert made >= at
+    recs, err, code = dump(tmp_path / "run")
+    assert code == 0, err
+    kept = len([r for r in recs if r.get("path") == str(data) and r["kind"].startswith("pread")])
+    drops = [r for r in recs if r["kind"] == "drops"]
+    dropped = max([d["dropped"] for d in drops], default=0)  # cumulative
+    lost = max([d["lost"] for d in drops], default=0)
+    assert lost == 0
+    # a thread may have been killed between its pread and its count
+    assert made <= kept + dropped <= made + threads, (made, kept, dropped)
+    notes = [r for r in recs if r["kind"] == "note" and r["code"] == 6]
+    assert len(notes) == 1 and DEATHS[how][2] in notes[0]["text"], notes
+
+
 # ---- counts that add up -------------------------------------------------------------
 
 COUNTS = r"""
@@ -622,6 +683,35 @@ def test_warnings_tracebacks_and_inspect_see_no_gpustarve(built, tmp_path, pytho
     # the traced run did go through gpustarve's wrappers
     recs, _, _ = dump(tmp_path / "run")
     assert any(r["kind"] == "fetch_begin" for r in recs)
+
+
+WARNS = r"""
+from torch.utils.data import DataLoader
+it = iter(DataLoader(list(range(4)), batch_size=2, pin_memory=True))  # no accelerator: torch warns
+print(next(it))
+"""
+
+
+@pytest.mark.parametrize("flags", [[], ["-W", "ignore::UserWarning:torch.utils.data.dataloader"],
+                                   ["-W", "error::UserWarning:torch.utils.data.dataloader"]],
+                         ids=["default", "ignore-by-module", "error-by-module"])
+def test_command_line_warning_filters_act_as_untraced(built, tmp_path, flags):
+    """Under torch 2.x, `python -W action::UserWarning:torch.utils.data.dataloader`
+    does to the DataLoader's own warning traced what it does untraced: the
+    same stderr (torch's file and line), the same exit status."""
+    if not os.path.exists(VENV_PY):
+        pytest.skip("%s is missing (make venv)" % VENV_PY)
+    cmd = [VENV_PY] + flags + ["-c", WARNS]
+    plain = run_plain(cmd)
+    traced = run_traced(cmd, tmp_path / "run")
+    ours = [l for l in traced.stderr.decode().splitlines() if l.startswith("gpustarve: ")]
+    assert len(ours) == 2, traced.stderr.decode()  # "tracing to", "traced ... events"
+    theirs = "".join(l + "\n" for l in traced.stderr.decode().splitlines() if l not in ours)
+    assert (traced.returncode, traced.stdout, theirs) == (plain.returncode, plain.stdout,
+                                                          plain.stderr.decode())
+    assert ("dataloader.py" in theirs) == (flags == [] or flags[1].startswith("error"))
+    if flags and flags[1].startswith("error"):
+        assert plain.returncode == 1
 
 
 def test_each_run_warns_for_itself(built, tmp_path):
