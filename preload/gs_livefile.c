@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -41,6 +42,12 @@
 #define SLOTS_FIRST 8u
 #define SLOTS_SPARE 4u
 #define VIRTUAL_MAX (64ull << 30)
+/* RATIONALE: the mapping is address space the program may count on: under a
+ * finite RLIMIT_AS (`ulimit -v`, some batch schedulers) the live file takes
+ * 1/32 of the limit at most (2 GiB: 64 MiB, a quarter of it string log), so
+ * a program that fits in its limit untraced still fits traced (1.1 GiB of
+ * mapping once made a 1.5 GiB allocation fail under `ulimit -v 2000000`). */
+#define AS_SHARE 32u
 
 static gs_live_header *g_live;
 static uint64_t g_size;
@@ -80,6 +87,19 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
     if (slots * slot_bytes > VIRTUAL_MAX)
         slots = VIRTUAL_MAX / slot_bytes;
     uint64_t strlog_cap = STRLOG_CAP;
+    struct rlimit as;
+    if (syscall(SYS_prlimit64, 0, RLIMIT_AS, NULL, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+        const uint64_t budget = (uint64_t)as.rlim_cur / AS_SHARE;
+        uint64_t log = (budget / 4) & ~(STRLOG_CHUNK - 1);
+        if (log < STRLOG_CHUNK)
+            log = STRLOG_CHUNK;
+        if (log < strlog_cap)
+            strlog_cap = log;
+        const uint64_t fixed = GS_LIVE_HEADER_SIZE + strlog_cap;
+        const uint64_t room = budget > fixed ? (budget - fixed) / slot_bytes : 0;
+        if (room < slots)
+            slots = room;
+    }
     const uint64_t strlog_off = GS_LIVE_HEADER_SIZE;
     uint64_t slots_off = (strlog_off + strlog_cap + 4095) & ~4095ull;
     uint64_t size = slots_off + slots * slot_bytes;

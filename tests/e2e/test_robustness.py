@@ -11,6 +11,7 @@ import tempfile
 
 import pytest
 
+import gstest
 from conftest import CLI, PRELOAD, PY, READ_DATASET, clean_env, dump, run_plain, run_traced
 
 # The parent kills the child once the child's reads are on disk, as the
@@ -495,6 +496,34 @@ def test_death_while_flushing_loses_nothing_uncounted(built, tmp_path, how, thre
     assert made <= kept + dropped <= made + threads, (made, kept, dropped)
     notes = [r for r in recs if r["kind"] == "note" and r["code"] == 6]
     assert len(notes) == 1 and DEATHS[how][2] in notes[0]["text"], notes
+
+
+AS_SCRIPT = r"""
+import mmap, resource
+limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+live = 0
+for line in open("/proc/self/maps"):
+    f = line.split()
+    if len(f) > 5 and f[5].endswith(".live"):
+        a, b = (int(x, 16) for x in f[0].split("-"))
+        live += b - a
+m = mmap.mmap(-1, 1400 << 20)   # fits in 2,000,000 KiB untraced, with ~500 MiB to spare
+print("mapped", live <= limit // 32)
+"""
+
+
+def test_live_file_fits_in_an_address_space_limit(built, tmp_path):
+    """Under `ulimit -v` the live file's mapping takes 1/32 of the limit at
+    most: a program that maps 1.4 GiB of a 1.9 GiB limit does so traced as
+    untraced (the full-size mapping, 1.1 GiB, once made it fail)."""
+    if gstest.SAN_LIB:
+        pytest.skip("AddressSanitizer's shadow memory needs an unlimited address space")
+    cmd = ["bash", "-c", 'ulimit -v 2000000 && exec "$0" -c "$1"', PY, AS_SCRIPT]
+    plain = run_plain(cmd)
+    traced = run_traced(cmd, tmp_path / "run")
+    assert plain.returncode == 0, plain.stderr.decode()
+    assert traced.returncode == 0, traced.stderr.decode()
+    assert plain.stdout == traced.stdout == b"mapped True\n"
 
 
 # ---- counts that add up -------------------------------------------------------------
