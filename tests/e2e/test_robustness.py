@@ -535,9 +535,11 @@ data, nreads = sys.argv[1], int(sys.argv[2])
 r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
-    # the worker's trace file stops growing at 64 KiB: every write after
-    # that fails (EFBIG), as on a full disk
-    resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+    # "fsize": the worker's trace file stops growing at 64 KiB: every write
+    # after that fails (EFBIG); "full": the run directory is on a small
+    # file system, which the worker's reads fill (ENOSPC)
+    if sys.argv[3] == "fsize":
+        resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
     os.close(r)
     fd = os.open(data, os.O_RDONLY)
     for i in range(nreads):
@@ -563,29 +565,35 @@ def _totals_line(stderr):
     return tuple(int(x) for x in m.groups())
 
 
-def test_run_dump_and_report_count_the_same_and_account_for_everything(built, tmp_path):
-    """A worker whose writes fail mid-run: run, dump --summary and report all
-    say the same events / dropped / lost, the loss is counted (it was
-    0 lost before: the count could not be written to the full file), and
-    every pread the worker made is either in the trace or in that count."""
+@pytest.mark.parametrize("how", ["fsize", "full"])
+def test_run_dump_and_report_count_the_same_and_account_for_everything(built, tmp_path, how,
+                                                                       request):
+    """A worker whose writes fail mid-run (a file size limit, or a file system
+    that fills up): run, dump --summary and report all say the same events /
+    dropped / lost, the loss is counted (it was 0 lost before: the count
+    could not be written to the full file), and every pread the worker made
+    is either in the trace or in that count."""
     data = tmp_path / "blob"
     data.write_bytes(os.urandom(64 * 512))
     nreads = 200000
-    p = run_traced([PY, "-c", COUNTS, str(data), str(nreads)], tmp_path / "run")
+    run_dir = tmp_path / "run"
+    if how == "full":
+        run_dir = request.getfixturevalue("small_tmpfs") + "/run"
+    p = run_traced([PY, "-c", COUNTS, str(data), str(nreads), how], run_dir)
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout == b"done\n"
     assert len(warnings_of(p.stderr)) == 1
     procs, events, dropped, lost = _totals_line(p.stderr)
     assert procs == 2 and lost > 0
-    s = subprocess.run([CLI, "dump", "--summary", "--json", str(tmp_path / "run")],
+    s = subprocess.run([CLI, "dump", "--summary", "--json", str(run_dir)],
                        capture_output=True)
     total = json.loads(s.stdout.decode().splitlines()[-1])
     assert (total["events"], total["dropped"], total["lost"]) == (events, dropped, lost)
-    r = subprocess.run([CLI, "report", "--json", str(tmp_path / "run")], capture_output=True)
+    r = subprocess.run([CLI, "report", "--json", str(run_dir)], capture_output=True)
     assert r.returncode == 0, r.stderr.decode()
     rep = json.loads(r.stdout)["run"]
     assert (rep["events"], rep["dropped"], rep["lost"]) == (events, dropped, lost)
-    recs, _, _ = dump(tmp_path / "run", check=False)
+    recs, _, _ = dump(run_dir, check=False)
     worker = [pr for pr in recs if pr["kind"] == "process"][1]["pid"]
     preads = [x for x in recs if x.get("pid") == worker and x["kind"].startswith("pread")]
     assert len(preads) < nreads  # most of them could not be written
@@ -749,6 +757,6 @@ def test_each_run_warns_for_itself(built, tmp_path):
     data = tmp_path / "blob"
     data.write_bytes(os.urandom(64 * 512))
     for attempt in range(2):
-        p = run_traced([PY, "-c", COUNTS, str(data), "50000"], tmp_path / "run")
+        p = run_traced([PY, "-c", COUNTS, str(data), "50000", "fsize"], tmp_path / "run")
         assert p.returncode == 0, p.stderr.decode()
         assert len(warnings_of(p.stderr)) == 1, (attempt, p.stderr.decode())
