@@ -60,6 +60,10 @@ enum {
     GS_WARN_FD = 1u << 4,    /* no descriptor out of the program's way */
 };
 int gs_out_warn_init(void);
+/* 1 when a file may grow to `end` bytes under RLIMIT_FSIZE: past the limit,
+ * write, ftruncate and fallocate raise SIGXFSZ, whose default action kills
+ * the program, so the collector checks before it makes a file grow. */
+int gs_fsize_allows(uint64_t end);
 /* Print "gpustarve: warning: WHAT PATH[: strerror(err)]; tracing stopped"
  * unless a warning of this kind was printed already in this run. */
 void gs_out_warn(unsigned kind, const char *what, const char *path, int err);
@@ -149,6 +153,9 @@ void gs_live_counts(uint64_t dropped_base, uint64_t lost, uint32_t stack_every);
 void gs_live_end(unsigned how, uint32_t status);
 /* Everything is in the trace file: the live file goes. */
 void gs_live_remove(void);
+/* Tracing stopped before this process recorded anything: the live file
+ * goes (unlinked and unmapped), so no reader takes the process for killed. */
+void gs_live_discard(void);
 /* Fork child: unmap the parent's live file without touching it. */
 void gs_live_after_fork_child(void);
 /* ---- GPU sources (gs_source.c; the seam itself is sink/gs_sink.h) ---- */

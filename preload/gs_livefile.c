@@ -66,6 +66,8 @@ static int alloc_range(int fd, uint64_t off, uint64_t len)
 {
     if (len == 0)
         return 0;
+    if (!gs_fsize_allows(off + len))
+        return -EFBIG;
     return syscall(SYS_fallocate, fd, 0, (off_t)off, (off_t)len) == 0 ? 0 : -errno;
 }
 
@@ -109,13 +111,14 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
      * where the count of events that could not be written is kept. Log and
      * slots come after, as far as the disk allows; where the file cannot
      * even be laid out (RLIMIT_FSIZE), it is the header alone. */
-    if (syscall(SYS_ftruncate, (int)fd, (off_t)size) != 0) {
+    if (!gs_fsize_allows(size) || syscall(SYS_ftruncate, (int)fd, (off_t)size) != 0) {
         slots = 0;
         strlog_cap = 0;
         slots_off = size = GS_LIVE_HEADER_SIZE;
     }
     const uint32_t first = slots < SLOTS_FIRST ? (uint32_t)slots : SLOTS_FIRST;
-    if ((size == GS_LIVE_HEADER_SIZE && syscall(SYS_ftruncate, (int)fd, (off_t)size) != 0) ||
+    if ((size == GS_LIVE_HEADER_SIZE &&
+         (!gs_fsize_allows(size) || syscall(SYS_ftruncate, (int)fd, (off_t)size) != 0)) ||
         alloc_range((int)fd, 0, GS_LIVE_HEADER_SIZE) != 0 ||
         syscall(SYS_fstat, (int)fd, &st) != 0 ||
         (p = (void *)syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd,
@@ -289,6 +292,14 @@ void gs_live_remove(void)
     if (g_live && g_path[0])
         syscall(SYS_unlinkat, AT_FDCWD, g_path, 0);
     g_path[0] = 0;
+}
+
+void gs_live_discard(void)
+{
+    gs_live_remove();
+    if (g_live)
+        syscall(SYS_munmap, g_live, g_size);
+    g_live = NULL;
 }
 
 void gs_live_after_fork_child(void)

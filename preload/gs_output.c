@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -340,8 +341,21 @@ static int park_high(int fd)
     return hi >= 0 ? (int)hi : -err;
 }
 
+int gs_fsize_allows(uint64_t end)
+{
+    struct rlimit rl;
+    if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) != 0)
+        return 1;
+    return rl.rlim_cur == RLIM_INFINITY || end <= (uint64_t)rl.rlim_cur;
+}
+
+/* RATIONALE: the trace file is written sequentially: its size is where the
+ * next bytes go. EFBIG (counted lost, one warning) instead of SIGXFSZ. */
 static int write_all(int fd, const void *buf, size_t len)
 {
+    struct stat st;
+    if (syscall(SYS_fstat, fd, &st) == 0 && !gs_fsize_allows((uint64_t)st.st_size + len))
+        return -EFBIG;
     const char *p = buf;
     while (len > 0) {
         long n = syscall(SYS_write, fd, p, len);
@@ -640,6 +654,7 @@ int gs_out_open(int forked)
     }
     if (hi < 0) {
         g_dead = 1;
+        gs_live_discard(); /* nothing recorded: this process is not traced */
         gs_out_warn(GS_WARN_FD, "cannot keep the trace file out of the program's descriptors (no "
                     "descriptor 900 under RLIMIT_NOFILE) for", g_path, 0);
         return -1;

@@ -650,7 +650,8 @@ void gs_perfmap_copy(const char *trace_path)
             long n = syscall(SYS_read, (int)in, buf, sizeof buf);
             if (n <= 0)
                 break;
-            if (syscall(SYS_write, (int)out, buf, (size_t)n) != n)
+            if (!gs_fsize_allows(total + (uint64_t)n) ||
+                syscall(SYS_write, (int)out, buf, (size_t)n) != n)
                 break;
             total += (uint64_t)n;
         }
