@@ -60,6 +60,9 @@ enum {
     GS_WARN_FD = 1u << 4,    /* no descriptor out of the program's way */
 };
 int gs_out_warn_init(void);
+/* msg on the program's stderr, only while descriptor 2 is still the file it
+ * was when this image started (never into a file the program put there). */
+void gs_out_say(const char *msg, size_t n);
 /* 1 when a file may grow to `end` bytes under RLIMIT_FSIZE: past the limit,
  * write, ftruncate and fallocate raise SIGXFSZ, whose default action kills
  * the program, so the collector checks before it makes a file grow. */

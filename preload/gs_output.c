@@ -70,12 +70,20 @@ static unsigned g_wait_ms;       /* bound on each write (exit paths), 0 = none *
 static char g_pending[PATH_MAX + 256]; /* a warning made on the file thread */
 static __thread int t_in_ft GS_TLS_IE; /* this is the file thread */
 
+static dev_t g_err_dev; /* what descriptor 2 was when this image started */
+static ino_t g_err_ino;
+static int g_err_known;
+
 int gs_out_warn_init(void)
 {
     long p = syscall(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == -1)
         return -1;
     g_warned = (_Atomic unsigned *)p;
+    struct stat st;
+    g_err_known = syscall(SYS_fstat, 2, &st) == 0;
+    g_err_dev = g_err_known ? st.st_dev : 0;
+    g_err_ino = g_err_known ? st.st_ino : 0;
     return 0;
 }
 
@@ -106,8 +114,16 @@ uint64_t gs_out_size(void)
 
 /* ---- warnings --------------------------------------------------------------- */
 
-static void say(const char *msg, size_t n)
+
+/* RATIONALE: a program that closed its stderr may have a file of its own
+ * at number 2 now (daemons do): a warning goes to descriptor 2 only while
+ * it is still the file it was when this image started. */
+void gs_out_say(const char *msg, size_t n)
 {
+    struct stat st;
+    if (!g_err_known || syscall(SYS_fstat, 2, &st) != 0 || st.st_dev != g_err_dev ||
+        st.st_ino != g_err_ino)
+        return;
     ssize_t w = write(2, msg, n);
     (void)w;
 }
@@ -147,7 +163,7 @@ void gs_out_warn(unsigned kind, const char *what, const char *path, int err)
         snprintf(g_pending, sizeof g_pending, "%s", msg);
         return;
     }
-    say(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    gs_out_say(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
 void gs_out_fail(const char *what, int err)
@@ -580,7 +596,7 @@ void gs_out_run(void (*fn)(void *), void *arg)
         return;
     }
     if (g_pending[0]) {
-        say(g_pending, strlen(g_pending));
+        gs_out_say(g_pending, strlen(g_pending));
         g_pending[0] = 0;
     }
 }

@@ -105,10 +105,8 @@ void gs_sink_warn(enum gs_note_code code, const char *text)
 {
     char line[GS_STRING_MAX + 64];
     int n = snprintf(line, sizeof line, "gpustarve: warning: %s\n", text);
-    if (n > 0) {
-        ssize_t w = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-        (void)w;
-    }
+    if (n > 0)
+        gs_out_say(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     if (!atomic_load(&gs_on))
         return;
     gs_sink_held h = gs_sink_hold();

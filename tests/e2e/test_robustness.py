@@ -600,35 +600,59 @@ def test_run_dump_and_report_count_the_same_and_account_for_everything(built, tm
     assert len(preads) + dropped + lost >= nreads
 
 
-def test_two_kinds_of_trouble_two_warnings_and_no_signal(built, tmp_path):
+def test_two_kinds_of_trouble_two_warnings_and_no_signal(built, dataset, tmp_path):
     """One process cannot keep its trace out of the program's descriptors
-    (`ulimit -n 256` where unshare is refused), another runs under
-    `ulimit -f 16`: each kind is warned once; the second is not killed by
-    SIGXFSZ (the collector never grows a file past RLIMIT_FSIZE: its trace
+    (`ulimit -n 256` where unshare is refused), another reads a dataset
+    under `ulimit -f 16`: each kind is warned once; the second is not killed
+    by SIGXFSZ (the collector never grows a file past RLIMIT_FSIZE: its trace
     stops, counted lost); the first, never traced, is not reported as
     killed."""
+    root, _ = dataset
     noshare = os.path.join(gstest.BUILD, "tests", "hooks", "hk_noshare")
     gstest.require(noshare)
-    data = tmp_path / "blob"
-    data.write_bytes(os.urandom(8 << 20))
     script = ('(ulimit -n 256; exec cat "$0" >/dev/null); '
-              '(ulimit -f 16; exec dd if="$0" of=/dev/null bs=512 status=none); echo "dd $?"')
-    cmd = [noshare, "bash", "-c", script, str(data)]
+              '(ulimit -f 16; exec "$1" "$2" --mode pread --chunk 512 --exit 5); echo "status $?"')
+    cmd = [noshare, "bash", "-c", script, "/etc/hostname", READ_DATASET, root]
     plain = run_plain(cmd)
     traced = run_traced(cmd, tmp_path / "run")
     assert plain.returncode == traced.returncode == 0, traced.stderr.decode()
-    assert plain.stdout == traced.stdout == b"dd 0\n"
+    assert plain.stdout == traced.stdout and plain.stdout.endswith(b"status 5\n"), traced.stdout
     warns = warnings_of(traced.stderr)
-    # RATIONALE: the FD kind always; the size-limit kind in almost every run
-    # (once in ~25 runs on a loaded machine it was missing while the loss was
-    # counted: an open question, not a promise this test makes)
-    assert "descriptor" in warns[0], traced.stderr.decode()
-    assert len(warns) <= 2 and all("File too large" in w for w in warns[1:]), warns
+    assert len(warns) == 2, traced.stderr.decode()
+    assert "descriptor" in warns[0] and "File too large" in warns[1], warns
     procs, events, dropped, lost = _totals_line(traced.stderr)
     assert lost > 0 and b"ended abruptly" not in traced.stderr
     recs, _, _ = dump(tmp_path / "run", check=False)
     notes = [r for r in recs if r["kind"] == "note" and r["code"] == 6]
     assert all("killed" not in n["text"] and "signal" not in n["text"] for n in notes), notes
+
+
+CLOSED_STDERR = r"""
+import os, resource, sys
+data, mine = sys.argv[1], sys.argv[2]
+os.close(2)
+fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+assert fd == 2
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))   # the trace stops: a warning
+src = os.open(data, os.O_RDONLY)
+for i in range(100000):
+    os.pread(src, 512, 512 * (i % 64))
+os.write(2, b"mine\n")
+print("done")
+"""
+
+
+def test_warning_never_lands_in_a_file_at_descriptor_2(built, tmp_path):
+    """A program closes its stderr and opens a file of its own, which gets
+    number 2; then tracing fails. The warning is not written into that file
+    (it holds exactly what the program wrote)."""
+    data = tmp_path / "blob"
+    data.write_bytes(os.urandom(64 * 512))
+    mine = tmp_path / "mine.log"
+    p = run_traced([PY, "-c", CLOSED_STDERR, str(data), str(mine)], tmp_path / "run")
+    assert p.returncode == 0 and p.stdout == b"done\n", p.stderr.decode()
+    assert mine.read_bytes() == b"mine\n"
+    assert os.path.exists(tmp_path / "run" / ".warned-8")  # the trouble did happen
 
 
 # ---- hostile traces cost bounded time and memory -------------------------------------
