@@ -24,7 +24,13 @@
 #include "gs_ring.h"
 #include "gs_stacks.h"
 
-gs_config gs_cfg = {.flush_ms = 200, .ring_events = 16384, .zstd_level = 3};
+/* RATIONALE: 32768 events per ring: a ring's records stay in it until the
+ * frame that holds them is written (docs/collector-safety.md, "Nothing lost
+ * when a process dies"), so while the writer compresses and writes, the
+ * producer has only what is left; with 16384, a tight pread loop on a loaded
+ * 2-core machine dropped 28-75% of its events (main's collector, which frees
+ * ring space at copy time, 23-37%); with 32768, 0-8% (docs/collector-safety.md). */
+gs_config gs_cfg = {.flush_ms = 200, .ring_events = 32768, .zstd_level = 3};
 _Atomic int gs_on;
 _Atomic int gs_inited;
 _Atomic pid_t gs_pid;
@@ -64,7 +70,7 @@ static void read_config(void)
     const char *d = getenv("GPUSTARVE_DISABLE");
     gs_cfg.disabled = d && d[0] && strcmp(d, "0") != 0;
     gs_cfg.flush_ms = (unsigned)env_u64("GPUSTARVE_FLUSH_MS", 200, 1, 60000);
-    gs_cfg.ring_events = env_u64("GPUSTARVE_RING_EVENTS", 16384, 64, 1u << 24);
+    gs_cfg.ring_events = env_u64("GPUSTARVE_RING_EVENTS", 32768, 64, 1u << 24);
     gs_cfg.zstd_level = (int)env_u64("GPUSTARVE_ZSTD_LEVEL", 3, 1, 19);
     gs_cfg.clock = getenv("GPUSTARVE_CLOCK");
 }

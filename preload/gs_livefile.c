@@ -31,14 +31,14 @@
 
 /* RATIONALE: sizes are virtual (a sparse file); blocks are allocated in
  * chunks as threads appear and strings are interned: 64 MiB of log holds
- * several hundred thousand paths, 1024 slots far more recording threads than
+ * several hundred thousand paths, 512 slots far more recording threads than
  * a process has at once (slots are reused when threads end). Blocks for 8
  * slots are allocated at start, then the writer keeps 4 spare (a thread's
  * first event pokes it). A thread that finds no allocated slot gets an
  * anonymous ring: traced as before, only not recoverable after a crash. */
 #define STRLOG_CAP (64ull << 20)
 #define STRLOG_CHUNK (1ull << 20)
-#define SLOTS_MAX 1024u
+#define SLOTS_MAX 512u
 #define SLOTS_FIRST 8u
 #define SLOTS_SPARE 4u
 #define VIRTUAL_MAX (64ull << 30)

@@ -30,7 +30,7 @@ static __thread int t_exiting GS_TLS_IE; /* key destructor ran: no new ring */
 static gs_ring *_Atomic g_rings[GS_RING_MAX];
 static _Atomic uint32_t g_nrings;
 static _Atomic uint64_t g_dropped_noring; /* events of threads without a ring */
-static uint64_t g_ring_cap = 16384;
+static uint64_t g_ring_cap = 32768;
 static pthread_key_t g_key;
 static int g_key_ok;
 
