@@ -359,19 +359,25 @@ print("done")
 """
 
 
-def test_child_that_closes_everything_and_execs(built, tmp_path):
+@pytest.mark.parametrize("table", ["own", "shared"])
+def test_child_that_closes_everything_and_execs(built, tmp_path, table):
     """A forked child that closes every descriptor and execs: no warning,
     tracing goes on in parent and child, and the parent's numbering is its
-    own after it closes everything too."""
+    own after it closes everything too — with the trace file in a table of
+    its own, and in the program's table (unshare refused, as in containers)."""
     data = tmp_path / "blob"
     data.write_bytes(os.urandom(5000))
-    p = run_traced([PY, "-c", FORK_CLOSE_EXEC, str(data)], tmp_path / "run")
+    wrap = []
+    if table == "shared":
+        wrap = [os.path.join(gstest.BUILD, "tests", "hooks", "hk_noshare")]
+        gstest.require(wrap[0])
+    p = run_traced(wrap + [PY, "-c", FORK_CLOSE_EXEC, str(data)], tmp_path / "run")
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout == b"done\n"
     assert warnings_of(p.stderr) == []
     recs, _, code = dump(tmp_path / "run")
     assert code == 0
-    procs = [r for r in recs if r["kind"] == "process"]
+    procs = [r for r in recs if r["kind"] == "process" and not r["argv"][0].endswith("hk_noshare")]
     assert len(procs) == 3  # python, the forked child, cat after its exec
     reads = [r for r in recs if r.get("path") == str(data) and r["kind"] == "read"]
     assert {r["pid"] for r in reads} >= {procs[0]["pid"]}
