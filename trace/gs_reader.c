@@ -135,6 +135,7 @@ struct gs_reader {
     int saw_exit, saw_exec;
     int phase;
     int frames_rc; /* how the frames ended: 0 or a gs_err */
+    int torn;      /* the last frame was being written when the process died */
     gs_recovery *rec;
     gs_event tail_ev[4];
     size_t ntail;
@@ -483,6 +484,15 @@ static void start_recovery(gs_reader *r)
     r->phase = PH_RECOVER;
 }
 
+/* The note's words for a frame cut short by the death (torn_in_flight). */
+static void add_torn(const gs_reader *r, char *text, size_t cap)
+{
+    const size_t n = strlen(text);
+    if (r->torn && n < cap)
+        snprintf(text + n, cap - n, "; the frame it was writing when it died was cut short, "
+                                    "its events are among those recovered");
+}
+
 /* After the last recovered record: the records that say how it ended and
  * what was dropped or lost, where the file itself does not say it. */
 static void finish(gs_reader *r)
@@ -498,7 +508,7 @@ static void finish(gs_reader *r)
             lost = h->lost;
         lost += gs_recovery_skipped(r->rec);
         const uint64_t end_ts = h->end_ts > ts ? h->end_ts : ts;
-        char text[256];
+        char text[384];
         const unsigned long long rec = (unsigned long long)r->tot.recovered;
         if (!r->saw_exit && !r->saw_exec && h->end == GS_LIVE_SIGNAL) {
             const char *abbrev = sigabbrev_np((int)h->end_status);
@@ -506,6 +516,7 @@ static void finish(gs_reader *r)
                      "the process died of signal %u (SIG%s: a crash or an abort); %llu events "
                      "recovered from its live file",
                      h->end_status, abbrev ? abbrev : "?", rec);
+            add_torn(r, text, sizeof text);
             tail_note(r, end_ts, GS_NOTE_ABRUPT, text);
             gs_event *e = tail_event(r, GS_K_EXIT, end_ts);
             e->aux = h->end_status;
@@ -515,6 +526,7 @@ static void finish(gs_reader *r)
             snprintf(text, sizeof text,
                      "the exit record is missing from the trace file (its output failed); "
                      "%llu events recovered from its live file", rec);
+            add_torn(r, text, sizeof text);
             tail_note(r, end_ts, GS_NOTE_ABRUPT, text);
             gs_event *e = tail_event(r, GS_K_EXIT, end_ts);
             e->aux = h->end_status;
@@ -523,10 +535,12 @@ static void finish(gs_reader *r)
             snprintf(text, sizeof text,
                      "no exit record: the process was killed (SIGKILL, out of memory) or was "
                      "still running when read; %llu events recovered from its live file", rec);
+            add_torn(r, text, sizeof text);
             tail_note(r, ts, GS_NOTE_ABRUPT, text);
             r->tot.ended = GS_END_ABRUPT;
         } else if (rec) {
             snprintf(text, sizeof text, "%llu events recovered from the live file", rec);
+            add_torn(r, text, sizeof text);
             tail_note(r, ts, GS_NOTE_ABRUPT, text);
         }
     }
@@ -589,6 +603,28 @@ static int reserve(gs_reader *r, size_t want)
     return 0;
 }
 
+/* RATIONALE: a process killed while the writer wrote a frame leaves that
+ * frame cut short at the end of its trace file. The live file says so: its
+ * pend_end (where the frame would have ended) is past the file's end, and
+ * the frame starts before it; the rings' tails had not moved, so every
+ * record of that frame is recovered from them. That is not damage, and
+ * nothing is lost. */
+static int torn_in_flight(gs_reader *r)
+{
+    if (!r->rec)
+        return 0;
+    const gs_live_header *h = gs_recovery_header(r->rec);
+    const uint64_t pend_end = h->pend_end;
+    if (pend_end == 0 || r->size >= pend_end || r->off >= pend_end)
+        return 0;
+    gs_frame_header fh;
+    size_t got = 0;
+    if (read_full(r->fd, &fh, sizeof fh, r->off, &got) < 0)
+        return 0;
+    /* a whole header must say the frame is the one in flight */
+    return got < sizeof fh || r->off + sizeof fh + fh.comp_size == pend_end;
+}
+
 /* The frames are done (rc 0) or failed (rc < 0): the live file and the
  * closing records next, then rc. */
 static int after_frames(gs_reader *r, int rc, const gs_event **events, size_t *n)
@@ -596,6 +632,10 @@ static int after_frames(gs_reader *r, int rc, const gs_event **events, size_t *n
     if (r->phase == PH_FRAMES) {
         r->frames_rc = rc;
         start_recovery(r);
+        if (rc == GS_ERR_TRUNCATED && torn_in_flight(r)) {
+            r->frames_rc = 0;
+            r->torn = 1;
+        }
     }
     if (r->phase == PH_RECOVER) {
         if (reserve(r, GS_READ_BATCH) != 0)

@@ -532,6 +532,44 @@ def test_live_file_fits_in_an_address_space_limit(built, tmp_path):
     assert plain.stdout == traced.stdout == b"mapped True\n"
 
 
+@pytest.mark.parametrize("in_flight", [True, False], ids=["in-flight", "other-damage"])
+def test_frame_cut_short_by_death_is_recovered_not_damage(built, tmp_path, in_flight):
+    """A process killed while its writer wrote a frame leaves that frame cut
+    short at the end of its trace; its live file says a frame was in flight
+    up to pend_end. The reader takes it as the death it is: exit 0, every
+    event recovered from the rings, a note that says so. A cut frame the
+    live file does not account for is still damage (exit 2).
+    (A real SIGKILL lands in that window rarely; the window is made here from
+    a crash whose records are all in the live file: the frame in flight is
+    appended cut short, and pend_end set as the writer sets it.)"""
+    data = tmp_path / "blob"
+    data.write_bytes(os.urandom(16 * 4096))
+    env = clean_env(GPUSTARVE_FLUSH_MS="60000", GPUSTARVE_RING_EVENTS="32768")
+    p = run_traced([PY, "-c", DIE_SCRIPT, str(data), "segv", "1"], tmp_path / "run", env=env)
+    assert p.returncode == 139, p.stderr.decode()
+    lives = [f for f in os.listdir(tmp_path / "run") if f.endswith(".live")]
+    assert len(lives) == 1
+    live = tmp_path / "run" / lives[0]
+    trace = tmp_path / "run" / (lives[0][:-len(".live")] + ".gst")
+    size = trace.stat().st_size
+    comp = 4000
+    with open(trace, "ab") as f:  # GS_FRAME_MAGIC, comp_size, raw_size, nrec, then a part
+        f.write(struct.pack("<IIII", 0x52465347, comp, 9000, 300) + os.urandom(1500))
+    with open(live, "r+b") as f:   # gs_live_header.pend_end (trace/gs_live.h)
+        f.seek(160)
+        f.write(struct.pack("<Q", size + 16 + comp if in_flight else 0))
+    recs, err, code = dump(tmp_path / "run", check=False)
+    reads = [r for r in recs if r.get("path") == str(data) and r["kind"].startswith("pread")]
+    assert len(reads) == 20000
+    notes = [r["text"] for r in recs if r["kind"] == "note" and r["code"] == 6]
+    if in_flight:
+        assert code == 0 and "truncated" not in err, err
+        assert len(notes) == 1 and "cut short" in notes[0], notes
+    else:
+        assert code == 2 and "truncated" in err, err
+        assert all("cut short" not in n for n in notes), notes
+
+
 # ---- counts that add up -------------------------------------------------------------
 
 COUNTS = r"""

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """compact_live.py LIVE OUT — rewrite a live file (trace/gs_live.h) with only
 what it uses: the string log cut to strlog_used, the slots to slots_used. A
-collector's live file is sparse and lays out room for 1024 threads and 64 MiB
+collector's live file is sparse and lays out room for 512 threads and 64 MiB
 of strings; this makes one small enough to commit as test data
 (tests/data/v1.2/). The reader accepts any layout whose offsets fit the
 file."""
