@@ -1,7 +1,9 @@
 # gpustarve — top-level build.  `make help` lists the targets.
 #
-# Layout (docs/ and ../shared/DESIGN.md): trace/ is used by preload/ and
-# analyzer/; neither includes the other.  Everything is built under build/.
+# Layout (docs/architecture.md): trace/ is used by preload/, cupti/ and
+# analyzer/; preload/ and cupti/ meet through sink/; the analyzer and the
+# collector never include each other (make check-deps checks every #include).
+# Everything is built under build/.
 
 PREFIX   ?= /usr/local
 BUILD    ?= build
@@ -163,10 +165,15 @@ $(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
 	$(Q)touch $@
 
 # ---- test ----------------------------------------------------------------
-.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
+.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test check-deps
 ## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
 test: deps-test all venv gpu-wheels
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python
+	$(Q)$(MAKE) --no-print-directory check-deps test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python
+
+## check-deps: every #include follows the arrows between the parts (docs/architecture.md), and a reversed arrow is caught
+check-deps:
+	$(Q)$(PYTHON) tools/check-deps.py --self-test
+	$(Q)$(PYTHON) tools/check-deps.py
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
