@@ -170,10 +170,11 @@ $(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
 test: deps-test all venv gpu-wheels
 	$(Q)$(MAKE) --no-print-directory check-deps test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python
 
-## check-deps: every #include follows the arrows between the parts (docs/architecture.md), and a reversed arrow is caught
+## check-deps: every #include follows the arrows between the parts (docs/architecture.md), a reversed arrow is caught, and every cited document is in the repository
 check-deps:
 	$(Q)$(PYTHON) tools/check-deps.py --self-test
 	$(Q)$(PYTHON) tools/check-deps.py
+	$(Q)$(PYTHON) tools/check-cites.py
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)
