@@ -51,7 +51,7 @@ ALLOWED = {
     "analyzer": {"trace"},
     "python": set(),
     "examples": {"include"},
-    "bench": {"trace"},
+    "bench": {"trace", "include"},
     "tests/simcuda": {"tests"},
     "tests": {"trace", "sink", "preload", "cupti", "analyzer", "include", "tests/simcuda"},
 }
