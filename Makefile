@@ -1,7 +1,9 @@
 # gpustarve — top-level build.  `make help` lists the targets.
 #
-# Layout (docs/ and ../shared/DESIGN.md): trace/ is used by preload/ and
-# analyzer/; neither includes the other.  Everything is built under build/.
+# Layout (docs/architecture.md): trace/ is used by preload/, cupti/ and
+# analyzer/; preload/ and cupti/ meet through sink/; the analyzer and the
+# collector never include each other (make check-deps checks every #include).
+# Everything is built under build/.
 
 PREFIX   ?= /usr/local
 BUILD    ?= build
@@ -173,10 +175,16 @@ $(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
 	$(Q)touch $@
 
 # ---- test ----------------------------------------------------------------
-.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test
+.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test check-deps
 ## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
 test: deps-test all venv gpu-wheels
-	$(Q)$(MAKE) --no-print-directory test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python test-fuzz test-san-collector test-tsan
+	$(Q)$(MAKE) --no-print-directory check-deps test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python test-fuzz test-san-collector test-tsan
+
+## check-deps: every #include follows the arrows between the parts (docs/architecture.md), a reversed arrow is caught, and every cited document is in the repository
+check-deps:
+	$(Q)$(PYTHON) tools/check-deps.py --self-test
+	$(Q)$(PYTHON) tools/check-deps.py
+	$(Q)$(PYTHON) tools/check-cites.py
 
 ## test-unit: C unit tests of the trace codec and reader
 test-unit: $(UNIT_BINS)

@@ -103,12 +103,12 @@ void an_summarize(an_result *res)
     }
     /* the input-bound share: the larger of the median per-step share and the
      * share of all measured time.
-     * RATIONALE: the design names the median over steps, but workers that finish
-     * together deliver batches in bursts: every other step waits long and the
-     * rest not at all, and the median (0) would call a loop that waits half
-     * its time "not input-bound". The total share catches that; the median
-     * still catches a loop whose typical step waits while a few long steps
-     * dilute the total. */
+     * RATIONALE (docs/report-schema.md, "Summary numbers"): not the median
+     * alone, because workers that finish together deliver batches in bursts:
+     * every other step waits long and the rest not at all, and the median (0)
+     * would call a loop that waits half its time "not input-bound". The total
+     * share catches that; the median still catches a loop whose typical step
+     * waits while a few long steps dilute the total. */
     j = 0;
     for (size_t i = 0; i < res->nsteps; i++) {
         const an_step *s = &res->steps[i];

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_median.h"
+
 typedef cudaError_t (*copy_fn)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
 
 static double now_ns(void)
@@ -35,18 +37,6 @@ static double run_block(copy_fn fn, long calls)
         if (fn(dev, host, 64, cudaMemcpyHostToDevice, stream) != cudaSuccess)
             exit(1);
     return (now_ns() - t0) / (double)calls;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)

@@ -13,7 +13,7 @@ bench`; numbers only, no assertion).
           mkkineto.py --pad): the same figures; peak memory should not grow
           with the size (the sort spills past --mem, 64 MB by default)
 
-Targets (issue 12): >= 100 MB/s of JSON on one core; peak memory
+Targets (docs/import.md, "Memory and speed"): >= 100 MB/s of JSON on one core; peak memory
 independent of trace size. Wall time is printed too, but on a loaded
 machine only CPU time says what one core does.
 """

@@ -14,7 +14,7 @@ child's peak resident memory (wait4 rusage). The report is single-threaded,
 so events/s of user CPU is the per-core figure. Last, `gpustarve dump` in
 text, --json and --summary form on the small trace (wall time, events/s).
 
-Targets (issue 4): >= 20M events/s on one core (aim 50); peak memory that
+Targets (docs/performance.md, "Report"): >= 20M events/s on one core (aim 50); peak memory that
 does not grow with the number of events (big vs small), only with the steps
 (many vs small).
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Call-stack benchmark (`make bench`, issue 6): the read hook's added cost
+"""Call-stack benchmark (`make bench`; docs/performance.md): the read hook's added cost
 with GPUSTARVE_STACKS=1 at its defaults (first 8 calls of each caller
 unwound, then 1 in 64; depth 16) against the same hook with stacks off.
 

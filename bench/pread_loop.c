@@ -1,22 +1,36 @@
 /* pread_loop.c — the hook-cost workload: 4 KiB preads from a file in the
  * page cache, sequential, wrapping at the end of the file.
  *
- *   pread_loop FILE CALLS              mean ns per call of the timed loop
+ *   pread_loop FILE CALLS              "ns_per_call cpu_ns_per_call" of the
+ *       timed loop: wall time, and the CPU time (user + system) of the
+ *       calling thread alone (CLOCK_THREAD_CPUTIME_ID); bench/bench_cost.py
+ *       compares it with the whole process's CPU time (wait4)
+ *   pread_loop FILE CALLS --idle-thread  the same with one more thread that
+ *       only sleeps: a multi-threaded process without the collector (glibc
+ *       takes its cancellation path around each system call then)
  *   pread_loop FILE CALLS --alternate  (run under LD_PRELOAD) blocks of
  *       calls through the hooked pread alternate with blocks through libc's
  *       own pread (found with dlopen("libc.so.6", RTLD_NOLOAD)), so both see
  *       the same machine; prints "traced_ns untraced_ns added_ns", each the
  *       median over blocks, added = median of per-pair differences.
+ *   pread_loop FILE CALLS --alternate-cpu  the same, then the same three
+ *       figures in CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID),
+ *       the number of hooked calls, and the calling thread's CPU time over
+ *       the whole process in ns: with the process's CPU time from wait4,
+ *       the rest is the other threads' (the collector's writer).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "bench_median.h"
 
 typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);
 
@@ -27,11 +41,28 @@ static double now_ns(void)
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
+static double cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static void *idle_main(void *arg)
+{
+    for (;;)
+        pause();
+    return arg;
+}
+
 static char buf[4096];
 static off_t off, span;
 
+static double last_cpu; /* CPU ns per call of the last run_block */
+
 static double run_block(pread_fn fn, int fd, long calls)
 {
+    const double c0 = cpu_ns();
     const double t0 = now_ns();
     for (long i = 0; i < calls; i++) {
         if (fn(fd, buf, 4096, off) != 4096)
@@ -40,25 +71,19 @@ static double run_block(pread_fn fn, int fd, long calls)
         if (off >= span)
             off = 0;
     }
-    return (now_ns() - t0) / (double)calls;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    const double wall = calls > 0 ? (now_ns() - t0) / (double)calls : 0;
+    last_cpu = calls > 0 ? (cpu_ns() - c0) / (double)calls : 0;
+    return wall;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "--alternate") != 0)) {
-        fprintf(stderr, "usage: pread_loop FILE CALLS [--alternate]\n");
+    const int with_cpu = argc == 4 && strcmp(argv[3], "--alternate-cpu") == 0;
+    const int alternate = with_cpu || (argc == 4 && strcmp(argv[3], "--alternate") == 0);
+    const int idle = argc == 4 && strcmp(argv[3], "--idle-thread") == 0;
+    if (argc < 3 || argc > 4 || (argc == 4 && !alternate && !idle)) {
+        fprintf(stderr,
+                "usage: pread_loop FILE CALLS [--alternate | --alternate-cpu | --idle-thread]\n");
         return 2;
     }
     const long calls = atol(argv[2]);
@@ -72,8 +97,12 @@ int main(int argc, char **argv)
     for (off_t o = 0; o < span; o += 4096) /* warm the page cache */
         if (pread(fd, buf, 4096, o) != 4096)
             return 1;
-    if (argc == 3) {
-        printf("%.2f\n", run_block(pread, fd, calls));
+    if (!alternate) {
+        pthread_t th;
+        if (idle && pthread_create(&th, NULL, idle_main, NULL) != 0)
+            return 1;
+        const double wall = run_block(pread, fd, calls);
+        printf("%.2f %.2f\n", wall, last_cpu);
         return 0;
     }
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
@@ -86,20 +115,29 @@ int main(int argc, char **argv)
     int pairs = (int)(calls / BLOCK / 2);
     if (pairs < 3)
         pairs = 3;
-    double *t = malloc(sizeof(double) * (size_t)pairs * 3);
-    double *u = t + pairs, *d = u + pairs;
+    double *t = malloc(sizeof(double) * (size_t)pairs * 6);
+    double *u = t + pairs, *d = u + pairs, *tc = d + pairs, *uc = tc + pairs, *dc = uc + pairs;
     for (int i = 0; i < pairs; i++) {
         /* alternate which goes first, so neither always follows the other */
         if (i % 2) {
             t[i] = run_block(pread, fd, BLOCK);
+            tc[i] = last_cpu;
             u[i] = run_block(plain, fd, BLOCK);
+            uc[i] = last_cpu;
         } else {
             u[i] = run_block(plain, fd, BLOCK);
+            uc[i] = last_cpu;
             t[i] = run_block(pread, fd, BLOCK);
+            tc[i] = last_cpu;
         }
         d[i] = t[i] - u[i];
+        dc[i] = tc[i] - uc[i];
     }
     const double md = median(d, pairs);
-    printf("%.2f %.2f %.2f\n", median(t, pairs), median(u, pairs), md);
+    printf("%.2f %.2f %.2f", median(t, pairs), median(u, pairs), md);
+    if (with_cpu)
+        printf(" %.2f %.2f %.2f %ld %.0f", median(tc, pairs), median(uc, pairs),
+               median(dc, pairs), (long)pairs * BLOCK, cpu_ns());
+    printf("\n");
     return 0;
 }

@@ -2,17 +2,17 @@
 BENCH_BINS := $(BUILD)/bench/pread_loop
 .PHONY: bench-bins
 bench-bins: $(BENCH_BINS)
-$(BUILD)/bench/pread_loop: bench/pread_loop.c
+$(BUILD)/bench/pread_loop: bench/pread_loop.c bench/bench_median.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -pthread -o $@ $<
 
 # bench_cuda: the cudaMemcpyAsync hook's cost on the simulated runtime (needs
 # the CUDA headers and build/simcuda; skipped without them).
 ifneq ($(HAVE_CUPTI),)
 BENCH_BINS += $(BUILD)/bench/bench_cuda
 bench-bins: $(BUILD)/bench/bench_cuda
-$(BUILD)/bench/bench_cuda: bench/bench_cuda.c $(BUILD)/simcuda/libcudart.so.13
+$(BUILD)/bench/bench_cuda: bench/bench_cuda.c bench/bench_median.h $(BUILD)/simcuda/libcudart.so.13
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -isystem $(CUDA_HOME)/include -o $@ $< \
@@ -38,3 +38,12 @@ $(BUILD)/bench/json_libs: bench/json_libs.c
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $< -lyajl -lcjson -ljson-c
 endif
+
+# frame_cost: the writer's encoding and zstd compression per event, by level,
+# on the raw frames of a real trace (bench/bench_cost.py).
+BENCH_BINS += $(BUILD)/bench/frame_cost
+bench-bins: $(BUILD)/bench/frame_cost
+$(BUILD)/bench/frame_cost: bench/frame_cost.c bench/bench_median.h $(TRACE_SRC) $(wildcard trace/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_COMMON) -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm

@@ -24,13 +24,18 @@
 #include "gs_ring.h"
 #include "gs_stacks.h"
 
+/* RATIONALE: zstd's fast level -3 with Huffman-coded literals (trace/gs_file.c)
+ * costs the least CPU per event and writes the fewest bytes on a busy read
+ * loop; the figures are in docs/performance.md, "Compression level". */
+#define ZSTD_LEVEL_DEFAULT (-3)
+
 /* RATIONALE: 32768 events per ring: a ring's records stay in it until the
  * frame that holds them is written (docs/collector-safety.md, "Nothing lost
  * when a process dies"), so while the writer compresses and writes, the
  * producer has only what is left; with 16384, a tight pread loop on a loaded
- * 2-core machine dropped 28-75% of its events (main's collector, which frees
+ * 2-core machine (zstd level 3) dropped 28-75% of its events (the collector that frees
  * ring space at copy time, 23-37%); with 32768, 0-8% (docs/collector-safety.md). */
-gs_config gs_cfg = {.flush_ms = 200, .ring_events = 32768, .zstd_level = 3};
+gs_config gs_cfg = {.flush_ms = 200, .ring_events = 32768, .zstd_level = ZSTD_LEVEL_DEFAULT};
 _Atomic int gs_on;
 _Atomic int gs_inited;
 _Atomic pid_t gs_pid;
@@ -55,6 +60,23 @@ static uint64_t env_u64(const char *name, uint64_t dflt, uint64_t lo, uint64_t h
     return x < lo ? lo : x;
 }
 
+/* The same for a signed decimal (zstd's fast levels are below 0). */
+static int env_int(const char *name, int dflt, int lo, int hi)
+{
+    const char *v = getenv(name);
+    const char *p = v ? v + (v[0] == '-') : NULL;
+    if (!p || !*p)
+        return dflt;
+    int64_t x = 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return dflt;
+        x = x < 1000000 ? x * 10 + (*p - '0') : x;
+    }
+    x = v[0] == '-' ? -x : x;
+    return x < lo ? lo : x > hi ? hi : (int)x;
+}
+
 /* RATIONALE: a set-user-ID or set-group-ID program (AT_SECURE) must not
  * take orders from its caller's environment: GPUSTARVE_DIR would let the
  * caller choose where the privileged process writes, and a library path
@@ -71,7 +93,7 @@ static void read_config(void)
     gs_cfg.disabled = d && d[0] && strcmp(d, "0") != 0;
     gs_cfg.flush_ms = (unsigned)env_u64("GPUSTARVE_FLUSH_MS", 200, 1, 60000);
     gs_cfg.ring_events = env_u64("GPUSTARVE_RING_EVENTS", 32768, 64, 1u << 24);
-    gs_cfg.zstd_level = (int)env_u64("GPUSTARVE_ZSTD_LEVEL", 3, 1, 19);
+    gs_cfg.zstd_level = env_int("GPUSTARVE_ZSTD_LEVEL", ZSTD_LEVEL_DEFAULT, -7, 19);
     gs_cfg.clock = getenv("GPUSTARVE_CLOCK");
 }
 

@@ -1,4 +1,4 @@
-"""Call sites (issue 6): `gpustarve run --stacks` records sampled call
+"""Call sites (README, "Call sites"): `gpustarve run --stacks` records sampled call
 stacks; `report` and `dump --callsites` name the code behind small reads,
 symbolised offline by build id."""
 import glob

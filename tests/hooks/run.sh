@@ -93,6 +93,12 @@ for wrap in "" "$T/hk_noshare"; do
 done
 std hk_drops GPUSTARVE_RING_EVENTS=64 GPUSTARVE_FLUSH_MS=5000
 std hk_io GPUSTARVE_CLOCK=mono
+# every zstd level the collector accepts writes frames the reader takes back
+# whole: zstd's fastest and slowest, a level below the range (clamped to -7),
+# 0 (zstd's default) and a value that is not a number (the default, -3)
+for lv in -7 19 -99999 0 x3; do
+    std hk_io GPUSTARVE_ZSTD_LEVEL=$lv
+done
 # call stacks (GPUSTARVE_STACKS=1): same results and errno, no allocation
 # after a thread's first hooked call, every stack defined and mapped
 # RATIONALE: rings larger than one thread's 40k events: 4 threads of

@@ -1,0 +1,200 @@
+/* frame_cost.c — what the writer thread's encoding and compression cost per
+ * event, measured offline on the raw frames of a real trace file.
+ *
+ *   frame_cost [--raw-literals] FILE.gst [LEVEL...]
+ *
+ * Reads every frame of FILE, decompresses it (the records exactly as the
+ * writer encoded them), then, for each zstd LEVEL (default: -5 -3 -1 1 2 3
+ * 5), compresses every raw frame again the way the collector does
+ * (gs_frame_compress, one reused context) and prints one line per level:
+ *
+ *   level L  cpu_ns_per_event  bytes_per_event  raw_bytes_per_event
+ *
+ * cpu_ns_per_event is the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) for
+ * compressing the whole file once, divided by its events; the pass is
+ * repeated and the median taken. A first line "encode cpu_ns_per_event"
+ * times gs_encode_event re-encoding the decoded events (the writer's other
+ * per-event work, besides draining the ring). Events are the records that
+ * are not TID or STRING records. --raw-literals turns zstd's Huffman coding
+ * of literals off, as zstd's own default does at negative levels, to show
+ * what the collector's choice (trace/gs_file.c) gains.
+ *
+ * Must never: write anything but stdout; it measures, it asserts nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
+#include <zstd.h>
+
+#include "bench_median.h"
+#include "gs_trace.h"
+
+enum { REPEAT = 5 };
+
+typedef struct frame {
+    uint8_t *raw;
+    size_t len;
+    uint32_t nrec;
+} frame;
+
+static double thread_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *b = malloc(cap);
+    for (size_t got; b && (got = fread(b + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap)
+            b = realloc(b, cap *= 2);
+    }
+    fclose(f);
+    *len = n;
+    return b;
+}
+
+/* The frames of a trace file, decompressed; their count, -1 when malformed. */
+static long load_frames(const uint8_t *file, size_t len, frame **out)
+{
+    if (len < sizeof(gs_file_header) || memcmp(file, GS_MAGIC, GS_MAGIC_LEN) != 0)
+        return -1;
+    gs_file_header h;
+    memcpy(&h, file, sizeof h);
+    size_t at = h.header_size;
+    long n = 0, cap = 64;
+    frame *fr = malloc(sizeof *fr * (size_t)cap);
+    while (fr && at + sizeof(gs_frame_header) <= len) {
+        gs_frame_header fh;
+        memcpy(&fh, file + at, sizeof fh);
+        at += sizeof fh;
+        if (fh.magic != GS_FRAME_MAGIC || fh.raw_size > GS_FRAME_RAW_MAX ||
+            fh.comp_size > len - at)
+            return -1;
+        if (n == cap)
+            fr = realloc(fr, sizeof *fr * (size_t)(cap *= 2));
+        uint8_t *raw = malloc(fh.raw_size ? fh.raw_size : 1);
+        if (!fr || !raw || ZSTD_decompress(raw, fh.raw_size, file + at, fh.comp_size) !=
+                               fh.raw_size)
+            return -1;
+        fr[n++] = (frame){raw, fh.raw_size, fh.nrec};
+        at += fh.comp_size;
+    }
+    *out = fr;
+    return n;
+}
+
+static void note_string(void *ctx, uint32_t id, const char *s, size_t len)
+{
+    (void)ctx, (void)id, (void)s, (void)len;
+}
+
+int main(int argc, char **argv)
+{
+    const int raw_literals = argc > 1 && strcmp(argv[1], "--raw-literals") == 0;
+    if (raw_literals) {
+        argv++;
+        argc--;
+    }
+    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(stderr, "usage: frame_cost [--raw-literals] FILE.gst [LEVEL...]\n");
+        return argc < 2 ? 2 : 0;
+    }
+    size_t flen;
+    uint8_t *file = slurp(argv[1], &flen);
+    frame *fr = NULL;
+    long nf = file ? load_frames(file, flen, &fr) : -1;
+    if (nf <= 0) {
+        fprintf(stderr, "frame_cost: %s: no readable frames\n", argv[1]);
+        return 2;
+    }
+    /* decode everything once: the events, and how many there are */
+    size_t raw_total = 0, max_raw = 0, nev = 0, max_rec = 0;
+    for (long i = 0; i < nf; i++) {
+        raw_total += fr[i].len;
+        max_raw = fr[i].len > max_raw ? fr[i].len : max_raw;
+        max_rec = fr[i].nrec > max_rec ? fr[i].nrec : max_rec;
+    }
+    gs_event *evs = malloc(sizeof *evs * (max_rec + 1));
+    gs_event **per = calloc((size_t)nf, sizeof *per);
+    size_t *per_n = calloc((size_t)nf, sizeof *per_n);
+    for (long i = 0; i < nf; i++) {
+        uint32_t tid = 0;
+        long n = gs_decode_frame(fr[i].raw, fr[i].len, fr[i].nrec, evs, max_rec + 1, &tid,
+                                 note_string, NULL);
+        if (n < 0) {
+            fprintf(stderr, "frame_cost: %s: frame %ld does not decode\n", argv[1], i);
+            return 2;
+        }
+        per[i] = malloc(sizeof(gs_event) * (size_t)(n ? n : 1));
+        memcpy(per[i], evs, sizeof(gs_event) * (size_t)n);
+        per_n[i] = (size_t)n;
+        nev += (size_t)n;
+    }
+    if (nev == 0) {
+        fprintf(stderr, "frame_cost: %s: no events\n", argv[1]);
+        return 2;
+    }
+    printf("file %s: %ld frames, %zu events, %.2f raw bytes/event\n", argv[1], nf, nev,
+           (double)raw_total / (double)nev);
+
+    /* encode: the events of each frame into a fresh buffer */
+    uint8_t *enc_buf = malloc(GS_FRAME_RAW_MAX);
+    double t[REPEAT];
+    for (int r = 0; r < REPEAT; r++) {
+        const double t0 = thread_ns();
+        for (long i = 0; i < nf; i++) {
+            gs_encoder e;
+            gs_encoder_init(&e, enc_buf, GS_FRAME_RAW_MAX);
+            for (size_t k = 0; k < per_n[i]; k++)
+                if (gs_encode_event(&e, &per[i][k]) != GS_OK)
+                    return 1;
+        }
+        t[r] = (thread_ns() - t0) / (double)nev;
+    }
+    printf("encode %.1f ns/event (median of %d passes)\n", median(t, REPEAT), REPEAT);
+
+    static const int dflt[] = {-5, -3, -1, 1, 2, 3, 5};
+    const int nl = argc > 2 ? argc - 2 : (int)(sizeof dflt / sizeof dflt[0]);
+    size_t out_cap = gs_frame_bound(max_raw);
+    uint8_t *out = malloc(out_cap);
+    for (int l = 0; l < nl; l++) {
+        const int level = argc > 2 ? atoi(argv[2 + l]) : dflt[l];
+        void *cctx = gs_frame_cctx_new(level);
+        if (cctx && raw_literals &&
+            ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_literalCompressionMode,
+                                                2 /* ZSTD_ps_disable */))) {
+            gs_frame_cctx_free(cctx);
+            cctx = NULL;
+        }
+        if (!cctx) {
+            fprintf(stderr, "frame_cost: level %d refused by zstd\n", level);
+            return 2;
+        }
+        size_t bytes = 0;
+        for (int r = 0; r < REPEAT; r++) {
+            bytes = 0;
+            const double t0 = thread_ns();
+            for (long i = 0; i < nf; i++) {
+                long n = gs_frame_compress(cctx, fr[i].raw, fr[i].len, fr[i].nrec, out, out_cap);
+                if (n < 0)
+                    return 1;
+                bytes += (size_t)n;
+            }
+            t[r] = (thread_ns() - t0) / (double)nev;
+        }
+        printf("level %d %.1f ns/event %.3f bytes/event\n", level, median(t, REPEAT),
+               (double)bytes / (double)nev);
+        gs_frame_cctx_free(cctx);
+    }
+    return 0;
+}
