@@ -634,9 +634,14 @@ def test_run_dump_and_report_count_the_same_and_account_for_everything(built, tm
     total = json.loads(s.stdout.decode().splitlines()[-1])
     assert (total["events"], total["dropped"], total["lost"]) == (events, dropped, lost)
     r = subprocess.run([CLI, "report", "--json", str(run_dir)], capture_output=True)
-    assert r.returncode == 0, r.stderr.decode()
-    rep = json.loads(r.stdout)["run"]
-    assert (rep["events"], rep["dropped"], rep["lost"]) == (events, dropped, lost)
+    # RATIONALE: on the full file system the parent's frames can be lost too,
+    # step markers with them: report then has no steps (exit 2, said so)
+    if how == "full" and r.returncode == 2:
+        assert b"no training steps" in r.stderr, r.stderr.decode()
+    else:
+        assert r.returncode == 0, r.stderr.decode()
+        rep = json.loads(r.stdout)["run"]
+        assert (rep["events"], rep["dropped"], rep["lost"]) == (events, dropped, lost)
     recs, _, _ = dump(run_dir, check=False)
     worker = [pr for pr in recs if pr["kind"] == "process"][1]["pid"]
     preads = [x for x in recs if x.get("pid") == worker and x["kind"].startswith("pread")]
