@@ -50,6 +50,17 @@ READ_KINDS = {"read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv
 DEADLINE_S = 60
 
 
+# ---- fixtures ------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def gs():
+    """The CLI under test (CLI): a suite that needs it fails, not skips, when
+    it is not built. A conftest imports this fixture to offer it."""
+    if not os.access(CLI, os.X_OK):
+        pytest.fail("%s is missing: run `make build/gpustarve` first" % CLI)
+    return CLI
+
+
 # ---- environment and signals ---------------------------------------------------------
 
 def clean_env(**extra):

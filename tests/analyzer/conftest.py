@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import gstest  # noqa: E402  (tests/gstest.py: the helpers all suites share)
-from gstest import ROOT, clean_env  # noqa: E402,F401  (re-exported to the tests)
+from gstest import ROOT, clean_env, gs  # noqa: E402,F401  (re-exported to the tests; gs: the CLI fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # GS_CLI selects another build of the CLI (make test-san runs these tests with
@@ -25,13 +25,6 @@ MS = 1000000  # ns
 HTOD, DTOH = 1, 2
 PAGEABLE, PINNED, DEVICE = 1, 2, 3
 FILE, PIPE, SOCKET = 1, 2, 3
-
-
-@pytest.fixture(scope="session")
-def gs():
-    if not os.access(GS, os.X_OK):
-        pytest.fail("%s is missing: run `make build/gpustarve` first" % GS)
-    return GS
 
 
 @pytest.fixture(scope="session")

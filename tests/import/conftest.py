@@ -15,20 +15,13 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import gstest  # noqa: E402  (tests/gstest.py: the helpers all suites share)
-from gstest import ROOT, clean_env  # noqa: E402,F401  (re-exported to the tests)
+from gstest import ROOT, clean_env, gs  # noqa: E402,F401  (re-exported to the tests; gs: the CLI fixture)
 
 sys.path.insert(0, HERE)
 DATA = os.path.join(HERE, "data")
 GS = gstest.CLI
 
 REAL = ["kineto_resnet50_nw0", "kineto_resnet50_nw4", "hta_a100_dataloader", "hta_a100_pageable"]
-
-
-@pytest.fixture(scope="session")
-def gs():
-    if not os.access(GS, os.X_OK):
-        pytest.fail("%s is missing: run `make build/gpustarve` first" % GS)
-    return GS
 
 
 @pytest.fixture(scope="session")
