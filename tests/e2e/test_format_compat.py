@@ -84,3 +84,19 @@ def test_v12_records_come_back_from_the_live_files(built):
         assert exits == ([] if pr["argv"][-1] == "kill" else [(11, "signal")])
     for f in glob.glob(os.path.join(DATA, "v1.2", "*.gst")):
         assert os.path.getsize(f) < 200  # the header only: nothing was flushed
+
+
+def test_v13_repeated_reads_come_back_whole(built):
+    """What makes 1.3: a call like the one before it (same descriptor, size,
+    result, the next offset) is stored as a `repeat` record of its gap and
+    duration only. tests/data/v1.3 is bench/pread_loop reading a 64 KiB file
+    4 KiB at a time (16 warm-up reads, then 40 wrapping at the end): every
+    read must come back with its own offset, size, result and path."""
+    p = run_plain([CLI, "dump", "--json", os.path.join("tests", "data", "v1.3")], cwd=ROOT)
+    assert p.returncode == 0, p.stderr.decode()
+    reads = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    reads = [r for r in reads if r["kind"] == "pread"]
+    assert len(reads) == 56
+    assert [r["offset"] for r in reads] == [(i % 16) * 4096 for i in range(56)]
+    assert {(r["fd"], r["path"], r["bytes"], r["ret"]) for r in reads} == {(3, "d.bin", 4096, 4096)}
+    assert all(a["ts_ns"] + a["dur_ns"] <= b["ts_ns"] for a, b in zip(reads, reads[1:]))
