@@ -371,18 +371,19 @@ static void thread_info(gs_ring *r, int live, int had_events, uint64_t now)
             put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
         return;
     }
-    if (!r->name_id || had_events) {
-        long n = read_task_file(r->tid, "comm", buf, sizeof buf);
-        if (n > 0) {
-            while (n > 0 && buf[n - 1] == '\n')
-                n--;
-            put_thread_name(r, now, buf, (size_t)n);
-        } else if (!r->name_id) {
-            put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
-        }
-    }
+    /* RATIONALE: one read of stat gives both the name (between the first
+     * '(' and the last ')', the same bytes as comm) and the fault count: a
+     * busy thread's drain passes read it every time (two /proc files cost
+     * about 4 ns per event of a tight read loop, docs/performance.md) */
     long n = read_task_file(r->tid, "stat", buf, sizeof buf);
-    char *p = n > 0 ? strrchr(buf, ')') : NULL;
+    char *open = n > 0 ? strchr(buf, '(') : NULL;
+    char *p = open ? strrchr(open, ')') : NULL;
+    if (!r->name_id || had_events) {
+        if (p)
+            put_thread_name(r, now, open + 1, (size_t)(p - open - 1));
+        else if (!r->name_id)
+            put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
+    }
     if (!p)
         return;
     /* fields after the comm: 3 state ... 12 majflt */
