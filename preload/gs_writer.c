@@ -446,8 +446,8 @@ static int plain_io_kind(unsigned kind)
  * thread the frame's last TID names, into a frame with room (so nothing is
  * flushed). 0 when the record needs put_event. Output must be alive.
  * RATIONALE: this is most of a busy loader's records; going through
- * gs_event_clear, to_event and put_event's checks for each cost about as
- * much as encoding it (docs/performance.md). */
+ * gs_event_clear, to_event and put_event's checks for each cost more than
+ * encoding it (docs/performance.md, "Where the time goes"). */
 static int put_rec_fast(uint32_t tid, const gs_rec *x)
 {
     if (x->stack || !plain_io_kind(x->kind) || (x->str && !emitted(x->str)) ||

@@ -219,7 +219,8 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
     if (repeats(e, ev, f)) {
         /* RATIONALE: a busy loader's reads are mostly the same call again
          * (same fd, size, result, the next offset): 3-5 bytes instead of
-         * about 12, and zstd then costs about half (docs/performance.md) */
+         * about 12, and zstd then costs about a third less and writes half
+         * the bytes (docs/performance.md, "The record form") */
         *p++ = GS_K_REPEAT;
         p = put_u(p, zz_enc((int64_t)(ev->ts - e->prev_end)));
         p = put_u(p, ev->dur);
