@@ -149,10 +149,11 @@ def test_unwritable_directory_changes_nothing(built, dataset, readonly_dir, how)
 
 def test_uncreatable_run_directory_runs_nothing(built, tmp_path):
     marker = tmp_path / "ran"
-    p = subprocess.run([CLI, "run", "-o", str(tmp_path / "no" / "such" / "dir"), "--",
+    (tmp_path / "file").write_text("")
+    p = subprocess.run([CLI, "run", "-o", str(tmp_path / "file" / "such" / "dir"), "--",
                         "touch", str(marker)], capture_output=True, env=clean_env())
     assert p.returncode == 2
-    assert b"no/such" in p.stderr
+    assert b"file/such" in p.stderr and b"Not a directory" in p.stderr
     assert not marker.exists()
 
 
