@@ -357,9 +357,9 @@ static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, 
         gs_jw_obj(w);
         gs_jw_kstr(w, "key", rep_cfg_keys[i]);
         gs_jw_key(w, "a");
-        rep_json_cfg(w, a);
+        rep_json_cfg(w, rep_cfg_keys[i], a);
         gs_jw_key(w, "b");
-        rep_json_cfg(w, b);
+        rep_json_cfg(w, rep_cfg_keys[i], b);
         gs_jw_end(w);
     }
     gs_jw_end(w);

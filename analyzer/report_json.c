@@ -4,6 +4,7 @@
  *
  * Must never: change a field's meaning without changing the schema version.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,18 +58,47 @@ void rep_json_dataloader_settings(gs_jw *w, const an_proc *tr)
     gs_jw_kbool(w, "known", tr->ncfg != 0);
     for (size_t i = 0; i < REP_NCFG; i++) {
         gs_jw_key(w, rep_cfg_keys[i]);
-        rep_json_cfg(w, an_cfg_value(tr, rep_cfg_keys[i]));
+        rep_json_cfg(w, rep_cfg_keys[i], an_cfg_value(tr, rep_cfg_keys[i]));
     }
+    /* RATIONALE: pin_memory=True without CUDA pins nothing; the Python side
+     * records what the iterator does (docs/report-schema.md) */
+    gs_jw_key(w, "pin_memory_effective");
+    rep_json_cfg(w, "pin_memory_effective", an_cfg_value(tr, "pin_memory_effective"));
 }
 
-void rep_json_cfg(gs_jw *w, const char *v)
+int rep_cfg_is_bool(const char *key)
 {
-    if (!v) {
+    static const char *const bools[] = {"pin_memory", "pin_memory_effective",
+                                        "persistent_workers", "drop_last"};
+    if (!strncmp(key, "requested.", 10))
+        key += 10;
+    for (size_t i = 0; i < sizeof bools / sizeof bools[0]; i++)
+        if (!strcmp(key, bools[i]))
+            return 1;
+    return 0;
+}
+
+/* 1, 0, or -1 when v is not a boolean's spelling. */
+static int cfg_bool(const char *v)
+{
+    if (!strcasecmp(v, "true") || !strcmp(v, "1"))
+        return 1;
+    if (!strcasecmp(v, "false") || !strcmp(v, "0"))
+        return 0;
+    return -1;
+}
+
+void rep_json_cfg(gs_jw *w, const char *key, const char *v)
+{
+    if (!v || !strcmp(v, "none")) {
         gs_jw_null(w);
         return;
     }
-    if (!strcasecmp(v, "true") || !strcasecmp(v, "false")) {
-        gs_jw_bool(w, !strcasecmp(v, "true"));
+    /* booleans are JSON booleans whatever the spelling ("1" from the Python
+     * side, "True" from a hand-made trace) */
+    const int b = cfg_bool(v);
+    if (b >= 0 && (rep_cfg_is_bool(key) || isalpha((unsigned char)v[0]))) {
+        gs_jw_bool(w, b);
         return;
     }
     char *end;

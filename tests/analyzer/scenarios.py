@@ -17,15 +17,18 @@ def _markers(tr, t0, t1, n, fetch=None):
 
 
 def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False, step_ms=100, wait_ms=40,
-                 jitter_ms=0):
+                 jitter_ms=0, pin_memory="True", extra_config=()):
     """The GPU waits 40 ms of every 100 ms step on a worker pipe; each worker
     needs ~190-200 ms per batch (150 ms reads, 10 ms open/stat, ~40 ms CPU).
     step_ms / wait_ms change the measured steps; jitter_ms spreads their
-    lengths (deterministically) by up to +-jitter_ms, in the kernel time."""
+    lengths (deterministically) by up to +-jitter_ms, in the kernel time.
+    pin_memory and extra_config ((key, value) pairs) are the loader's config
+    records, spelt as given (the Python side writes booleans as 1/0)."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train.py --epochs 1")
     tr.ev(100, "thread", ts=T0 - 5 * MS, str="MainThread", aux=100)
-    for k, v in (("num_workers", workers), ("pin_memory", "True"), ("batch_size", 32)):
+    for k, v in (("num_workers", workers), ("pin_memory", pin_memory),
+                 ("batch_size", 32)) + tuple(extra_config):
         tr.config(100, T0 - 2 * MS, k, v)
     tr.ev(100, "gpu_device", ts=T0 - 3 * MS, dev=0, str="NVIDIA H200", bytes=141 << 30,
           aux=132, aux2=90)

@@ -67,6 +67,15 @@ def test_more_workers_helped_and_prediction_held(gs, gen, tmp_path):
     assert "HELPED" in r.stdout and "HELD" in r.stdout and "num_workers=4" in r.stdout
 
 
+def test_dataloader_booleans_are_json_booleans(gs, gen, tmp_path):
+    a = mk(gen, tmp_path, "a", scenarios.loader_bound(pin_memory="0"))
+    b = mk(gen, tmp_path, "b", scenarios.loader_bound(pin_memory="1"))
+    j = compare_json(gs, a, b)
+    assert j["a"]["dataloader"]["pin_memory"] is False
+    assert j["b"]["dataloader"]["pin_memory"] is True
+    assert j["change"]["dataloader"] == [{"key": "pin_memory", "a": False, "b": True}]
+
+
 def test_prediction_missed_with_a_tight_tolerance(gs, gen, tmp_path):
     a = mk(gen, tmp_path, "a", scenarios.loader_bound(workers=2))
     b = mk(gen, tmp_path, "b", scenarios.loader_bound(workers=4, step_ms=75, wait_ms=15))

@@ -69,6 +69,26 @@ def test_loader_bound(gs, gen, tmp_path):
     assert j["per_step"][0]["warmup"] and j["per_step"][0]["dur_ms"] == pytest.approx(300)
 
 
+# the Python side writes booleans as 1/0 and None as "none"
+PY_CONFIG = (("pin_memory_effective", "1"), ("persistent_workers", "0"), ("drop_last", "1"),
+             ("prefetch_factor", "none"), ("requested.pin_memory", "0"))
+
+
+def test_dataloader_booleans_are_json_booleans(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "loader", scenarios.loader_bound(pin_memory="1",
+                                                               extra_config=PY_CONFIG))
+    dl = report_json(gs, d, "--cores", "8")["dataloader"]
+    assert dl["pin_memory"] is True and dl["pin_memory_effective"] is True
+    assert dl["persistent_workers"] is False
+    assert dl["prefetch_factor"] is None
+    assert dl["num_workers"] == 2 and dl["batch_size"] == 32
+    # the raw records stay strings, as written
+    assert {"loader": 0, "key": "pin_memory", "value": "1"} in dl["config"]
+    d = write(gen, tmp_path, "loader0", scenarios.loader_bound(pin_memory="0"))
+    dl = report_json(gs, d, "--cores", "8")["dataloader"]
+    assert dl["pin_memory"] is False and dl["pin_memory_effective"] is None
+
+
 def test_loader_bound_capped_by_cores(gs, gen, tmp_path):
     d = write(gen, tmp_path, "loader", scenarios.loader_bound())
     j = report_json(gs, d, "--cores", "3")
