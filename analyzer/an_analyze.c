@@ -94,6 +94,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     memset(res, 0, sizeof *res);
     res->cur_workers = -1;
     res->cur_pin_memory = -1;
+    res->pin_effective = -1;
     if (!run->nprocs) {
         snprintf(err, errlen, "no readable trace file");
         return -1;
@@ -151,6 +152,9 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     for (size_t i = 0; i < d.nnotes; i++)
         note(res, "%s", d.notes[i]);
 
+    if (res->cur_pin_memory == 1 && res->pin_effective == 0)
+        note(res, "pin_memory=True is a no-op here: the DataLoader pins nothing (it says "
+                  "pin_memory_effective=False: no CUDA device); it neither helps nor costs");
     if (res->late_ns)
         note(res, "%.1f ms of activity arrived too late in the trace to be placed exactly",
              ms(res->late_ns));

@@ -120,6 +120,7 @@ int an_find_workers(const an_run *run, an_result *res)
     if (nw)
         res->cur_workers = atoi(nw);
     res->cur_pin_memory = parse_bool(an_cfg_value(tr, "pin_memory"));
+    res->pin_effective = parse_bool(an_cfg_value(tr, "pin_memory_effective"));
     if (find_workers(run, res) < 0)
         return -1;
     if (res->cur_workers < 0 && res->nworkers && res->workers[0].p != tr)

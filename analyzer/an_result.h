@@ -66,6 +66,8 @@ typedef struct an_result {
     double worker_MBps_total;
     int cur_workers; /* from config, or workers seen; -1 unknown */
     int cur_pin_memory; /* 1/0, -1 unknown */
+    int pin_effective;  /* pin_memory_effective: the iterator pins (1) or not (0: pin_memory=True
+                         * without CUDA is a no-op); -1 not recorded */
     /* advice */
     an_advice advice[4];
     size_t nadvice;
