@@ -103,6 +103,9 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     res->trainer = tr;
     res->thread = an_choose_thread(tr);
     res->no_gpu = an_proc_gpu_busy(tr) == 0;
+    res->separate_runs = an_separate_runs(run, tr, res->other_roots,
+                                          sizeof res->other_roots / sizeof res->other_roots[0],
+                                          &res->nother_roots);
     long cores = o->cores > 0 ? o->cores : sysconf(_SC_NPROCESSORS_ONLN) - 1;
     res->cores = (int)(cores < 1 ? 1 : cores);
     /* the cores of the machine an imported trace came from are unknown:
@@ -135,6 +138,16 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         return -1;
     }
 
+    if (res->separate_runs > 1) {
+        char list[120] = "";
+        for (size_t i = 0, at = 0; i < res->nother_roots && at < sizeof list; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%llu", i ? ", " : "",
+                                   (unsigned long long)res->other_roots[i]);
+        note(res, "this directory holds %zu separate runs: this report is of the one with pid "
+                  "%llu; the other process trees (root pid %s) are left out of the loader and "
+                  "steps. Give each run its own directory",
+             res->separate_runs, (unsigned long long)an_root_of(run, tr->pid), list);
+    }
     if (tr->imported)
         note(res, "imported from a PyTorch profiler trace: it records no DataLoader worker "
                   "process, so worker count, worker I/O and loader CPU time are unknown, and data "

@@ -46,6 +46,18 @@ static void finish_worker(an_worker *w)
     w->io_MBps = w->io_ns ? (double)w->bytes / 1e6 / ((double)w->io_ns / 1e9) : 0;
 }
 
+/* 1 when p belongs to another run of the same directory (an_separate_runs). */
+static int of_other_run(const an_run *run, const an_result *res, const an_proc *p)
+{
+    if (!res->nother_roots)
+        return 0;
+    const uint64_t root = an_root_of(run, p->pid);
+    for (size_t i = 0; i < res->nother_roots; i++)
+        if (res->other_roots[i] == root)
+            return 1;
+    return 0;
+}
+
 static int find_workers(const an_run *run, an_result *res)
 {
     const an_proc *tr = res->trainer;
@@ -60,6 +72,8 @@ static int find_workers(const an_run *run, an_result *res)
         if (!(p->rd_reqs || an_is_worker_role(p)))
             continue;
         if (tr && !an_descends(run, p->pid, tr->pid) && !an_is_worker_role(p))
+            continue;
+        if (of_other_run(run, res, p))
             continue;
         an_worker *w = &res->workers[res->nworkers++];
         w->p = p;

@@ -76,6 +76,11 @@ typedef struct an_result {
     size_t nnotes;
     int cores;
     uint64_t late_ns;
+    /* separate runs in the directory (an_separate_runs): 1 normally; the
+     * roots of the others, whose processes are left out of the loader */
+    size_t separate_runs;
+    uint64_t other_roots[8];
+    size_t nother_roots;
     /* call sites from sampled call stacks (an_callsites.h): set and freed by
      * the caller (cmd_report.c) after an_analyze; NULL when not computed */
     struct an_cs *callsites;
@@ -97,6 +102,20 @@ const an_proc *an_choose_trainer(const an_run *run);
 const an_thread *an_choose_thread(const an_proc *p);
 /* 1 when pid descends from anc through the traced processes' ppids. */
 int an_descends(const an_run *run, uint64_t pid, uint64_t anc);
+/* The traced process at the top of pid's chain of traced parents (pid
+ * itself when its parent was not traced). */
+uint64_t an_root_of(const an_run *run, uint64_t pid);
+/* 1 when the process shows it trains (a trainer role, GPU activity, step,
+ * fetch or NVTX step markers, CUDA calls, or file-reading descendants) and
+ * is neither a loader worker nor imported. */
+int an_trains(const an_run *run, const an_proc *p);
+/* How many separate runs the directory holds: groups of traced process trees
+ * (by root) that train, trees being one run when they are ranks of one job
+ * (each rank in one tree only, running at the same time). At least 1. The
+ * roots of the trees not in the trainer's run go to others (up to
+ * max_others, *nothers of them). */
+size_t an_separate_runs(const an_run *run, const an_proc *trainer, uint64_t *others,
+                        size_t max_others, size_t *nothers);
 /* 1 when the process said it is a loader worker (role marker). */
 int an_is_worker_role(const an_proc *p);
 /* GPU busy time of a process (its timeline totals). */

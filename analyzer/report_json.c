@@ -184,6 +184,14 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_ku64(w, "lost", run->lost);
     gs_jw_ku64(w, "recovered", run->recovered);
     gs_jw_ku64(w, "ended_abruptly", run->abrupt);
+    gs_jw_kbool(w, "in_progress", run->running != 0);
+    gs_jw_ku64(w, "running", run->running);
+    gs_jw_ku64(w, "separate_runs", r->separate_runs);
+    gs_jw_key(w, "other_run_roots");
+    gs_jw_arr(w);
+    for (size_t i = 0; i < r->nother_roots; i++)
+        gs_jw_u64(w, r->other_roots[i]);
+    gs_jw_end(w);
     gs_jw_kstr(w, "source", tr->imported ? "pytorch_profiler" : "gpustarve");
     gs_jw_key(w, "trainer");
     gs_jw_obj(w);

@@ -66,6 +66,14 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_str(o, ", GPU activity seen");
     }
     gs_out_char(o, '\n');
+    if (run->running)
+        gs_out_printf(o, "%sIN PROGRESS%s  %zu of %zu processes still running: their traces are "
+                         "unfinished, the numbers cover what was written so far\n",
+                      st->yellow, st->off, run->running, run->nprocs);
+    if (r->separate_runs > 1)
+        gs_out_printf(o, "%sMIXED%s  this directory holds %zu separate runs; this report is of one "
+                         "(see the note)\n",
+                      st->yellow, st->off, r->separate_runs);
     gs_out_printf(o, "%ssteps%s %zu from %s (%zu warm-up left out%s), median %.1f ms, p90 %.1f ms\n",
                   st->bold, st->off, r->measured, r->source_detail ? r->source_detail : "?",
                   r->warmup, r->skip_auto ? ", automatic" : "", r->step_ms_median, r->step_ms_p90);
@@ -174,6 +182,8 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     if (run->abrupt)
         gs_out_printf(o, ", %zu ended abruptly (%llu events recovered)", run->abrupt,
                       (unsigned long long)run->recovered);
+    if (run->running)
+        gs_out_printf(o, ", %zu still running", run->running);
     gs_out_char(o, '\n');
     for (size_t i = 0; i < run->nskipped; i++) {
         const an_skipped *s = &run->skipped[i];

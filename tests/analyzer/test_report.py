@@ -336,3 +336,57 @@ def test_help(gs):
 def test_header_version_bytes():
     # gen_scenario writes the version at offset 12 (docs/trace-format.md)
     assert struct.calcsize("<8sIHH") == 16
+
+
+# ---- run directories that hold more than one run ----------------------------------------
+
+def _shifted(sc, d, rank=None):
+    """The scenario's processes with pid d added (a second run's pids)."""
+    for p in sc.procs:
+        p.pid += d
+        if p.ppid != 1:
+            p.ppid += d
+        p.lines = ["tid %d" % (int(ln.split()[1]) + d) if ln.startswith("tid ") else ln
+                   for ln in p.lines]
+        if rank is not None:
+            p.rank = rank
+    return sc
+
+
+def test_two_runs_in_one_directory_are_named(gs, gen, tmp_path):
+    """Two unrelated runs (two roots that train) written into one directory:
+    the report says so, and the other run's loader workers are not counted
+    as this run's."""
+    d = str(tmp_path / "mixed")
+    scenarios.loader_bound(workers=2).write(gen, d)
+    _shifted(scenarios.loader_bound(workers=3), 1000).write(gen, d)
+    j = report_json(gs, d, "--cores", "8")
+    assert j["run"]["processes"] == 7
+    assert j["run"]["separate_runs"] == 2
+    mine = j["run"]["trainer"]["pid"]
+    assert j["run"]["other_run_roots"] == [1100 if mine == 100 else 100]
+    assert j["loader"]["workers_seen"] == (2 if mine == 100 else 3)
+    assert any("holds 2 separate runs" in n for n in j["notes"])
+    txt = run_report(gs, d, "--cores", "8")
+    assert txt.returncode == 0
+    assert "MIXED" in txt.stdout and "holds 2 separate runs" in txt.stdout
+    # one run alone: nothing said
+    one = write(gen, tmp_path, "one", scenarios.loader_bound(workers=2))
+    j = report_json(gs, one, "--cores", "8")
+    assert j["run"]["separate_runs"] == 1 and j["run"]["other_run_roots"] == []
+    assert "MIXED" not in run_report(gs, one).stdout
+
+
+def test_ranks_without_a_common_parent_are_one_run(gs, gen, tmp_path):
+    """Ranks of one job started by a launcher that is not traced (srun) are
+    separate roots, one rank each, running together: one run, not two."""
+    d = str(tmp_path / "ranks")
+    _shifted(scenarios.loader_bound(workers=2), 0, rank=0).write(gen, d)
+    _shifted(scenarios.loader_bound(workers=2), 1000, rank=1).write(gen, d)
+    j = report_json(gs, d, "--cores", "8")
+    assert j["run"]["separate_runs"] == 1
+    # the same rank twice is two runs of the job
+    d2 = str(tmp_path / "twice")
+    _shifted(scenarios.loader_bound(workers=2), 0, rank=0).write(gen, d2)
+    _shifted(scenarios.loader_bound(workers=2), 1000, rank=0).write(gen, d2)
+    assert report_json(gs, d2, "--cores", "8")["run"]["separate_runs"] == 2
