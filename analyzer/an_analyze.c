@@ -42,6 +42,8 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->step_ms = res->step_ms_median;
     memcpy(in->share, res->share, sizeof in->share);
     in->input_share = res->input_share;
+    in->input_share_lo = res->input_share_lo;
+    in->input_share_hi = res->input_share_hi;
     in->data_wait_ms = res->median_ms[AN_SH_DATA_WAIT];
     /* GPU-bound step time: what a step takes when the batch is ready; and
      * what pageable copies cost a step (on the GPU and idle in the call) */
@@ -68,7 +70,7 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     if (p->h2d_pinned_bytes >= (1u << 20) && p->h2d_pinned_ns)
         in->pinned_GBps_seen = (double)p->h2d_pinned_bytes / (double)p->h2d_pinned_ns;
     /* the loader */
-    in->nworkers = res->nworkers;
+    in->nworkers = res->nworker_slots; /* re-spawned workers are the same worker */
     in->batch_ms = res->batch_ms;
     double batches = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
@@ -133,6 +135,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         return -1;
     }
     an_summarize(res);
+    an_input_share_interval(res);
     if (an_find_workers(run, res) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -159,9 +162,11 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     an_decide_verdict(&in, &d);
     an_decide_advice(&in, &d);
     res->verdict = d.verdict;
+    res->borderline = d.borderline;
     memcpy(res->verdict_text, d.verdict_text, sizeof res->verdict_text);
     memcpy(res->advice, d.advice, sizeof res->advice);
     res->nadvice = d.nadvice;
+    memcpy(res->advice_none_why, d.none_why, sizeof res->advice_none_why);
     for (size_t i = 0; i < d.nnotes; i++)
         note(res, "%s", d.notes[i]);
 

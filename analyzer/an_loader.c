@@ -127,6 +127,24 @@ static int find_workers(const an_run *run, an_result *res)
     return 0;
 }
 
+/* Distinct workers: a (loader, worker id) said by role markers counts once. */
+static size_t worker_slots(const an_result *res)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < res->nworkers; i++) {
+        const an_proc *p = res->workers[i].p;
+        int seen = 0;
+        if (p != res->trainer && p->worker_id >= 0)
+            for (size_t j = 0; j < i && !seen; j++) {
+                const an_proc *q = res->workers[j].p;
+                seen = q != res->trainer && q->worker_id == p->worker_id &&
+                       q->loader_id == p->loader_id;
+            }
+        n += !seen;
+    }
+    return n;
+}
+
 int an_find_workers(const an_run *run, an_result *res)
 {
     const an_proc *tr = res->trainer;
@@ -137,7 +155,8 @@ int an_find_workers(const an_run *run, an_result *res)
     res->pin_effective = parse_bool(an_cfg_value(tr, "pin_memory_effective"));
     if (find_workers(run, res) < 0)
         return -1;
+    res->nworker_slots = worker_slots(res);
     if (res->cur_workers < 0 && res->nworkers && res->workers[0].p != tr)
-        res->cur_workers = (int)res->nworkers;
+        res->cur_workers = (int)res->nworker_slots;
     return 0;
 }

@@ -56,11 +56,16 @@ typedef struct an_result {
     double share[AN_NSH];
     double median_ms[AN_NSH];
     double input_share; /* median over measured steps of idle_dw / step */
+    double input_share_lo, input_share_hi; /* its step-to-step 95% interval (an_spread.c) */
     int verdict;
-    char verdict_text[256];
+    int borderline; /* the verdict's band edge lies inside input_share's interval */
+    char verdict_text[320];
     /* loader */
     an_worker *workers;
-    size_t nworkers;
+    size_t nworkers;     /* worker processes (or threads) traced */
+    size_t nworker_slots; /* distinct workers: processes that said they are worker W of
+                           * loader L count once per (L, W), as DataLoader workers
+                           * re-spawned each epoch are the same worker */
     double batch_ms; /* mean per-worker time per batch (busy, not idle) */
     uint64_t worker_bytes;
     double worker_MBps_total;
@@ -71,6 +76,7 @@ typedef struct an_result {
     /* advice */
     an_advice advice[4];
     size_t nadvice;
+    char advice_none_why[200]; /* input-bound, no advice: why ("" otherwise) */
     /* notes for the reader ("GPU records arrived late", ...) */
     char notes[8][200];
     size_t nnotes;
@@ -131,6 +137,9 @@ void an_mark_warmup(an_result *res, int skip);
 /* an_attrib.c: step time statistics, the shares and per-step medians of the
  * measured steps, and the input-bound share. */
 void an_summarize(an_result *res);
+/* an_spread.c: res->input_share_lo/hi from the measured steps (after
+ * an_summarize). */
+void an_input_share_interval(an_result *res);
 
 /* an_loader.c: the loader workers of the trainer (processes, else threads of
  * the trainer that read files) and their per-batch cost; the DataLoader

@@ -197,7 +197,7 @@ typedef struct pred {
 static const char *const share_rows[AN_NSH] = {
     "GPU compute",    "GPU communication",   "GPU H2D pinned",   "GPU H2D pageable",
     "GPU other copies", "idle: data wait", "idle: pageable copy", "idle: host",
-};
+}; /* without GPU activity the idle rows are shown without "idle: " */
 
 typedef struct verdict {
     const char *label; /* helped / hurt / no_clear_change / no_op */
@@ -339,7 +339,7 @@ static void side_json(gs_jw *w, const side *s)
     gs_jw_obj(w);
     rep_json_dataloader_settings(w, tr);
     gs_jw_end(w);
-    gs_jw_ku64(w, "workers_seen", r->nworkers);
+    gs_jw_ku64(w, "workers_seen", r->nworker_slots);
     gs_jw_key(w, "advice");
     gs_jw_arr(w);
     for (size_t i = 0; i < r->nadvice; i++) {
@@ -495,8 +495,11 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
                   b->step_ms_median, v->change_ms, 100 * v->change_rel);
     gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f ms\n", "step p90 ms", a->step_ms_p90, b->step_ms_p90,
                   b->step_ms_p90 - a->step_ms_p90);
-    for (int k = 0; k < AN_NSH; k++)
-        gs_out_printf(o, "%-24s %8.1f%% %10.1f%%   %+.1f points\n", share_rows[k], 100 * a->share[k],
+    /* two runs without GPU activity: no GPU rows, as in their reports */
+    const int no_gpu = a->no_gpu && b->no_gpu;
+    for (int k = no_gpu ? AN_SH_DATA_WAIT : 0; k < AN_NSH; k++)
+        gs_out_printf(o, "%-24s %8.1f%% %10.1f%%   %+.1f points\n",
+                      no_gpu ? share_rows[k] + 6 : share_rows[k], 100 * a->share[k],
                       100 * b->share[k], 100 * (b->share[k] - a->share[k]));
     gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f MB\n", "MB read by the loader",
                   (double)a->worker_bytes / 1e6, (double)b->worker_bytes / 1e6,

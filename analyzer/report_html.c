@@ -443,8 +443,8 @@ void rep_write_html(gs_out *o, const pass2 *x)
     gs_out_str(o, "</span></h1>\n<div class=\"run\">");
     html_text(o, tr->argv[0] ? tr->argv : tr->file);
     gs_out_printf(o, " &middot; trainer pid %llu &middot; %zu loader %s%s", (unsigned long long)tr->pid,
-                  r->nworkers, r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
-                  r->nworkers == 1 ? "" : "s");
+                  r->nworker_slots, r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
+                  r->nworker_slots == 1 ? "" : "s");
     if (tr->ndevs) {
         gs_out_str(o, " &middot; ");
         html_text(o, tr->devs[0].name);
@@ -491,7 +491,7 @@ void rep_write_html(gs_out *o, const pass2 *x)
     gs_out_str(o, "</table>\n");
     if (r->nworkers) {
         gs_out_printf(o, "<p class=\"meta\">loader: %zu %s, %.1f ms per batch each, %.1f MB/s together</p>\n",
-                      r->nworkers, r->workers[0].p == tr ? "threads" : "workers", r->batch_ms,
+                      r->nworker_slots, r->workers[0].p == tr ? "threads" : "workers", r->batch_ms,
                       r->worker_MBps_total);
     }
     gs_out_str(o, "</section>\n");

@@ -50,6 +50,7 @@ void rep_json_verdict(gs_jw *w, const an_result *r)
     gs_jw_obj(w);
     gs_jw_kstr(w, "label", an_verdict_label(r->verdict));
     gs_jw_kstr(w, "text", r->verdict_text);
+    gs_jw_kbool(w, "borderline", r->borderline);
     gs_jw_end(w);
 }
 
@@ -334,6 +335,11 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_newline(w, "\n");
     gs_jw_key(w, "input_bound_share");
     rep_json_num(w, r->input_share);
+    gs_jw_key(w, "input_bound_share_interval");
+    gs_jw_arr(w);
+    rep_json_num(w, r->input_share_lo);
+    rep_json_num(w, r->input_share_hi);
+    gs_jw_end(w);
     gs_jw_newline(w, "\n");
 
     rep_json_verdict(w, r);
@@ -359,7 +365,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     /* loader workers */
     gs_jw_key(w, "loader");
     gs_jw_obj(w);
-    gs_jw_ku64(w, "workers_seen", r->nworkers);
+    gs_jw_ku64(w, "workers_seen", r->nworker_slots);
+    gs_jw_ku64(w, "worker_processes", r->nworkers);
     gs_jw_key(w, "batch_ms");
     rep_json_num(w, r->batch_ms);
     gs_jw_ku64(w, "bytes_read", r->worker_bytes);
@@ -390,6 +397,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_jw_end(w);
     }
     gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    gs_jw_kstr(w, "advice_none_why", r->advice_none_why[0] ? r->advice_none_why : NULL);
     gs_jw_newline(w, "\n");
     gs_jw_ki64(w, "cores", r->cores);
     gs_jw_newline(w, "\n");

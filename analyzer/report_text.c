@@ -55,9 +55,9 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_out_printf(o, "%srun%s   ", st->bold, st->off);
     text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
     gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s", (unsigned long long)tr->pid,
-                  r->nworkers,
+                  r->nworker_slots,
                   r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
-                  r->nworkers == 1 ? "" : "s");
+                  r->nworker_slots == 1 ? "" : "s");
     if (ndev) {
         gs_out_printf(o, ", %zu GPU%s (", ndev, ndev == 1 ? "" : "s");
         gs_text_str(o, tr->devs[0].name, strlen(tr->devs[0].name));
@@ -105,12 +105,17 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
             b += w->batches;
         }
         const double per = b > 0 ? 1.0 / b / 1e6 : 0;
+        char respawned[80] = "";
+        if (r->nworkers > r->nworker_slots)
+            snprintf(respawned, sizeof respawned, " (%zu processes: started again each epoch)",
+                     r->nworkers);
         gs_out_printf(o,
-                      "%sloader%s   %zu %s, %.1f ms per batch each (file I/O %.1f ms, metadata %.1f "
-                      "ms, CPU %.1f ms), %.1f MB/s\n",
-                      st->bold, st->off, r->nworkers,
-                      r->workers[0].p == tr ? (r->nworkers == 1 ? "thread" : "threads")
-                                            : (r->nworkers == 1 ? "worker" : "workers"),
+                      "%sloader%s   %zu %s%s, %.1f ms per batch each (file I/O %.1f ms, metadata "
+                      "%.1f ms, CPU %.1f ms), %.1f MB/s\n",
+                      st->bold, st->off, r->nworker_slots,
+                      r->workers[0].p == tr ? (r->nworker_slots == 1 ? "thread" : "threads")
+                                            : (r->nworker_slots == 1 ? "worker" : "workers"),
+                      respawned,
                       r->batch_ms, (double)io * per, (double)meta * per, (double)cpu * per,
                       r->worker_MBps_total);
     } else if (r->cur_workers > 0) {
@@ -131,9 +136,14 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_printf(o, "%sloader%s   no loader worker traced\n",
                       st->bold, st->off);
     }
-    if (!r->nadvice)
-        gs_out_printf(o, "%sadvice%s   none: nothing in the loader settings would help\n", st->bold,
-                      st->off);
+    if (!r->nadvice && r->advice_none_why[0])
+        gs_out_printf(o, "%sadvice%s   none: %s\n", st->bold, st->off, r->advice_none_why);
+    else if (!r->nadvice)
+        gs_out_printf(o, "%sadvice%s   none: %s\n", st->bold, st->off,
+                      r->verdict == AN_V_HOST
+                          ? "the wait is the host's, not the loader's (nothing in the loader "
+                            "settings would help)"
+                          : "not input-bound: nothing in the loader settings would help");
     for (size_t i = 0; i < r->nadvice; i++) {
         const an_advice *a = &r->advice[i];
         char set[48];
@@ -156,7 +166,8 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_printf(o, "\n         %s%s%s\n", st->dim, a->why, st->off);
     }
     for (size_t i = 0; i < r->nnotes; i++)
-        gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);
+        if (strcmp(r->notes[i], r->advice_none_why) != 0) /* said on the advice line */
+            gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);
     const an_kstat *top[5];
     size_t nk = an_kstats_top(&tr->kstats, top, 5);
     if (nk)

@@ -111,6 +111,16 @@ def test_pin_memory_without_cuda_is_a_no_op(gs, gen, tmp_path):
     assert compare_json(gs, a, b3)["helped"]["label"] == "helped"
 
 
+def test_cpu_only_runs_have_no_gpu_rows(gs, gen, tmp_path):
+    a = mk(gen, tmp_path, "a", scenarios.loader_bound(gpu=False, workers=2, jitter_ms=2))
+    b = mk(gen, tmp_path, "b", scenarios.loader_bound(gpu=False, workers=4, step_ms=62, wait_ms=2,
+                                                      jitter_ms=2))
+    r = run_compare(gs, a, b, "--cores", "8")
+    assert r.returncode == 0, r.stderr
+    assert "GPU" not in r.stdout, r.stdout
+    assert "data wait" in r.stdout and "training thread waits for data 40%" in r.stdout
+
+
 def test_prediction_missed_with_a_tight_tolerance(gs, gen, tmp_path):
     a = mk(gen, tmp_path, "a", scenarios.loader_bound(workers=2))
     b = mk(gen, tmp_path, "b", scenarios.loader_bound(workers=4, step_ms=75, wait_ms=15))

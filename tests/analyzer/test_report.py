@@ -390,3 +390,86 @@ def test_ranks_without_a_common_parent_are_one_run(gs, gen, tmp_path):
     _shifted(scenarios.loader_bound(workers=2), 0, rank=0).write(gen, d2)
     _shifted(scenarios.loader_bound(workers=2), 1000, rank=0).write(gen, d2)
     assert report_json(gs, d2, "--cores", "8")["run"]["separate_runs"] == 2
+
+
+# ---- one vocabulary ------------------------------------------------------------------------
+
+def test_cpu_only_run_never_speaks_of_a_gpu(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "cpu", scenarios.loader_bound(gpu=False))
+    j = report_json(gs, d, "--cores", "8")
+    assert j["no_gpu_activity"] is True
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.40, abs=1e-6)
+    assert j["advice"][0]["setting"] == "num_workers" and j["advice"][0]["value"] == 4
+    txt = run_report(gs, d, "--cores", "8").stdout
+    lines = [ln for ln in txt.splitlines() if "GPU" in ln]
+    assert lines == ["no GPU activity seen: shares of the training thread's time"], txt
+    assert "verdict  HIGHLY INPUT-BOUND: the training thread waits for data 40% of its time" in txt
+    assert "the training thread's own work" in txt
+    # enough workers already (190 ms per batch, 170 ms of other work): the
+    # note says who waits
+    d = write(gen, tmp_path, "cpu2", scenarios.loader_bound(gpu=False, step_ms=200, wait_ms=30))
+    txt = run_report(gs, d, "--cores", "8").stdout
+    assert "yet the training thread waits" in txt
+    assert [ln for ln in txt.splitlines() if "GPU" in ln] == \
+        ["no GPU activity seen: shares of the training thread's time"], txt
+
+
+def test_verdict_quotes_the_table(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "loader", scenarios.loader_bound(wait_ms=30, jitter_ms=3))
+    j = report_json(gs, d, "--cores", "8")
+    txt = run_report(gs, d, "--cores", "8").stdout
+    row = [ln for ln in txt.splitlines() if ln.startswith("GPU idle: data wait")][0]
+    pct = "%.0f%%" % (100 * j["share"]["idle_data_wait"])
+    assert row.split()[5] == "%.1f%%" % (100 * j["share"]["idle_data_wait"])
+    assert ("waits for data %s of every step" % pct) in j["verdict"]["text"]
+    lo, hi = j["input_bound_share_interval"]
+    assert lo <= j["input_bound_share"] <= hi
+    assert j["verdict"]["borderline"] is False
+
+
+def test_share_near_a_band_edge_is_borderline(gs, gen, tmp_path):
+    """20 ms of data wait in steps of 100 +- 5 ms: the share is 19-21% from
+    step to step, across the 20% edge between MODERATELY and HIGHLY: the
+    verdict says so instead of a bare label that another run could flip."""
+    d = write(gen, tmp_path, "edge", scenarios.loader_bound(wait_ms=20, jitter_ms=5))
+    j = report_json(gs, d, "--cores", "8")
+    lo, hi = j["input_bound_share_interval"]
+    assert lo < 0.20 <= hi
+    assert j["verdict"]["borderline"] is True
+    assert "borderline" in j["verdict"]["text"]
+    assert "between MODERATELY and HIGHLY" in j["verdict"]["text"]
+    # far from an edge: not borderline
+    d = write(gen, tmp_path, "far", scenarios.loader_bound(wait_ms=40, jitter_ms=5))
+    j = report_json(gs, d, "--cores", "8")
+    assert j["verdict"]["borderline"] is False and "borderline" not in j["verdict"]["text"]
+
+
+def test_moderately_input_bound_without_advice_says_why(gs, gen, tmp_path):
+    # 2 workers at ~190 ms per batch keep up with 185 ms of GPU-bound step
+    d = write(gen, tmp_path, "mod", scenarios.loader_bound(step_ms=200, wait_ms=15))
+    j = report_json(gs, d, "--cores", "8")
+    assert j["verdict"]["label"] == "MODERATELY_INPUT_BOUND"
+    assert j["advice"] == []
+    assert j["advice_none_why"].startswith("the loader should keep up")
+    txt = run_report(gs, d, "--cores", "8").stdout
+    assert "advice   none: the loader should keep up" in txt
+    assert "nothing in the loader settings would help" not in txt
+    # not input-bound: null
+    d = write(gen, tmp_path, "gpu", scenarios.gpu_bound())
+    assert report_json(gs, d, "--cores", "8")["advice_none_why"] is None
+
+
+def test_workers_started_each_epoch_count_once(gs, gen, tmp_path):
+    """DataLoader workers without persistent_workers are new processes every
+    epoch; they are the same 2 workers, not 4."""
+    d = write(gen, tmp_path, "epochs", scenarios.loader_bound(workers=2, epochs=2))
+    j = report_json(gs, d, "--cores", "8")
+    assert j["loader"]["workers_seen"] == 2 and j["loader"]["worker_processes"] == 4
+    assert len(j["loader"]["workers"]) == 4
+    assert j["advice"][0]["value"] == 4
+    txt = run_report(gs, d, "--cores", "8").stdout
+    assert "2 loader workers" in txt
+    assert "loader   2 workers (4 processes: started again each epoch)" in txt
+    one = report_json(gs, write(gen, tmp_path, "one", scenarios.loader_bound(workers=2)),
+                      "--cores", "8")
+    assert one["loader"]["workers_seen"] == one["loader"]["worker_processes"] == 2
