@@ -30,6 +30,7 @@
 
 #include "an_model.h"
 #include "cli_util.h"
+#include "gs_trace.h"
 
 static const char usage_text[] =
     "usage: gpustarve sweep [--num-workers LIST] [--pin-memory LIST] [--steps N]\n"
@@ -71,7 +72,8 @@ static const char usage_text[] =
     "'clear' when its slowest repeat beat the runner-up's fastest repeat.\n"
     "\n"
     "Exit status: 0 when at least one configuration was measured, 1 when none\n"
-    "was, 2 bad usage.\n";
+    "was, 2 bad usage or an -o DIR whose run directories already hold traces\n"
+    "(nothing is run).\n";
 
 #define MAX_VALUES 64
 
@@ -697,6 +699,32 @@ int gs_cmd_sweep(int argc, char **argv)
                 run->exit_code = -1;
             }
         }
+    /* RATIONALE: 'run -o' refuses a directory that holds traces; say so once,
+     * before anything runs, rather than once per failed run */
+    for (int i = 0; i < nc; i++) {
+        for (int r = 0; r < repeat; r++) {
+            gs_run_files have;
+            if (gs_run_files_list(&have, cs[i].runs[r].dir) != GS_OK)
+                continue; /* not there yet: the usual case */
+            const size_t n = have.n;
+            gs_run_files_free(&have);
+            if (n) {
+                gs_cli_error("sweep: %s already holds traces of an earlier sweep; use another -o DIR",
+                             cs[i].runs[r].dir);
+                for (int k = 0; k < nc; k++) {
+                    for (int q = 0; q < repeat; q++) {
+                        free(cs[k].runs[q].dir);
+                        free(cs[k].runs[q].log);
+                    }
+                    free(cs[k].runs);
+                }
+                free(cs);
+                free(exe);
+                free(outdir);
+                return GS_EXIT_USAGE;
+            }
+        }
+    }
 
     struct sigaction sa, old_int;
     memset(&sa, 0, sizeof sa);
