@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "an_run.h"
 #include "cli_util.h"
 #include "gs_trace.h"
 
@@ -82,7 +83,8 @@ static const char usage_text[] =
     "\n"
     "When COMMAND exits, processes it left behind (DataLoader workers still\n"
     "shutting down) are waited for, up to 5 s, so their traces are complete;\n"
-    "any still running then are left alone (a message says so).\n"
+    "any still running then are left alone (a message says so, and the closing\n"
+    "line counts them as still running, not as ended abruptly).\n"
     "\n"
     "Exit status: the command's; 128+N when it died of signal N; 127 command\n"
     "not found; 126 command not executable; 2 bad usage, run directory or\n"
@@ -336,7 +338,7 @@ static char *preload_value(const char *lib)
 }
 
 typedef struct run_totals {
-    unsigned files, damaged, abrupt;
+    unsigned files, damaged, abrupt, running;
     uint64_t events, dropped, lost, recovered;
 } run_totals;
 
@@ -380,7 +382,13 @@ static void count_traces(const char *dir, const gs_run_files *before, run_totals
         t->dropped += tot.dropped;
         t->lost += tot.lost;
         t->recovered += tot.recovered;
-        t->abrupt += tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT;
+        /* a process the command left running (wait_leftovers gave up) is not
+         * one that ended abruptly */
+        const gs_proc_info *pi = gs_reader_info(r);
+        const int running = (tot.ended == GS_END_ABRUPT || tot.ended == GS_END_UNKNOWN) &&
+                            an_trace_running(path, pi->pid, pi->host);
+        t->running += running;
+        t->abrupt += !running && (tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT);
         gs_reader_close(r);
     }
     gs_run_files_free(&now);
@@ -396,15 +404,18 @@ static void report_run(const char *dir, const gs_run_files *before)
                    dir, LIB_NAME);
         return;
     }
-    char damaged[64] = "", abrupt[160] = "";
+    char damaged[64] = "", abrupt[160] = "", running[64] = "";
+    if (t.running)
+        snprintf(running, sizeof running, ", %u still running", t.running);
     if (t.damaged)
         snprintf(damaged, sizeof damaged, " (%u damaged)", t.damaged);
     if (t.abrupt)
         snprintf(abrupt, sizeof abrupt, ", %u ended abruptly (%llu events recovered from %s)",
                  t.abrupt, (unsigned long long)t.recovered, t.abrupt == 1 ? "its live file" : "their live files");
-    gs_cli_msg(1, "traced %u process%s%s, %llu events, %llu dropped, %llu lost%s; see: gpustarve dump %s",
+    gs_cli_msg(1, "traced %u process%s%s, %llu events, %llu dropped, %llu lost%s%s; see: gpustarve "
+                  "dump %s",
                t.files, t.files == 1 ? "" : "es", damaged, (unsigned long long)t.events,
-               (unsigned long long)t.dropped, (unsigned long long)t.lost, abrupt, dir);
+               (unsigned long long)t.dropped, (unsigned long long)t.lost, abrupt, running, dir);
 }
 
 /* The collector prints a kind of warning once per run and marks it with a

@@ -66,3 +66,32 @@ def test_second_run_into_a_used_directory_is_refused(built, tmp_path):
     p = gstest.run_traced([PY, "-c", "pass"], run_dir, cli_args=["--append"])
     assert p.returncode == 0
     assert len(os.listdir(str(run_dir))) == 2 * len(before)
+
+
+# A child that outlives the command until the test releases it.
+OUTLIVE = r"""
+import os, sys, time
+if os.fork() == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    deadline = time.monotonic() + 300  # bounds a broken test only
+    while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os._exit(0)
+"""
+
+
+def test_run_says_which_processes_it_left_running(built, tmp_path):
+    """`run` waits 5 s for processes the command left behind; one still
+    running then is 'still running' in its closing line, not 'ended
+    abruptly'."""
+    release = tmp_path / "release"
+    try:
+        p = gstest.run_traced([PY, "-c", OUTLIVE, str(release)], tmp_path / "run")
+        assert p.returncode == 0, p.stderr.decode()
+        last = p.stderr.decode().splitlines()[-1]
+        assert "traced 2 processes" in last and "1 still running" in last, last
+        assert "ended abruptly" not in last
+    finally:
+        release.write_text("")
