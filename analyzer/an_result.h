@@ -112,11 +112,12 @@ int an_descends(const an_run *run, uint64_t pid, uint64_t anc);
  * itself when its parent was not traced). */
 uint64_t an_root_of(const an_run *run, uint64_t pid);
 /* 1 when the process shows it trains (a trainer role, GPU activity, step,
- * fetch or NVTX step markers, CUDA calls, or file-reading descendants) and
- * is neither a loader worker nor imported. */
-int an_trains(const an_run *run, const an_proc *p);
+ * fetch or NVTX step markers, CUDA calls) and is neither a loader worker nor
+ * imported. */
+int an_trains(const an_proc *p);
 /* How many separate runs the directory holds: groups of traced process trees
- * (by root) that train, trees being one run when they are ranks of one job
+ * (by root) that hold the trainer or a process that trains (an_trains),
+ * trees being one run when they are ranks of one job
  * (each rank in one tree only, running at the same time). At least 1. The
  * roots of the trees not in the trainer's run go to others (up to
  * max_others, *nothers of them). */

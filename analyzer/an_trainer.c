@@ -79,13 +79,14 @@ static size_t file_reading_descendants(const an_run *run, const an_proc *p)
     return n;
 }
 
-int an_trains(const an_run *run, const an_proc *p)
+int an_trains(const an_proc *p)
 {
     if (p->imported || an_is_worker_role(p))
         return 0;
+    /* RATIONALE: not the file-reading descendants of the trainer choice's
+     * tier 1: counting them is quadratic in the processes, per process */
     return strcmp(p->role, "trainer") == 0 || p->gpu_events || p->n_step_markers ||
-           p->n_fetch_markers || nvtx_steps(p) || p->cuda_calls ||
-           file_reading_descendants(run, p);
+           p->n_fetch_markers || nvtx_steps(p) || p->cuda_calls;
 }
 
 /* Tiered choice: a higher tier always wins, the score breaks ties. */
@@ -201,7 +202,7 @@ size_t an_separate_runs(const an_run *run, const an_proc *trainer, uint64_t *oth
     *nothers = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
         const an_proc *p = &run->procs[i];
-        if (!an_trains(run, p))
+        if (p != trainer && !an_trains(p))
             continue;
         const uint64_t root = an_root_of(run, p->pid);
         size_t k = 0;

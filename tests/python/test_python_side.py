@@ -118,6 +118,26 @@ def test_persistent_workers_two_epochs(built, read_markers, images, tmp_path, py
     assert len([r for r in m.of("config", 0) if r["text"].startswith("num_workers=")]) == 1
 
 
+@pytest.mark.parametrize("py", PYS)
+def test_workers_started_each_epoch_are_one_worker_count(built, read_markers, images, tmp_path,
+                                                         py):
+    """Without persistent_workers torch starts the 2 workers again every
+    epoch: 4 processes over 2 epochs, which the report counts as the same 2
+    workers (docs/report-schema.md, "Loader numbers")."""
+    p = run_traced(train_cmd(py, images, "--num-workers", 2, "--epochs", 2), tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    m = read_markers(tmp_path / "run")
+    assert sorted(w for w, _ in worker_roles(m)) == [0, 0, 1, 1]  # 2 processes per worker id
+    rep = subprocess.run([CLI, "report", "--json", str(tmp_path / "run")], capture_output=True,
+                         timeout=120)
+    assert rep.returncode == 0, rep.stderr.decode()
+    loader = json.loads(rep.stdout)["loader"]
+    assert loader["workers_seen"] == 2 and loader["worker_processes"] == 4
+    txt = subprocess.run([CLI, "report", str(tmp_path / "run")], capture_output=True,
+                         timeout=120).stdout.decode()
+    assert "2 loader workers" in txt and "2 workers (4 processes: started again each epoch)" in txt
+
+
 # ---- a train and a validation loader ------------------------------------------------
 
 @pytest.mark.parametrize("py", PYS)
