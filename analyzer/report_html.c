@@ -343,7 +343,7 @@ static void html_data(gs_out *o, const pass2 *x)
         gs_jw_newline(w, "\n");
         gs_jw_obj(w);
         gs_jw_ku64(w, "n", s->num);
-        gs_jw_ku64(w, "w", s->warmup ? 1 : 0);
+        gs_jw_kbool(w, "w", s->warmup);
         gs_jw_key(w, "d");
         json_ms4(w, s->v.t1 - s->v.t0);
         json_parts(w, s);
