@@ -80,9 +80,9 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     const long cur = in->cur_workers >= 0 ? in->cur_workers : (long)in->nworkers;
     if (need <= cur) {
         note(out,
-             "the loader should keep up: %ld worker(s) at %.1f ms per batch for a %.1f ms %s "
+             "the loader should keep up: %ld worker(s) at %.1f ms per batch for %.1f ms of %s per "
              "step, yet the %s waits; look at prefetch_factor, persistent_workers or uneven batches",
-             cur, tb, tg, in->no_gpu ? "data-ready" : "GPU-bound",
+             cur, tb, tg, in->no_gpu ? "the training thread's own work" : "GPU-bound time",
              in->no_gpu ? "training thread" : "GPU");
         return;
     }

@@ -86,11 +86,11 @@ typedef struct an_decision {
     char verdict_text[320];
     an_advice advice[4];
     size_t nadvice;
-    char notes[AN_DECIDE_NOTES][200];
+    char notes[AN_DECIDE_NOTES][320];
     size_t nnotes;
     /* input-bound with no advice: why nothing is advised ("" otherwise; a
      * copy of the note that says so, when there is one) */
-    char none_why[200];
+    char none_why[320];
 } an_decision;
 
 /* The verdict and its text (an_verdict.c). */

@@ -76,9 +76,9 @@ typedef struct an_result {
     /* advice */
     an_advice advice[4];
     size_t nadvice;
-    char advice_none_why[200]; /* input-bound, no advice: why ("" otherwise) */
+    char advice_none_why[320]; /* input-bound, no advice: why ("" otherwise) */
     /* notes for the reader ("GPU records arrived late", ...) */
-    char notes[8][200];
+    char notes[8][320];
     size_t nnotes;
     int cores;
     uint64_t late_ns;
