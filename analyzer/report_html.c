@@ -396,6 +396,13 @@ static void html_data(gs_out *o, const pass2 *x)
 
 static void html_advice(gs_out *o, const an_result *r)
 {
+    if (!r->nadvice && r->advice_none_why[0]) {
+        /* input-bound, yet nothing advised: why (docs/report-schema.md, "Advice") */
+        gs_out_str(o, "<p id=\"no-advice\">Nothing advised: ");
+        html_text(o, r->advice_none_why);
+        gs_out_str(o, "</p>\n");
+        return;
+    }
     if (!r->nadvice) {
         gs_out_str(o, "<p id=\"no-advice\">No change to <span class=\"setting\">num_workers</span> or "
                       "<span class=\"setting\">pin_memory</span> would help.</p>\n");
@@ -451,8 +458,17 @@ void rep_write_html(gs_out *o, const pass2 *x)
     }
     gs_out_printf(o, " &middot; %zu steps from ", r->measured);
     html_text(o, r->source_detail);
-    gs_out_printf(o, " (%zu warm-up left out), median %.1f ms, p90 %.1f ms</div></header>\n",
+    gs_out_printf(o, " (%zu warm-up left out), median %.1f ms, p90 %.1f ms</div>",
                   r->warmup, r->step_ms_median, r->step_ms_p90);
+    if (run->running)
+        gs_out_printf(o, "<div class=\"run\" id=\"in-progress\">In progress: %zu of %zu processes "
+                         "still running; the numbers cover what was written so far.</div>",
+                      run->running, run->nprocs);
+    if (r->separate_runs > 1)
+        gs_out_printf(o, "<div class=\"run\" id=\"mixed\">This directory holds %zu separate runs; "
+                         "this page is of the one with the trainer (pid %llu).</div>",
+                      r->separate_runs, (unsigned long long)tr->pid);
+    gs_out_str(o, "</header>\n");
 
     gs_out_str(o, "<section id=\"verdict\" class=\"verdict v-");
     gs_out_str(o, an_verdict_label(r->verdict));

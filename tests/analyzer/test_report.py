@@ -370,6 +370,9 @@ def test_two_runs_in_one_directory_are_named(gs, gen, tmp_path):
     txt = run_report(gs, d, "--cores", "8")
     assert txt.returncode == 0
     assert "MIXED" in txt.stdout and "holds 2 separate runs" in txt.stdout
+    page = tmp_path / "mixed.html"
+    assert run_report(gs, d, "--cores", "8", "--html", str(page)).returncode == 0
+    assert "This directory holds 2 separate runs" in page.read_text()
     # one run alone: nothing said
     one = write(gen, tmp_path, "one", scenarios.loader_bound(workers=2))
     j = report_json(gs, one, "--cores", "8")
@@ -454,6 +457,9 @@ def test_moderately_input_bound_without_advice_says_why(gs, gen, tmp_path):
     txt = run_report(gs, d, "--cores", "8").stdout
     assert "advice   none: the loader should keep up" in txt
     assert "nothing in the loader settings would help" not in txt
+    page = tmp_path / "mod.html"
+    assert run_report(gs, d, "--cores", "8", "--html", str(page)).returncode == 0
+    assert "Nothing advised: the loader should keep up" in page.read_text()
     # not input-bound: null
     d = write(gen, tmp_path, "gpu", scenarios.gpu_bound())
     assert report_json(gs, d, "--cores", "8")["advice_none_why"] is None

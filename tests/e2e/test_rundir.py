@@ -45,6 +45,8 @@ def test_run_in_progress_is_labelled(built, tmp_path):
         txt = report(run_dir)
         assert "IN PROGRESS  1 of 1 processes still running" in txt
         assert "1 still running" in txt and "ended abruptly" not in txt
+        report(run_dir, "--html", str(tmp_path / "page.html"))
+        assert "In progress: 1 of 1 processes still running" in (tmp_path / "page.html").read_text()
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=120) == 0
