@@ -449,9 +449,11 @@ void rep_write_html(gs_out *o, const pass2 *x)
     html_text(o, run->dir);
     gs_out_str(o, "</span></h1>\n<div class=\"run\">");
     html_text(o, tr->argv[0] ? tr->argv : tr->file);
-    gs_out_printf(o, " &middot; trainer pid %llu &middot; %zu loader %s%s", (unsigned long long)tr->pid,
-                  r->nworker_slots, r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
-                  r->nworker_slots == 1 ? "" : "s");
+    const int configured = !r->nworkers && r->cur_workers > 0;
+    const size_t nw = configured ? (size_t)r->cur_workers : r->nworker_slots;
+    gs_out_printf(o, " &middot; trainer pid %llu &middot; %zu loader %s%s%s", (unsigned long long)tr->pid,
+                  nw, r->nworkers && r->workers[0].p == tr ? "thread" : "worker", nw == 1 ? "" : "s",
+                  configured ? " (configuration)" : "");
     if (tr->ndevs) {
         gs_out_str(o, " &middot; ");
         html_text(o, tr->devs[0].name);

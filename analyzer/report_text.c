@@ -54,10 +54,12 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     size_t ndev = tr->ndevs;
     gs_out_printf(o, "%srun%s   ", st->bold, st->off);
     text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
-    gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s", (unsigned long long)tr->pid,
-                  r->nworker_slots,
-                  r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
-                  r->nworker_slots == 1 ? "" : "s");
+    /* one count of workers, the loader line's: traced, else configured */
+    const int configured = !r->nworkers && r->cur_workers > 0;
+    const size_t nw = configured ? (size_t)r->cur_workers : r->nworker_slots;
+    gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s%s", (unsigned long long)tr->pid, nw,
+                  r->nworkers && r->workers[0].p == tr ? "thread" : "worker", nw == 1 ? "" : "s",
+                  configured ? " (configuration)" : "");
     if (ndev) {
         gs_out_printf(o, ", %zu GPU%s (", ndev, ndev == 1 ? "" : "s");
         gs_text_str(o, tr->devs[0].name, strlen(tr->devs[0].name));

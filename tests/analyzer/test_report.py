@@ -479,3 +479,14 @@ def test_workers_started_each_epoch_count_once(gs, gen, tmp_path):
     one = report_json(gs, write(gen, tmp_path, "one", scenarios.loader_bound(workers=2)),
                       "--cores", "8")
     assert one["loader"]["workers_seen"] == one["loader"]["worker_processes"] == 2
+
+
+def test_run_line_and_loader_line_give_one_worker_count(gs, gen, tmp_path):
+    """Workers that are configured but not traced (threads, untraced
+    processes): the run line gives the configured count the loader line
+    gives, not 0."""
+    d = write(gen, tmp_path, "gpu", scenarios.gpu_bound())  # num_workers=4, no worker traced
+    txt = run_report(gs, d, "--cores", "8").stdout
+    assert "1 trainer (pid 100), 4 loader workers (configuration)" in txt
+    assert "loader   num_workers=4 (configuration)" in txt
+    assert "0 loader workers" not in txt
