@@ -312,6 +312,8 @@ static void side_json(gs_jw *w, const side *s)
     gs_jw_kstr(w, "argv", tr->argv);
     gs_jw_ku64(w, "steps_measured", r->measured);
     gs_jw_kstr(w, "steps_source", an_source_name(r->source));
+    gs_jw_kbool(w, "in_progress", s->run.running != 0);
+    gs_jw_ku64(w, "separate_runs", r->separate_runs);
     gs_jw_key(w, "step_ms");
     gs_jw_obj(w);
     gs_jw_key(w, "median");
@@ -513,6 +515,18 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
         gs_out_printf(o, "%-24s %9s %11s%s\n", rep_cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
     }
     gs_out_printf(o, "%-24s %s\n%-24s %s\n", "verdict A", a->verdict_text, "verdict B", b->verdict_text);
+    /* a run that is not one finished run says so here too */
+    const side *sides[2] = {A, B};
+    for (int i = 0; i < 2; i++) {
+        if (sides[i]->run.running)
+            gs_out_printf(o, "note     %c is still in progress (%zu process%s running): its numbers "
+                             "cover what was written so far\n",
+                          'A' + i, sides[i]->run.running, sides[i]->run.running == 1 ? "" : "es");
+        if (sides[i]->res.separate_runs > 1)
+            gs_out_printf(o, "note     %c's directory holds %zu separate runs: compared is the "
+                             "trainer's run only\n",
+                          'A' + i, sides[i]->res.separate_runs);
+    }
 
     gs_out_str(o, "\n");
     if (!strcmp(v->label, "no_op"))

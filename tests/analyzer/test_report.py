@@ -3,6 +3,7 @@ on damaged and empty inputs, and the JSON schema (docs/report-schema.md)."""
 import json
 import os
 import struct
+import subprocess
 
 import pytest
 
@@ -370,6 +371,9 @@ def test_two_runs_in_one_directory_are_named(gs, gen, tmp_path):
     txt = run_report(gs, d, "--cores", "8")
     assert txt.returncode == 0
     assert "MIXED" in txt.stdout and "holds 2 separate runs" in txt.stdout
+    cmp = subprocess.run([gs, "compare", "--cores", "8", d, d], capture_output=True, text=True,
+                         env=clean_env())
+    assert "A's directory holds 2 separate runs" in cmp.stdout
     page = tmp_path / "mixed.html"
     assert run_report(gs, d, "--cores", "8", "--html", str(page)).returncode == 0
     assert "This directory holds 2 separate runs" in page.read_text()
