@@ -95,6 +95,8 @@ static int proc_new(an_run *run, const char *path, const gs_proc_info *pi, an_pr
     p->flags = pi->flags;
     p->mono_ns = pi->mono_ns;
     p->rank = pi->rank;
+    p->local_rank = pi->local_rank;
+    p->world_size = pi->world_size;
     p->worker_id = p->loader_id = -1;
     run->nprocs++;
     *out = p;

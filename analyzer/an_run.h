@@ -96,7 +96,7 @@ typedef struct an_proc {
     uint64_t pid, ppid;
     uint32_t exec_seq, flags;
     uint64_t mono_ns;
-    int32_t rank;
+    int32_t rank, local_rank, world_size; /* from the header, -1 unknown */
     int damaged;     /* stopped early: gs_err */
     uint64_t unread; /* bytes not read */
     uint64_t events;

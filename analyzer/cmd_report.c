@@ -21,6 +21,7 @@
 
 #include "an_callsites.h"
 #include "an_model.h"
+#include "an_ranks.h"
 #include "cli_util.h"
 #include "gs_format.h"
 #include "gs_trace.h"
@@ -327,14 +328,16 @@ int gs_cmd_report(int argc, char **argv)
         an_opts_free(&o);
         return GS_EXIT_USAGE;
     }
-    an_result res;
-    if (an_analyze(&run, &o, &res, err, sizeof err) < 0) {
+    an_job job;
+    an_result dummy = {0}, *res = &dummy;
+    if (an_job_analyze(&run, &o, &job, err, sizeof err) < 0) {
         gs_cli_error("report: %s", err);
         rc = GS_EXIT_USAGE;
     } else {
+        res = job.top; /* the rank that limits the job, or the whole run */
         if (csp.cs) {
             an_cs_finish(csp.cs); /* symbolises the top call sites only */
-            res.callsites = csp.cs;
+            res->callsites = csp.cs;
         }
         gs_out *out = malloc(sizeof *out);
         if (!out) {
@@ -343,22 +346,22 @@ int gs_cmd_report(int argc, char **argv)
         } else {
             gs_out_init(out, stdout);
             if (json) {
-                rep_write_json(out, &run, &res, per_step);
+                rep_write_json(out, &run, res, per_step);
             } else {
                 const int color = isatty(1) && !getenv("NO_COLOR");
                 const style on = {"\033[1m", "\033[31m", "\033[33m", "\033[32m", "\033[2m", "\033[0m"};
                 const style off = {"", "", "", "", "", ""};
-                rep_write_text(out, &run, &res, per_step, color ? &on : &off);
+                rep_write_text(out, &run, res, per_step, color ? &on : &off);
             }
             gs_out_flush(out);
             free(out);
         }
         if (rc == GS_EXIT_OK && (perfetto || html) &&
-            rep_second_pass(dir, &o, &run, &res, perfetto, html) < 0)
+            rep_second_pass(dir, &o, &run, res, perfetto, html) < 0)
             rc = GS_EXIT_FAIL;
     }
-    res.callsites = NULL;
-    an_result_free(&res);
+    res->callsites = NULL;
+    an_job_free(&job);
     an_cs_free(csp.cs);
     an_run_free(&run);
     an_opts_free(&o);

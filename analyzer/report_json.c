@@ -254,6 +254,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_newline(w, "\n");
     write_run(w, run, r);
     gs_jw_newline(w, "\n");
+    rep_write_ranks_json(w, r->job);
+    gs_jw_newline(w, "\n");
     gs_jw_kbool(w, "no_gpu_activity", r->no_gpu);
     gs_jw_newline(w, "\n");
 

@@ -31,6 +31,14 @@ void rep_json_verdict(gs_jw *w, const an_result *r);
 /* "known":true|false, then each of rep_cfg_keys with its value (members of
  * the "dataloader" object; the caller opens and closes it). */
 void rep_json_dataloader_settings(gs_jw *w, const an_proc *tr);
+/* The ranks of a job (report_ranks.c): the per-rank table, straggler and
+ * job line (text, nothing when the job has fewer than two ranks); the
+ * "job", "ranks" and "straggler" members (JSON; null, [] and null without
+ * a job); a rank's first advice in a few words. */
+struct an_job;
+void rep_write_ranks_text(gs_out *o, const struct an_job *job, const style *st);
+void rep_write_ranks_json(gs_jw *w, const struct an_job *job);
+void rep_rank_advice_short(const an_result *r, char *buf, size_t n);
 /* Read the files again for --perfetto FILE and/or --html FILE (either may be
  * NULL). Returns 0, or -1 with a message printed. */
 int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,

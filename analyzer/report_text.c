@@ -52,8 +52,11 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
 {
     const an_proc *tr = r->trainer;
     size_t ndev = tr->ndevs;
+    rep_write_ranks_text(o, r->job, st);
     gs_out_printf(o, "%srun%s   ", st->bold, st->off);
     text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
+    if (r->job && tr->rank >= 0)
+        gs_out_printf(o, "   rank %d,", tr->rank);
     gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s", (unsigned long long)tr->pid,
                   r->nworkers,
                   r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
