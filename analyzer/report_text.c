@@ -57,7 +57,8 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
     if (r->job && tr->rank >= 0)
         gs_out_printf(o, "   rank %d,", tr->rank);
-    gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s", (unsigned long long)tr->pid,
+    gs_out_printf(o, "%s1 trainer (pid %llu), %zu loader %s%s", r->job && tr->rank >= 0 ? " " : "   ",
+                  (unsigned long long)tr->pid,
                   r->nworkers,
                   r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
                   r->nworkers == 1 ? "" : "s");

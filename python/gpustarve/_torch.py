@@ -7,6 +7,8 @@ torch.utils.data.dataloader (handed in by gpustarve._hook),
   _BaseDataLoaderIter.__init__            loader id, configuration records
   _MultiProcessingDataLoaderIter.__init__ the worker_init_fn that tags workers
   _BaseDataLoaderIter.__next__            fetch and step markers, GPUSTARVE_STEPS
+  _MultiProcessingDataLoaderIter._shutdown_workers
+                                          a dropped iterator's step ends first
 Works with torch 1.13 and 2.x (the same private names exist in both).
 
 Step model (docs/python.md): loader L's step k begins right before the
@@ -345,6 +347,19 @@ def _wrap_mp_iter_init(orig):
     return _finish_wrapper(__init__, orig)
 
 
+def _wrap_shutdown(orig):
+    """The open step ends before the iterator stops its workers: joining
+    them is the loader's teardown, not the training step's (the finalizer
+    that ends a dropped iterator's step runs only after __del__ has
+    stopped them)."""
+    def _shutdown_workers(self):
+        st = self.__dict__.get("_gpustarve_state")
+        if st is not None:
+            _iterator_gone(st, self.__dict__.get("_gpustarve_token", 0))
+        return orig(self)
+    return _finish_wrapper(_shutdown_workers, orig)
+
+
 def _end_run(st):
     _warn("end", "GPUSTARVE_STEPS=%d: loader %d completed %d steps; ending the program"
           % (_steps_limit, st.lid, st.done))
@@ -427,5 +442,6 @@ def instrument(module):
     _patch(base, "__next__", _wrap_next)
     if mp is not None:
         _patch(mp, "__init__", _wrap_mp_iter_init)
+        _patch(mp, "_shutdown_workers", _wrap_shutdown)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_child)
