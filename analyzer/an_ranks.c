@@ -173,7 +173,11 @@ static void explain(an_job *job, const acc *a)
     const an_rank *S = &job->ranks[s];
     const acc *x = &a[s];
     const double L = x->L ? (double)x->L : 1;
-    const double own_host = x->H > x->W ? (double)(x->H - x->W) : 0;
+    /* an inferred wait was taken out of host time; a measured one is GPU
+     * communication time, not host time */
+    const double own_host = S->peer_src == AN_PEER_MEASURED ? (double)x->H
+                            : x->H > x->W                   ? (double)(x->H - x->W)
+                                                            : 0;
     /* the straggler's own largest cause */
     const double cause[4] = {(double)x->D / L, own_host / L, (double)x->compute / L,
                              (double)x->pg / L};

@@ -52,7 +52,7 @@ typedef struct an_job {
     double step_ms;        /* median over aligned steps of the slowest rank's step */
     int limiting;          /* index into ranks of the rank that limits the job; -1 */
     int straggler;         /* index of the straggler, or -1 (no rank waits for others) */
-    char why[600];         /* why the straggler is one; "" when none */
+    char why[1024];        /* why the straggler is one; "" when none */
     an_result whole;       /* the whole run's analysis, when it has no ranks */
     an_result *top;        /* what the report's top-level fields describe */
 } an_job;
