@@ -198,3 +198,170 @@ void rep_write_ranks_json(gs_jw *w, const an_job *job)
         gs_jw_null(w);
     }
 }
+
+/* ---- compare ------------------------------------------------------------------------ */
+
+static const an_rank *rank_of(const an_job *job, int32_t rank)
+{
+    for (size_t k = 0; job && k < job->nranks; k++)
+        if (job->ranks[k].rank == rank && job->ranks[k].ok)
+            return &job->ranks[k];
+    return NULL;
+}
+
+void rep_write_ranks_side_json(gs_jw *w, const an_job *job)
+{
+    gs_jw_key(w, "ranks");
+    gs_jw_arr(w);
+    for (size_t k = 0; job && k < job->nranks; k++) {
+        const an_rank *R = &job->ranks[k];
+        if (!R->ok)
+            continue;
+        gs_jw_obj(w);
+        gs_jw_ki64(w, "rank", R->rank);
+        gs_jw_kstr(w, "host", R->host);
+        gs_jw_key(w, "step_ms");
+        rep_json_num(w, R->res.step_ms_median);
+        gs_jw_kfixed(w, "idle_data_wait", R->res.share[AN_SH_DATA_WAIT], 9);
+        gs_jw_key(w, "peer_wait");
+        if (R->peer_src == AN_PEER_NONE)
+            gs_jw_null(w);
+        else
+            rep_json_num(w, R->peer_wait_share);
+        gs_jw_kstr(w, "verdict", an_verdict_label(R->res.verdict));
+        gs_jw_key(w, "num_workers");
+        rep_json_cfg(w, an_cfg_value(R->res.trainer, "num_workers"));
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+    gs_jw_key(w, "straggler");
+    if (job && job->straggler >= 0) {
+        gs_jw_obj(w);
+        gs_jw_ki64(w, "rank", job->ranks[job->straggler].rank);
+        gs_jw_kstr(w, "why", job->why);
+        gs_jw_end(w);
+    } else {
+        gs_jw_null(w);
+    }
+}
+
+static void straggler_line(gs_out *o, const char *name, const an_job *job)
+{
+    if (job && job->straggler >= 0)
+        gs_out_printf(o, "%-24s rank %d: %s\n", name, job->ranks[job->straggler].rank, job->why);
+    else
+        gs_out_printf(o, "%-24s none\n", name);
+}
+
+void rep_write_ranks_compare_text(gs_out *o, const an_job *a, const an_job *b)
+{
+    const size_t na = a ? a->nranks : 0, nb = b ? b->nranks : 0;
+    if (na < 2 && nb < 2)
+        return;
+    gs_out_str(o, "\nranks                           A           B    change\n");
+    /* every rank either side has, in order */
+    int32_t last = -1;
+    for (;;) {
+        int32_t next = -1;
+        for (size_t k = 0; k < na; k++)
+            if (a->ranks[k].rank > last && (next < 0 || a->ranks[k].rank < next))
+                next = a->ranks[k].rank;
+        for (size_t k = 0; k < nb; k++)
+            if (b->ranks[k].rank > last && (next < 0 || b->ranks[k].rank < next))
+                next = b->ranks[k].rank;
+        if (next < 0)
+            break;
+        last = next;
+        const an_rank *x = rank_of(a, next), *y = rank_of(b, next);
+        char label[40], va[16], vb[16];
+        snprintf(label, sizeof label, "rank %d step median ms", next);
+        snprintf(va, sizeof va, x ? "%.1f" : "-", x ? x->res.step_ms_median : 0);
+        snprintf(vb, sizeof vb, y ? "%.1f" : "-", y ? y->res.step_ms_median : 0);
+        gs_out_printf(o, "%-24s %9s %11s", label, va, vb);
+        if (x && y)
+            gs_out_printf(o, "   %+.1f ms", y->res.step_ms_median - x->res.step_ms_median);
+        gs_out_char(o, '\n');
+        snprintf(label, sizeof label, "rank %d data wait", next);
+        snprintf(va, sizeof va, x ? "%.1f%%" : "-", x ? 100 * x->res.share[AN_SH_DATA_WAIT] : 0);
+        snprintf(vb, sizeof vb, y ? "%.1f%%" : "-", y ? 100 * y->res.share[AN_SH_DATA_WAIT] : 0);
+        gs_out_printf(o, "%-24s %9s %11s", label, va, vb);
+        if (x && y)
+            gs_out_printf(o, "   %+.1f points",
+                          100 * (y->res.share[AN_SH_DATA_WAIT] - x->res.share[AN_SH_DATA_WAIT]));
+        gs_out_char(o, '\n');
+    }
+    straggler_line(o, "straggler A", a);
+    straggler_line(o, "straggler B", b);
+}
+
+/* ---- HTML --------------------------------------------------------------------------- */
+
+static void esc(gs_out *o, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': gs_out_str(o, "&amp;"); break;
+        case '<': gs_out_str(o, "&lt;"); break;
+        case '>': gs_out_str(o, "&gt;"); break;
+        case '"': gs_out_str(o, "&quot;"); break;
+        case '\'': gs_out_str(o, "&#39;"); break;
+        default: gs_out_char(o, (unsigned char)*s < 0x20 ? ' ' : *s);
+        }
+    }
+}
+
+void rep_write_ranks_html(gs_out *o, const an_job *job)
+{
+    if (!job || job->nranks < 2)
+        return;
+    gs_out_printf(o, "<section id=\"ranks\"><h2>Ranks: %zu on %zu host%s, %zu steps aligned, job step "
+                     "median %.1f ms</h2>\n",
+                  job->nranks, job->nhosts, job->nhosts == 1 ? "" : "s", job->aligned, job->step_ms);
+    if (job->straggler >= 0) {
+        gs_out_printf(o, "<p id=\"straggler\"><b>Straggler: rank %d.</b> ",
+                      job->ranks[job->straggler].rank);
+        esc(o, job->why);
+        gs_out_str(o, "</p>\n");
+    } else {
+        gs_out_str(o, "<p id=\"straggler\">No straggler: no rank waits 5% or more of its steps for "
+                      "the others.</p>\n");
+    }
+    gs_out_str(o, "<table class=\"share\"><tr><td><b>rank</b></td><td><b>host</b></td><td class=\"num\">"
+                  "<b>pid</b></td><td class=\"num\"><b>steps</b></td><td class=\"num\"><b>step ms</b>"
+                  "</td><td class=\"num\"><b>data wait</b></td><td class=\"num\"><b>waits for others"
+                  "</b></td><td><b>verdict</b></td><td class=\"num\"><b>num_workers</b></td><td><b>"
+                  "advice</b></td></tr>\n");
+    for (size_t k = 0; k < job->nranks; k++) {
+        const an_rank *R = &job->ranks[k];
+        gs_out_printf(o, "<tr class=\"rank%s\"><td>%d%s</td><td>", (int)k == job->limiting ? " limiting" : "",
+                      R->rank, (int)k == job->limiting ? " (below)" : "");
+        esc(o, R->host);
+        gs_out_str(o, "</td>");
+        if (!R->ok) {
+            gs_out_str(o, "<td colspan=\"8\">");
+            esc(o, R->err);
+            gs_out_str(o, "</td></tr>\n");
+            continue;
+        }
+        const an_result *r = &R->res;
+        char adv[48];
+        rep_rank_advice_short(r, adv, sizeof adv);
+        gs_out_printf(o, "<td class=\"num\">%llu</td><td class=\"num\">%zu</td><td class=\"num\">%.1f</td>"
+                         "<td class=\"num\">%.1f%%</td><td class=\"num\">",
+                      (unsigned long long)r->trainer->pid, r->measured, r->step_ms_median,
+                      100 * r->share[AN_SH_DATA_WAIT]);
+        if (R->peer_src == AN_PEER_NONE)
+            gs_out_str(o, "-");
+        else
+            gs_out_printf(o, "%.1f%% (%s)", 100 * R->peer_wait_share, peer_src_name(R->peer_src));
+        gs_out_printf(o, "</td><td>%s</td><td class=\"num\">", an_verdict_label(r->verdict));
+        if (r->cur_workers >= 0)
+            gs_out_printf(o, "%d", r->cur_workers);
+        else
+            gs_out_str(o, "?");
+        gs_out_str(o, "</td><td>");
+        esc(o, adv);
+        gs_out_str(o, "</td></tr>\n");
+    }
+    gs_out_str(o, "</table>\n<p class=\"meta\">Below: the rank that limits the job.</p></section>\n");
+}
