@@ -134,6 +134,66 @@ static size_t count_hosts(const an_job *job)
     return n;
 }
 
+/* ---- clocks ------------------------------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* realtime - monotonic of the rank's trainer image (its header pair) */
+static int64_t pair_of(const an_rank *R)
+{
+    const an_proc *p = R->res.trainer;
+    return p ? (int64_t)(p->real_ns - p->mono_ns) : 0;
+}
+
+/* Each rank's clock on the reference rank's: the same host shares its
+ * CLOCK_MONOTONIC; another host is placed by the header pairs (its
+ * realtime against the reference's, as far as the hosts' realtime clocks
+ * agree), then moved so that the aligned steps end together: every rank
+ * leaves a step's collectives at the same instant, and its step ends a
+ * host-side moment later (RATIONALE: the median of the per-step
+ * differences, so a rank descheduled at a few step ends does not move its
+ * clock). E holds each rank's aligned step ends (m of them, n apart). */
+static void align_clocks(an_job *job, const uint64_t *E, size_t n, size_t m)
+{
+    job->clock_ref = -1;
+    for (size_t k = 0; k < job->nranks && job->clock_ref < 0; k++)
+        if (job->ranks[k].ok)
+            job->clock_ref = (int)k;
+    if (job->clock_ref < 0)
+        return;
+    const size_t f = (size_t)job->clock_ref;
+    const an_rank *F = &job->ranks[f];
+    int64_t *d = malloc((m ? m : 1) * sizeof *d);
+    for (size_t k = 0; k < job->nranks; k++) {
+        an_rank *R = &job->ranks[k];
+        R->clock_src = AN_CLOCK_SAME_HOST;
+        R->clock_offset_ns = R->clock_realtime_ns = R->clock_refined_ns = 0;
+        R->clock_spread_ns = 0;
+        if (!R->ok || !R->host || !F->host || strcmp(R->host, F->host) == 0)
+            continue;
+        R->clock_src = AN_CLOCK_REALTIME;
+        R->clock_realtime_ns = pair_of(R) - pair_of(F);
+        if (m && d) {
+            for (size_t i = 0; i < m; i++)
+                d[i] = (int64_t)E[f * n + i] - ((int64_t)E[k * n + i] + R->clock_realtime_ns);
+            qsort(d, m, sizeof *d, cmp_i64);
+            R->clock_refined_ns = d[m / 2];
+            for (size_t i = 0; i < m; i++)
+                d[i] = d[i] > R->clock_refined_ns ? d[i] - R->clock_refined_ns
+                                                  : R->clock_refined_ns - d[i];
+            qsort(d, m, sizeof *d, cmp_i64);
+            R->clock_spread_ns = (uint64_t)d[m / 2];
+            R->clock_src = AN_CLOCK_COLLECTIVES;
+        }
+        R->clock_offset_ns = R->clock_realtime_ns + R->clock_refined_ns;
+    }
+    free(d);
+}
+
 /* ---- alignment -------------------------------------------------------------------- */
 
 typedef struct acc {
@@ -227,7 +287,7 @@ static void explain(an_job *job, const acc *a)
 
 void an_job_align(an_job *job)
 {
-    job->limiting = job->straggler = -1;
+    job->limiting = job->straggler = job->clock_ref = -1;
     job->why[0] = '\0';
     job->aligned = 0;
     job->step_ms = 0;
@@ -250,11 +310,13 @@ void an_job_align(an_job *job)
     double *Ls = malloc(job->nranks * (n ? n : 1) * sizeof *Ls);
     double *jobL = malloc((n ? n : 1) * sizeof *jobL);
     uint64_t *W = calloc(job->nranks, sizeof *W);
-    if (!a || !Ls || !jobL || !W) {
+    uint64_t *E = malloc(job->nranks * (n ? n : 1) * sizeof *E);
+    if (!a || !Ls || !jobL || !W || !E) {
         free(a);
         free(Ls);
         free(jobL);
         free(W);
+        free(E);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -297,6 +359,7 @@ void an_job_align(an_job *job)
             x->compute += v->busy[AN_BUSY_COMPUTE];
             x->pg += v->busy[AN_BUSY_H2D_PAGEABLE] + v->idle_pg;
             Ls[k * n + job->aligned] = ms(L);
+            E[k * n + job->aligned] = v->t1;
         }
         job->ranks[lim].limits_steps++;
         jobL[job->aligned++] = ms(maxL);
@@ -312,6 +375,7 @@ void an_job_align(an_job *job)
         R->step_ms = an_percentile(&Ls[k * n], m, 0.5);
     }
     job->step_ms = an_percentile(jobL, m, 0.5);
+    align_clocks(job, E, n, m);
     /* the limiting rank: the one that limited most aligned steps; without
      * aligned steps, the slowest; ties go to the lower rank */
     for (size_t k = 0; k < job->nranks; k++) {
@@ -338,6 +402,7 @@ void an_job_align(an_job *job)
     free(Ls);
     free(jobL);
     free(W);
+    free(E);
 }
 
 /* ---- the whole ------------------------------------------------------------------- */
@@ -345,7 +410,7 @@ void an_job_align(an_job *job)
 int an_job_analyze(const an_run *run, const an_opts *o, an_job *job, char *err, size_t errlen)
 {
     memset(job, 0, sizeof *job);
-    job->limiting = job->straggler = -1;
+    job->limiting = job->straggler = job->clock_ref = -1;
     if (build_views(run, job) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;

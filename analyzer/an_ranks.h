@@ -23,6 +23,13 @@ enum an_peer_src {
     AN_PEER_INFERRED, /* host time matched against the other ranks' data wait */
 };
 
+/* How a rank's clock was put on the job's clock (the reference rank's). */
+enum an_clock_src {
+    AN_CLOCK_SAME_HOST,   /* the reference rank's host: the same CLOCK_MONOTONIC */
+    AN_CLOCK_REALTIME,    /* another host: the trace headers' realtime/monotonic pairs */
+    AN_CLOCK_COLLECTIVES, /* another host: the pairs, refined on the aligned step ends */
+};
+
 /* RATIONALE: a rank is named the straggler only when another rank waits
  * for the others at least this share of its step time: the same 5% that
  * makes a step MODERATELY input-bound (docs/report-schema.md, "Verdict"). */
@@ -41,6 +48,13 @@ typedef struct an_rank {
     double own_share;         /* 1 - peer_wait_share */
     int peer_src;             /* enum an_peer_src */
     size_t limits_steps;      /* aligned steps this rank limited */
+    /* its clock on the job's: job time = its CLOCK_MONOTONIC + clock_offset_ns */
+    int clock_src;            /* enum an_clock_src */
+    int64_t clock_offset_ns;  /* clock_realtime_ns + clock_refined_ns */
+    int64_t clock_realtime_ns; /* from the header pairs (0 on the reference's host) */
+    int64_t clock_refined_ns;  /* median correction from the aligned step ends */
+    uint64_t clock_spread_ns;  /* median distance of its step ends from the reference's,
+                                * after the correction */
 } an_rank;
 
 typedef struct an_job {
@@ -51,6 +65,7 @@ typedef struct an_job {
     size_t aligned;        /* steps measured in every rank, aligned by index */
     double step_ms;        /* median over aligned steps of the slowest rank's step */
     int limiting;          /* index into ranks of the rank that limits the job; -1 */
+    int clock_ref;         /* index of the rank whose clock is the job's; -1 */
     int straggler;         /* index of the straggler, or -1 (no rank waits for others) */
     char why[1024];        /* why the straggler is one; "" when none */
     an_result whole;       /* the whole run's analysis, when it has no ranks */

@@ -28,13 +28,14 @@
 #include "report_out.h"
 
 static const char usage_text[] =
-    "usage: gpustarve report [options] [DIR]\n"
+    "usage: gpustarve report [options] [DIR...]\n"
     "\n"
     "Say, per training step, how long the GPU computed, copied and waited, and\n"
     "why: waiting for the next batch, behind a pageable host-to-device copy, or\n"
     "on the host. Then a verdict (input-bound or not) and advice (num_workers,\n"
     "pin_memory) with the predicted step time. DIR is a run directory written by\n"
-    "'gpustarve run' (default: the newest gpustarve-* directory here).\n"
+    "'gpustarve run' (default: the newest gpustarve-* directory here); several\n"
+    "are read as one job (its hosts' directories), each rank reported.\n"
     "\n"
     "options:\n"
     "  --json              JSON (schema gpustarve.report/1, docs/report-schema.md)\n"
@@ -249,12 +250,15 @@ int gs_cmd_report(int argc, char **argv)
         default: return gs_cli_bad_option("report", argc, argv, optstring, opts);
         }
     }
-    if (argc - optind > 1)
-        return gs_cli_usage_error("report", "takes one run directory");
     char dirbuf[512];
     const char *dir;
+    char *one[1];
+    char *const *dirs = one;
+    size_t ndirs = 1;
     if (optind < argc) {
         dir = argv[optind];
+        dirs = argv + optind;
+        ndirs = (size_t)(argc - optind);
     } else {
         if (newest_run(dirbuf, sizeof dirbuf) < 0) {
             gs_cli_error("report: no run directory given and no gpustarve-* directory here");
@@ -263,14 +267,25 @@ int gs_cmd_report(int argc, char **argv)
         dir = dirbuf;
         gs_cli_msg(1, "report: reading %s", dir);
     }
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        gs_cli_error("report: %s: %s", dir, strerror(errno));
-        return GS_EXIT_USAGE;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        gs_cli_error("report: %s: not a directory (give the run directory)", dir);
-        return GS_EXIT_USAGE;
+    one[0] = (char *)dir;
+    for (size_t d = 0; d < ndirs; d++) {
+        struct stat st;
+        if (stat(dirs[d], &st) != 0) {
+            gs_cli_error("report: %s: %s", dirs[d], strerror(errno));
+            return GS_EXIT_USAGE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            gs_cli_error("report: %s: not a directory (give the run directory)", dirs[d]);
+            return GS_EXIT_USAGE;
+        }
+        for (size_t e = 0; e < d; e++) {
+            struct stat se;
+            if (stat(dirs[e], &se) == 0 && se.st_dev == st.st_dev && se.st_ino == st.st_ino) {
+                gs_cli_error("report: %s and %s are the same directory (its processes would "
+                             "count twice)", dirs[e], dirs[d]);
+                return GS_EXIT_USAGE;
+            }
+        }
     }
 
     an_opts o;
@@ -303,7 +318,7 @@ int gs_cmd_report(int argc, char **argv)
     an_run run;
     char err[512];
     int rc = GS_EXIT_OK;
-    int loaded = an_run_load(&run, dir, &o, err, sizeof err);
+    int loaded = an_run_load_dirs(&run, dirs, ndirs, &o, err, sizeof err);
     o.hooks = NULL; /* the second pass brings its own */
     if (loaded < 0) {
         an_cs_free(csp.cs);

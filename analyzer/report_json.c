@@ -147,6 +147,11 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_key(w, "run");
     gs_jw_obj(w);
     gs_jw_kstr(w, "dir", run->dir);
+    gs_jw_key(w, "dirs");
+    gs_jw_arr(w);
+    for (size_t d = 0; d < run->ndirs; d++)
+        gs_jw_str(w, run->dirs[d]);
+    gs_jw_end(w);
     gs_jw_ku64(w, "files", run->nfiles);
     gs_jw_ku64(w, "processes", run->nprocs);
     gs_jw_ku64(w, "events", run->events);

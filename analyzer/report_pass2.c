@@ -899,7 +899,8 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     o2.progress = NULL;
     an_run run2;
     char err[512];
-    if (an_run_load(&run2, dir, &o2, err, sizeof err) < 0) {
+    (void)dir; /* the directories the first pass read: run->dirs */
+    if (an_run_load_dirs(&run2, run->dirs, run->ndirs, &o2, err, sizeof err) < 0) {
         gs_cli_error("report: second pass: %s", err);
         rc = -1;
     }

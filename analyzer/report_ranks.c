@@ -32,6 +32,13 @@ void rep_rank_advice_short(const an_result *r, char *buf, size_t n)
     }
 }
 
+static const char *clock_src_name(int s)
+{
+    return s == AN_CLOCK_REALTIME      ? "realtime"
+           : s == AN_CLOCK_COLLECTIVES ? "collectives"
+                                       : "same_host";
+}
+
 static const char *peer_src_name(int s)
 {
     return s == AN_PEER_MEASURED ? "measured" : s == AN_PEER_INFERRED ? "inferred" : NULL;
@@ -48,8 +55,8 @@ void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)
                   st->bold, st->off, job->nranks, job->nhosts, job->nhosts == 1 ? "" : "s",
                   job->aligned, job->step_ms);
     if (job->unranked)
-        gs_out_printf(o, " (%zu process%s of no rank left out: the launcher)", job->unranked,
-                      job->unranked == 1 ? "" : "es");
+        gs_out_printf(o, " (%zu process%s of no rank left out: the launcher%s)", job->unranked,
+                      job->unranked == 1 ? "" : "es", job->unranked == 1 ? "" : "s");
     gs_out_str(o, "\n\n  rank  host          pid      steps  step ms  data wait  peer wait   "
                   "verdict               workers  advice\n");
     for (size_t k = 0; k < job->nranks; k++) {
@@ -79,6 +86,24 @@ void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)
                       (unsigned long long)r->trainer->pid, r->measured, r->step_ms_median,
                       100 * r->share[AN_SH_DATA_WAIT], peer, an_verdict_label(r->verdict), wk, adv,
                       lim ? st->off : "");
+    }
+    /* the clocks of the other hosts, once per host */
+    for (size_t k = 0; job->clock_ref >= 0 && k < job->nranks; k++) {
+        const an_rank *R = &job->ranks[k];
+        if (!R->ok || R->clock_src == AN_CLOCK_SAME_HOST)
+            continue;
+        int first = 1;
+        for (size_t j = 0; j < k && first; j++)
+            first = !(job->ranks[j].ok && strcmp(job->ranks[j].host, R->host) == 0);
+        if (!first)
+            continue;
+        gs_out_printf(o, "%sclock%s  host %s on rank %d's clock: %+.3f ms from the realtime pairs",
+                      st->bold, st->off, R->host, job->ranks[job->clock_ref].rank,
+                      (double)R->clock_realtime_ns / 1e6);
+        if (R->clock_src == AN_CLOCK_COLLECTIVES)
+            gs_out_printf(o, ", %+.3f ms from the aligned step ends (spread %.3f ms)",
+                          (double)R->clock_refined_ns / 1e6, (double)R->clock_spread_ns / 1e6);
+        gs_out_char(o, '\n');
     }
     if (job->straggler >= 0)
         gs_out_printf(o, "\n%sstraggler%s rank %d: %s\n", st->bold, st->off,
@@ -156,6 +181,15 @@ static void rank_json(gs_jw *w, const an_job *job, const an_rank *R)
     gs_jw_kstr(w, "source", peer_src_name(R->peer_src));
     gs_jw_end(w);
     gs_jw_ku64(w, "limits_steps", R->limits_steps);
+    gs_jw_key(w, "clock");
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "source", clock_src_name(R->clock_src));
+    gs_jw_ki64(w, "offset_ns", R->clock_offset_ns);
+    gs_jw_ki64(w, "realtime_offset_ns", R->clock_realtime_ns);
+    gs_jw_ki64(w, "refined_ns", R->clock_refined_ns);
+    gs_jw_key(w, "spread_ms");
+    rep_json_ms(w, R->clock_spread_ns);
+    gs_jw_end(w);
     gs_jw_end(w);
 }
 
@@ -175,6 +209,11 @@ void rep_write_ranks_json(gs_jw *w, const an_job *job)
         gs_jw_key(w, "limiting_rank");
         if (job->limiting >= 0)
             gs_jw_i64(w, job->ranks[job->limiting].rank);
+        else
+            gs_jw_null(w);
+        gs_jw_key(w, "clock_rank");
+        if (job->clock_ref >= 0)
+            gs_jw_i64(w, job->ranks[job->clock_ref].rank);
         else
             gs_jw_null(w);
         gs_jw_end(w);

@@ -336,6 +336,12 @@ static long build_header(int forked, uint32_t seq, pid_t pid)
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     pi.real_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    /* test hook (README, "Preloading by hand"): a realtime clock that is
+     * off by a known amount, as another host's may be; only the header's
+     * pair moves, as it would on a host whose clock is wrong */
+    const char *toff = getenv("GPUSTARVE_TEST_REALTIME_OFFSET_NS");
+    if (toff && *toff)
+        pi.real_ns += (uint64_t)strtoll(toff, NULL, 10);
     pi.rank = env_first(rank_vars);
     pi.local_rank = env_first(local_rank_vars);
     pi.world_size = env_first(world_size_vars);
@@ -637,6 +643,11 @@ int gs_out_open(int forked)
     atomic_store(&gs_trace_fd, -1);
     if (gethostname(g_host, sizeof g_host - 1) != 0)
         snprintf(g_host, sizeof g_host, "localhost");
+    /* test hook (README, "Preloading by hand"): the host a test pretends
+     * this process runs on, to make one machine two hosts of a job */
+    const char *th = getenv("GPUSTARVE_TEST_HOST");
+    if (th && *th)
+        snprintf(g_host, sizeof g_host, "%s", th);
     for (char *c = g_host; *c; c++)
         if (*c == '/')
             *c = '_';

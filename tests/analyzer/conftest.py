@@ -38,10 +38,11 @@ class Proc:
     order they are written in the file)."""
 
     def __init__(self, pid, ppid, argv, exec_seq=0, forked=False, version=None, host=None,
-                 rank=None, local=None, world=None):
+                 rank=None, local=None, world=None, real=None):
         self.pid, self.ppid, self.argv = pid, ppid, argv
         self.exec_seq, self.forked, self.version = exec_seq, forked, version
         self.host, self.rank, self.local, self.world = host, rank, local, world
+        self.real = real
         self.strings = {}
         self.lines = []
         self.cur_tid = None
@@ -99,7 +100,7 @@ class Proc:
         if self.version:
             head += " version=%s" % self.version
         for key, v in (("host", self.host), ("rank", self.rank), ("local", self.local),
-                       ("world", self.world)):
+                       ("world", self.world), ("real", self.real)):
             if v is not None:
                 head += " %s=%s" % (key, v)
         return "\n".join([head + " -- " + self.argv] + self.lines) + "\n"

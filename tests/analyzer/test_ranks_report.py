@@ -16,9 +16,13 @@ NSTEPS = 12
 NCCL = "ncclKernel_AllReduce_RING_LL_Sum_float"
 
 
-def add_rank(sc, host, rank, dw_ms, comm_ms, workers, worker_rank):
+REAL = 1764430000000000000  # the generator's CLOCK_REALTIME at CLOCK_MONOTONIC 1 s
+SKEW = 7 * 1000 * MS  # host n1's realtime clock is 7 s ahead
+
+
+def add_rank(sc, host, rank, dw_ms, comm_ms, workers, worker_rank, real=None):
     pid = 100
-    tr = sc.proc(pid, 50, "python train.py", host=host, rank=rank, local=0, world=2)
+    tr = sc.proc(pid, 50, "python train.py", host=host, rank=rank, local=0, world=2, real=real)
     tr.ev(pid, "thread", ts=T0 - 5 * MS, str="MainThread", aux=pid)
     tr.config(pid, T0 - 2 * MS, "num_workers", workers)
     tr.ev(pid, "gpu_device", ts=T0 - 3 * MS, dev=0, str="NVIDIA H200", bytes=141 << 30,
@@ -35,7 +39,8 @@ def add_rank(sc, host, rank, dw_ms, comm_ms, workers, worker_rank):
         tr.kernel(a + dw, a + dw + 10 * MS)
         tr.kernel(a + dw + 10 * MS, a + dw + (10 + comm_ms) * MS, name=NCCL, stream=9)
         tr.ev(pid, "step_end", ts=b, aux=n)
-    w = sc.proc(pid + 1, pid, "python train.py", forked=True, host=host, rank=worker_rank)
+    w = sc.proc(pid + 1, pid, "python train.py", forked=True, host=host, rank=worker_rank,
+                real=real)
     for n in range(NSTEPS):
         t = T0 + n * 100 * MS
         w.file_read(pid + 1, t, t + 50 * MS, 1 << 20, off=n << 20)
@@ -45,7 +50,7 @@ def job(gen, tmp_path):
     sc = Scenario()
     sc.proc(50, 1, "torchrun --nproc_per_node=1 train.py", host="n0")  # the launcher
     add_rank(sc, "n0", 0, dw_ms=2, comm_ms=85, workers=3, worker_rank=0)
-    add_rank(sc, "n1", 1, dw_ms=80, comm_ms=5, workers=1, worker_rank=None)
+    add_rank(sc, "n1", 1, dw_ms=80, comm_ms=5, workers=1, worker_rank=None, real=REAL + SKEW)
     return sc.write(gen, str(tmp_path / "job"))
 
 
@@ -53,7 +58,7 @@ def test_job_json(gs, gen, tmp_path):
     d = job(gen, tmp_path)
     r = report_json(gs, d)
     assert r["job"] == {"ranks": 2, "hosts": 2, "unranked_processes": 1, "aligned_steps": NSTEPS - 1,
-                        "step_ms": 100, "limiting_rank": 1}
+                        "step_ms": 100, "limiting_rank": 1, "clock_rank": 0}
     r0, r1 = r["ranks"]
     assert (r0["rank"], r0["host"], r0["local_rank"], r0["processes"]) == (0, "n0", 0, 2)
     assert (r1["rank"], r1["host"], r1["processes"]) == (1, "n1", 2)
@@ -68,6 +73,12 @@ def test_job_json(gs, gen, tmp_path):
     assert r1["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
     assert (r0["limits_job"], r1["limits_job"]) == (False, True)
     assert r1["limits_steps"] == NSTEPS - 1
+    # both "hosts" ran on one clock; n1's realtime said 7 s ahead; the step
+    # ends put it back
+    assert r0["clock"] == {"source": "same_host", "offset_ns": 0, "realtime_offset_ns": 0,
+                           "refined_ns": 0, "spread_ms": 0}
+    assert r1["clock"] == {"source": "collectives", "offset_ns": 0, "realtime_offset_ns": SKEW,
+                           "refined_ns": -SKEW, "spread_ms": 0}
     assert r["straggler"] == {
         "rank": 1,
         "why": "rank 1 waits for data 80% of its step; rank 0 waits for rank 1 in collectives 85% "
@@ -89,6 +100,8 @@ def test_job_text_and_html(gs, gen, tmp_path):
                           "100.0 ms (1 process of no rank left out: the launcher)\n"), out
     assert "\nstraggler rank 1: rank 1 waits for data 80% of its step" in out
     assert "  85.0% meas" in out
+    assert ("\nclock  host n1 on rank 0's clock: +7000.000 ms from the realtime pairs, -7000.000 ms "
+            "from the aligned step ends (spread 0.000 ms)\n") in out
     assert "\nrun   python train.py   rank 1, 1 trainer (pid 100), 1 loader worker" in out
     html = tmp_path / "r.html"
     p = run_report(gs, d, "--html", str(html))

@@ -3,7 +3,9 @@ and 4 ranks (gloo on the CPU, torch 2.x from .venv), some ranks' loaders
 starved (their dataset sleeps per sample). Each rank's data-wait share must
 be within 5 points of what the rank measured itself, its num_workers its
 own, its loader workers its own, and the straggler a starved rank. Also: the
-launcher variables of Open MPI, MPICH and Slurm give a process its rank.
+launcher variables of Open MPI, MPICH and Slurm give a process its rank; and
+two per-node launches made two hosts (a test hook) merged by `report A B`
+with their clocks aligned.
 
 The expectations follow what each rank measured in the same run, never the
 machine's speed: a loaded machine makes every step longer, not the shares
@@ -11,6 +13,8 @@ disagree (docs/testing.md)."""
 import json
 import os
 import re
+import socket
+import subprocess
 
 import pytest
 
@@ -112,3 +116,59 @@ def test_launcher_variables_give_the_rank(tmp_path, env, rank, local, size):
     recs, _, _ = dump(tmp_path / "run")
     procs = [r for r in recs if r["kind"] == "process"]
     assert [(q["rank"], q["local_rank"], q["world_size"]) for q in procs] == [(rank, local, size)]
+
+
+SKEW_NS = 5 * 10**9  # the second "host"'s realtime clock is 5 s ahead
+
+
+def test_two_hosts_per_node_launches_merged(tmp_path):
+    """Two torchrun per-node launches (--nnodes=2), each under its own
+    `gpustarve run` into its own directory, made two hosts by the test hook
+    (GPUSTARVE_TEST_HOST; the second's realtime clock GPUSTARVE_TEST_REALTIME_OFFSET_NS
+    ahead); `report A B` reads them as one job. Both really share one
+    CLOCK_MONOTONIC, so the aligned clock must put the second host back by
+    the known skew."""
+    if not os.access(gstest.VENV_PY, os.X_OK):
+        pytest.skip("%s is missing (make venv)" % gstest.VENV_PY)
+    out = tmp_path / "out"
+    out.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for node in (0, 1):
+        env = gstest.clean_env(GPUSTARVE_TEST_HOST="node%d" % node,
+                               GPUSTARVE_TEST_REALTIME_OFFSET_NS=str(node * SKEW_NS))
+        cmd = [gstest.CLI, "run", "-o", str(tmp_path / ("node%d" % node)), "--",
+               gstest.VENV_PY, "-m", "torch.distributed.run", "--nnodes=2",
+               "--node_rank=%d" % node, "--nproc_per_node=1", "--master_addr=127.0.0.1",
+               "--master_port=%d" % port, SCRIPT, str(out), str(STEPS), "1", str(SLEEP_MS)]
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT,
+                                      preexec_fn=gstest.default_signals))
+    for p in procs:
+        text = p.communicate(timeout=600)[0]
+        assert p.returncode == 0, text.decode()[-3000:]
+    assert all(f.startswith("node0-") for f in os.listdir(tmp_path / "node0"))
+    assert all(f.startswith("node1-") for f in os.listdir(tmp_path / "node1"))
+    own = {}
+    for r in (0, 1):
+        with open(out / ("rank%d.json" % r)) as f:
+            own[r] = json.load(f)
+    p = gstest.run([gstest.CLI, "report", "--json", "--skip", str(SKIP), tmp_path / "node0",
+                    tmp_path / "node1"])
+    assert p.returncode == 0, p.stderr.decode()
+    rep = json.loads(p.stdout)
+    assert rep["run"]["dirs"] == [str(tmp_path / "node0"), str(tmp_path / "node1")]
+    check_ranks(rep, own, 2, [1])
+    assert rep["job"]["hosts"] == 2
+    assert rep["job"]["unranked_processes"] == 2  # the two launchers
+    r0, r1 = rep["ranks"]
+    assert (r0["host"], r1["host"]) == ("node0", "node1")
+    assert r0["clock"]["source"] == "same_host"
+    c = r1["clock"]
+    assert c["source"] == "collectives"
+    # the header pairs see the skew (plus the microseconds between reading
+    # the two clocks); the step ends take it back out
+    assert abs(c["realtime_offset_ns"] - SKEW_NS) < 10**6, c
+    assert abs(c["offset_ns"]) < 30 * 10**6, c
