@@ -122,6 +122,37 @@ static int build_views(const an_run *run, an_job *job)
     return 0;
 }
 
+/* Processes of the rank started by no process of the rank on their host:
+ * one for a rank of one job; more when runs or restarts of a rank were read
+ * together. */
+static size_t rank_roots(const an_run *v, uint64_t *first_pid)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->nprocs; i++) {
+        const an_proc *p = &v->procs[i];
+        if (p->exec_seq)
+            continue;
+        int parent_in = 0;
+        for (size_t j = 0; j < v->nprocs && !parent_in; j++)
+            parent_in = v->procs[j].pid == p->ppid && strcmp(v->procs[j].host, p->host) == 0;
+        if (!parent_in && !n++)
+            *first_pid = p->pid;
+    }
+    return n;
+}
+
+static void note_roots(an_rank *R)
+{
+    uint64_t pid = 0;
+    R->roots = rank_roots(&R->view, &pid);
+    an_result *r = &R->res;
+    if (R->roots > 1 && r->nnotes < sizeof r->notes / sizeof r->notes[0])
+        snprintf(r->notes[r->nnotes++], sizeof r->notes[0],
+                 "rank %d has %zu processes that no process of the rank started (pid %llu, ...): "
+                 "several runs or restarts of this rank are read as one; its trainer is pid %llu",
+                 R->rank, R->roots, (unsigned long long)pid, (unsigned long long)r->trainer->pid);
+}
+
 static size_t count_hosts(const an_job *job)
 {
     size_t n = 0;
@@ -422,6 +453,7 @@ int an_job_analyze(const an_run *run, const an_opts *o, an_job *job, char *err, 
         if (R->ok) {
             nok++;
             R->host = R->res.trainer->host;
+            note_roots(R);
         }
     }
     job->nhosts = count_hosts(job);

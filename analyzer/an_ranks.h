@@ -48,6 +48,8 @@ typedef struct an_rank {
     double own_share;         /* 1 - peer_wait_share */
     int peer_src;             /* enum an_peer_src */
     size_t limits_steps;      /* aligned steps this rank limited */
+    size_t roots;             /* its processes that no process of the rank started: 1,
+                               * more when several runs or restarts of it were read */
     /* its clock on the job's: job time = its CLOCK_MONOTONIC + clock_offset_ns */
     int clock_src;            /* enum an_clock_src */
     int64_t clock_offset_ns;  /* clock_realtime_ns + clock_refined_ns */

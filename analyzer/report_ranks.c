@@ -87,6 +87,13 @@ void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)
                       100 * r->share[AN_SH_DATA_WAIT], peer, an_verdict_label(r->verdict), wk, adv,
                       lim ? st->off : "");
     }
+    for (size_t k = 0; k < job->nranks; k++)
+        if (job->ranks[k].ok && job->ranks[k].roots > 1)
+            gs_out_printf(o, "%snote%s   rank %d has %zu processes no process of the rank started: "
+                             "several runs or restarts of it are read as one (its trainer: pid "
+                             "%llu)\n",
+                          st->bold, st->off, job->ranks[k].rank, job->ranks[k].roots,
+                          (unsigned long long)job->ranks[k].res.trainer->pid);
     /* the clocks of the other hosts, once per host */
     for (size_t k = 0; job->clock_ref >= 0 && k < job->nranks; k++) {
         const an_rank *R = &job->ranks[k];
@@ -181,6 +188,7 @@ static void rank_json(gs_jw *w, const an_job *job, const an_rank *R)
     gs_jw_kstr(w, "source", peer_src_name(R->peer_src));
     gs_jw_end(w);
     gs_jw_ku64(w, "limits_steps", R->limits_steps);
+    gs_jw_ku64(w, "root_processes", R->roots);
     gs_jw_key(w, "clock");
     gs_jw_obj(w);
     gs_jw_kstr(w, "source", clock_src_name(R->clock_src));

@@ -46,12 +46,12 @@ def add_rank(sc, host, rank, dw_ms, comm_ms, workers, worker_rank, real=None):
         w.file_read(pid + 1, t, t + 50 * MS, 1 << 20, off=n << 20)
 
 
-def job(gen, tmp_path):
+def job(gen, tmp_path, name="job"):
     sc = Scenario()
     sc.proc(50, 1, "torchrun --nproc_per_node=1 train.py", host="n0")  # the launcher
     add_rank(sc, "n0", 0, dw_ms=2, comm_ms=85, workers=3, worker_rank=0)
     add_rank(sc, "n1", 1, dw_ms=80, comm_ms=5, workers=1, worker_rank=None, real=REAL + SKEW)
-    return sc.write(gen, str(tmp_path / "job"))
+    return sc.write(gen, str(tmp_path / name))
 
 
 def test_job_json(gs, gen, tmp_path):
@@ -73,6 +73,7 @@ def test_job_json(gs, gen, tmp_path):
     assert r1["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
     assert (r0["limits_job"], r1["limits_job"]) == (False, True)
     assert r1["limits_steps"] == NSTEPS - 1
+    assert (r0["root_processes"], r1["root_processes"]) == (1, 1)
     # both "hosts" ran on one clock; n1's realtime said 7 s ahead; the step
     # ends put it back
     assert r0["clock"] == {"source": "same_host", "offset_ns": 0, "realtime_offset_ns": 0,
@@ -125,6 +126,23 @@ def test_compare_shows_ranks(gs, gen, tmp_path):
     assert [x["rank"] for x in c["a"]["ranks"]] == [0, 1]
     assert c["a"]["ranks"][1]["num_workers"] == 1
     assert c["b"]["straggler"]["rank"] == 1
+
+
+def test_two_runs_of_one_job_noted(gs, gen, tmp_path):
+    """The same job's directory twice is refused; two runs of it read
+    together are noted per rank (each rank then has two trainers)."""
+    a = job(gen, tmp_path, "a")
+    p = run_report(gs, a, a)
+    assert p.returncode == 2 and "are the same directory" in p.stderr, p.stderr
+    b = job(gen, tmp_path, "b")
+    p = run_report(gs, a, b)
+    assert p.returncode == 0, p.stderr
+    assert "note   rank 0 has 2 processes no process of the rank started" in p.stdout
+    p = run_report(gs, b, "--json", a)  # report --json a b
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["run"]["dirs"] == [a, b]
+    assert [x["root_processes"] for x in r["ranks"]] == [2, 2]
 
 
 def test_run_without_ranks(gs, gen, tmp_path):
