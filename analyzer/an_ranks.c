@@ -7,6 +7,7 @@
  * Must never: read trace files, print, divide by zero, or free what the
  * run owns (a view's processes are shallow copies of the run's).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,14 +34,29 @@ static const an_proc *find_on_host(const an_run *run, uint64_t pid, const char *
     return best;
 }
 
+/* The rank the process knows: its header's (the launcher's variables),
+ * else the Python side's distributed_rank configuration record; -1. */
+static int32_t own_rank(const an_proc *p)
+{
+    if (p->rank >= 0)
+        return p->rank;
+    const char *v = an_cfg_value(p, "distributed_rank");
+    if (!v)
+        return -1;
+    char *end;
+    const long r = strtol(v, &end, 10);
+    return *v && !*end && r >= 0 && r <= INT32_MAX ? (int32_t)r : -1;
+}
+
 int32_t an_proc_rank(const an_run *run, const an_proc *p)
 {
     /* RATIONALE: a process whose environment lost the launcher's variables
      * (a program that scrubs its children's environment) still works for
      * the rank that started it. */
     for (int depth = 0; p && depth < 64; depth++) {
-        if (p->rank >= 0)
-            return p->rank;
+        const int32_t r = own_rank(p);
+        if (r >= 0)
+            return r;
         if (p->ppid == p->pid)
             break;
         p = find_on_host(run, p->ppid, p->host);
@@ -114,6 +130,9 @@ static int build_views(const an_run *run, an_job *job)
                 R->local_rank = p->local_rank;
             if (R->world_size < 0 && p->rank == R->rank)
                 R->world_size = p->world_size;
+            const char *ws = an_cfg_value(p, "distributed_world_size");
+            if (R->world_size < 0 && ws && own_rank(p) == R->rank)
+                R->world_size = atoi(ws);
         }
         v->nfiles = v->nprocs;
     }

@@ -166,8 +166,8 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_kstr(w, "file", tr->file);
     gs_jw_kstr(w, "argv", tr->argv);
     gs_jw_key(w, "rank");
-    if (tr->rank >= 0)
-        gs_jw_i64(w, tr->rank);
+    if (rep_result_rank(r) >= 0)
+        gs_jw_i64(w, rep_result_rank(r));
     else
         gs_jw_null(w);
     gs_jw_key(w, "training_tid");

@@ -39,6 +39,10 @@ struct an_job;
 void rep_write_ranks_text(gs_out *o, const struct an_job *job, const style *st);
 void rep_write_ranks_json(gs_jw *w, const struct an_job *job);
 void rep_rank_advice_short(const an_result *r, char *buf, size_t n);
+/* The rank a result describes: its job's limiting rank (which may come from
+ * the process group rather than the header), else its trainer's header
+ * rank; -1 unknown. */
+int32_t rep_result_rank(const an_result *r);
 /* compare: a side's "ranks" (rank, host, step_ms, idle_data_wait,
  * peer_wait, verdict, num_workers) and "straggler" members; the two jobs'
  * ranks side by side (text; nothing when neither has two ranks). */

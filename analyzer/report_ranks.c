@@ -44,6 +44,14 @@ static const char *peer_src_name(int s)
     return s == AN_PEER_MEASURED ? "measured" : s == AN_PEER_INFERRED ? "inferred" : NULL;
 }
 
+int32_t rep_result_rank(const an_result *r)
+{
+    const an_job *job = r->job;
+    if (job && job->limiting >= 0 && &job->ranks[job->limiting].res == r)
+        return job->ranks[job->limiting].rank;
+    return r->trainer ? r->trainer->rank : -1;
+}
+
 /* ---- text -------------------------------------------------------------------------- */
 
 void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)

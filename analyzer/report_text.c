@@ -55,9 +55,10 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     rep_write_ranks_text(o, r->job, st);
     gs_out_printf(o, "%srun%s   ", st->bold, st->off);
     text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
-    if (r->job && tr->rank >= 0)
-        gs_out_printf(o, "   rank %d,", tr->rank);
-    gs_out_printf(o, "%s1 trainer (pid %llu), %zu loader %s%s", r->job && tr->rank >= 0 ? " " : "   ",
+    const int32_t rank = r->job ? rep_result_rank(r) : -1;
+    if (rank >= 0)
+        gs_out_printf(o, "   rank %d,", rank);
+    gs_out_printf(o, "%s1 trainer (pid %llu), %zu loader %s%s", rank >= 0 ? " " : "   ",
                   (unsigned long long)tr->pid,
                   r->nworkers,
                   r->nworkers && r->workers[0].p == tr ? "thread" : "worker",

@@ -208,11 +208,27 @@ def _config_items(loader, it):
     torch = sys.modules.get("torch")
     if torch is not None:
         items.append(("torch_version", str(getattr(torch, "__version__", "?"))))
+    items.extend(_distributed_items())
     for k, v in sorted(loader.__dict__.get("_gpustarve_requested", {}).items()):
         items.append(("requested." + k, _num(v)))
     if _steps_limit:
         items.append(("gpustarve_steps", str(_steps_limit)))
     return tuple(items)
+
+
+def _distributed_items():
+    """The process's rank and world size when torch.distributed is set up: a
+    program started by torch.multiprocessing.spawn passes its rank to
+    init_process_group, not through the environment the trace header reads
+    (docs/python.md). Never imports torch.distributed itself."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is None or not dist.is_available() or not dist.is_initialized():
+            return []
+        return [("distributed_rank", str(int(dist.get_rank()))),
+                ("distributed_world_size", str(int(dist.get_world_size())))]
+    except Exception:
+        return []
 
 
 def _write_config(loader, it, st):

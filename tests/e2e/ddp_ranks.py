@@ -2,6 +2,11 @@
 truth tests (tests/e2e/test_ranks.py), started by torchrun.
 
 Usage: torchrun --nproc_per_node=N ddp_ranks.py OUTDIR STEPS STARVED SLEEP_MS
+       python ddp_ranks.py --spawn N PORT OUTDIR STEPS STARVED SLEEP_MS
+
+The second form starts the N ranks itself with torch.multiprocessing.spawn,
+as PyTorch's DDP tutorial does: the rank reaches init_process_group as an
+argument, never through RANK in the environment.
 
 Every rank trains a small model with DistributedDataParallel; the ranks
 listed in STARVED (comma-separated, may be empty) load with one DataLoader
@@ -36,10 +41,13 @@ class Samples(Dataset):
         return torch.rand(32, generator=g), torch.rand(1, generator=g)
 
 
-def main():
-    outdir, steps, starved, sleep_ms = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+def train(args, rank=None, world=None):
+    outdir, steps, starved, sleep_ms = args[0], int(args[1]), args[2], int(args[3])
     starved = {int(x) for x in starved.split(",") if x}
-    dist.init_process_group("gloo")
+    if rank is None:
+        dist.init_process_group("gloo")
+    else:
+        dist.init_process_group("gloo", rank=rank, world_size=world)
     rank = dist.get_rank()
     slow = rank in starved
     workers = 1 if slow else 2
@@ -68,5 +76,15 @@ def main():
     dist.destroy_process_group()
 
 
+def spawned(rank, world, args):
+    train(args, rank, world)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--spawn":
+        n = int(sys.argv[2])
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = sys.argv[3]
+        torch.multiprocessing.spawn(spawned, args=(n, sys.argv[4:]), nprocs=n)
+    else:
+        train(sys.argv[1:])

@@ -52,6 +52,12 @@ def run_job(tmp_path, nranks, starved):
     return rep, own
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def check_ranks(rep, own, nranks, starved):
     assert rep["job"]["ranks"] == nranks
     assert rep["job"]["unranked_processes"] >= 1  # the launcher
@@ -97,6 +103,28 @@ def test_four_ranks_two_starved(tmp_path):
     assert {0, 2} <= {int(x) for x in waiting.group(1).split(", ")}, why
 
 
+def test_spawned_ranks_without_rank_variables(tmp_path):
+    """torch.multiprocessing.spawn, as PyTorch's DDP tutorial starts ranks:
+    no RANK in any environment; the rank comes from the initialised process
+    group (the Python side's distributed_rank record)."""
+    if not os.access(gstest.VENV_PY, os.X_OK):
+        pytest.skip("%s is missing (make venv)" % gstest.VENV_PY)
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd = [gstest.VENV_PY, SCRIPT, "--spawn", "2", str(free_port()), str(out), str(STEPS), "1",
+           str(SLEEP_MS)]
+    p = run_traced(cmd, tmp_path / "run", timeout=600)
+    assert p.returncode == 0, p.stderr.decode()[-3000:]
+    recs, _, _ = dump(tmp_path / "run")
+    assert all(r["rank"] is None for r in recs if r["kind"] == "process")
+    own = {}
+    for r in (0, 1):
+        with open(out / ("rank%d.json" % r)) as f:
+            own[r] = json.load(f)
+    rep = report_json(tmp_path / "run", "--skip", str(SKIP))
+    check_ranks(rep, own, 2, [1])
+
+
 @pytest.mark.parametrize("env,rank,local,size", [
     ({"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
       "OMPI_COMM_WORLD_SIZE": "8"}, 3, 1, 8),
@@ -132,9 +160,7 @@ def test_two_hosts_per_node_launches_merged(tmp_path):
         pytest.skip("%s is missing (make venv)" % gstest.VENV_PY)
     out = tmp_path / "out"
     out.mkdir()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     procs = []
     for node in (0, 1):
         env = gstest.clean_env(GPUSTARVE_TEST_HOST="node%d" % node,
