@@ -107,13 +107,16 @@ static int build_views(const an_run *run, an_job *job)
         R->local_rank = R->world_size = -1;
         an_run *v = &R->view;
         v->dir = run->dir;
-        v->procs = malloc(run->nprocs * sizeof *v->procs);
+        size_t mine = 0;
+        for (size_t i = 0; i < run->nprocs; i++)
+            mine += rk[i] == R->rank;
+        v->procs = malloc(mine * sizeof *v->procs);
         if (!v->procs) {
             free(rk);
             free(uniq);
             return -1;
         }
-        v->capprocs = run->nprocs;
+        v->capprocs = mine;
         for (size_t i = 0; i < run->nprocs; i++) {
             if (rk[i] != R->rank)
                 continue;
