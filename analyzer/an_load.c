@@ -165,7 +165,9 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     prog g = {o, run, run->bytes_done, {0, 0}};
     clock_gettime(CLOCK_MONOTONIC, &g.t_last);
     const an_hooks *hk = o->hooks;
-    if (hk && hk->on_piece && p->pid == hk->piece_pid && p->exec_seq == hk->piece_exec_seq)
+    if (hk && hk->on_piece &&
+        (hk->piece_path ? strcmp(p->path, hk->piece_path) == 0
+                        : p->pid == hk->piece_pid && p->exec_seq == hk->piece_exec_seq))
         an_pass_watch(c, hk->piece_tid, hk->on_piece, hk->ctx);
     if (hk && hk->on_file)
         hk->on_file(hk->ctx, p, r);

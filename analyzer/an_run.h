@@ -162,6 +162,7 @@ typedef struct an_hooks {
     /* the swept pieces (an_piece_fn) of thread piece_tid of the image
      * (piece_pid, piece_exec_seq), when on_piece is set */
     an_piece_fn on_piece;
+    const char *piece_path; /* when set, the image is the file at this path */
     uint64_t piece_pid;
     uint32_t piece_exec_seq, piece_tid;
 } an_hooks;

@@ -6,6 +6,7 @@ own loader worker, the second worker without the rank variables (it inherits
 its rank from its parent on its own host). Checked in the JSON, text and HTML
 reports and in compare; a run of no rank keeps job null and ranks empty."""
 import json
+import re
 
 import scenarios
 from conftest import MS, Scenario, report_json, run_report
@@ -111,6 +112,18 @@ def test_job_text_and_html(gs, gen, tmp_path):
     assert '<section id="ranks">' in page
     assert page.count('<tr class="rank') == 2
     assert '<p id="straggler"><b>Straggler: rank 1.</b> rank 1 waits for data 80%' in page
+    # the timelines are rank 1's (pid 100 on n1, not pid 100 on n0): its
+    # GPU streams, its training thread, its one worker
+    m = re.search(r'<script type="application/json" id="gs-data">(.*?)</script>', page, re.S)
+    data = json.loads(m.group(1))
+    assert [row["name"] for row in data["rows"]] == ["GPU 0 stream 7", "GPU 0 stream 9",
+                                                     "training thread", "loader pid 101"]
+    thread_row = 2
+    for w in data["windows"]:
+        mine = [it for it in w["items"] if it[0] == thread_row]
+        # rank 1 waits 80 ms for data in each step: one data-wait piece of 80 ms
+        waits = [it for it in mine if it[3] - it[2] > 70]
+        assert len(waits) == 1, w
 
 
 def test_compare_shows_ranks(gs, gen, tmp_path):
