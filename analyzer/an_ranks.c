@@ -166,13 +166,9 @@ static size_t rank_roots(const an_run *v, uint64_t *first_pid)
 static void note_roots(an_rank *R)
 {
     uint64_t pid = 0;
+    /* the rank's own analysis notes several runs too (an_separate_runs);
+     * the job's text names the rank */
     R->roots = rank_roots(&R->view, &pid);
-    an_result *r = &R->res;
-    if (R->roots > 1 && r->nnotes < sizeof r->notes / sizeof r->notes[0])
-        snprintf(r->notes[r->nnotes++], sizeof r->notes[0],
-                 "rank %d has %zu processes that no process of the rank started (pid %llu, ...): "
-                 "several runs or restarts of this rank are read as one; its trainer is pid %llu",
-                 R->rank, R->roots, (unsigned long long)pid, (unsigned long long)r->trainer->pid);
 }
 
 static size_t count_hosts(const an_job *job)

@@ -285,7 +285,7 @@ void rep_write_ranks_side_json(gs_jw *w, const an_job *job)
             rep_json_num(w, R->peer_wait_share);
         gs_jw_kstr(w, "verdict", an_verdict_label(R->res.verdict));
         gs_jw_key(w, "num_workers");
-        rep_json_cfg(w, an_cfg_value(R->res.trainer, "num_workers"));
+        rep_json_cfg(w, "num_workers", an_cfg_value(R->res.trainer, "num_workers"));
         gs_jw_end(w);
     }
     gs_jw_end(w);
