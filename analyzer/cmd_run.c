@@ -33,11 +33,12 @@
 
 #include "an_run.h"
 #include "cli_util.h"
+#include "cmd_top.h"
 #include "gs_trace.h"
 
 static const char usage_text[] =
-    "usage: gpustarve run [-o DIR [--append]] [--stacks] [--python-frames] [-q|-v] [--]\n"
-    "                     COMMAND [ARGS...]\n"
+    "usage: gpustarve run [-o DIR [--append]] [--stacks] [--python-frames] [--live]\n"
+    "                     [-q|-v] [--] COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND with libgpustarve.so preloaded, tracing it and every process\n"
     "it starts (DataLoader workers included) into a run directory, one *.gst\n"
@@ -59,6 +60,10 @@ static const char usage_text[] =
     "  --python-frames   --stacks, and Python function names in the stacks where\n"
     "                    the interpreter writes perf maps (Python 3.12+:\n"
     "                    PYTHONPERFSUPPORT=1); older Pythons give native frames\n"
+    "  --live            while COMMAND runs, print a summary line to stderr every\n"
+    "                    5 s: per rank, steps, steps/s, data wait, GPU busy and\n"
+    "                    pageable-copy shares over the last 10 s, loader batch\n"
+    "                    time (as 'gpustarve top' shows them)\n"
     "  -q, --quiet       print nothing (gpustarve's own lines go to stderr)\n"
     "  -v, --verbose     also print the library and environment used\n"
     "  -h, --help        show this help\n"
@@ -461,6 +466,10 @@ static void wait_leftovers(void)
     }
 }
 
+/* run --live: seconds between summary lines, 0 = off */
+#define LIVE_PERIOD_S 5
+static unsigned live_period;
+
 static int run_child(char **argv, const char *dir, int created, const gs_run_files *before)
 {
     struct sigaction orig[NFORWARDED];
@@ -529,9 +538,11 @@ static int run_child(char **argv, const char *dir, int created, const gs_run_fil
 
     int status;
     pid_t w;
+    top_live *lv = live_period && !exec_errno ? top_live_start(dir, live_period) : NULL;
     do
         w = waitpid(pid, &status, 0);
     while (w < 0 && errno == EINTR);
+    top_live_stop(lv);
     child_pid = 0;
     for (size_t i = 0; i < NFORWARDED; i++)
         sigaction(forwarded[i], &orig[i], NULL);
@@ -566,7 +577,8 @@ int gs_cmd_run(int argc, char **argv)
         {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
         {"stacks", no_argument, NULL, 'S'},       {"python-frames", no_argument, NULL, 'P'},
-        {"append", no_argument, NULL, 'A'},       {NULL, 0, NULL, 0},
+        {"append", no_argument, NULL, 'A'},       {"live", no_argument, NULL, 'L'},
+        {NULL, 0, NULL, 0},
     };
     /* '+': stop at the command, whose own options are not ours */
     static const char optstring[] = "+o:qvh";
@@ -580,6 +592,7 @@ int gs_cmd_run(int argc, char **argv)
         case 'S': stacks = 1; break;
         case 'P': stacks = pyframes = 1; break;
         case 'A': append = 1; break;
+        case 'L': live_period = LIVE_PERIOD_S; break;
         case 'q': gs_verbosity = 0; break;
         case 'v': gs_verbosity++; break;
         case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "cmd_top.h"
 #include "gs_format.h"
 
 static int cmd_help(int argc, char **argv);
@@ -16,6 +17,7 @@ static int cmd_help(int argc, char **argv);
 static const gs_cmd commands[] = {
     {"run", gs_cmd_run, "trace a command and every process it starts"},
     {"dump", gs_cmd_dump, "print the events of a trace, one per line"},
+    {"top", gs_cmd_top, "follow a run in progress: per rank, steps/s and where the time goes"},
     {"report", gs_cmd_report, "per-step GPU starvation report: verdict and advice"},
     {"compare", gs_cmd_compare, "two runs side by side: did the change help, did the prediction hold"},
     {"probe", gs_cmd_probe, "measure storage read and host-to-device copy bandwidth"},

@@ -1,0 +1,2 @@
+mkdir d
+gpustarve top --window 0 d

@@ -1,0 +1,1 @@
+gpustarve top --bogus
