@@ -63,7 +63,7 @@ static const char usage_text[] =
     "  --live            while COMMAND runs, print a summary line to stderr every\n"
     "                    5 s: per rank, steps, steps/s, data wait, GPU busy and\n"
     "                    pageable-copy shares over the last 10 s, loader batch\n"
-    "                    time (as 'gpustarve top' shows them)\n"
+    "                    time (as 'gpustarve top' shows them; even with -q)\n"
     "  -q, --quiet       print nothing (gpustarve's own lines go to stderr)\n"
     "  -v, --verbose     also print the library and environment used\n"
     "  -h, --help        show this help\n"
