@@ -236,3 +236,76 @@ def test_top_in_a_terminal(built, paced, tmp_path, key):
     finally:
         subprocess.run(base + ["kill-server"], env=env, capture_output=True, timeout=30)
     assert run.finish() == 0
+
+
+# ---- ranks ------------------------------------------------------------------------------------
+
+PART = re.compile(r"rank (\d+) pid (\d+): (\d+) steps, (\S+) steps/s, data wait (\S+), ")
+
+
+def test_top_has_a_row_per_rank(built, tmp_path):
+    """Two ranks (RANK, WORLD_SIZE) under one launcher, each paced through its
+    own FIFO, rank 1 with less work per step: one part per rank, each with its
+    own data wait."""
+    gstest.require(CLI, PACED)
+    fifos = [tmp_path / ("in%d" % r) for r in (0, 1)]
+    outs = [tmp_path / ("out%d" % r) for r in (0, 1)]
+    for f in fifos:
+        os.mkfifo(f)
+    launch = " & ".join("RANK=%d LOCAL_RANK=%d WORLD_SIZE=2 %s < %s > %s" % (r, r, PACED, fifos[r],
+                                                                         outs[r])
+                        for r in (0, 1)) + " & wait"
+    run = subprocess.Popen([CLI, "run", "-q", "-o", str(tmp_path / "run"), "--", "sh", "-c",
+                            launch], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env=clean_env(), preexec_fn=gstest.default_signals)
+    fds = []
+    top = None
+    try:
+        for f in fifos:  # a FIFO opens for writing once its reader has it open
+            def opened(f=f):
+                try:
+                    fds.append(os.open(f, os.O_WRONLY | os.O_NONBLOCK))
+                    return True
+                except OSError:
+                    return False
+            gstest.wait_for(opened, "rank never opened %s" % f)
+
+        def lines_of(r):
+            return outs[r].read_text().splitlines() if outs[r].exists() else []
+        work = (60, 10)  # ms: rank 1 waits for data most of its step
+        for i in range(8):
+            for r in (0, 1):
+                os.write(fds[r], bytes([work[r]]))
+                gstest.wait_for(lambda r=r: len(lines_of(r)) > i,
+                                "rank %d step %d never ended" % (r, i))
+            time.sleep(PAUSE_S)
+        truth = []
+        for r in (0, 1):
+            rows = [tuple(map(int, l.split()[1:])) for l in lines_of(r)]
+            assert len(rows) == 8
+            truth.append(sum(w for w, _ in rows) / sum(s for _, s in rows))
+        assert truth[1] - truth[0] > 0.2, truth  # the rows can tell the ranks apart
+        top, lines = start_top(tmp_path / "run", "-w", "600")
+        line = lines.wait(lambda l: l.startswith("running") and len(PART.findall(l)) == 2 and
+                          all(p[2] == "8" for p in PART.findall(l)), "top never showed both ranks")
+        parts = PART.findall(line)
+        assert [p[0] for p in parts] == ["0", "1"], line
+        for r, p in enumerate(parts):
+            assert abs(pct(p[4]) - truth[r]) <= 0.05, (line, truth)
+    finally:
+        for fd in fds:
+            os.close(fd)
+        for f in fifos:  # a rank still opening its FIFO gets EOF
+            try:
+                os.close(os.open(f, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+        for p in (run, top):
+            if p is not None:
+                try:
+                    p.wait(timeout=gstest.DEADLINE_S)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    assert run.returncode == 0
+    assert top.returncode == 0  # the run ended: top too
