@@ -598,6 +598,14 @@ static void on_event(lctx *c, const gs_event *e)
         if ((ti = thread_ix(c, (uint32_t)e->aux)) >= 0 && e->aux2 > p->th[ti].faults)
             p->th[ti].faults = e->aux2;
         return;
+    case GS_K_CPUS:
+        if (!p->has_cpus) {
+            p->has_cpus = 1;
+            p->cpus_affinity = e->aux;
+            p->cpus_quota_milli = e->aux2;
+            p->cpus_online = e->bytes;
+        }
+        return;
     case GS_K_THREAD: {
         if ((ti = thread_ix(c, (uint32_t)e->aux)) < 0)
             return;

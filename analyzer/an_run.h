@@ -123,6 +123,10 @@ typedef struct an_proc {
      * GS_NOTE_IMPORTED): no loader worker process, nothing of its machine */
     int imported;
     int workers_unseen; /* imported: the DataLoader ran worker processes (GS_NOTE_WORKERS_UNSEEN) */
+    /* the CPUs it may use (the first `cpus` record, 1.3; 0 = not recorded):
+     * its affinity mask, its cgroup quota in milli-CPUs (0 none), online */
+    uint64_t cpus_affinity, cpus_quota_milli, cpus_online;
+    int has_cpus;
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

@@ -170,6 +170,11 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         x_u64(w, XK("target_tid"), ev->aux);
         x_u64(w, XK("faults"), ev->aux2);
         break;
+    case GS_K_CPUS:
+        x_u64(w, XK("affinity_cpus"), ev->aux);
+        x_u64(w, XK("quota_millicpus"), ev->aux2);
+        x_u64(w, XK("online_cpus"), ev->bytes);
+        break;
     case GS_K_DROPS:
         x_u64(w, XK("dropped"), ev->aux);
         x_u64(w, XK("lost"), ev->aux2);

@@ -168,6 +168,8 @@ def _extras(e):
         return {"timeout_ms": None if aux == 0 else aux - 1}
     if k == "thread":
         return {"target_tid": aux, "name": _s(e["str"])}
+    if k == "cpus":
+        return {"affinity_cpus": aux, "quota_millicpus": aux2, "online_cpus": e["bytes"]}
     if k == "faults":
         return {"target_tid": aux, "faults": aux2}
     if k == "drops":
@@ -235,7 +237,7 @@ def expected_json_process(p):
             "argv": [_s(a) for a in p["argv"]], "mono_ns": p["mono_ns"],
             "real_ns": p["real_ns"], "rank": nul(p["rank"]), "local_rank": nul(p["local_rank"]),
             "world_size": nul(p["world_size"]), "exec_seq": p["exec_seq"],
-            "forked": bool(p["flags"] & 1), "version": "1.2", "file": p["file"]}
+            "forked": bool(p["flags"] & 1), "version": "1.3", "file": p["file"]}
 
 
 def load_expect(path):
