@@ -94,6 +94,9 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     memset(res, 0, sizeof *res);
     res->cur_workers = -1;
     res->cur_pin_memory = -1;
+    an_trainer_time_absent(&res->trainer_time);
+    an_other_time_absent(&res->other_time);
+    an_loader_time_absent(&res->loader_time);
     if (!run->nprocs) {
         snprintf(err, errlen, "no readable trace file");
         return -1;

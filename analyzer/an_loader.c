@@ -62,6 +62,7 @@ static int find_workers(const an_run *run, an_result *res)
         if (tr && !an_descends(run, p->pid, tr->pid) && !an_is_worker_role(p))
             continue;
         an_worker *w = &res->workers[res->nworkers++];
+        an_loader_time_absent(&w->time);
         w->p = p;
         w->active_ns = p->last_ts > p->first_ts ? p->last_ts - p->first_ts : 0;
         w->io_ns = p->rd_ns;
@@ -85,6 +86,7 @@ static int find_workers(const an_run *run, an_result *res)
             if (th == res->thread || !th->rd_reqs)
                 continue;
             an_worker *w = &res->workers[res->nworkers++];
+            an_loader_time_absent(&w->time);
             w->p = tr;
             w->active_ns = th->last_ts > th->first_ts ? th->last_ts - th->first_ts : 0;
             w->io_ns = th->io_ns;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "an_attrib.h"
+#include "an_cputime.h"
 #include "an_decide.h"
 #include "an_run.h"
 #include "an_stats.h"
@@ -41,6 +42,9 @@ typedef struct an_worker {
     uint64_t bytes, reqs, faults;
     double MBps; /* bytes over active time */
     double io_MBps; /* bytes over time inside reads */
+    /* measured per batch from the thread CPU samples (an_cputime.h); every
+     * field -1 and time.measured 0 when the trace has none */
+    an_loader_time time;
 } an_worker;
 
 typedef struct an_result {
@@ -74,6 +78,16 @@ typedef struct an_result {
     size_t nnotes;
     int cores;
     uint64_t late_ns;
+    /* measured from the thread CPU samples (an_cputime.h): the training
+     * thread's wait cut into blocked and receiving, its CPU per step, and
+     * the CPU of every other traced thread; fields -1 and .measured 0 when
+     * the trace has no samples (format 1.2 and older) */
+    an_trainer_time trainer_time;
+    /* the loader pool as one: each part of one worker's batch, averaged over
+     * the measured workers weighted by their batches (per_batch: the weakest
+     * source among them); .measured 0 when none is */
+    an_loader_time loader_time;
+    an_other_time other_time;
     /* call sites from sampled call stacks (an_callsites.h): set and freed by
      * the caller (cmd_report.c) after an_analyze; NULL when not computed */
     struct an_cs *callsites;

@@ -1,0 +1,112 @@
+/* an_cputime.h — what the threads' own clocks say: each traced thread's CPU
+ * time, run-queue delay (runnable, not running), major page faults and
+ * context switches, from the `cpu` records (docs/trace-format.md, "Thread
+ * CPU samples"), turned into the measured parts of a loader's batch and of
+ * the trainer's wait for it (docs/report-schema.md, "Measured time").
+ *
+ * Responsible for: the per-thread sample log kept by the pass (an_cpu_log,
+ * bounded: samples are merged once a thread has more than AN_CPU_SAMPLES
+ * intervals), and the result structs the verdict and the advice read:
+ * an_loader_time (per loader worker process or loader thread), an_trainer_time
+ * (the training thread inside and outside its batch fetches) and
+ * an_other_time (every other traced thread).
+ *
+ * Absent is never zero: a field that was not measured (a trace of format
+ * 1.2 or older has no `cpu` record; a kernel without schedstat gives no
+ * run-queue delay) is -1, and each struct says with `measured` whether any
+ * of it was.
+ *
+ * Must never: read trace files, print, or divide by zero.
+ */
+#ifndef AN_CPUTIME_H
+#define AN_CPUTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a loader's per-batch numbers were cut (an_loader_time.per_batch). */
+enum an_per_batch {
+    AN_PB_NONE = 0,     /* not measured: every field below is -1 */
+    AN_PB_MARKERS = 1,  /* each batch is the time between two of the loader's own
+                         * batch markers (step_end in a worker, C marker API):
+                         * the *_ms fields are medians over batches */
+    AN_PB_PERIODIC = 2, /* no batch markers: the loader's samples (every flush of the
+                         * collector, GPUSTARVE_FLUSH_MS) summed over its active
+                         * time and divided by its batches: the *_ms fields are
+                         * means per batch */
+};
+
+/* One loader (a worker process, or a loader thread of the trainer): where
+ * the time of one batch goes. The five time parts sum to wall_ms (within
+ * rounding) when measured:
+ *
+ *   wall = io + fault + cpu + runq + blocked
+ *
+ * CPU spent inside hooked calls (copying page-cache data in read()) is
+ * counted once: in io (docs/report-schema.md, "Measured time"). */
+typedef struct an_loader_time {
+    int measured;     /* 1 when cpu records of this loader were found */
+    int per_batch;    /* enum an_per_batch */
+    double batches;   /* batches this loader delivered (markers, else steps / loaders) */
+    double wall_ms;   /* the loader's time per batch (active span / batches, or
+                       * marker to marker) */
+    double io_ms;     /* file I/O: wall time inside hooked read, open and stat calls */
+    double fault_ms;  /* page-fault I/O: off-CPU time outside hooked calls in the
+                       * sampling intervals where the thread took major faults
+                       * (mmap datasets: numpy memmap, Arrow, safetensors) */
+    double cpu_ms;    /* its own CPU (user + system) outside hooked calls */
+    double runq_ms;   /* runnable but waiting for a CPU (schedstat run delay);
+                       * -1 when the kernel gives none */
+    double blocked_ms;/* other blocking: off-CPU outside hooked calls without major
+                       * faults (sleep, locks, network, anything not hooked) */
+    double read_bytes;      /* bytes actually read per batch (hooked reads' results) */
+    double requested_bytes; /* bytes asked for per batch (>= read_bytes: a read past
+                             * the end of a file asks for more than it gets) */
+    double majflt;          /* major page faults per batch */
+    double fault_bytes;     /* bytes brought in by major faults per batch: majflt x
+                             * the page size (a lower bound: readahead brings more) */
+    double fault_MBps;      /* fault_bytes over fault_ms; -1 when fault_ms is 0 */
+    double vol_switches;    /* voluntary context switches per batch (-1 unknown) */
+    double invol_switches;  /* involuntary (preempted) per batch (-1 unknown) */
+    double cpu_cores;       /* CPU time over active wall time: cores this loader keeps
+                             * busy */
+} an_loader_time;
+
+/* The training thread: its wait for each batch cut in two, and its own CPU.
+ * Medians over the measured steps. */
+typedef struct an_trainer_time {
+    int measured;         /* 1 when the training thread has cpu samples at its fetch
+                           * markers (fetch_begin/fetch_end) */
+    double blocked_ms;    /* per step: off-CPU inside the fetch, waiting for the batch
+                           * (worker queue, pipe, socket, futex) */
+    double receiving_ms;  /* per step: its own CPU inside the fetch (unpickling,
+                           * shared-memory rebuild, collate, pin-thread handoff) */
+    double fetch_runq_ms; /* per step: runnable inside the fetch but not running;
+                           * counted in receiving_share (it is CPU the receive
+                           * needs); -1 unknown */
+    double cpu_ms;        /* per step: the training thread's CPU, whole step */
+    double runq_ms;       /* per step: its run-queue delay, whole step; -1 unknown */
+    double cpu_cores;     /* cpu_ms / step: 0 for a trainer asleep in a GPU sync,
+                           * about 1 for CPU-only training */
+    double proc_cpu_cores;/* every thread of the trainer process but the loader
+                           * threads: training thread, intra-op threads, pin thread */
+    /* the data-wait share split (fractions of measured step time; their sum is
+     * share[AN_SH_DATA_WAIT]): blocked, and receiving + fetch run-queue */
+    double share_blocked, share_receiving;
+} an_trainer_time;
+
+/* Every traced thread that is neither the training thread nor a loader:
+ * what it takes from the machine's cores over the measured steps. */
+typedef struct an_other_time {
+    int measured;
+    size_t threads;   /* threads with samples */
+    double cpu_cores; /* their CPU time over the measured wall time */
+    double runq_ms_per_step; /* their run-queue delay per step; -1 unknown */
+} an_other_time;
+
+/* Every field -1, measured 0 (per_batch AN_PB_NONE): nothing measured. */
+void an_loader_time_absent(an_loader_time *t);
+void an_trainer_time_absent(an_trainer_time *t);
+void an_other_time_absent(an_other_time *t);
+
+#endif
