@@ -598,7 +598,7 @@ static void on_event(lctx *c, const gs_event *e)
         if ((ti = thread_ix(c, (uint32_t)e->aux)) >= 0 && e->aux2 > p->th[ti].faults)
             p->th[ti].faults = e->aux2;
         return;
-    case GS_K_CPUS:
+    case GS_K_CPU_LIMITS:
         if (!p->has_cpus) {
             p->has_cpus = 1;
             p->cpus_affinity = e->aux;

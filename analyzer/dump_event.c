@@ -170,7 +170,7 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         x_u64(w, XK("target_tid"), ev->aux);
         x_u64(w, XK("faults"), ev->aux2);
         break;
-    case GS_K_CPUS:
+    case GS_K_CPU_LIMITS:
         x_u64(w, XK("affinity_cpus"), ev->aux);
         x_u64(w, XK("quota_millicpus"), ev->aux2);
         x_u64(w, XK("online_cpus"), ev->bytes);

@@ -84,7 +84,7 @@ static void fork_child(void)
     gs_live_after_fork_child();
     if (gs_out_open(1) == 0) {
         gs_writer_start();
-        gs_cpus_record(); /* a worker may run with other CPUs than its parent */
+        gs_cpulimits_record(); /* a worker may run with other CPUs than its parent */
     } else {
         atomic_store(&gs_on, 0);
     }

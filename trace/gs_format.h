@@ -210,7 +210,7 @@ enum gs_class {
  * Per-kind meaning of the generic fields: docs/trace-format.md.
  * STRING, TID, STACK and CALLSITE (field mask 0) have their own layouts;
  * STACK, CALLSITE and MAPPING are new in 1.1 (call stacks, GPUSTARVE_STACKS);
- * CPUS in 1.3 (the CPUs the process may use). */
+ * CPU_LIMITS in 1.3 (the CPUs the process may use). */
 #define GS_KIND_LIST(X)                                                                        \
     X(STRING, 1, "string", 0, RECORD)                                                          \
     X(TID, 2, "tid", 0, RECORD)                                                                \
@@ -218,7 +218,7 @@ enum gs_class {
     X(CALLSITE, 10, "callsite", 0, RECORD)                                                     \
     X(MAPPING, 11, "mapping", GS_F_TS | GS_F_STR | GS_F_BYTES | GS_F_OFFSET | GS_F_AUX | GS_F_AUX2, PROC) \
     X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                \
-    X(CPUS, 15, "cpus", GS_F_TS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2, PROC)                     \
+    X(CPU_LIMITS, 15, "cpu_limits", GS_F_TS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2, PROC)               \
     X(FAULTS, 4, "faults", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                               \
     X(DROPS, 5, "drops", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                                 \
     X(NOTE, 6, "note", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                    \

@@ -1,8 +1,8 @@
-/* gs_cpus.c — the CPUs this process may use, recorded once per process
+/* gs_cpulimits.c — the CPUs this process may use, recorded once per process
  * image (at start and in each forked child): the CPUs in its affinity mask
  * (sched_getaffinity) and the CPU quota of its cgroup (v2 cpu.max, v1
  * cpu.cfs_quota_us / cpu.cfs_period_us; the smallest along the path to the
- * hierarchy's root). One `cpus` record (docs/trace-format.md); the analyzer
+ * hierarchy's root). One `cpu_limits` record (docs/trace-format.md); the analyzer
  * sizes num_workers from it (docs/report-schema.md, "Advice").
  *
  * Must never: call a hooked function (raw system calls only), allocate,
@@ -195,7 +195,7 @@ static uint64_t cgroup_quota(int v1)
     return best;
 }
 
-void gs_cpus_record(void)
+void gs_cpulimits_record(void)
 {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -205,7 +205,7 @@ void gs_cpus_record(void)
     uint64_t q2 = cgroup_quota(0), q1 = cgroup_quota(1);
     uint64_t quota = q2 && (!q1 || q2 < q1) ? q2 : q1;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    gs_rec r = GS_REC_INIT(GS_K_CPUS, gs_now());
+    gs_rec r = GS_REC_INIT(GS_K_CPU_LIMITS, gs_now());
     r.aux = affinity;
     r.aux2 = quota;
     r.bytes = online > 0 ? (uint64_t)online : 0;

@@ -1,4 +1,4 @@
-/* hk_cpus.c — every process image records the CPUs it may use once, at its
+/* hk_cpulimits.c — every process image records the CPUs it may use once, at its
  * start: the parent the CPUs of its affinity mask as it began, a child
  * forked after the parent narrowed its mask to one CPU the one CPU; both
  * the online CPU count, and the same cgroup quota; with HK_QUOTA_MILLI set
@@ -31,7 +31,7 @@ static int act(void)
     int st = 0;
     ASSERT_EQ(waitpid(pid, &st, 0), pid);
     char pp[4096];
-    FILE *pf = fopen(hk_tmp(pp, sizeof pp, "cpus.txt"), "w");
+    FILE *pf = fopen(hk_tmp(pp, sizeof pp, "cpulimits.txt"), "w");
     fprintf(pf, "%d %d %d %ld\n", (int)getpid(), (int)pid, at_start, sysconf(_SC_NPROCESSORS_ONLN));
     fclose(pf);
     return hk_report();
@@ -42,7 +42,7 @@ static int verify(const char *dir)
     char pp[4096];
     int ppid = 0, cpid = 0, at_start = 0;
     long online = 0;
-    FILE *pf = fopen(hk_tmp(pp, sizeof pp, "cpus.txt"), "r");
+    FILE *pf = fopen(hk_tmp(pp, sizeof pp, "cpulimits.txt"), "r");
     ASSERT_TRUE(pf && fscanf(pf, "%d %d %d %ld", &ppid, &cpid, &at_start, &online) == 4);
     hk_file *files;
     int n = hk_load_dir(dir, &files);
@@ -53,9 +53,9 @@ static int verify(const char *dir)
     ASSERT_TRUE(p && c);
     if (!p || !c)
         return hk_report();
-    ASSERT_EQ(hk_count(p, GS_K_CPUS, NULL), 1);
-    ASSERT_EQ(hk_count(c, GS_K_CPUS, NULL), 1);
-    const hk_ev *pe = hk_first(p, GS_K_CPUS, NULL), *ce = hk_first(c, GS_K_CPUS, NULL);
+    ASSERT_EQ(hk_count(p, GS_K_CPU_LIMITS, NULL), 1);
+    ASSERT_EQ(hk_count(c, GS_K_CPU_LIMITS, NULL), 1);
+    const hk_ev *pe = hk_first(p, GS_K_CPU_LIMITS, NULL), *ce = hk_first(c, GS_K_CPU_LIMITS, NULL);
     if (pe && ce) {
         ASSERT_EQ(pe->e.aux, (uint64_t)at_start);
         ASSERT_EQ(ce->e.aux, 1);
