@@ -9,6 +9,7 @@
  *
  * Must never: read trace files (an_load.c did), print, or divide by zero.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,78 @@ static void note(an_result *res, const char *fmt, ...)
 static double ms(uint64_t ns)
 {
     return (double)ns / 1e6;
+}
+
+/* The cores the process may use: --cores; else the trainer's cpu_limits
+ * record (affinity, cgroup quota); else, for a trace without one, this
+ * machine's online CPUs, said so. */
+static void cpus_allowed(const an_proc *p, const an_opts *o, an_decide_in *in)
+{
+    if (o->cores > 0) {
+        in->cpus = o->cores;
+        snprintf(in->cpus_source, sizeof in->cpus_source, "--cores");
+    } else if (p->has_cpus && p->cpus_affinity) {
+        in->cpus = (double)p->cpus_affinity;
+        const double q = (double)p->cpus_quota_milli / 1000;
+        if (p->cpus_quota_milli && q < in->cpus) {
+            in->cpus = q;
+            snprintf(in->cpus_source, sizeof in->cpus_source,
+                     "cgroup CPU quota, %llu CPUs in its affinity", (unsigned long long)p->cpus_affinity);
+        } else {
+            snprintf(in->cpus_source, sizeof in->cpus_source, "affinity, %llu online%s",
+                     (unsigned long long)p->cpus_online, p->cpus_quota_milli ? "" : ", no cgroup quota");
+        }
+    } else if (!p->imported) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        in->cpus = n > 0 ? (double)n : 1;
+        snprintf(in->cpus_source, sizeof in->cpus_source,
+                 "this machine's online CPUs: the trace does not record its own");
+    }
+}
+
+/* The measured parts of a batch and of a step (an_cputime.h), where the
+ * trace has them: in->time_measured says whether the model can use them. */
+static void measured_time(const an_result *res, an_decide_in *in)
+{
+    const an_trainer_time *tt = &res->trainer_time;
+    const an_loader_time *lt = &res->loader_time;
+    const int cur = res->cur_workers >= 0 ? res->cur_workers : (int)res->nworkers;
+    in->prefetch = 2;
+    const char *pf = an_cfg_value(res->trainer, "prefetch_factor");
+    if (pf && atoi(pf) > 0)
+        in->prefetch = atoi(pf);
+    in->t_runq_ms = in->w_runq_ms = -1;
+    if (in->cpus <= 0)
+        return;
+    if (cur > 0 && !(lt->measured && lt->cpu_ms >= 0))
+        return;
+    if (tt->measured && tt->cpu_ms >= 0) {
+        in->t_cpu_ms = tt->cpu_ms;
+        in->t_runq_ms = tt->runq_ms;
+        in->t_blocked_ms = tt->blocked_ms - (tt->fetch_runq_ms > 0 ? tt->fetch_runq_ms : 0);
+        if (in->t_blocked_ms < 0)
+            in->t_blocked_ms = 0;
+        in->t_receiving_ms = tt->receiving_ms > 0 ? tt->receiving_ms : 0;
+        in->t_par_cores = tt->proc_cpu_cores > tt->cpu_cores ? tt->proc_cpu_cores - tt->cpu_cores : 0;
+    } else if (cur > 0 && !res->no_gpu) {
+        /* no fetch markers (a C loop with NVTX ranges): the training
+         * thread's wait is the data wait, its CPU its host time */
+        in->t_cpu_ms = res->median_ms[AN_SH_HOST];
+        in->t_blocked_ms = res->median_ms[AN_SH_DATA_WAIT];
+    } else {
+        return;
+    }
+    if (cur > 0) {
+        in->w_io_ms = lt->io_ms > 0 ? lt->io_ms : 0;
+        in->w_fault_ms = lt->fault_ms > 0 ? lt->fault_ms : 0;
+        in->w_blocked_ms = lt->blocked_ms > 0 ? lt->blocked_ms : 0;
+        in->w_cpu_ms = lt->cpu_ms;
+        in->w_runq_ms = lt->runq_ms;
+    }
+    in->other_cores = res->other_time.measured && res->other_time.cpu_cores > 0
+                          ? res->other_time.cpu_cores
+                          : 0;
+    in->time_measured = 1;
 }
 
 /* The numbers the verdict and the advice are decided from. */
@@ -87,6 +160,9 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->cores = res->cores;
     in->probe_read_MBps = o->probe_read_MBps;
     in->probe_h2d_pinned_GBps = o->probe_h2d_pinned_GBps;
+    cpus_allowed(p, o, in);
+    measured_time(res, in);
+    snprintf(in->argv, sizeof in->argv, "%s", p->argv ? p->argv : "");
 }
 
 int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, size_t errlen)
@@ -151,6 +227,9 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     memcpy(res->verdict_text, d.verdict_text, sizeof res->verdict_text);
     memcpy(res->advice, d.advice, sizeof res->advice);
     res->nadvice = d.nadvice;
+    res->model = d.model;
+    if (d.model.used)
+        res->cores = (int)ceil(d.model.cpus);
     for (size_t i = 0; i < d.nnotes; i++)
         note(res, "%s", d.notes[i]);
 

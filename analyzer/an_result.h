@@ -73,8 +73,9 @@ typedef struct an_result {
     /* advice */
     an_advice advice[4];
     size_t nadvice;
+    an_model_info model; /* what the model said (model.used 0: the older rule sized it) */
     /* notes for the reader ("GPU records arrived late", ...) */
-    char notes[8][200];
+    char notes[8][640];
     size_t nnotes;
     int cores;
     uint64_t late_ns;

@@ -1,0 +1,248 @@
+/* an_workers_model.c — num_workers from measured time (docs/report-schema.md,
+ * "The model"): the run is described to the model (an_predict.h) from what
+ * the threads' clocks measured, the load of other processes is inferred from
+ * the measured run-queue delay, the model must reproduce the measured step,
+ * and then it predicts the step for more workers under two ways of sharing
+ * the cores. Advice is the fewest workers that get (nearly) the best
+ * predicted step; where the two ways disagree by more than MODEL_ERROR, or
+ * the model does not reproduce the run, a note gives the `gpustarve sweep`
+ * command that would settle it instead of a number.
+ *
+ * Must never: look at anything but its an_decide_in, or advise a setting
+ * without a prediction that both ways of sharing the cores support.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "an_decide.h"
+#include "an_predict.h"
+
+#define MODEL_ERROR 0.15     /* the truth tests hold predictions to this (tests/e2e) */
+#define NEAR_BEST 0.02       /* fewest workers within this of the best step */
+#define PAR_MIN_SHARE 0.05   /* intra-op CPU below this share of a step: a steady load */
+#define RUNQ_NOISE 0.02      /* run-queue delay per CPU time the model needs no other load for */
+#define MAX_TRY 64           /* most workers tried */
+
+static double pos(double x)
+{
+    return x > 0 ? x : 0;
+}
+
+typedef struct ctx {
+    const an_decide_in *in;
+    an_pred_in base; /* the run as measured, workers = current */
+} ctx;
+
+/* Modelled step with n workers; -1 when the model has no answer. */
+static double model_step(const ctx *c, int n, int trainer_first, double ext, double *rho)
+{
+    an_pred_in p = c->base;
+    p.workers = n;
+    p.trainer_first = trainer_first;
+    p.ext_threads = ext;
+    an_pred_out o;
+    if (an_predict(&p, &o) < 0)
+        return -1;
+    if (rho)
+        *rho = o.runq_per_cpu;
+    return o.step_ms;
+}
+
+/* Other processes' runnable threads that make the model's run-queue delay
+ * what was measured (fair sharing, the current setting); 0 when the
+ * measured delay needs none. */
+static double infer_ext(const ctx *c, double rho_meas)
+{
+    const int cur = c->base.workers;
+    double rho0 = 0;
+    if (rho_meas < 0 || model_step(c, cur, 0, 0, &rho0) < 0 || rho_meas <= rho0 + RUNQ_NOISE)
+        return 0;
+    double lo = 0, hi = 4 * c->base.cpus;
+    double rho_hi = 0;
+    if (model_step(c, cur, 0, hi, &rho_hi) < 0 || rho_hi <= rho_meas)
+        return hi;
+    for (int i = 0; i < 24; i++) {
+        double mid = (lo + hi) / 2, r = 0;
+        if (model_step(c, cur, 0, mid, &r) < 0)
+            break;
+        if (r < rho_meas)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+static void sweep_cmd(const an_decide_in *in, an_decision *out, int cur, int n)
+{
+    int a = cur, b = n, d = n + (n - cur > 1 ? n - cur : 2);
+    char list[64];
+    if (a < 0)
+        a = 0;
+    snprintf(list, sizeof list, "%d,%d,%d", a, b, d);
+    snprintf(out->model.sweep, sizeof out->model.sweep, "gpustarve sweep --num-workers %s --steps 50 -- %s",
+             list, in->argv[0] ? in->argv : "COMMAND");
+}
+
+void an_decide_workers_model(const an_decide_in *in, an_decision *out)
+{
+    an_model_info *m = &out->model;
+    const double step = in->step_ms;
+    const long curl = in->cur_workers >= 0 ? in->cur_workers : (long)in->nworkers;
+    const int cur = curl > MAX_TRY ? MAX_TRY : (int)curl;
+    m->used = 1;
+    m->cur = cur;
+    m->cpus = in->cpus;
+    snprintf(m->cpus_source, sizeof m->cpus_source, "%s", in->cpus_source);
+    m->runq_per_cpu = -1;
+    if (step <= 0 || in->cpus <= 0)
+        return;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.in = in;
+    an_pred_in *b = &c.base;
+    b->cpus = in->cpus;
+    b->other_cores = pos(in->other_cores);
+    b->prefetch = in->prefetch > 0 ? in->prefetch : 2;
+    b->workers = cur;
+    /* the training thread: its CPU, its wait for the batch (simulated), and
+     * the rest of its step off-CPU (a GPU sync, a sleep) */
+    const double t_runq = pos(in->t_runq_ms);
+    b->t_off_ms = pos(step - pos(in->t_cpu_ms) - t_runq - pos(in->t_blocked_ms));
+    if (cur == 0) {
+        /* loading inline: the fetch is the loading, blocked part and CPU */
+        b->w_block_ms = pos(in->t_blocked_ms);
+        b->w_cpu_ms = pos(in->t_receiving_ms);
+        b->t_cpu_ms = pos(pos(in->t_cpu_ms) - b->w_cpu_ms);
+    } else {
+        b->w_block_ms = pos(in->w_io_ms) + pos(in->w_fault_ms) + pos(in->w_blocked_ms);
+        b->w_cpu_ms = pos(in->w_cpu_ms);
+        b->t_cpu_ms = pos(in->t_cpu_ms);
+    }
+    /* the trainer's other threads: intra-op threads beside its CPU phase,
+     * or (when small) a steady load */
+    const double par_ms = pos(in->t_par_cores) * step;
+    if (par_ms >= PAR_MIN_SHARE * step && b->t_cpu_ms > 0) {
+        b->t_par_ms = par_ms;
+        int k = (int)lround(par_ms / b->t_cpu_ms);
+        b->t_par_threads = k < 1 ? 1 : k > (int)ceil(in->cpus) ? (int)ceil(in->cpus) : k;
+    } else {
+        b->other_cores += pos(in->t_par_cores);
+    }
+    /* other processes, from the measured run-queue delay */
+    double rho = -1;
+    const double cpu_meas = pos(in->t_cpu_ms) + (cur > 0 ? pos(in->w_cpu_ms) : 0);
+    if (in->t_runq_ms >= 0 && (cur == 0 || in->w_runq_ms >= 0) && cpu_meas > 0)
+        rho = (pos(in->t_runq_ms) + (cur > 0 ? pos(in->w_runq_ms) : 0)) / cpu_meas;
+    m->runq_per_cpu = rho;
+    const double ext = infer_ext(&c, rho);
+    m->ext_threads = ext;
+    if (rho > RUNQ_NOISE)
+        an_decide_note(out,
+                       "CPU contention: the training thread and the loader waited for a CPU %.0f%% "
+                       "as long as they ran (run-queue delay, measured); the model counts %.1f "
+                       "busy thread%s of other processes on the %.4g CPUs",
+                       100 * rho, ext, fabs(ext - 1) < 0.05 ? "" : "s", in->cpus);
+    /* the model must reproduce the run */
+    m->now_fair_ms = model_step(&c, cur, 0, ext, NULL);
+    m->now_first_ms = model_step(&c, cur, 1, ext, NULL);
+    const double lo_now = fmin(m->now_fair_ms, m->now_first_ms),
+                 hi_now = fmax(m->now_fair_ms, m->now_first_ms);
+    if (lo_now <= 0 || step < lo_now * (1 - MODEL_ERROR) || step > hi_now * (1 + MODEL_ERROR)) {
+        sweep_cmd(in, out, cur, cur + 2);
+        an_decide_note(out,
+                       "the model does not reproduce this run (measured step %.1f ms, modelled "
+                       "%.1f-%.1f ms), so it predicts no change of num_workers; this would settle "
+                       "it: %s",
+                       step, lo_now, hi_now, m->sweep);
+        return;
+    }
+    /* more workers: each way of sharing the cores */
+    double fair[MAX_TRY + 1], first[MAX_TRY + 1], best = INFINITY;
+    int top = cur + 1, at_best = cur + 1;
+    for (int n = cur + 1; n <= MAX_TRY; n++) {
+        fair[n] = model_step(&c, n, 0, ext, NULL);
+        first[n] = model_step(&c, n, 1, ext, NULL);
+        if (fair[n] <= 0 || first[n] <= 0)
+            break;
+        top = n;
+        const double mid = (fair[n] + first[n]) / 2;
+        if (mid < best * (1 - 1e-3)) {
+            best = mid;
+            at_best = n;
+        }
+        if (n - at_best >= 4) /* more workers stopped helping */
+            break;
+    }
+    if (!isfinite(best)) {
+        an_decide_note(out, "the model has no prediction for more workers here");
+        return;
+    }
+    int n = cur + 1;
+    while (n < top && (fair[n] + first[n]) / 2 > best * (1 + NEAR_BEST))
+        n++;
+    m->npred = 0;
+    for (int k = cur + 1; k <= top && m->npred < AN_MODEL_NPRED; k++) {
+        if (k > n + 2 && k != top)
+            continue;
+        m->pred[m->npred].workers = k;
+        m->pred[m->npred].fair_ms = fair[k];
+        m->pred[m->npred].first_ms = first[k];
+        m->npred++;
+    }
+    const double mid = (fair[n] + first[n]) / 2;
+    /* the measured step against the model's own current step: the model's
+     * bias, carried to the prediction */
+    const double now_mid = (m->now_fair_ms + m->now_first_ms) / 2;
+    const double pred = now_mid > 0 ? mid * step / now_mid : mid;
+    const double hi = fmax(fair[n], first[n]) * (now_mid > 0 ? step / now_mid : 1);
+    if (step - pred < AN_WORKERS_MIN_SAVING * step) {
+        /* what limits it, in the model's terms */
+        const double cpu_need = b->t_cpu_ms + b->t_par_ms + b->w_cpu_ms + b->other_cores * step;
+        const double free_cpus = pos(in->cpus - ext);
+        if (b->t_cpu_ms + b->t_off_ms >= 0.8 * step)
+            an_decide_note(out,
+                           "more workers would not shorten the step: the training thread's own "
+                           "time is %.1f ms of it (CPU %.1f ms, of which receiving the batch %.1f "
+                           "ms; off-CPU %.1f ms)",
+                           b->t_cpu_ms + b->t_off_ms, b->t_cpu_ms, pos(in->t_receiving_ms),
+                           b->t_off_ms);
+        else if (free_cpus > 0 && cpu_need / free_cpus >= 0.8 * step)
+            an_decide_note(out,
+                           "more workers would not shorten the step: the CPUs are the limit (the "
+                           "loader needs %.1f ms of CPU per batch and the trainer %.1f ms per step, "
+                           "on %.4g CPUs%s)",
+                           b->w_cpu_ms, b->t_cpu_ms + b->t_par_ms, in->cpus,
+                           ext > 0.05 ? " shared with other processes" : "");
+        else
+            an_decide_note(out, "more workers would save under %.0f%% of a step (model: %.1f ms "
+                                "with %d)",
+                           100 * AN_WORKERS_MIN_SAVING, pred, n);
+        return;
+    }
+    if (fabs(fair[n] - first[n]) > MODEL_ERROR * mid || hi > step) {
+        sweep_cmd(in, out, cur, n);
+        an_decide_note(out,
+                       "num_workers=%d should help, but by how much depends on how the trainer "
+                       "and the workers share the %.4g CPUs (%.1f ms if alike, %.1f ms if the "
+                       "trainer comes first): more than the model's %.0f%% error; this would "
+                       "settle it: %s",
+                       n, in->cpus, fair[n], first[n], 100 * MODEL_ERROR, m->sweep);
+        return;
+    }
+    an_advice a;
+    memset(&a, 0, sizeof a);
+    a.setting = AN_ADV_NUM_WORKERS;
+    a.has_value = 1;
+    a.value = n;
+    a.predicted_step_ms = pred;
+    a.predicted_saving_ms = step - pred;
+    snprintf(a.why, sizeof a.why,
+             "a worker's batch takes %.1f ms blocked (I/O, faults, waits) and %.1f ms of CPU; "
+             "the trainer %.1f ms of CPU and %.1f ms off-CPU per step, on %.4g CPUs (%s): "
+             "%d worker%s give%s the step %.1f ms",
+             b->w_block_ms, b->w_cpu_ms, b->t_cpu_ms + b->t_par_ms, b->t_off_ms, in->cpus,
+             in->cpus_source, n, n == 1 ? "" : "s", n == 1 ? "s" : "", pred);
+    out->advice[out->nadvice < 4 ? out->nadvice++ : 3] = a;
+}
