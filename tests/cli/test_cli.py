@@ -170,6 +170,14 @@ def _extras(e):
         return {"target_tid": aux, "name": _s(e["str"])}
     if k == "faults":
         return {"target_tid": aux, "faults": aux2}
+    if k == "cpu":
+        has, src = (aux >> 40) & 0xff, (aux >> 32) & 0xff
+        return {"target_tid": aux & 0xffffffff,
+                "source": {0: "periodic", 1: "marker"}.get(src, "unknown"),
+                "cpu_ns": e["bytes"], "runq_ns": aux2 if has & 1 else None,
+                "majflt": e.get("dev", 0) if has & 2 else None,
+                "nvcsw": e.get("stream", 0) if has & 4 else None,
+                "nivcsw": e.get("corr", 0) if has & 4 else None}
     if k == "drops":
         return {"dropped": aux, "lost": aux2}
     if k == "note":
@@ -235,7 +243,7 @@ def expected_json_process(p):
             "argv": [_s(a) for a in p["argv"]], "mono_ns": p["mono_ns"],
             "real_ns": p["real_ns"], "rank": nul(p["rank"]), "local_rank": nul(p["local_rank"]),
             "world_size": nul(p["world_size"]), "exec_seq": p["exec_seq"],
-            "forked": bool(p["flags"] & 1), "version": "1.2", "file": p["file"]}
+            "forked": bool(p["flags"] & 1), "version": "1.3", "file": p["file"]}
 
 
 def load_expect(path):
