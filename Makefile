@@ -119,7 +119,8 @@ $(BUILD)/san/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
 
 # ---- test tools (tests/tools/*.c, linked with trace/) ---------------------
-TOOL_BINS := $(BUILD)/tests/gs_mktrace $(BUILD)/tests/die_after_reads $(BUILD)/tests/pread_counted
+TOOL_BINS := $(BUILD)/tests/gs_mktrace $(BUILD)/tests/die_after_reads $(BUILD)/tests/pread_counted \
+             $(BUILD)/tests/loader_parts
 .PHONY: tool-bins
 tool-bins: $(TOOL_BINS)
 $(BUILD)/tests/die_after_reads: tests/tools/die_after_reads.c
@@ -130,6 +131,10 @@ $(BUILD)/tests/pread_counted: tests/tools/pread_counted.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -pthread -o $@ $<
+$(BUILD)/tests/loader_parts: tests/tools/loader_parts.c include/gpustarve.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_COMMON) -Iinclude -pthread -o $@ $< -ldl
 $(BUILD)/tests/gs_mktrace: tests/tools/gs_mktrace.c $(TRACE_SRC) $(wildcard trace/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"

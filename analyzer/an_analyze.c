@@ -212,6 +212,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    an_measure_time(run, res);
 
     if (tr->imported)
         note(res, "imported from a PyTorch profiler trace: it records no DataLoader worker "

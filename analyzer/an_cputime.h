@@ -78,12 +78,14 @@ typedef struct an_trainer_time {
     int measured;         /* 1 when the training thread has cpu samples at its fetch
                            * markers (fetch_begin/fetch_end) */
     double blocked_ms;    /* per step: off-CPU inside the fetch, waiting for the batch
-                           * (worker queue, pipe, socket, futex) */
+                           * (worker queue, pipe, socket, futex); includes
+                           * fetch_runq_ms */
     double receiving_ms;  /* per step: its own CPU inside the fetch (unpickling,
                            * shared-memory rebuild, collate, pin-thread handoff) */
-    double fetch_runq_ms; /* per step: runnable inside the fetch but not running;
-                           * counted in receiving_share (it is CPU the receive
-                           * needs); -1 unknown */
+    double fetch_runq_ms; /* per step: of blocked_ms, the time runnable but not running
+                           * (woken with the batch, waiting for a core); estimated from
+                           * the periodic samples' run-queue delay spread evenly over
+                           * their interval; -1 unknown */
     double cpu_ms;        /* per step: the training thread's CPU, whole step */
     double runq_ms;       /* per step: its run-queue delay, whole step; -1 unknown */
     double cpu_cores;     /* cpu_ms / step: 0 for a trainer asleep in a GPU sync,
@@ -91,7 +93,8 @@ typedef struct an_trainer_time {
     double proc_cpu_cores;/* every thread of the trainer process but the loader
                            * threads: training thread, intra-op threads, pin thread */
     /* the data-wait share split (fractions of measured step time; their sum is
-     * share[AN_SH_DATA_WAIT]): blocked, and receiving + fetch run-queue */
+     * share[AN_SH_DATA_WAIT]): each step's data wait cut in the proportion of
+     * its fetches' receiving CPU to their wall time */
     double share_blocked, share_receiving;
 } an_trainer_time;
 
@@ -103,6 +106,53 @@ typedef struct an_other_time {
     double cpu_cores; /* their CPU time over the measured wall time */
     double runq_ms_per_step; /* their run-queue delay per step; -1 unknown */
 } an_other_time;
+
+/* ---- the pass: what is kept per thread (an_events.c feeds it) ---------------------- */
+
+/* One sample of a thread's clocks, cumulative values; -1: not measured. */
+typedef struct an_cpu_sample {
+    uint64_t ts;
+    uint64_t cpu_ns;   /* CPU time (user + system) */
+    int64_t runq_ns;   /* run-queue delay (periodic samples only) */
+    int64_t majflt;    /* major page faults */
+    int64_t nvcsw, nivcsw;
+    uint64_t io_ns;    /* the thread's hooked file I/O and metadata time so far */
+    uint64_t wait_ns;  /* its hooked waits on pipes and sockets so far */
+    uint8_t src;       /* GS_CPU_SRC_* */
+    uint8_t marker;    /* the marker kind it stands at (fetch_begin, ...), 0 none */
+} an_cpu_sample;
+
+/* One batch fetch of a thread, with its CPU at both ends. */
+typedef struct an_cpu_fetch {
+    uint64_t t0, t1, cpu0, cpu1;
+} an_cpu_fetch;
+
+/* RATIONALE: periodic samples come 5 a second per thread; past this many a
+ * thread's periodic samples are thinned to every other one (cumulative
+ * values, so sums over a window stay exact; only where a window may be cut
+ * coarsens). Marker samples are per batch, like step candidates, and kept. */
+#define AN_CPU_PERIODIC_MAX 4096
+
+typedef struct an_cpu_log {
+    an_cpu_sample *s;  /* by ts */
+    size_t n, cap, nperiodic;
+    an_cpu_fetch *f;   /* completed fetches, in order */
+    size_t nf, capf;
+    int fetch_open;    /* a fetch_begin with a sample is waiting for its end */
+    an_cpu_fetch cur;
+} an_cpu_log;
+
+struct gs_event;
+/* A cpu record of the thread whose log is *lp (created at the first);
+ * io_ns, wait_ns: the thread's cumulative hooked I/O and wait time now;
+ * faults: its largest major-fault count seen in faults records, -1 none.
+ * Returns 0, or -1 out of memory (the sample is lost, nothing else). */
+int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, uint64_t io_ns, uint64_t wait_ns,
+               int64_t faults);
+/* A marker of the thread at ts: a marker sample of the same ts stands at
+ * it; fetch_begin/fetch_end pairs with samples become fetches. */
+void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts);
+void an_cpu_log_free(an_cpu_log *l);
 
 /* Every field -1, measured 0 (per_batch AN_PB_NONE): nothing measured. */
 void an_loader_time_absent(an_loader_time *t);

@@ -88,6 +88,7 @@ static int find_workers(const an_run *run, an_result *res)
             an_worker *w = &res->workers[res->nworkers++];
             an_loader_time_absent(&w->time);
             w->p = tr;
+            w->th = th;
             w->active_ns = th->last_ts > th->first_ts ? th->last_ts - th->first_ts : 0;
             w->io_ns = th->io_ns;
             w->meta_ns = th->meta_ns;

@@ -35,6 +35,7 @@ typedef struct an_step {
 
 typedef struct an_worker {
     const an_proc *p;
+    const an_thread *th; /* a loader thread of the trainer; NULL: the process p */
     double batches;
     int batches_from_markers;
     uint64_t active_ns; /* first to last event */
@@ -131,6 +132,11 @@ void an_summarize(an_result *res);
  * settings in force (res->cur_workers, res->cur_pin_memory). Returns 0 or
  * -1 out of memory. */
 int an_find_workers(const an_run *run, an_result *res);
+/* an_cputime.c: the measured time of the loaders (workers[i].time,
+ * loader_time), the trainer (trainer_time) and every other thread
+ * (other_time) over the measured steps, from the threads' cpu samples;
+ * left absent where the trace has none. After an_find_workers. */
+void an_measure_time(const an_run *run, an_result *res);
 /* A DataLoader configuration value of the process (lowest loader id that
  * has it), or NULL. */
 const char *an_cfg_value(const an_proc *p, const char *key);

@@ -111,6 +111,7 @@ static void write_worker_json(gs_jw *j, const an_result *r, const an_worker *w)
     rep_json_ms(j, w->active_ns);
     gs_jw_ku64(j, "bytes_read", w->bytes);
     gs_jw_ku64(j, "requests", w->reqs);
+    rep_json_loader_time(j, "measured", &w->time);
     gs_jw_key(j, "request_size_hist");
     if (thread) {
         gs_jw_null(j);
@@ -286,6 +287,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_jw_kfixed(w, an_share_names[k], r->share[k], 9);
     gs_jw_end(w);
     gs_jw_newline(w, "\n");
+    rep_json_share_split(w, r);
+    gs_jw_newline(w, "\n");
     gs_jw_key(w, "median_ms");
     gs_jw_obj(w);
     for (int k = 0; k < AN_NSH; k++) {
@@ -336,6 +339,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     }
     gs_jw_end(w);
     gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    rep_json_trainer_time(w, r);
     gs_jw_newline(w, "\n");
 
     gs_jw_key(w, "advice");

@@ -31,6 +31,16 @@ void rep_json_verdict(gs_jw *w, const an_result *r);
 /* "known":true|false, then each of rep_cfg_keys with its value (members of
  * the "dataloader" object; the caller opens and closes it). */
 void rep_json_dataloader_settings(gs_jw *w, const an_proc *tr);
+/* report_measured.c: the measured time (an_cputime.h). JSON: a loader's
+ * parts as member `key` (null when not measured); "share_data_wait" (the
+ * data-wait share split); "measured" (trainer, loader pool, other threads).
+ * Text: the data-wait rows' split and the loader's measured parts; nothing
+ * when not measured. */
+void rep_json_loader_time(gs_jw *w, const char *key, const an_loader_time *t);
+void rep_json_share_split(gs_jw *w, const an_result *r);
+void rep_json_trainer_time(gs_jw *w, const an_result *r);
+void rep_text_measured_trainer(gs_out *o, const an_result *r);
+void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st);
 /* Read the files again for --perfetto FILE and/or --html FILE (either may be
  * NULL). Returns 0, or -1 with a message printed. */
 int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "gs_collector.h"
+#include "gs_cpustat.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
 #include "gs_stacks.h"
@@ -453,6 +454,7 @@ static void drain_rings(void *arg)
             }
         }
     }
+    gs_cpu_periodic(d->now); /* every thread's clocks, after its drained events */
 }
 
 /* Drops of every ring, and of threads without one; base: all but those of

@@ -172,6 +172,14 @@ def _extras(e):
         return {"affinity_cpus": aux, "quota_millicpus": aux2, "online_cpus": e["bytes"]}
     if k == "faults":
         return {"target_tid": aux, "faults": aux2}
+    if k == "cpu":
+        has, src = (aux >> 40) & 0xff, (aux >> 32) & 0xff
+        return {"target_tid": aux & 0xffffffff,
+                "source": {0: "periodic", 1: "marker"}.get(src, "unknown"),
+                "cpu_ns": e["bytes"], "runq_ns": aux2 if has & 1 else None,
+                "majflt": e.get("dev", 0) if has & 2 else None,
+                "nvcsw": e.get("stream", 0) if has & 4 else None,
+                "nivcsw": e.get("corr", 0) if has & 4 else None}
     if k == "drops":
         return {"dropped": aux, "lost": aux2}
     if k == "note":
