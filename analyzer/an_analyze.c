@@ -73,36 +73,51 @@ static void measured_time(const an_result *res, an_decide_in *in)
     if (pf && atoi(pf) > 0)
         in->prefetch = atoi(pf);
     in->t_runq_ms = in->w_runq_ms = -1;
-    if (in->cpus <= 0)
+    if (in->cpus <= 0 || tt->cpu_ms < 0)
         return;
-    if (cur > 0 && !(lt->measured && lt->cpu_ms >= 0))
+    /* loader threads no file read singled out (a C loop's threads that
+     * compute or sleep): with num_workers = W known, every other thread of
+     * the run is taken as the loader, one batch per step */
+    const int unseen = cur > 0 && !res->nworkers && res->other_time.measured &&
+                       res->other_time.cpu_cores >= 0;
+    if (cur > 0 && !unseen && !(lt->measured && lt->cpu_ms >= 0))
         return;
-    if (tt->measured && tt->cpu_ms >= 0) {
-        in->t_cpu_ms = tt->cpu_ms;
-        in->t_runq_ms = tt->runq_ms;
+    in->t_cpu_ms = tt->cpu_ms;
+    in->t_runq_ms = tt->runq_ms;
+    if (tt->measured && tt->blocked_ms >= 0) {
         in->t_blocked_ms = tt->blocked_ms - (tt->fetch_runq_ms > 0 ? tt->fetch_runq_ms : 0);
         if (in->t_blocked_ms < 0)
             in->t_blocked_ms = 0;
         in->t_receiving_ms = tt->receiving_ms > 0 ? tt->receiving_ms : 0;
-        in->t_par_cores = tt->proc_cpu_cores > tt->cpu_cores ? tt->proc_cpu_cores - tt->cpu_cores : 0;
-    } else if (cur > 0 && !res->no_gpu) {
-        /* no fetch markers (a C loop with NVTX ranges): the training
-         * thread's wait is the data wait, its CPU its host time */
-        in->t_cpu_ms = res->median_ms[AN_SH_HOST];
+    } else if (cur > 0) {
+        /* no fetch markers (a C loop with NVTX ranges): the data wait is
+         * all blocked */
         in->t_blocked_ms = res->median_ms[AN_SH_DATA_WAIT];
     } else {
         return;
     }
-    if (cur > 0) {
+    if (!unseen && tt->proc_cpu_cores > tt->cpu_cores)
+        in->t_par_cores = tt->proc_cpu_cores - tt->cpu_cores;
+    in->other_cores = res->other_time.measured && res->other_time.cpu_cores > 0
+                          ? res->other_time.cpu_cores
+                          : 0;
+    if (unseen) {
+        const double step = res->step_ms_median;
+        in->w_cpu_ms = in->other_cores * step;
+        in->w_runq_ms = res->other_time.runq_ms_per_step;
+        in->w_blocked_ms = (double)cur * step - in->w_cpu_ms -
+                           (in->w_runq_ms > 0 ? in->w_runq_ms : 0);
+        if (in->w_blocked_ms < 0)
+            in->w_blocked_ms = 0;
+        in->other_cores = 0;
+        in->loader_unseen = 1;
+    } else if (cur > 0) {
         in->w_io_ms = lt->io_ms > 0 ? lt->io_ms : 0;
         in->w_fault_ms = lt->fault_ms > 0 ? lt->fault_ms : 0;
         in->w_blocked_ms = lt->blocked_ms > 0 ? lt->blocked_ms : 0;
         in->w_cpu_ms = lt->cpu_ms;
         in->w_runq_ms = lt->runq_ms;
     }
-    in->other_cores = res->other_time.measured && res->other_time.cpu_cores > 0
-                          ? res->other_time.cpu_cores
-                          : 0;
     in->time_measured = 1;
 }
 

@@ -69,6 +69,8 @@ typedef struct an_decide_in {
     double t_par_cores;          /* the trainer's other threads (intra-op): cores */
     double w_io_ms, w_fault_ms, w_blocked_ms, w_cpu_ms, w_runq_ms; /* a worker's batch */
     double other_cores;          /* every other traced thread: cores */
+    int loader_unseen;           /* the loader's threads were not told apart: its
+                                  * batch is the other threads' time, one a step */
     int prefetch;                /* batches a worker may hold ready */
     char argv[400];              /* the trainer's command line, for a sweep command */
     double probe_read_MBps;  /* storage ceiling from 'gpustarve probe'; 0 unknown */
@@ -97,20 +99,21 @@ typedef struct an_advice {
 } an_advice;
 
 /* What the model (an_predict.h) said, for the report: the cores, the load
- * of other processes it inferred from the measured run-queue delay, the
- * current setting modelled, and the step it predicts for more workers
- * under each way of sharing the cores. */
+ * of other processes and the trainer's weight it fitted to the measured
+ * run-queue delays, the current setting modelled, and the step it predicts
+ * for more workers with that fit and with the cores shared alike. */
 #define AN_MODEL_NPRED 8
 typedef struct an_model_info {
     int used;                /* 1 when the measured model sized num_workers */
     double cpus;
     char cpus_source[96];
     double ext_threads;      /* other processes' runnable threads inferred */
+    double t_weight;         /* the trainer's weight in sharing the cores, fitted */
     double runq_per_cpu;     /* measured run-queue delay over CPU time; -1 unknown */
-    double now_fair_ms, now_first_ms; /* the current setting, modelled */
+    double now_fit_ms, now_fair_ms; /* the current setting, modelled: fitted, all alike */
     int cur;
     size_t npred;
-    struct { int workers; double fair_ms, first_ms; } pred[AN_MODEL_NPRED];
+    struct { int workers; double fit_ms, fair_ms; } pred[AN_MODEL_NPRED];
     char sweep[600];         /* the command that would settle what the model cannot */
 } an_model_info;
 

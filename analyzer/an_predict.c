@@ -1,7 +1,8 @@
 /* an_predict.c — the fluid simulation of an_predict.h: a trainer and its
  * loader workers, each a short cycle of phases (CPU work, which needs a
  * share of a core; blocking, which only takes time), on `cpus` cores shared
- * with the process's other threads and other processes' runnable threads.
+ * with the process's other threads and other processes' runnable threads,
+ * in proportion to their weights.
  * Event-driven: between two phase ends every rate is constant, so the
  * simulation jumps from one to the next and is exact for its inputs
  * (docs/report-schema.md, "The model").
@@ -35,31 +36,33 @@ typedef struct sim {
     double now;
     int steps;
     double t_first, t_last;
-    double runq, cpu; /* training thread and workers, measured steps only */
+    double t_runq, t_cpu, w_runq, w_cpu; /* training thread, workers: measured steps */
 } sim;
 
-/* Share of a core each of k unit-demand threads gets when they and a
- * demand of u cores share c cores (max-min fair); *ug: what u gets. */
-static double waterfill(double k, double u, double c, double *ug)
+/* Weighted max-min fair shares of c cores: kt threads of weight wt and ko
+ * threads of weight 1, each at most one core, and a steady demand u (weight
+ * 1). Sets the share of one thread of each kind. */
+static void share(double kt, double wt, double ko, double u, double c, double *st, double *so)
 {
-    if (c <= 0) {
-        *ug = 0;
-        return 0;
+    *st = *so = 0;
+    if (c <= 0)
+        return;
+    if (kt + ko + u <= c) {
+        *st = *so = 1;
+        return;
     }
-    if (k + u <= c) {
-        *ug = u;
-        return 1;
+    /* each gets min(cap, weight * L): find L by bisection */
+    double lo = 0, hi = 1 / (wt < 1 ? wt : 1) + 1;
+    for (int i = 0; i < 60; i++) {
+        const double L = (lo + hi) / 2;
+        const double used = kt * fmin(1, wt * L) + ko * fmin(1, L) + fmin(u, L);
+        if (used > c)
+            hi = L;
+        else
+            lo = L;
     }
-    if (k <= 0) {
-        *ug = c;
-        return 0;
-    }
-    if (u * (k + 1) <= c) {
-        *ug = u;
-        return (c - u) / k;
-    }
-    *ug = c / (k + 1);
-    return c / (k + 1);
+    *st = fmin(1, wt * lo);
+    *so = fmin(1, lo);
 }
 
 static int par_busy(const sim *s)
@@ -174,6 +177,7 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
     s.tph = T_WAIT;
     const double ext = in->ext_threads > 0 ? in->ext_threads : 0;
     const double other = in->other_cores > 0 ? in->other_cores : 0;
+    const double wt = in->t_weight > 0 ? in->t_weight : 1;
     for (long ev = 0; ev < MAX_EVENTS && s.steps < WARM_STEPS + MEASURED_STEPS; ev++) {
         settle(&s);
         if (s.steps >= WARM_STEPS + MEASURED_STEPS)
@@ -188,14 +192,8 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
         int nw = 0;
         for (int i = 0; i < s.n; i++)
             nw += s.wph[i] == W_CPU;
-        double share_t, share_w, ug;
-        const int nt = t_main + t_par;
-        if (in->trainer_first) {
-            share_t = nt ? (nt <= in->cpus ? 1 : in->cpus / nt) : 0;
-            share_w = waterfill(nw + ext, other, in->cpus - nt * share_t, &ug);
-        } else {
-            share_t = share_w = waterfill(nt + nw + ext, other, in->cpus, &ug);
-        }
+        double share_t, share_w;
+        share(t_main + t_par, wt, nw + ext, other, in->cpus, &share_t, &share_w);
         /* the next phase end */
         double dt = INFINITY;
         if (s.tph == T_LBLOCK || s.tph == T_OFF)
@@ -219,11 +217,11 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
         /* advance */
         if (s.steps >= WARM_STEPS) {
             if (t_main) {
-                s.cpu += share_t * dt;
-                s.runq += (1 - share_t) * dt;
+                s.t_cpu += share_t * dt;
+                s.t_runq += (1 - share_t) * dt;
             }
-            s.cpu += nw * share_w * dt;
-            s.runq += nw * (1 - share_w) * dt;
+            s.w_cpu += nw * share_w * dt;
+            s.w_runq += nw * (1 - share_w) * dt;
         }
         if (s.tph == T_LBLOCK || s.tph == T_OFF)
             s.trem -= dt;
@@ -244,6 +242,9 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
     if (s.steps < WARM_STEPS + MEASURED_STEPS || s.t_last <= s.t_first)
         return -1;
     out->step_ms = (s.t_last - s.t_first) / MEASURED_STEPS;
-    out->runq_per_cpu = s.cpu > 0 ? s.runq / s.cpu : 0;
+    const double cpu = s.t_cpu + s.w_cpu;
+    out->runq_per_cpu = cpu > 0 ? (s.t_runq + s.w_runq) / cpu : 0;
+    out->t_runq_per_cpu = s.t_cpu > 0 ? s.t_runq / s.t_cpu : 0;
+    out->w_runq_per_cpu = s.w_cpu > 0 ? s.w_runq / s.w_cpu : 0;
     return 0;
 }

@@ -7,11 +7,11 @@
  * proportion) and a CPU part (it needs a core, so more workers shrink it
  * only as far as cores are free). The trainer's step is its own CPU (the
  * receive included), its off-CPU time outside the wait for a batch (a GPU
- * sync, a sleep) and that wait. Runnable threads share the cores: either
- * all alike (fair: what the kernel's scheduler aims at) or the trainer's
- * threads first (a trainer the workers never slow); the truth lies between
- * the two, and where they disagree by more than the model's error the
- * advice says so instead of giving a number.
+ * sync, a sleep) and that wait. Runnable threads share the cores in
+ * proportion to a weight (max-min fair, none above one core): all alike,
+ * or the trainer's threads weighted up, as the kernel favours threads
+ * that sleep often; the caller fits the weight and the load of other
+ * processes to the run-queue delays it measured.
  *
  * Must never: look at anything but its inputs, or loop without bound (the
  * simulation stops after a fixed number of steps and events).
@@ -33,13 +33,17 @@ typedef struct an_pred_in {
     double w_cpu_ms;      /* CPU part */
     int workers;          /* 0: the training thread loads each batch itself */
     int prefetch;         /* batches each worker may hold ready (DataLoader: prefetch_factor) */
-    int trainer_first;    /* 1: the trainer's threads are served before the others */
+    double t_weight;      /* the trainer's threads' weight in sharing the cores (1: all
+                           * alike; more: the scheduler favours them, as it favours
+                           * threads that sleep often); 0 is taken as 1 */
 } an_pred_in;
 
 typedef struct an_pred_out {
     double step_ms;       /* steady step time */
     double runq_per_cpu;  /* run-queue delay over CPU time of the training thread and
                            * the workers, as the kernel would measure it */
+    double t_runq_per_cpu, w_runq_per_cpu; /* the same of the training thread, of the
+                                            * workers (0 when it has no CPU) */
 } an_pred_out;
 
 /* Simulate; returns 0, or -1 when the inputs cannot make a step (no time at

@@ -1,10 +1,11 @@
 /* an_workers_model.c — num_workers from measured time (docs/report-schema.md,
  * "The model"): the run is described to the model (an_predict.h) from what
- * the threads' clocks measured, the load of other processes is inferred from
- * the measured run-queue delay, the model must reproduce the measured step,
- * and then it predicts the step for more workers under two ways of sharing
- * the cores. Advice is the fewest workers that get (nearly) the best
- * predicted step; where the two ways disagree by more than MODEL_ERROR, or
+ * the threads' clocks measured; the load of other processes and how much the
+ * scheduler favours the trainer are fitted to the measured run-queue
+ * delays; the model must reproduce the measured step; then it predicts the
+ * step for more workers with that fit and with the cores shared alike.
+ * Advice is the fewest workers that get (nearly) the best predicted step;
+ * where the two predictions disagree by more than MODEL_ERROR, or
  * the model does not reproduce the run, a note gives the `gpustarve sweep`
  * command that would settle it instead of a number.
  *
@@ -23,6 +24,7 @@
 #define PAR_MIN_SHARE 0.05   /* intra-op CPU below this share of a step: a steady load */
 #define RUNQ_NOISE 0.02      /* run-queue delay per CPU time the model needs no other load for */
 #define MAX_TRY 64           /* most workers tried */
+#define MAX_WEIGHT 64.0      /* most the trainer's weight is fitted to */
 
 static double pos(double x)
 {
@@ -35,43 +37,73 @@ typedef struct ctx {
 } ctx;
 
 /* Modelled step with n workers; -1 when the model has no answer. */
-static double model_step(const ctx *c, int n, int trainer_first, double ext, double *rho)
+static double model_step(const ctx *c, int n, double wt, double ext, an_pred_out *po)
 {
     an_pred_in p = c->base;
     p.workers = n;
-    p.trainer_first = trainer_first;
+    p.t_weight = wt;
     p.ext_threads = ext;
     an_pred_out o;
     if (an_predict(&p, &o) < 0)
         return -1;
-    if (rho)
-        *rho = o.runq_per_cpu;
+    if (po)
+        *po = o;
     return o.step_ms;
 }
 
 /* Other processes' runnable threads that make the model's run-queue delay
- * what was measured (fair sharing, the current setting); 0 when the
- * measured delay needs none. */
-static double infer_ext(const ctx *c, double rho_meas)
+ * (training thread and workers together) what was measured, with the
+ * trainer's weight wt and the current setting; 0 when the measured delay
+ * needs none. */
+static double fit_ext(const ctx *c, double wt, double rho_meas)
 {
     const int cur = c->base.workers;
-    double rho0 = 0;
-    if (rho_meas < 0 || model_step(c, cur, 0, 0, &rho0) < 0 || rho_meas <= rho0 + RUNQ_NOISE)
+    an_pred_out o;
+    if (rho_meas < 0 || model_step(c, cur, wt, 0, &o) < 0 || rho_meas <= o.runq_per_cpu + RUNQ_NOISE)
         return 0;
     double lo = 0, hi = 4 * c->base.cpus;
-    double rho_hi = 0;
-    if (model_step(c, cur, 0, hi, &rho_hi) < 0 || rho_hi <= rho_meas)
+    if (model_step(c, cur, wt, hi, &o) < 0 || o.runq_per_cpu <= rho_meas)
         return hi;
     for (int i = 0; i < 24; i++) {
-        double mid = (lo + hi) / 2, r = 0;
-        if (model_step(c, cur, 0, mid, &r) < 0)
+        const double mid = (lo + hi) / 2;
+        if (model_step(c, cur, wt, mid, &o) < 0)
             break;
-        if (r < rho_meas)
+        if (o.runq_per_cpu < rho_meas)
             lo = mid;
         else
             hi = mid;
     }
     return (lo + hi) / 2;
+}
+
+/* The trainer's weight that makes its run-queue delay against the
+ * workers' what was measured (rt, rw: each over its CPU time), with the
+ * other processes fitted for each weight; 1 when the trainer waited as
+ * much as the workers or more, or either is unknown. */
+static double fit_weight(const ctx *c, double rt, double rw, double rho, double *ext)
+{
+    *ext = fit_ext(c, 1, rho);
+    if (c->base.workers == 0 || rt < 0 || rw <= 0 || rho <= RUNQ_NOISE)
+        return 1;
+    const double want = rt / rw; /* smaller: the trainer favoured */
+    an_pred_out o;
+    if (model_step(c, c->base.workers, 1, *ext, &o) < 0 || o.w_runq_per_cpu <= 0 ||
+        o.t_runq_per_cpu / o.w_runq_per_cpu <= want)
+        return 1;
+    double lo = 0, hi = log(MAX_WEIGHT); /* in log space */
+    for (int i = 0; i < 16; i++) {
+        const double mid = (lo + hi) / 2, wt = exp(mid);
+        const double e = fit_ext(c, wt, rho);
+        if (model_step(c, c->base.workers, wt, e, &o) < 0 || o.w_runq_per_cpu <= 0)
+            break;
+        if (o.t_runq_per_cpu / o.w_runq_per_cpu > want)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const double wt = exp((lo + hi) / 2);
+    *ext = fit_ext(c, wt, rho);
+    return wt;
 }
 
 static void sweep_cmd(const an_decide_in *in, an_decision *out, int cur, int n)
@@ -130,14 +162,23 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     } else {
         b->other_cores += pos(in->t_par_cores);
     }
-    /* other processes, from the measured run-queue delay */
-    double rho = -1;
+    /* other processes and the trainer's favour, from the measured
+     * run-queue delays */
+    double rho = -1, rt = -1, rw = -1;
     const double cpu_meas = pos(in->t_cpu_ms) + (cur > 0 ? pos(in->w_cpu_ms) : 0);
-    if (in->t_runq_ms >= 0 && (cur == 0 || in->w_runq_ms >= 0) && cpu_meas > 0)
+    if (in->t_runq_ms >= 0 && (cur == 0 || in->w_runq_ms >= 0) && cpu_meas > 0) {
         rho = (pos(in->t_runq_ms) + (cur > 0 ? pos(in->w_runq_ms) : 0)) / cpu_meas;
+        rt = in->t_cpu_ms > 0 ? pos(in->t_runq_ms) / in->t_cpu_ms : -1;
+        rw = cur > 0 && in->w_cpu_ms > 0 ? pos(in->w_runq_ms) / in->w_cpu_ms : -1;
+    }
+    /* RATIONALE: run-queue delay of threads that hardly run says little */
+    if (cpu_meas < 0.05 * step)
+        rho = rt = rw = -1;
     m->runq_per_cpu = rho;
-    const double ext = infer_ext(&c, rho);
+    double ext_fair = fit_ext(&c, 1, rho), ext = 0;
+    const double wt = fit_weight(&c, rt, rw, rho, &ext);
     m->ext_threads = ext;
+    m->t_weight = wt;
     if (rho > RUNQ_NOISE)
         an_decide_note(out,
                        "CPU contention: the training thread and the loader waited for a CPU %.0f%% "
@@ -145,31 +186,29 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                        "busy thread%s of other processes on the %.4g CPUs",
                        100 * rho, ext, fabs(ext - 1) < 0.05 ? "" : "s", in->cpus);
     /* the model must reproduce the run */
-    m->now_fair_ms = model_step(&c, cur, 0, ext, NULL);
-    m->now_first_ms = model_step(&c, cur, 1, ext, NULL);
-    const double lo_now = fmin(m->now_fair_ms, m->now_first_ms),
-                 hi_now = fmax(m->now_fair_ms, m->now_first_ms);
-    if (lo_now <= 0 || step < lo_now * (1 - MODEL_ERROR) || step > hi_now * (1 + MODEL_ERROR)) {
+    m->now_fit_ms = model_step(&c, cur, wt, ext, NULL);
+    m->now_fair_ms = model_step(&c, cur, 1, ext_fair, NULL);
+    const double now = m->now_fit_ms;
+    if (now <= 0 || fabs(step - now) > MODEL_ERROR * step) {
         sweep_cmd(in, out, cur, cur + 2);
         an_decide_note(out,
                        "the model does not reproduce this run (measured step %.1f ms, modelled "
-                       "%.1f-%.1f ms), so it predicts no change of num_workers; this would settle "
+                       "%.1f ms), so it predicts no change of num_workers; this would settle "
                        "it: %s",
-                       step, lo_now, hi_now, m->sweep);
+                       step, now, m->sweep);
         return;
     }
-    /* more workers: each way of sharing the cores */
-    double fair[MAX_TRY + 1], first[MAX_TRY + 1], best = INFINITY;
+    /* more workers, under each assumption */
+    double fit[MAX_TRY + 1], fair[MAX_TRY + 1], best = INFINITY;
     int top = cur + 1, at_best = cur + 1;
     for (int n = cur + 1; n <= MAX_TRY; n++) {
-        fair[n] = model_step(&c, n, 0, ext, NULL);
-        first[n] = model_step(&c, n, 1, ext, NULL);
-        if (fair[n] <= 0 || first[n] <= 0)
+        fit[n] = model_step(&c, n, wt, ext, NULL);
+        fair[n] = model_step(&c, n, 1, ext_fair, NULL);
+        if (fit[n] <= 0 || fair[n] <= 0)
             break;
         top = n;
-        const double mid = (fair[n] + first[n]) / 2;
-        if (mid < best * (1 - 1e-3)) {
-            best = mid;
+        if (fit[n] < best * (1 - 1e-3)) {
+            best = fit[n];
             at_best = n;
         }
         if (n - at_best >= 4) /* more workers stopped helping */
@@ -180,23 +219,20 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         return;
     }
     int n = cur + 1;
-    while (n < top && (fair[n] + first[n]) / 2 > best * (1 + NEAR_BEST))
+    while (n < top && fit[n] > best * (1 + NEAR_BEST))
         n++;
     m->npred = 0;
     for (int k = cur + 1; k <= top && m->npred < AN_MODEL_NPRED; k++) {
         if (k > n + 2 && k != top)
             continue;
         m->pred[m->npred].workers = k;
+        m->pred[m->npred].fit_ms = fit[k];
         m->pred[m->npred].fair_ms = fair[k];
-        m->pred[m->npred].first_ms = first[k];
         m->npred++;
     }
-    const double mid = (fair[n] + first[n]) / 2;
-    /* the measured step against the model's own current step: the model's
-     * bias, carried to the prediction */
-    const double now_mid = (m->now_fair_ms + m->now_first_ms) / 2;
-    const double pred = now_mid > 0 ? mid * step / now_mid : mid;
-    const double hi = fmax(fair[n], first[n]) * (now_mid > 0 ? step / now_mid : 1);
+    /* the model's own error on this run, carried to the prediction */
+    const double scale = step / now;
+    const double pred = fit[n] * scale, pred_fair = fair[n] * scale;
     if (step - pred < AN_WORKERS_MIN_SAVING * step) {
         /* what limits it, in the model's terms */
         const double cpu_need = b->t_cpu_ms + b->t_par_ms + b->w_cpu_ms + b->other_cores * step;
@@ -221,14 +257,14 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                            100 * AN_WORKERS_MIN_SAVING, pred, n);
         return;
     }
-    if (fabs(fair[n] - first[n]) > MODEL_ERROR * mid || hi > step) {
+    if (fabs(pred - pred_fair) > MODEL_ERROR * pred || fmax(pred, pred_fair) > step) {
         sweep_cmd(in, out, cur, n);
         an_decide_note(out,
                        "num_workers=%d should help, but by how much depends on how the trainer "
-                       "and the workers share the %.4g CPUs (%.1f ms if alike, %.1f ms if the "
-                       "trainer comes first): more than the model's %.0f%% error; this would "
-                       "settle it: %s",
-                       n, in->cpus, fair[n], first[n], 100 * MODEL_ERROR, m->sweep);
+                       "and the workers share the %.4g CPUs (%.1f ms as the run-queue delays "
+                       "measured say, %.1f ms if shared alike): more than the model's %.0f%% "
+                       "error; this would settle it: %s",
+                       n, in->cpus, pred, pred_fair, 100 * MODEL_ERROR, m->sweep);
         return;
     }
     an_advice a;

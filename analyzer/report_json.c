@@ -28,6 +28,52 @@ void rep_json_ms(gs_jw *w, uint64_t ns)
     gs_jw_fixed(w, (double)ns / 1e6, 6);
 }
 
+/* What the model said (docs/report-schema.md, "The model"); null when the
+ * older rule sized num_workers (no measured time) or none was sized. */
+static void write_model_json(gs_jw *w, const an_model_info *m)
+{
+    gs_jw_key(w, "model");
+    if (!m->used) {
+        gs_jw_null(w);
+        return;
+    }
+    gs_jw_obj(w);
+    gs_jw_key(w, "cpus");
+    rep_json_num(w, m->cpus);
+    gs_jw_kstr(w, "cpus_source", m->cpus_source);
+    gs_jw_key(w, "runq_per_cpu");
+    if (m->runq_per_cpu < 0)
+        gs_jw_null(w);
+    else
+        rep_json_num(w, m->runq_per_cpu);
+    gs_jw_key(w, "other_process_threads");
+    rep_json_num(w, m->ext_threads);
+    gs_jw_key(w, "trainer_weight");
+    rep_json_num(w, m->t_weight);
+    gs_jw_ki64(w, "workers_now", m->cur);
+    gs_jw_key(w, "now");
+    gs_jw_obj(w);
+    gs_jw_key(w, "fitted_ms");
+    rep_json_num(w, m->now_fit_ms);
+    gs_jw_key(w, "alike_ms");
+    rep_json_num(w, m->now_fair_ms);
+    gs_jw_end(w);
+    gs_jw_key(w, "more_workers");
+    gs_jw_arr(w);
+    for (size_t i = 0; i < m->npred; i++) {
+        gs_jw_obj(w);
+        gs_jw_ki64(w, "workers", m->pred[i].workers);
+        gs_jw_key(w, "fitted_ms");
+        rep_json_num(w, m->pred[i].fit_ms);
+        gs_jw_key(w, "alike_ms");
+        rep_json_num(w, m->pred[i].fair_ms);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+    gs_jw_kstr(w, "sweep", m->sweep[0] ? m->sweep : NULL);
+    gs_jw_end(w);
+}
+
 void rep_json_advice_setting(gs_jw *w, const an_advice *a)
 {
     gs_jw_kstr(w, "setting", a->setting == AN_ADV_NUM_WORKERS ? "num_workers" : "pin_memory");
@@ -359,6 +405,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_end(w);
     gs_jw_newline(w, "\n");
     gs_jw_ki64(w, "cores", r->cores);
+    gs_jw_newline(w, "\n");
+    write_model_json(w, &r->model);
     gs_jw_newline(w, "\n");
     gs_jw_key(w, "notes");
     gs_jw_arr(w);
