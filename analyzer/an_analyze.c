@@ -112,11 +112,21 @@ static void measured_time(const an_result *res, an_decide_in *in)
         in->other_cores = 0;
         in->loader_unseen = 1;
     } else if (cur > 0) {
-        in->w_io_ms = lt->io_ms > 0 ? lt->io_ms : 0;
-        in->w_fault_ms = lt->fault_ms > 0 ? lt->fault_ms : 0;
-        in->w_blocked_ms = lt->blocked_ms > 0 ? lt->blocked_ms : 0;
-        in->w_cpu_ms = lt->cpu_ms;
-        in->w_runq_ms = lt->runq_ms;
+        /* RATIONALE: per-batch means from periodic samples spread the
+         * worker's whole active span (its start, the batches prefetched
+         * past the last step) over its batches; the workers of a loop that
+         * waits for them deliver one batch a step, so a worker's batch
+         * takes at most `cur` steps: beyond that the parts are scaled down
+         * alike (docs/report-schema.md, "The model") */
+        double k = 1;
+        const double step = res->step_ms_median;
+        if (lt->per_batch == AN_PB_PERIODIC && lt->wall_ms > (double)cur * step && step > 0)
+            k = (double)cur * step / lt->wall_ms;
+        in->w_io_ms = lt->io_ms > 0 ? k * lt->io_ms : 0;
+        in->w_fault_ms = lt->fault_ms > 0 ? k * lt->fault_ms : 0;
+        in->w_blocked_ms = lt->blocked_ms > 0 ? k * lt->blocked_ms : 0;
+        in->w_cpu_ms = k * lt->cpu_ms;
+        in->w_runq_ms = lt->runq_ms >= 0 ? k * lt->runq_ms : -1;
     }
     in->time_measured = 1;
 }

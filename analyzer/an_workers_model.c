@@ -20,7 +20,7 @@
 #include "an_predict.h"
 
 #define MODEL_ERROR 0.15     /* the truth tests hold predictions to this (tests/e2e) */
-#define NEAR_BEST 0.02       /* fewest workers within this of the best step */
+#define NEAR_BEST 0.05       /* fewest workers within this of the best step */
 #define PAR_MIN_SHARE 0.05   /* intra-op CPU below this share of a step: a steady load */
 #define RUNQ_NOISE 0.02      /* run-queue delay per CPU time the model needs no other load for */
 #define MAX_TRY 64           /* most workers tried */
