@@ -127,6 +127,7 @@ static void measured_time(const an_result *res, an_decide_in *in)
         in->w_blocked_ms = lt->blocked_ms > 0 ? k * lt->blocked_ms : 0;
         in->w_cpu_ms = k * lt->cpu_ms;
         in->w_runq_ms = lt->runq_ms >= 0 ? k * lt->runq_ms : -1;
+        in->w_wall_ms = lt->wall_ms > 0 ? k * lt->wall_ms : 0;
     }
     in->time_measured = 1;
 }

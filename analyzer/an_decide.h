@@ -68,6 +68,7 @@ typedef struct an_decide_in {
     double t_receiving_ms;       /* its CPU inside the fetch per step */
     double t_par_cores;          /* the trainer's other threads (intra-op): cores */
     double w_io_ms, w_fault_ms, w_blocked_ms, w_cpu_ms, w_runq_ms; /* a worker's batch */
+    double w_wall_ms;            /* its wall time (the parts' sum); 0 unknown */
     double other_cores;          /* every other traced thread: cores */
     int loader_unseen;           /* the loader's threads were not told apart: its
                                   * batch is the other threads' time, one a step */
@@ -111,6 +112,7 @@ typedef struct an_model_info {
     double t_weight;         /* the trainer's weight in sharing the cores, fitted */
     double runq_per_cpu;     /* measured run-queue delay over CPU time; -1 unknown */
     double now_fit_ms, now_fair_ms; /* the current setting, modelled: fitted, all alike */
+    double handoff_ms;       /* the trainer's wait for ready batches, per step (0 none) */
     int cur;
     size_t npred;
     struct { int workers; double fit_ms, fair_ms; } pred[AN_MODEL_NPRED];

@@ -25,6 +25,7 @@
 #define RUNQ_NOISE 0.02      /* run-queue delay per CPU time the model needs no other load for */
 #define MAX_TRY 64           /* most workers tried */
 #define MAX_WEIGHT 64.0      /* most the trainer's weight is fitted to */
+#define WORKERS_IDLE 1.5     /* workers busy under 1/1.5 of their time are not the wait */
 
 static double pos(double x)
 {
@@ -179,15 +180,39 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     const double wt = fit_weight(&c, rt, rw, rho, &ext);
     m->ext_threads = ext;
     m->t_weight = wt;
+    /* the model must reproduce the run */
+    m->now_fit_ms = model_step(&c, cur, wt, ext, NULL);
+    m->now_fair_ms = model_step(&c, cur, 1, ext_fair, NULL);
+    /* a trainer that waits longer than the model says while its workers
+     * idle (each busy for under WORKERS_IDLE of the steps it has per
+     * batch) waits on the handoff of batches that are ready (the pipe,
+     * the queue's feeder thread), not on the workers: that wait is part
+     * of every step, whatever the number of workers */
+    if (cur > 0 && in->w_wall_ms > 0 && in->w_wall_ms * WORKERS_IDLE <= cur * step &&
+        m->now_fit_ms > 0 && m->now_fit_ms < step) {
+        const double handoff = step - m->now_fit_ms;
+        b->t_off_ms += handoff;
+        ext_fair = fit_ext(&c, 1, rho);
+        const double wt2 = fit_weight(&c, rt, rw, rho, &ext);
+        m->ext_threads = ext;
+        m->t_weight = wt2;
+        m->now_fit_ms = model_step(&c, cur, wt2, ext, NULL);
+        m->now_fair_ms = model_step(&c, cur, 1, ext_fair, NULL);
+        m->handoff_ms = handoff;
+        an_decide_note(out,
+                       "the trainer waits %.1f ms a step for batches its workers have ready "
+                       "(each worker is busy %.1f ms of the %.1f ms it has per batch): the handoff "
+                       "(pipe, queue), which more workers do not shorten",
+                       handoff, in->w_wall_ms, cur * step);
+    }
     if (rho > RUNQ_NOISE)
         an_decide_note(out,
                        "CPU contention: the training thread and the loader waited for a CPU %.0f%% "
                        "as long as they ran (run-queue delay, measured); the model counts %.1f "
                        "busy thread%s of other processes on the %.4g CPUs",
-                       100 * rho, ext, fabs(ext - 1) < 0.05 ? "" : "s", in->cpus);
-    /* the model must reproduce the run */
-    m->now_fit_ms = model_step(&c, cur, wt, ext, NULL);
-    m->now_fair_ms = model_step(&c, cur, 1, ext_fair, NULL);
+                       100 * rho, m->ext_threads, fabs(m->ext_threads - 1) < 0.05 ? "" : "s",
+                       in->cpus);
+    const double wt_use = m->t_weight;
     const double now = m->now_fit_ms;
     if (now <= 0 || fabs(step - now) > MODEL_ERROR * step) {
         sweep_cmd(in, out, cur, cur + 2);
@@ -202,7 +227,7 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     double fit[MAX_TRY + 1], fair[MAX_TRY + 1], best = INFINITY;
     int top = cur + 1, at_best = cur + 1;
     for (int n = cur + 1; n <= MAX_TRY; n++) {
-        fit[n] = model_step(&c, n, wt, ext, NULL);
+        fit[n] = model_step(&c, n, wt_use, ext, NULL);
         fair[n] = model_step(&c, n, 1, ext_fair, NULL);
         if (fit[n] <= 0 || fair[n] <= 0)
             break;

@@ -51,6 +51,8 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
     gs_jw_key(w, "trainer_weight");
     rep_json_num(w, m->t_weight);
     gs_jw_ki64(w, "workers_now", m->cur);
+    gs_jw_key(w, "handoff_ms");
+    rep_json_num(w, m->handoff_ms);
     gs_jw_key(w, "now");
     gs_jw_obj(w);
     gs_jw_key(w, "fitted_ms");
