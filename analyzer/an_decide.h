@@ -115,7 +115,7 @@ typedef struct an_model_info {
     double handoff_ms;       /* the trainer's wait for ready batches, per step (0 none) */
     int cur;
     size_t npred;
-    struct { int workers; double fit_ms, fair_ms; } pred[AN_MODEL_NPRED];
+    struct { int workers; double fit_ms, fair_ms, fix_ms; } pred[AN_MODEL_NPRED];
     char sweep[600];         /* the command that would settle what the model cannot */
 } an_model_info;
 

@@ -37,6 +37,7 @@ typedef struct sim {
     int steps;
     double t_first, t_last;
     double t_runq, t_cpu, w_runq, w_cpu; /* training thread, workers: measured steps */
+    double ext_cpu;                      /* other processes' threads: measured steps */
 } sim;
 
 /* Weighted max-min fair shares of c cores: kt threads of weight wt and ko
@@ -222,6 +223,7 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
             }
             s.w_cpu += nw * share_w * dt;
             s.w_runq += nw * (1 - share_w) * dt;
+            s.ext_cpu += ext * share_w * dt;
         }
         if (s.tph == T_LBLOCK || s.tph == T_OFF)
             s.trem -= dt;
@@ -246,5 +248,6 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
     out->runq_per_cpu = cpu > 0 ? (s.t_runq + s.w_runq) / cpu : 0;
     out->t_runq_per_cpu = s.t_cpu > 0 ? s.t_runq / s.t_cpu : 0;
     out->w_runq_per_cpu = s.w_cpu > 0 ? s.w_runq / s.w_cpu : 0;
+    out->ext_cores = s.ext_cpu / (s.t_last - s.t_first);
     return 0;
 }

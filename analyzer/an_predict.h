@@ -44,6 +44,7 @@ typedef struct an_pred_out {
                            * the workers, as the kernel would measure it */
     double t_runq_per_cpu, w_runq_per_cpu; /* the same of the training thread, of the
                                             * workers (0 when it has no CPU) */
+    double ext_cores;     /* cores the other processes' threads got, on average */
 } an_pred_out;
 
 /* Simulate; returns 0, or -1 when the inputs cannot make a step (no time at

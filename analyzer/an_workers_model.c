@@ -214,6 +214,15 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                        in->cpus);
     const double wt_use = m->t_weight;
     const double now = m->now_fit_ms;
+    /* the third way: other processes keep the cores they have now (their
+     * share does not fall as workers are added, as when the scheduler
+     * shares between groups of processes first) */
+    an_pred_out po;
+    ctx cfix = c;
+    if (ext > 0 && model_step(&c, cur, wt_use, ext, &po) > 0 && po.ext_cores > 0)
+        cfix.base.cpus = pos(c.base.cpus - po.ext_cores);
+    const double ext_fix = cfix.base.cpus < c.base.cpus ? 0 : ext;
+    const double now_fix = model_step(&cfix, cur, wt_use, ext_fix, NULL);
     if (now <= 0 || fabs(step - now) > MODEL_ERROR * step) {
         sweep_cmd(in, out, cur, cur + 2);
         an_decide_note(out,
@@ -224,16 +233,20 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         return;
     }
     /* more workers, under each assumption */
-    double fit[MAX_TRY + 1], fair[MAX_TRY + 1], best = INFINITY;
+    double fit[MAX_TRY + 1], fair[MAX_TRY + 1], fix[MAX_TRY + 1], best = INFINITY;
     int top = cur + 1, at_best = cur + 1;
     for (int n = cur + 1; n <= MAX_TRY; n++) {
         fit[n] = model_step(&c, n, wt_use, ext, NULL);
         fair[n] = model_step(&c, n, 1, ext_fair, NULL);
-        if (fit[n] <= 0 || fair[n] <= 0)
+        fix[n] = model_step(&cfix, n, wt_use, ext_fix, NULL);
+        if (fit[n] <= 0 || fair[n] <= 0 || fix[n] <= 0 || now_fix <= 0)
             break;
+        fix[n] *= now / now_fix; /* the same run, the same error */
         top = n;
-        if (fit[n] < best * (1 - 1e-3)) {
-            best = fit[n];
+        /* the count is chosen where the ways agree it helps: the larger */
+        const double v = fmax(fit[n], fix[n]);
+        if (v < best * (1 - 1e-3)) {
+            best = v;
             at_best = n;
         }
         if (n - at_best >= 4) /* more workers stopped helping */
@@ -244,7 +257,7 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         return;
     }
     int n = cur + 1;
-    while (n < top && fit[n] > best * (1 + NEAR_BEST))
+    while (n < top && fmax(fit[n], fix[n]) > best * (1 + NEAR_BEST))
         n++;
     m->npred = 0;
     for (int k = cur + 1; k <= top && m->npred < AN_MODEL_NPRED; k++) {
@@ -253,11 +266,12 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         m->pred[m->npred].workers = k;
         m->pred[m->npred].fit_ms = fit[k];
         m->pred[m->npred].fair_ms = fair[k];
+        m->pred[m->npred].fix_ms = fix[k];
         m->npred++;
     }
     /* the model's own error on this run, carried to the prediction */
     const double scale = step / now;
-    const double pred = fit[n] * scale, pred_fair = fair[n] * scale;
+    const double pred = fit[n] * scale, pred_fair = fair[n] * scale, pred_fix = fix[n] * scale;
     if (step - pred < AN_WORKERS_MIN_SAVING * step) {
         /* what limits it, in the model's terms */
         const double cpu_need = b->t_cpu_ms + b->t_par_ms + b->w_cpu_ms + b->other_cores * step;
@@ -282,14 +296,15 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                            100 * AN_WORKERS_MIN_SAVING, pred, n);
         return;
     }
-    if (fabs(pred - pred_fair) > MODEL_ERROR * pred || fmax(pred, pred_fair) > step) {
+    const double lo = fmin(pred, fmin(pred_fair, pred_fix)), hi = fmax(pred, fmax(pred_fair, pred_fix));
+    if (hi - lo > MODEL_ERROR * pred || hi > step) {
         sweep_cmd(in, out, cur, n);
         an_decide_note(out,
-                       "num_workers=%d should help, but by how much depends on how the trainer "
-                       "and the workers share the %.4g CPUs (%.1f ms as the run-queue delays "
-                       "measured say, %.1f ms if shared alike): more than the model's %.0f%% "
-                       "error; this would settle it: %s",
-                       n, in->cpus, pred, pred_fair, 100 * MODEL_ERROR, m->sweep);
+                       "num_workers=%d should help, but by how much depends on how the %.4g CPUs "
+                       "are shared (%.1f ms as the run-queue delays measured say, %.1f ms if "
+                       "shared alike, %.1f ms if other processes keep the CPU they have): more "
+                       "than the model's %.0f%% error; this would settle it: %s",
+                       n, in->cpus, pred, pred_fair, pred_fix, 100 * MODEL_ERROR, m->sweep);
         return;
     }
     an_advice a;

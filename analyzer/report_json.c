@@ -69,6 +69,8 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
         rep_json_num(w, m->pred[i].fit_ms);
         gs_jw_key(w, "alike_ms");
         rep_json_num(w, m->pred[i].fair_ms);
+        gs_jw_key(w, "others_keep_ms");
+        rep_json_num(w, m->pred[i].fix_ms);
         gs_jw_end(w);
     }
     gs_jw_end(w);
