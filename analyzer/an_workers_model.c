@@ -176,6 +176,11 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     if (cpu_meas < 0.05 * step)
         rho = rt = rw = -1;
     m->runq_per_cpu = rho;
+    if (rho < 0) {
+        /* no contention to simulate: the delays measured are latency */
+        b->w_block_ms += cur > 0 ? pos(in->w_runq_ms) : 0;
+        b->t_off_ms += t_runq;
+    }
     double ext_fair = fit_ext(&c, 1, rho), ext = 0;
     const double wt = fit_weight(&c, rt, rw, rho, &ext);
     m->ext_threads = ext;
@@ -296,15 +301,21 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                            100 * AN_WORKERS_MIN_SAVING, pred, n);
         return;
     }
-    const double lo = fmin(pred, fmin(pred_fair, pred_fix)), hi = fmax(pred, fmax(pred_fair, pred_fix));
+    /* RATIONALE: "other processes keep their CPU" chooses the count (no
+     * workers added only to take CPU from other processes) but does not
+     * veto: the kernel shares the cores of one scheduling group thread by
+     * thread, and on the 2-CPU test machine the fitted prediction held
+     * where this one said 2x slower (docs/report-schema.md) */
+    (void)pred_fix;
+    const double lo = fmin(pred, pred_fair), hi = fmax(pred, pred_fair);
     if (hi - lo > MODEL_ERROR * pred || hi > step) {
         sweep_cmd(in, out, cur, n);
         an_decide_note(out,
                        "num_workers=%d should help, but by how much depends on how the %.4g CPUs "
                        "are shared (%.1f ms as the run-queue delays measured say, %.1f ms if "
-                       "shared alike, %.1f ms if other processes keep the CPU they have): more "
-                       "than the model's %.0f%% error; this would settle it: %s",
-                       n, in->cpus, pred, pred_fair, pred_fix, 100 * MODEL_ERROR, m->sweep);
+                       "shared alike): more than the model's %.0f%% error; this would settle "
+                       "it: %s",
+                       n, in->cpus, pred, pred_fair, 100 * MODEL_ERROR, m->sweep);
         return;
     }
     an_advice a;
