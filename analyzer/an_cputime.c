@@ -70,7 +70,7 @@ static void thin(an_cpu_log *l)
 }
 
 int an_cpu_add(an_cpu_log **lp, const gs_event *e, uint64_t io_ns, uint64_t wait_ns,
-               int64_t faults)
+               uint64_t reads, int64_t faults)
 {
     an_cpu_log *l = *lp;
     if (!l) {
@@ -92,6 +92,7 @@ int an_cpu_add(an_cpu_log **lp, const gs_event *e, uint64_t io_ns, uint64_t wait
     x.nivcsw = (has & GS_CPU_HAS_SWITCHES) ? (int64_t)gs_cpu_nivcsw(e) : -1;
     x.io_ns = io_ns;
     x.wait_ns = wait_ns;
+    x.reads = reads;
     x.src = (uint8_t)gs_cpu_source(e);
     /* a thread's records come in the order it finished them; a periodic
      * sample is taken after the events drained with it, so a few may
@@ -433,15 +434,20 @@ static void loader_time(an_worker *w, uint64_t wa, uint64_t wb)
     }
     parts s;
     memset(&s, 0, sizeof s);
-    for (size_t i = lower(l, a); i + 1 < l->n && l->s[i + 1].ts <= b; i++)
-        interval(l, &l->s[i], &l->s[i + 1], &s);
-    /* batches inside the window: in proportion to the loader's active time */
+    size_t i0 = lower(l, a), i1 = i0;
+    for (; i1 + 1 < l->n && l->s[i1 + 1].ts <= b; i1++)
+        interval(l, &l->s[i1], &l->s[i1 + 1], &s);
+    /* batches inside the window: in proportion to the loader's file reads
+     * there (one batch reads about as much as the next), else to its
+     * active time (a loader that only maps its data) */
     const uint64_t span = w->th ? (th->last_ts > th->first_ts ? th->last_ts - th->first_ts : 0)
                                 : w->active_ns;
-    if (s.dt <= 0 || !span)
-        return;
-    const double per = w->batches * dmin(1.0, s.dt / (double)span);
-    if (per <= 0)
+    const double reads_in = i1 > i0 ? (double)(l->s[i1].reads - l->s[i0].reads) : 0;
+    const double per = th->rd_reqs >= 8 && reads_in > 0
+                           ? w->batches * dmin(1.0, reads_in / (double)th->rd_reqs)
+                       : span ? w->batches * dmin(1.0, s.dt / (double)span)
+                              : 0;
+    if (s.dt <= 0 || per <= 0)
         return;
     t->measured = 1;
     t->per_batch = AN_PB_PERIODIC;

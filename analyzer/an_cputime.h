@@ -118,6 +118,8 @@ typedef struct an_cpu_sample {
     int64_t nvcsw, nivcsw;
     uint64_t io_ns;    /* the thread's hooked file I/O and metadata time so far */
     uint64_t wait_ns;  /* its hooked waits on pipes and sockets so far */
+    uint64_t reads;    /* its hooked file reads so far (batches in a window are
+                        * counted in proportion to them) */
     uint8_t src;       /* GS_CPU_SRC_* */
     uint8_t marker;    /* the marker kind it stands at (fetch_begin, ...), 0 none */
 } an_cpu_sample;
@@ -144,11 +146,12 @@ typedef struct an_cpu_log {
 
 struct gs_event;
 /* A cpu record of the thread whose log is *lp (created at the first);
- * io_ns, wait_ns: the thread's cumulative hooked I/O and wait time now;
+ * io_ns, wait_ns, reads: the thread's cumulative hooked I/O and wait time
+ * and its file reads now;
  * faults: its largest major-fault count seen in faults records, -1 none.
  * Returns 0, or -1 out of memory (the sample is lost, nothing else). */
 int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, uint64_t io_ns, uint64_t wait_ns,
-               int64_t faults);
+               uint64_t reads, int64_t faults);
 /* A marker of the thread at ts: a marker sample of the same ts stands at
  * it; fetch_begin/fetch_end pairs with samples become fetches. */
 void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts);
