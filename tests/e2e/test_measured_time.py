@@ -90,8 +90,10 @@ def test_loader_thread_sleep_and_cpu_are_told_apart(built, data_file, tmp_path):
 
 def test_cold_mapping_is_page_fault_io_with_a_rate(built, data_file, tmp_path):
     mapped = cold_file(tmp_path / "map.bin", 48)
-    pages, batches = 150, 16
-    p = run_traced([LOADER, "--file", data_file, "--batches", str(batches), "--sleep-ms", "0",
+    # 60 batches of 5 ms sleep and more: the thread lives several of the
+    # collector's sampling periods (200 ms)
+    pages, batches = 150, 60
+    p = run_traced([LOADER, "--file", data_file, "--batches", str(batches), "--sleep-ms", "5",
                     "--burn-ms", "2", "--step-ms", "2", "--read-kib", "4", "--map", mapped,
                     "--map-pages", str(pages)], tmp_path / "run")
     assert p.returncode == 0, p.stderr.decode()
@@ -107,3 +109,63 @@ def test_cold_mapping_is_page_fault_io_with_a_rate(built, data_file, tmp_path):
     assert m["page_fault_MBps"] == pytest.approx(
         m["page_fault_bytes"] / 1e6 / (m["page_fault_io_ms"] / 1e3), rel=0.05)
     assert abs(parts_sum(m) - m["wall_ms"]) <= 0.01 * m["wall_ms"] + 0.1, m
+
+
+def dl_run(tmp_path, *args):
+    p = run_traced([PY, DL_SCRIPT] + list(args), tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    return report_json(tmp_path / "run")
+
+
+def split_sums(j):
+    s = j["share_data_wait"]
+    assert abs(s["idle_data_wait_blocked"] + s["idle_data_wait_receiving"]
+               - j["share"]["idle_data_wait"]) < 1e-6, (s, j["share"])
+    return s
+
+
+def test_dataloader_trainer_blocked_on_sleeping_workers(built, tmp_path):
+    j = dl_run(tmp_path, "sleep")
+    t = j["measured"]["trainer"]
+    s = split_sums(j)
+    # workers sleep 40 ms a batch: the trainer waits, off-CPU. (Shares, not
+    # the per-step medians: two workers in step deliver in pairs, so every
+    # other fetch waits about nothing.)
+    assert s["idle_data_wait_blocked"] > 3 * s["idle_data_wait_receiving"], s
+    assert s["idle_data_wait_blocked"] > 0.6 * j["share"]["idle_data_wait"], s
+    assert t["receiving_ms"] >= 0 and t["cpu_ms"] >= t["receiving_ms"], t
+    # the workers: sleeping is other blocking (4 samples x 10 ms a batch)
+    for w in j["loader"]["workers"]:
+        m = w["measured"]
+        assert m is not None
+        assert m["other_blocked_ms"] >= 0.7 * 40, m
+        assert m["cpu_ms"] < m["other_blocked_ms"], m
+
+
+def test_dataloader_trainer_receiving_its_own_batches(built, tmp_path):
+    j = dl_run(tmp_path, "cpu0")
+    t = j["measured"]["trainer"]
+    s = split_sums(j)
+    # no workers: each fetch is 4 samples x 4 ms of the trainer's own CPU
+    assert 0.8 * 16 <= t["receiving_ms"] <= 1.3 * 16 + 3, t
+    # what is not its CPU is a wait for a core (on a busy machine, most of
+    # it), not a wait for a batch: little is left asleep
+    assert t["blocked_ms"] <= 0.5 * t["receiving_ms"] + 5, t
+    assert s["idle_data_wait_receiving"] > 0.6 * j["share"]["idle_data_wait"], s
+    assert t["cpu_ms"] >= t["receiving_ms"]
+
+
+def test_numpy_memmap_read_cold_is_page_fault_io(built, tmp_path):
+    mapped = cold_file(tmp_path / "mm.bin", 24)
+    j = dl_run(tmp_path, "memmap", mapped)
+    ws = j["loader"]["workers"]
+    assert len(ws) == 2
+    for w in ws:
+        m = w["measured"]
+        assert m is not None, w
+        # 4 samples of 16 pages a batch, MADV_RANDOM: a major fault a page
+        assert 0.5 * 64 <= m["major_faults"] <= 2 * 64, m
+        assert m["page_fault_io_ms"] > 0, m
+        assert m["page_fault_MBps"] > 0, m
+        assert m["page_fault_bytes"] >= m["major_faults"] * 4096 * 0.99, m
+        assert abs(parts_sum(m) - m["wall_ms"]) <= 0.01 * m["wall_ms"] + 0.1, m
