@@ -85,9 +85,7 @@ static void measured_time(const an_result *res, an_decide_in *in)
     in->t_cpu_ms = tt->cpu_ms;
     in->t_runq_ms = tt->runq_ms;
     if (tt->measured && tt->blocked_ms >= 0) {
-        in->t_blocked_ms = tt->blocked_ms - (tt->fetch_runq_ms > 0 ? tt->fetch_runq_ms : 0);
-        if (in->t_blocked_ms < 0)
-            in->t_blocked_ms = 0;
+        in->t_blocked_ms = tt->blocked_ms; /* asleep: its run-queue delay is apart */
         in->t_receiving_ms = tt->receiving_ms > 0 ? tt->receiving_ms : 0;
     } else if (cur > 0) {
         /* no fetch markers (a C loop with NVTX ranges): the data wait is

@@ -19,6 +19,7 @@ void an_loader_time_absent(an_loader_time *t)
     t->per_batch = AN_PB_NONE;
     t->batches = t->wall_ms = t->io_ms = t->fault_ms = t->cpu_ms = t->runq_ms = -1;
     t->blocked_ms = t->read_bytes = t->requested_bytes = t->majflt = t->fault_bytes = -1;
+    t->storage_bytes = -1;
     t->fault_MBps = t->vol_switches = t->invol_switches = t->cpu_cores = -1;
 }
 
@@ -69,8 +70,7 @@ static void thin(an_cpu_log *l)
         l->nperiodic += l->s[i].src == GS_CPU_SRC_PERIODIC;
 }
 
-int an_cpu_add(an_cpu_log **lp, const gs_event *e, uint64_t io_ns, uint64_t wait_ns,
-               int64_t faults)
+int an_cpu_add(an_cpu_log **lp, const gs_event *e, const an_cpu_now *now)
 {
     an_cpu_log *l = *lp;
     if (!l) {
@@ -87,11 +87,14 @@ int an_cpu_add(an_cpu_log **lp, const gs_event *e, uint64_t io_ns, uint64_t wait
     x.ts = e->ts;
     x.cpu_ns = gs_cpu_ns(e);
     x.runq_ns = (has & GS_CPU_HAS_RUNQ) ? (int64_t)gs_cpu_runq_ns(e) : -1;
-    x.majflt = (has & GS_CPU_HAS_FAULTS) ? (int64_t)gs_cpu_majflt(e) : faults;
+    x.majflt = (has & GS_CPU_HAS_FAULTS) ? (int64_t)gs_cpu_majflt(e) : now->faults;
     x.nvcsw = (has & GS_CPU_HAS_SWITCHES) ? (int64_t)gs_cpu_nvcsw(e) : -1;
     x.nivcsw = (has & GS_CPU_HAS_SWITCHES) ? (int64_t)gs_cpu_nivcsw(e) : -1;
-    x.io_ns = io_ns;
-    x.wait_ns = wait_ns;
+    x.io_ns = now->io_ns;
+    x.wait_ns = now->wait_ns;
+    x.reads = now->reads;
+    x.rd_bytes = now->rd_bytes;
+    x.storage = (has & GS_CPU_HAS_STORAGE) ? (int64_t)gs_cpu_storage_bytes(e) : -1;
     x.src = (uint8_t)gs_cpu_source(e);
     /* a thread's records come in the order it finished them; a periodic
      * sample is taken after the events drained with it, so a few may
@@ -146,16 +149,16 @@ void an_cpu_log_free(an_cpu_log *l)
 
 /* ---- reading a log ----------------------------------------------------------------- */
 
-enum { V_CPU, V_RUNQ };
+enum { V_CPU, V_RUNQ, V_STORAGE };
 
 static int known(const an_cpu_sample *x, int v)
 {
-    return v == V_CPU || x->runq_ns >= 0;
+    return v == V_CPU || (v == V_RUNQ ? x->runq_ns >= 0 : x->storage >= 0);
 }
 
 static double value(const an_cpu_sample *x, int v)
 {
-    return v == V_CPU ? (double)x->cpu_ns : (double)x->runq_ns;
+    return v == V_CPU ? (double)x->cpu_ns : v == V_RUNQ ? (double)x->runq_ns : (double)x->storage;
 }
 
 /* First sample with ts >= t. */
@@ -233,9 +236,13 @@ static double delta(const an_cpu_log *l, uint64_t a, uint64_t b, int v, uint64_t
 
 /* ---- a loader's batch --------------------------------------------------------------- */
 
+/* RATIONALE: x86-64 and most arm64 kernels; the trace does not carry the
+ * page size; a major fault brings in at least a page. */
+#define PAGE_BYTES 4096.0
+
 typedef struct parts {
-    double dt, io, wait, cpu, runq, fault, blk, dcpu, maj, nv, niv;
-    int runq_known, maj_known, sw_known;
+    double dt, io, wait, cpu, runq, fault, blk, dcpu, maj, nv, niv, storage, fbytes;
+    int runq_known, maj_known, sw_known, storage_known;
 } parts;
 
 static double dmin(double a, double b)
@@ -279,6 +286,16 @@ static void interval(const an_cpu_log *l, const an_cpu_sample *x, const an_cpu_s
     else
         acc->blk += off;
     acc->maj += dmaj;
+    const double s0 = value_at(l, x->ts, V_STORAGE), s1 = value_at(l, y->ts, V_STORAGE);
+    const double drd = dpos((double)y->rd_bytes - (double)x->rd_bytes);
+    if (s0 >= 0 && s1 >= 0) {
+        acc->storage_known = 1;
+        acc->storage += dpos(s1 - s0);
+    }
+    if (dmaj > 0) { /* storage reads its hooked reads did not return: through faults */
+        const double beyond = (s0 >= 0 && s1 >= 0) ? dpos(s1 - s0 - drd) : 0;
+        acc->fbytes += beyond > dmaj * PAGE_BYTES ? beyond : dmaj * PAGE_BYTES;
+    }
     acc->runq_known |= r0 >= 0 && r1 >= 0;
     acc->maj_known |= maj_known;
     if (x->nvcsw >= 0 && y->nvcsw >= 0) {
@@ -288,10 +305,6 @@ static void interval(const an_cpu_log *l, const an_cpu_sample *x, const an_cpu_s
     }
 }
 
-/* RATIONALE: x86-64 and most arm64 kernels; the trace does not carry the
- * page size, and a fault brings in at least a page (readahead brings more:
- * fault_bytes is a lower bound). */
-#define PAGE_BYTES 4096.0
 
 static void fill(an_loader_time *t, const parts *s, double per, double wall_ns)
 {
@@ -303,8 +316,9 @@ static void fill(an_loader_time *t, const parts *s, double per, double wall_ns)
     t->fault_ms = s->maj_known ? s->fault * k : -1;
     t->blocked_ms = s->blk * k + (s->maj_known ? 0 : s->fault * k);
     t->majflt = s->maj_known ? s->maj / per : -1;
-    t->fault_bytes = s->maj_known ? s->maj * PAGE_BYTES / per : -1;
-    t->fault_MBps = (s->maj_known && s->fault > 0) ? s->maj * PAGE_BYTES / 1e6 / (s->fault / 1e9) : -1;
+    t->storage_bytes = s->storage_known ? s->storage / per : -1;
+    t->fault_bytes = s->maj_known ? s->fbytes / per : -1;
+    t->fault_MBps = (s->maj_known && s->fault > 0) ? s->fbytes / 1e6 / (s->fault / 1e9) : -1;
     t->vol_switches = s->sw_known ? s->nv / per : -1;
     t->invol_switches = s->sw_known ? s->niv / per : -1;
     t->cpu_cores = s->dt > 0 ? s->dcpu / s->dt : -1;
@@ -384,6 +398,9 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, an_loader_tim
             tot.sw_known |= s.sw_known;
             tot.fault += s.fault;
             tot.maj += s.maj;
+            tot.fbytes += s.fbytes;
+            tot.storage += s.storage;
+            tot.storage_known |= s.storage_known;
             k++;
         }
         prev = i;
@@ -399,9 +416,9 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, an_loader_tim
             blk[i] += fault[i];
     t->blocked_ms = median(blk, k);
     t->majflt = tot.maj_known ? median(maj, k) : -1;
-    t->fault_bytes = tot.maj_known ? t->majflt * PAGE_BYTES : -1;
-    t->fault_MBps = (tot.maj_known && tot.fault > 0) ? tot.maj * PAGE_BYTES / 1e6 / (tot.fault / 1e9)
-                                                     : -1;
+    t->fault_bytes = tot.maj_known ? tot.fbytes / (double)k : -1;
+    t->storage_bytes = tot.storage_known ? tot.storage / (double)k : -1;
+    t->fault_MBps = (tot.maj_known && tot.fault > 0) ? tot.fbytes / 1e6 / (tot.fault / 1e9) : -1;
     t->vol_switches = tot.sw_known ? median(nv, k) : -1;
     t->invol_switches = tot.sw_known ? median(niv, k) : -1;
     t->cpu_cores = median(cores, k);
@@ -433,15 +450,25 @@ static void loader_time(an_worker *w, uint64_t wa, uint64_t wb)
     }
     parts s;
     memset(&s, 0, sizeof s);
-    for (size_t i = lower(l, a); i + 1 < l->n && l->s[i + 1].ts <= b; i++)
-        interval(l, &l->s[i], &l->s[i + 1], &s);
-    /* batches inside the window: in proportion to the loader's active time */
+    /* every sampled interval that overlaps the window, whole: samples are
+     * 200 ms apart, a short-lived worker has only a few */
+    size_t i0 = lower(l, a), i1;
+    if (i0 > 0 && (i0 == l->n || l->s[i0].ts > a))
+        i0--;
+    for (i1 = i0; i1 + 1 < l->n && l->s[i1].ts < b; i1++)
+        interval(l, &l->s[i1], &l->s[i1 + 1], &s);
+    /* batches inside the window: in proportion to the loader's file reads
+     * there when every batch reads (one batch reads about as many times as
+     * the next), else to its active time (a loader that maps its data, or
+     * whose few reads were its start-up) */
     const uint64_t span = w->th ? (th->last_ts > th->first_ts ? th->last_ts - th->first_ts : 0)
                                 : w->active_ns;
-    if (s.dt <= 0 || !span)
-        return;
-    const double per = w->batches * dmin(1.0, s.dt / (double)span);
-    if (per <= 0)
+    const double reads_in = i1 > i0 ? (double)(l->s[i1].reads - l->s[i0].reads) : 0;
+    const double per = th->rd_reqs >= 8 && (double)th->rd_reqs >= w->batches && reads_in > 0
+                           ? w->batches * dmin(1.0, reads_in / (double)th->rd_reqs)
+                       : span ? w->batches * dmin(1.0, s.dt / (double)span)
+                              : 0;
+    if (s.dt <= 0 || per <= 0)
         return;
     t->measured = 1;
     t->per_batch = AN_PB_PERIODIC;
@@ -510,13 +537,13 @@ static void trainer_time(an_result *res)
         if (any) {
             r = dmin(r, wall);
             runq_in = dmin(runq_in, wall - r);
-            blk[nf] = (wall - r) / 1e6;
+            blk[nf] = (wall - r - runq_in) / 1e6;
             recv[nf] = r / 1e6;
             nf++;
             if (runq_known)
                 frq[nfr++] = runq_in / 1e6;
             if (wall > 0)
-                dw_recv += (double)st->v.idle_dw * dmin(1.0, r / wall);
+                dw_recv += (double)st->v.idle_dw * dmin(1.0, (r + runq_in) / wall);
         }
         const double c0 = value_at(l, t0, V_CPU), c1 = value_at(l, t1, V_CPU);
         if (c0 >= 0 && c1 >= 0)
@@ -606,8 +633,8 @@ static void pool(an_result *res)
         const double f[16] = {t->wall_ms,  t->io_ms,        t->fault_ms,    t->cpu_ms,
                               t->runq_ms,  t->blocked_ms,   t->read_bytes,  t->requested_bytes,
                               t->majflt,   t->fault_bytes,  t->fault_MBps,  t->vol_switches,
-                              t->invol_switches, t->cpu_cores, 0, 0};
-        for (int k = 0; k < 14; k++)
+                              t->invol_switches, t->cpu_cores, t->storage_bytes, 0};
+        for (int k = 0; k < 15; k++)
             if (f[k] >= 0) {
                 acc[k] += w * f[k];
                 have[k] = 1;
@@ -617,11 +644,11 @@ static void pool(an_result *res)
     }
     if (wsum <= 0)
         return;
-    double *out[14] = {&p->wall_ms,  &p->io_ms,       &p->fault_ms,   &p->cpu_ms,
+    double *out[15] = {&p->wall_ms,  &p->io_ms,       &p->fault_ms,   &p->cpu_ms,
                        &p->runq_ms,  &p->blocked_ms,  &p->read_bytes, &p->requested_bytes,
                        &p->majflt,   &p->fault_bytes, &p->fault_MBps, &p->vol_switches,
-                       &p->invol_switches, &p->cpu_cores};
-    for (int k = 0; k < 14; k++)
+                       &p->invol_switches, &p->cpu_cores, &p->storage_bytes};
+    for (int k = 0; k < 15; k++)
         *out[k] = have[k] ? acc[k] / wsum : -1;
     p->measured = 1;
     p->per_batch = periodic ? AN_PB_PERIODIC : AN_PB_MARKERS;

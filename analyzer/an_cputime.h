@@ -63,8 +63,12 @@ typedef struct an_loader_time {
     double requested_bytes; /* bytes asked for per batch (>= read_bytes: a read past
                              * the end of a file asks for more than it gets) */
     double majflt;          /* major page faults per batch */
-    double fault_bytes;     /* bytes brought in by major faults per batch: majflt x
-                             * the page size (a lower bound: readahead brings more) */
+    double storage_bytes;   /* bytes it made the storage read per batch (read() misses
+                             * and page faults, with readahead); -1 unknown */
+    double fault_bytes;     /* bytes read through page faults per batch: its storage
+                             * reads beyond what its hooked reads returned, in the
+                             * intervals with major faults; at least majflt x the
+                             * page size */
     double fault_MBps;      /* fault_bytes over fault_ms; -1 when fault_ms is 0 */
     double vol_switches;    /* voluntary context switches per batch (-1 unknown) */
     double invol_switches;  /* involuntary (preempted) per batch (-1 unknown) */
@@ -77,15 +81,16 @@ typedef struct an_loader_time {
 typedef struct an_trainer_time {
     int measured;         /* 1 when the training thread has cpu samples at its fetch
                            * markers (fetch_begin/fetch_end) */
-    double blocked_ms;    /* per step: off-CPU inside the fetch, waiting for the batch
-                           * (worker queue, pipe, socket, futex); includes
-                           * fetch_runq_ms */
+    double blocked_ms;    /* per step: asleep inside the fetch, waiting for the batch
+                           * (worker queue, pipe, socket, futex): its wall time less
+                           * its CPU and its run-queue delay there */
     double receiving_ms;  /* per step: its own CPU inside the fetch (unpickling,
-                           * shared-memory rebuild, collate, pin-thread handoff) */
-    double fetch_runq_ms; /* per step: of blocked_ms, the time runnable but not running
-                           * (woken with the batch, waiting for a core); estimated from
-                           * the periodic samples' run-queue delay spread evenly over
-                           * their interval; -1 unknown */
+                           * shared-memory rebuild, collate, pin-thread handoff;
+                           * with no workers, making the batch) */
+    double fetch_runq_ms; /* per step: runnable inside the fetch but not running
+                           * (waiting for a core); estimated from the periodic
+                           * samples' run-queue delay spread evenly over their
+                           * interval; -1 unknown (then counted as blocked) */
     double cpu_ms;        /* per step: the training thread's CPU, whole step */
     double runq_ms;       /* per step: its run-queue delay, whole step; -1 unknown */
     double cpu_cores;     /* cpu_ms / step: 0 for a trainer asleep in a GPU sync,
@@ -94,7 +99,9 @@ typedef struct an_trainer_time {
                            * threads: training thread, intra-op threads, pin thread */
     /* the data-wait share split (fractions of measured step time; their sum is
      * share[AN_SH_DATA_WAIT]): each step's data wait cut in the proportion of
-     * its fetches' receiving CPU to their wall time */
+     * its fetches' blocked time, and receiving CPU plus run-queue delay (what
+     * the trainer's own receiving needs: a core, then its time), to their
+     * wall time. More workers shrink only the blocked share. */
     double share_blocked, share_receiving;
 } an_trainer_time;
 
@@ -118,6 +125,10 @@ typedef struct an_cpu_sample {
     int64_t nvcsw, nivcsw;
     uint64_t io_ns;    /* the thread's hooked file I/O and metadata time so far */
     uint64_t wait_ns;  /* its hooked waits on pipes and sockets so far */
+    uint64_t reads;    /* its hooked file reads so far (batches in a window are
+                        * counted in proportion to them) */
+    uint64_t rd_bytes; /* bytes those reads returned so far */
+    int64_t storage;   /* bytes it had read from storage (page faults included) */
     uint8_t src;       /* GS_CPU_SRC_* */
     uint8_t marker;    /* the marker kind it stands at (fetch_begin, ...), 0 none */
 } an_cpu_sample;
@@ -142,13 +153,19 @@ typedef struct an_cpu_log {
     an_cpu_fetch cur;
 } an_cpu_log;
 
+/* What the pass knows of the thread when its sample arrives (cumulative). */
+typedef struct an_cpu_now {
+    uint64_t io_ns;    /* hooked file I/O and metadata time */
+    uint64_t wait_ns;  /* hooked waits on pipes and sockets */
+    uint64_t reads;    /* hooked file reads */
+    uint64_t rd_bytes; /* bytes they returned */
+    int64_t faults;    /* largest major-fault count of its faults records, -1 none */
+} an_cpu_now;
+
 struct gs_event;
-/* A cpu record of the thread whose log is *lp (created at the first);
- * io_ns, wait_ns: the thread's cumulative hooked I/O and wait time now;
- * faults: its largest major-fault count seen in faults records, -1 none.
+/* A cpu record of the thread whose log is *lp (created at the first).
  * Returns 0, or -1 out of memory (the sample is lost, nothing else). */
-int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, uint64_t io_ns, uint64_t wait_ns,
-               int64_t faults);
+int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, const an_cpu_now *now);
 /* A marker of the thread at ts: a marker sample of the same ts stands at
  * it; fetch_begin/fetch_end pairs with samples become fetches. */
 void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts);

@@ -610,8 +610,9 @@ static void on_event(lctx *c, const gs_event *e)
     case GS_K_CPU:
         if ((ti = thread_ix(c, gs_cpu_tid(e))) >= 0) {
             an_thread *th = &p->th[ti];
-            an_cpu_add(&th->cpu, e, th->io_ns + th->meta_ns, th->wait_ns,
-                       th->faults_seen ? (int64_t)th->faults : -1);
+            const an_cpu_now now = {th->io_ns + th->meta_ns, th->wait_ns, th->rd_reqs,
+                                    th->rd_bytes, th->faults_seen ? (int64_t)th->faults : -1};
+            an_cpu_add(&th->cpu, e, &now);
         }
         return;
     case GS_K_CPU_LIMITS:

@@ -198,6 +198,7 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         x_opt_u64(w, XK("majflt"), gs_cpu_majflt(ev), has & GS_CPU_HAS_FAULTS);
         x_opt_u64(w, XK("nvcsw"), gs_cpu_nvcsw(ev), has & GS_CPU_HAS_SWITCHES);
         x_opt_u64(w, XK("nivcsw"), gs_cpu_nivcsw(ev), has & GS_CPU_HAS_SWITCHES);
+        x_opt_u64(w, XK("storage_read_bytes"), gs_cpu_storage_bytes(ev), has & GS_CPU_HAS_STORAGE);
         break;
     }
     case GS_K_DROPS:
@@ -328,7 +329,7 @@ static void write_event_json(gs_out *o, const gs_reader *r, uint64_t pid, const 
         GS_JW_KI64(j, "ret", ev->ret);
         if (f & GS_F_OFFSET)
             GS_JW_KI64(j, "offset", ev->offset);
-    } else if (f & GS_F_RET) {
+    } else if ((f & GS_F_RET) && ev->kind != GS_K_CPU) { /* cpu: storage bytes, in the extras */
         GS_JW_KI64(j, "ret", ev->ret);
     }
     xw w = {o, j};
@@ -411,7 +412,7 @@ static void write_event_text(gs_out *o, const gs_reader *r, uint64_t pid, uint64
     } else {
         col_dash(o, W_BYTES);
     }
-    if (f & GS_F_RET) {
+    if ((f & GS_F_RET) && ev->kind != GS_K_CPU) {
         if ((ev->kind == GS_K_MMAP || ev->kind == GS_K_MMAP64) && ev->ret != -1)
             n = (size_t)snprintf(b, sizeof b, "0x%llx", (unsigned long long)ev->ret);
         else

@@ -43,6 +43,7 @@ void rep_json_loader_time(gs_jw *w, const char *key, const an_loader_time *t)
     num_or_null(w, "read_bytes", t->read_bytes);
     num_or_null(w, "requested_bytes", t->requested_bytes);
     num_or_null(w, "major_faults", t->majflt);
+    num_or_null(w, "storage_read_bytes", t->storage_bytes);
     num_or_null(w, "page_fault_bytes", t->fault_bytes);
     num_or_null(w, "page_fault_MBps", t->fault_MBps);
     num_or_null(w, "voluntary_switches", t->vol_switches);
@@ -100,12 +101,14 @@ void rep_text_measured_trainer(gs_out *o, const an_result *r)
     const an_trainer_time *t = &r->trainer_time;
     if (!t->measured || t->blocked_ms < 0)
         return;
-    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   off-CPU, waiting for the batch", "  blocked",
+    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   asleep until a batch arrives\n", "  blocked",
                   t->blocked_ms, 100 * t->share_blocked);
+    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   the trainer's own CPU taking it in", "  receiving",
+                  t->receiving_ms + (t->fetch_runq_ms > 0 ? t->fetch_runq_ms : 0),
+                  100 * t->share_receiving);
     if (t->fetch_runq_ms > 0.05)
         gs_out_printf(o, " (%.1f ms of it waiting for a CPU)", t->fetch_runq_ms);
-    gs_out_printf(o, "\n%-24s %9.1f   %5.1f%%   the trainer's own CPU taking it in\n", "  receiving",
-                  t->receiving_ms, 100 * t->share_receiving);
+    gs_out_char(o, '\n');
 }
 
 void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st)

@@ -8,8 +8,9 @@
  * 1 µs, docs/performance.md "Thread CPU samples"), on its own ring; (b) the
  * periodic sample of every thread of the process (gs_cpu_periodic, called by
  * the writer's drain where the trace file lives: /proc/self/task/<tid>/
- * schedstat gives CPU time and run-queue delay in ns; major faults for a
- * thread with a ring, as the writer read them in the same drain), which also covers
+ * schedstat gives CPU time and run-queue delay in ns; for a thread with a
+ * ring, its major faults as the writer read them in the same drain and the
+ * bytes it had read from storage, task io's read_bytes), which also covers
  * threads that make no hooked call (C/C++ loader threads, intra-op pools)
  * and names them with a THREAD record the first time they are seen.
  *
@@ -73,6 +74,7 @@ void gs_cpu_at_marker(uint64_t t0)
 enum { SEEN_NAMED = 1, SEEN_OURS = 2 };
 
 static uint64_t g_last;
+static int g_force;
 static pid_t g_for_pid; /* the process the tables below describe (a fork child starts afresh) */
 static uint32_t g_seen_tid[SEEN_CAP];
 static uint8_t g_seen_flags[SEEN_CAP];
@@ -133,6 +135,20 @@ static gs_ring *ring_of(uint32_t tid)
     return NULL;
 }
 
+/* read_bytes of /proc/self/task/<name>/io: what the thread had read from
+ * storage. 0 when the kernel keeps no task I/O accounting. */
+static int storage_read(int dfd, const char *name, uint64_t *out)
+{
+    char rel[48], buf[512];
+    size_t nl = strlen(name);
+    memcpy(rel, name, nl);
+    memcpy(rel + nl, "/io", 4);
+    if (read_at(dfd, rel, buf, sizeof buf) <= 0)
+        return 0;
+    const char *p = strstr(buf, "\nread_bytes:");
+    return p && parse_u64(p + 12, out) != NULL;
+}
+
 /* First sight of a thread: the collector's own (skipped from now on), or
  * named with a THREAD record when the writer does not name it (no ring). */
 static int first_sight(int dfd, const char *name, uint32_t tid, uint32_t self, uint64_t now,
@@ -175,8 +191,9 @@ void gs_cpu_periodic(uint64_t now)
         g_last = 0;
         memset(g_seen_tid, 0, sizeof g_seen_tid);
     }
-    if (g_last && now - g_last < MIN_PERIOD_NS)
+    if (!g_force && g_last && now - g_last < MIN_PERIOD_NS)
         return;
+    g_force = 0;
     g_last = now;
     long dfd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
                        O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
@@ -220,14 +237,26 @@ void gs_cpu_periodic(uint64_t now)
             ev.bytes = cpu;
             ev.aux2 = runq;
             /* a thread with a ring: the writer read its major faults in
-             * this same drain (the FAULTS record), before this sample */
+             * this same drain (the FAULTS record), before this sample; and
+             * what it read from storage (page faults included) */
             const gs_ring *ring = ring_of(tid);
+            unsigned has = GS_CPU_HAS_RUNQ;
             ev.dev = ring ? (uint32_t)ring->faults : 0;
-            ev.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_PERIODIC,
-                                     GS_CPU_HAS_RUNQ | (ring ? GS_CPU_HAS_FAULTS : 0));
+            has |= ring ? GS_CPU_HAS_FAULTS : 0;
+            uint64_t storage;
+            if (ring && storage_read(dfd, d->d_name, &storage)) {
+                ev.ret = (int64_t)storage;
+                has |= GS_CPU_HAS_STORAGE;
+            }
+            ev.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_PERIODIC, has);
             gs_put_event(tid, &ev);
             sampled++;
         }
     }
     syscall(SYS_close, (int)dfd);
+}
+
+void gs_cpu_periodic_force(void)
+{
+    g_force = 1;
 }

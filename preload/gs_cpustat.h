@@ -17,5 +17,8 @@ void gs_cpu_at_marker(uint64_t t0);
 /* Put a CPU record (source periodic) for every thread of the process but
  * the collector's own, at most every 50 ms; now is CLOCK_MONOTONIC ns. */
 void gs_cpu_periodic(uint64_t now);
+/* The next gs_cpu_periodic samples whatever the time since the last (the
+ * final drain of a process: a short-lived worker still gets two samples). */
+void gs_cpu_periodic_force(void);
 
 #endif

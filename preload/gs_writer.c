@@ -492,6 +492,8 @@ void gs_drain_locked(int final)
     gs_calib_point(&g_cal);
     gs_live_calib(&g_cal);
     drain_pass d = {n, gs_mono_ns()};
+    if (final)
+        gs_cpu_periodic_force(); /* the last sample closes every thread's last interval */
     gs_out_run(drain_rings, &d);
     if (gs_out_stuck()) {
         gs_t_depth = depth;

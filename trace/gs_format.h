@@ -182,6 +182,7 @@ enum {
     GS_CPU_HAS_RUNQ = 1u << 0,     /* aux2: run-queue delay */
     GS_CPU_HAS_FAULTS = 1u << 1,   /* dev: major faults */
     GS_CPU_HAS_SWITCHES = 1u << 2, /* stream, corr: voluntary, involuntary switches */
+    GS_CPU_HAS_STORAGE = 1u << 3,  /* ret: bytes the thread had read from storage */
 };
 static inline uint64_t gs_pack_cpu_aux(uint32_t tid, unsigned src, unsigned has)
 {
@@ -244,7 +245,7 @@ enum gs_class {
     X(NOTE, 6, "note", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                    \
     X(EXEC, 7, "exec", GS_F_TS | GS_F_STR | GS_F_RET, PROC)                                    \
     X(EXIT, 8, "exit", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                                   \
-    X(CPU, 12, "cpu", GS_F_TS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2 | GS_F_DEV | GS_F_STREAM | GS_F_CORR, PROC) \
+    X(CPU, 12, "cpu", GS_F_TS | GS_F_BYTES | GS_F_RET | GS_F_AUX | GS_F_AUX2 | GS_F_DEV | GS_F_STREAM | GS_F_CORR, PROC) \
     X(OPEN, 16, "open", GS_IO_FIELDS | GS_F_AUX, OPEN)                                         \
     X(OPEN64, 17, "open64", GS_IO_FIELDS | GS_F_AUX, OPEN)                                     \
     X(OPENAT, 18, "openat", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2, OPEN)                         \

@@ -182,6 +182,9 @@ static inline uint64_t gs_cpu_runq_ns(const gs_event *e) { return e->aux2; }   /
 static inline uint64_t gs_cpu_majflt(const gs_event *e) { return e->dev; }     /* major page faults */
 static inline uint64_t gs_cpu_nvcsw(const gs_event *e) { return e->stream; }   /* voluntary switches */
 static inline uint64_t gs_cpu_nivcsw(const gs_event *e) { return e->corr; }    /* involuntary */
+/* bytes the thread caused to be read from storage (read() misses and page
+ * faults alike: /proc task io read_bytes) */
+static inline uint64_t gs_cpu_storage_bytes(const gs_event *e) { return (uint64_t)e->ret; }
 const char *gs_cpu_source_name(unsigned src); /* "periodic", "marker", "unknown" */
 
 /* Names of packed values, as dump prints them. Unknown values give

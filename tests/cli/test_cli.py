@@ -179,7 +179,8 @@ def _extras(e):
                 "cpu_ns": e["bytes"], "runq_ns": aux2 if has & 1 else None,
                 "majflt": e.get("dev", 0) if has & 2 else None,
                 "nvcsw": e.get("stream", 0) if has & 4 else None,
-                "nivcsw": e.get("corr", 0) if has & 4 else None}
+                "nivcsw": e.get("corr", 0) if has & 4 else None,
+                "storage_read_bytes": e["ret"] if has & 8 else None}
     if k == "drops":
         return {"dropped": aux, "lost": aux2}
     if k == "note":
@@ -233,7 +234,7 @@ def expected_json_event(e):
                    bytes=e["bytes"], ret=e["ret"])
         if f & F["GS_F_OFFSET"]:
             out["offset"] = e["offset"]
-    elif f & F["GS_F_RET"]:
+    elif f & F["GS_F_RET"] and e["kind"] != "cpu":
         out["ret"] = e["ret"]
     out.update(_extras(e))
     return out

@@ -282,12 +282,17 @@ static void fill_event(gs_event *ev, unsigned k, unsigned i, uint32_t tid, uint6
         const unsigned src = i % 2 ? GS_CPU_SRC_MARKER : GS_CPU_SRC_PERIODIC;
         const unsigned has = src == GS_CPU_SRC_MARKER ? GS_CPU_HAS_FAULTS | GS_CPU_HAS_SWITCHES
                                                       : GS_CPU_HAS_RUNQ | (i % 4 ? GS_CPU_HAS_FAULTS : 0);
+        ev->ret = 0;
         ev->aux = gs_pack_cpu_aux(tid, src, has);
         ev->bytes = 1000000 + (uint64_t)i * 4321;
         ev->aux2 = (has & GS_CPU_HAS_RUNQ) ? (uint64_t)i * 777 : 0;
         ev->dev = (has & GS_CPU_HAS_FAULTS) ? *faults : 0;
         ev->stream = (has & GS_CPU_HAS_SWITCHES) ? (uint64_t)i : 0;
         ev->corr = (has & GS_CPU_HAS_SWITCHES) ? (uint64_t)i / 3 : 0;
+        if (src == GS_CPU_SRC_PERIODIC && i % 3) {
+            ev->aux |= (uint64_t)GS_CPU_HAS_STORAGE << 40;
+            ev->ret = (int64_t)i * 8192;
+        }
         break;
     }
     case GS_K_FAULTS:

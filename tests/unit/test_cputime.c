@@ -78,13 +78,14 @@ static void test_ring_layout(void)
 /* ---- the analysis --------------------------------------------------------------- */
 
 static void add(an_thread *th, uint64_t ts, unsigned src, uint64_t cpu, int64_t runq, int64_t maj,
-                uint64_t io, uint64_t wait)
+                uint64_t io, uint64_t wait, uint64_t reads)
 {
     gs_event e;
     unsigned has = (runq >= 0 ? GS_CPU_HAS_RUNQ : 0) | (maj >= 0 ? GS_CPU_HAS_FAULTS : 0);
     cpu_event(&e, ts, th->tid, src, has, cpu, runq < 0 ? 0 : (uint64_t)runq,
               maj < 0 ? 0 : (uint32_t)maj, 0, 0);
-    ASSERT_EQ(an_cpu_add(&th->cpu, &e, io, wait, -1), 0);
+    const an_cpu_now now = {io, wait, reads, 0, -1};
+    ASSERT_EQ(an_cpu_add(&th->cpu, &e, &now), 0);
 }
 
 #define MS 1000000ull
@@ -107,10 +108,11 @@ static void test_loader_parts(void)
     for (int i = 0; i <= 10; i++) {
         const uint64_t ts = t0 + (uint64_t)i * 100 * MS;
         add(&th[1], ts, GS_CPU_SRC_PERIODIC, (uint64_t)i * 30 * MS, (int64_t)i * 20 * MS,
-            i <= 5 ? 0 : (i - 5) * 250, (uint64_t)i * 10 * MS, 0);
+            i <= 5 ? 0 : (i - 5) * 250, (uint64_t)i * 10 * MS, 0, (uint64_t)i * 4);
     }
     th[1].first_ts = t0;
     th[1].last_ts = t0 + 1000 * MS;
+    th[1].rd_reqs = 40;
     th[1].rd_bytes = 10 * 65536;
     th[1].rq_bytes = 10 * 131072;
     an_worker w;
@@ -185,14 +187,14 @@ static void test_trainer_split(void)
     const uint64_t t0 = 1000 * MS;
     for (int i = 0; i <= 4; i++)
         add(&th, t0 + (uint64_t)i * 50 * MS, GS_CPU_SRC_PERIODIC, (uint64_t)i * 10 * MS,
-            (int64_t)i * MS, -1, 0, 0);
+            (int64_t)i * MS, -1, 0, 0, 0);
     /* fetches [t0+10, t0+50) and [t0+110, t0+150): marker samples out of
      * order with the periodic ones (the log keeps them sorted) */
     for (int s = 0; s < 2; s++) {
         const uint64_t fb = t0 + (uint64_t)(10 + 100 * s) * MS, fe = fb + 40 * MS;
-        add(&th, fb, GS_CPU_SRC_MARKER, (fb - t0) / 5, -1, 0, 0, 0);
+        add(&th, fb, GS_CPU_SRC_MARKER, (fb - t0) / 5, -1, 0, 0, 0, 0);
         an_cpu_marker(th.cpu, GS_K_FETCH_BEGIN, fb);
-        add(&th, fe, GS_CPU_SRC_MARKER, (fe - t0) / 5, -1, 0, 0, 0);
+        add(&th, fe, GS_CPU_SRC_MARKER, (fe - t0) / 5, -1, 0, 0, 0, 0);
         an_cpu_marker(th.cpu, GS_K_FETCH_END, fe);
     }
     ASSERT_EQ(th.cpu->nf, 2);
@@ -224,9 +226,9 @@ static void test_trainer_split(void)
     const an_trainer_time *t = &res.trainer_time;
     ASSERT_TRUE(t->measured);
     ASSERT_RANGE(t->receiving_ms, 7.999, 8.001);
-    ASSERT_RANGE(t->blocked_ms, 31.999, 32.001);
+    ASSERT_RANGE(t->blocked_ms, 31.199, 31.201); /* 40 ms - 8 ms CPU - 0.8 ms runnable */
     ASSERT_RANGE(t->fetch_runq_ms, 0.799, 0.801); /* 1 ms per 50 ms, over 40 ms */
-    ASSERT_RANGE(t->share_receiving, 0.0799, 0.0801);
+    ASSERT_RANGE(t->share_receiving, 0.0879, 0.0881); /* 0.4 x (8 + 0.8) / 40 */
     ASSERT_RANGE(t->share_blocked + t->share_receiving, 0.3999, 0.4001);
     ASSERT_RANGE(t->runq_ms, 1.999, 2.001);
     ASSERT_RANGE(t->cpu_ms, 19.999, 20.001);
