@@ -99,8 +99,8 @@ typedef struct an_proc {
     char *host;
     uint64_t pid, ppid;
     uint32_t exec_seq, flags;
-    uint64_t mono_ns;
-    int32_t rank;
+    uint64_t mono_ns, real_ns; /* the header's clock pair */
+    int32_t rank, local_rank, world_size; /* from the header, -1 unknown */
     int damaged;     /* stopped early: gs_err */
     uint64_t unread; /* bytes not read */
     uint64_t events;
@@ -121,6 +121,7 @@ typedef struct an_proc {
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
     uint64_t recovered; /* events recovered from the live file (ended abruptly) */
     int ended;          /* enum gs_end */
+    int running;        /* still running when the run was read (an_trace_running) */
     uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
     an_kstats kstats; /* GPU time per kernel name */
     an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
@@ -171,6 +172,7 @@ typedef struct an_hooks {
     /* the swept pieces (an_piece_fn) of thread piece_tid of the image
      * (piece_pid, piece_exec_seq), when on_piece is set */
     an_piece_fn on_piece;
+    const char *piece_path; /* when set, the image is the file at this path */
     uint64_t piece_pid;
     uint32_t piece_exec_seq, piece_tid;
 } an_hooks;
@@ -204,7 +206,9 @@ int an_opts_init(an_opts *o, const char *step_re, const char *fetch_re, const ch
 void an_opts_free(an_opts *o);
 
 typedef struct an_run {
-    char *dir;
+    char *dir;   /* the first (or only) run directory */
+    char **dirs; /* every run directory read (report DIR...), ndirs of them */
+    size_t ndirs;
     an_proc *procs;
     size_t nprocs, capprocs;
     an_skipped *skipped;
@@ -213,13 +217,22 @@ typedef struct an_run {
     /* the trace's own account over every process (gs_reader_totals) */
     uint64_t dropped, lost, recovered;
     size_t abrupt; /* processes that died (signal) or were killed */
+    size_t running; /* processes still running: the run is in progress */
     size_t nfiles;
 } an_run;
+
+/* an_alive.c: 1 when the process pid that writes trace_path (written on
+ * host) is running now on this host: it still maps its live file. */
+int an_trace_running(const char *trace_path, uint64_t pid, const char *host);
 
 /* Read every *.gst file of dir in one streaming pass. Returns 0, or -1 with
  * a message in err (dir unreadable, no trace files, out of memory). Damaged
  * and unreadable files are listed in run->skipped and the rest is used. */
 int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen);
+/* The same over several directories (one job's hosts, each with its own
+ * run directory) read as one run. */
+int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts *o, char *err,
+                     size_t errlen);
 /* Read one file into the run (exposed for tests). */
 int an_run_load_file(an_run *run, const char *path, const an_opts *o);
 void an_run_free(an_run *run);

@@ -240,13 +240,24 @@ def expected_json_event(e):
     return out
 
 
+def _format_version():
+    with open(os.path.join(ROOT, "trace", "gs_format.h")) as f:
+        text = f.read()
+    return "%s.%s" % (re.search(r"#define GS_VERSION_MAJOR (\d+)", text).group(1),
+                      re.search(r"#define GS_VERSION_MINOR (\d+)", text).group(1))
+
+
+# the version the fixtures' writer stamps (trace/gs_format.h)
+FORMAT_VERSION = _format_version()
+
+
 def expected_json_process(p):
     nul = lambda v: None if v < 0 else v
     return {"kind": "process", "pid": p["pid"], "ppid": p["ppid"], "host": _s(p["host"]),
             "argv": [_s(a) for a in p["argv"]], "mono_ns": p["mono_ns"],
             "real_ns": p["real_ns"], "rank": nul(p["rank"]), "local_rank": nul(p["local_rank"]),
             "world_size": nul(p["world_size"]), "exec_seq": p["exec_seq"],
-            "forked": bool(p["flags"] & 1), "version": "1.3", "file": p["file"]}
+            "forked": bool(p["flags"] & 1), "version": FORMAT_VERSION, "file": p["file"]}
 
 
 def load_expect(path):
@@ -521,16 +532,33 @@ def test_run_default_directory_names(gs, lib, tmp_path):
 def test_run_existing_output_dir_is_used(gs, mktrace, noop_lib, tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "keep").write_text("x")
-    subprocess.run([mktrace, "-e", "10", "--file", "d/old.gst"], cwd=tmp_path, check=True)
     p = run_gs(["-o", "d", "--", "true"], noop_lib, tmp_path)
     assert p.returncode == 0
     assert (tmp_path / "d" / "keep").read_text() == "x"
+
+
+def test_run_output_dir_with_traces_needs_append(gs, mktrace, noop_lib, tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "keep").write_text("x")
+    subprocess.run([mktrace, "-e", "10", "--file", "d/old.gst"], cwd=tmp_path, check=True)
+    old = (tmp_path / "d" / "old.gst").read_bytes()
+    p = run_gs(["-o", "d", "--", "touch", "marker"], noop_lib, tmp_path)
+    assert p.returncode == 2
+    assert "'d' already holds 1 trace file" in p.stderr.decode()
+    assert "--append" in p.stderr.decode()
+    assert not (tmp_path / "marker").exists()
+    assert sorted(os.listdir(str(tmp_path / "d"))) == ["keep", "old.gst"]
+    assert (tmp_path / "d" / "old.gst").read_bytes() == old
+    p = run_gs(["--append", "-o", "d", "--", "touch", "marker"], noop_lib, tmp_path)
+    assert p.returncode == 0
+    assert (tmp_path / "marker").exists()
+    assert (tmp_path / "d" / "old.gst").read_bytes() == old
     # the closing line counts only what this run wrote, not old.gst
     assert p.stderr.decode().splitlines()[-1].startswith(
         "gpustarve: no trace files were written to d ")
 
 
-@pytest.mark.parametrize("out,why", [("no/such/dir", "No such file or directory"),
+@pytest.mark.parametrize("out,why", [("file/sub/dir", "Not a directory"),
                                      ("file", "exists and is not a directory")])
 def test_run_uncreatable_dir_runs_nothing(gs, lib, tmp_path, out, why):
     (tmp_path / "file").write_text("")
