@@ -80,9 +80,10 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     const long cur = in->cur_workers >= 0 ? in->cur_workers : (long)in->nworkers;
     if (need <= cur) {
         note(out,
-             "the loader should keep up: %ld worker(s) at %.1f ms per batch for a %.1f ms GPU-bound "
-             "step, yet the GPU waits; look at prefetch_factor, persistent_workers or uneven batches",
-             cur, tb, tg);
+             "the loader should keep up: %ld worker(s) at %.1f ms per batch for %.1f ms of %s per "
+             "step, yet the %s waits; look at prefetch_factor, persistent_workers or uneven batches",
+             cur, tb, tg, in->no_gpu ? "the training thread's own work" : "GPU-bound time",
+             in->no_gpu ? "training thread" : "GPU");
         return;
     }
     an_advice a;
@@ -158,9 +159,10 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
         return;
     }
     snprintf(a.why, sizeof a.why,
-             "each worker needs %.1f ms per batch and a step needs %.1f ms of GPU-bound time: "
+             "each worker needs %.1f ms per batch and a step needs %.1f ms of %s: "
              "%ld worker%s keep%s up%s%s",
-             tb, tg, need, need == 1 ? "" : "s", need == 1 ? "s" : "",
+             tb, tg, in->no_gpu ? "the training thread's own work" : "GPU-bound time", need,
+             need == 1 ? "" : "s", need == 1 ? "s" : "",
              capped ? "; capped by the free CPU cores" : "",
              storage_cap ? "; the storage ceiling limits the gain" : "");
     add(out, &a);
@@ -210,6 +212,22 @@ static void advise_pin(const an_decide_in *in, an_decision *out)
 
 void an_decide_advice(const an_decide_in *in, an_decision *out)
 {
+    const size_t before = out->nnotes;
     advise_workers(in, out);
     advise_pin(in, out);
+    out->none_why[0] = '\0';
+    if (out->nadvice || (out->verdict != AN_V_HIGHLY && out->verdict != AN_V_MODERATELY))
+        return;
+    /* input-bound and nothing advised: say why, in the advice's place (the
+     * first reason advise_workers gave; it stays a note too) */
+    if (out->nnotes > before) {
+        snprintf(out->none_why, sizeof out->none_why, "%s", out->notes[before]);
+    } else {
+        snprintf(out->none_why, sizeof out->none_why,
+                 "num_workers cannot be sized: no loader time per batch, or no step time outside "
+                 "the data wait, was measured%s",
+                 in->pageable_ms < PIN_MIN_SHARE * in->step_ms
+                     ? "; pageable copies cost under 2% of a step, so pin_memory would not help"
+                     : "");
+    }
 }

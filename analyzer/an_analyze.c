@@ -42,6 +42,8 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->step_ms = res->step_ms_median;
     memcpy(in->share, res->share, sizeof in->share);
     in->input_share = res->input_share;
+    in->input_share_lo = res->input_share_lo;
+    in->input_share_hi = res->input_share_hi;
     in->data_wait_ms = res->median_ms[AN_SH_DATA_WAIT];
     /* GPU-bound step time: what a step takes when the batch is ready; and
      * what pageable copies cost a step (on the GPU and idle in the call) */
@@ -68,7 +70,7 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     if (p->h2d_pinned_bytes >= (1u << 20) && p->h2d_pinned_ns)
         in->pinned_GBps_seen = (double)p->h2d_pinned_bytes / (double)p->h2d_pinned_ns;
     /* the loader */
-    in->nworkers = res->nworkers;
+    in->nworkers = res->nworker_slots; /* re-spawned workers are the same worker */
     in->batch_ms = res->batch_ms;
     double batches = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
@@ -97,6 +99,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     an_trainer_time_absent(&res->trainer_time);
     an_other_time_absent(&res->other_time);
     an_loader_time_absent(&res->loader_time);
+    res->pin_effective = -1;
     if (!run->nprocs) {
         snprintf(err, errlen, "no readable trace file");
         return -1;
@@ -105,6 +108,9 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     res->trainer = tr;
     res->thread = an_choose_thread(tr);
     res->no_gpu = an_proc_gpu_busy(tr) == 0;
+    res->separate_runs = an_separate_runs(run, tr, res->other_roots,
+                                          sizeof res->other_roots / sizeof res->other_roots[0],
+                                          &res->nother_roots);
     long cores = o->cores > 0 ? o->cores : sysconf(_SC_NPROCESSORS_ONLN) - 1;
     res->cores = (int)(cores < 1 ? 1 : cores);
     /* the cores of the machine an imported trace came from are unknown:
@@ -132,12 +138,23 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         return -1;
     }
     an_summarize(res);
+    an_input_share_interval(res);
     if (an_find_workers(run, res) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     an_measure_time(run, res);
 
+    if (res->separate_runs > 1) {
+        char list[120] = "";
+        for (size_t i = 0, at = 0; i < res->nother_roots && at < sizeof list; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%llu", i ? ", " : "",
+                                   (unsigned long long)res->other_roots[i]);
+        note(res, "this directory holds %zu separate runs: this report is of the one with pid "
+                  "%llu; the other process trees (root pid %s) are left out of the loader and "
+                  "steps. Give each run its own directory",
+             res->separate_runs, (unsigned long long)an_root_of(run, tr->pid), list);
+    }
     if (tr->imported)
         note(res, "imported from a PyTorch profiler trace: it records no DataLoader worker "
                   "process, so worker count, worker I/O and loader CPU time are unknown, and data "
@@ -149,12 +166,17 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     an_decide_verdict(&in, &d);
     an_decide_advice(&in, &d);
     res->verdict = d.verdict;
+    res->borderline = d.borderline;
     memcpy(res->verdict_text, d.verdict_text, sizeof res->verdict_text);
     memcpy(res->advice, d.advice, sizeof res->advice);
     res->nadvice = d.nadvice;
+    memcpy(res->advice_none_why, d.none_why, sizeof res->advice_none_why);
     for (size_t i = 0; i < d.nnotes; i++)
         note(res, "%s", d.notes[i]);
 
+    if (res->cur_pin_memory == 1 && res->pin_effective == 0)
+        note(res, "pin_memory=True is a no-op here: the DataLoader pins nothing (it says "
+                  "pin_memory_effective=False: no CUDA device); it neither helps nor costs");
     if (res->late_ns)
         note(res, "%.1f ms of activity arrived too late in the trace to be placed exactly",
              ms(res->late_ns));

@@ -33,6 +33,7 @@ typedef struct an_decide_in {
     double share[AN_NSH];    /* of all measured step time */
     double input_share;      /* data wait: the larger of the median per-step share and
                               * share[AN_SH_DATA_WAIT] (an_summarize says why) */
+    double input_share_lo, input_share_hi; /* input_share's step-to-step 95% interval */
     double data_wait_ms;     /* median data wait per step */
     /* pageable host-to-device copies */
     double pageable_ms;      /* per measured step: GPU time in pageable H2D copies plus
@@ -81,11 +82,15 @@ typedef struct an_advice {
 #define AN_DECIDE_NOTES 4
 typedef struct an_decision {
     int verdict; /* enum an_verdict */
-    char verdict_text[256];
+    int borderline; /* input_share's interval straddles the band edge of the verdict */
+    char verdict_text[320];
     an_advice advice[4];
     size_t nadvice;
-    char notes[AN_DECIDE_NOTES][200];
+    char notes[AN_DECIDE_NOTES][320];
     size_t nnotes;
+    /* input-bound with no advice: why nothing is advised ("" otherwise; a
+     * copy of the note that says so, when there is one) */
+    char none_why[320];
 } an_decision;
 
 /* The verdict and its text (an_verdict.c). */

@@ -187,7 +187,12 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     run->dropped += tot.dropped;
     run->lost += tot.lost;
     run->recovered += tot.recovered;
-    run->abrupt += tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT;
+    /* RATIONALE: a live file that says "never ended" is also what a process
+     * still running leaves; only its mapping tells the two apart */
+    p->running = (tot.ended == GS_END_ABRUPT || tot.ended == GS_END_UNKNOWN) &&
+                 an_trace_running(path, p->pid, p->host);
+    run->running += p->running;
+    run->abrupt += !p->running && (tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT);
     an_pass_finish(c);
     if (hk && hk->on_file_end)
         hk->on_file_end(hk->ctx, p);

@@ -46,6 +46,18 @@ static void finish_worker(an_worker *w)
     w->io_MBps = w->io_ns ? (double)w->bytes / 1e6 / ((double)w->io_ns / 1e9) : 0;
 }
 
+/* 1 when p belongs to another run of the same directory (an_separate_runs). */
+static int of_other_run(const an_run *run, const an_result *res, const an_proc *p)
+{
+    if (!res->nother_roots)
+        return 0;
+    const uint64_t root = an_root_of(run, p->pid);
+    for (size_t i = 0; i < res->nother_roots; i++)
+        if (res->other_roots[i] == root)
+            return 1;
+    return 0;
+}
+
 static int find_workers(const an_run *run, an_result *res)
 {
     const an_proc *tr = res->trainer;
@@ -60,6 +72,8 @@ static int find_workers(const an_run *run, an_result *res)
         if (!(p->rd_reqs || an_is_worker_role(p)))
             continue;
         if (tr && !an_descends(run, p->pid, tr->pid) && !an_is_worker_role(p))
+            continue;
+        if (of_other_run(run, res, p))
             continue;
         an_worker *w = &res->workers[res->nworkers++];
         an_loader_time_absent(&w->time);
@@ -116,6 +130,24 @@ static int find_workers(const an_run *run, an_result *res)
     return 0;
 }
 
+/* Distinct workers: a (loader, worker id) said by role markers counts once. */
+static size_t worker_slots(const an_result *res)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < res->nworkers; i++) {
+        const an_proc *p = res->workers[i].p;
+        int seen = 0;
+        if (p != res->trainer && p->worker_id >= 0)
+            for (size_t j = 0; j < i && !seen; j++) {
+                const an_proc *q = res->workers[j].p;
+                seen = q != res->trainer && q->worker_id == p->worker_id &&
+                       q->loader_id == p->loader_id;
+            }
+        n += !seen;
+    }
+    return n;
+}
+
 int an_find_workers(const an_run *run, an_result *res)
 {
     const an_proc *tr = res->trainer;
@@ -123,9 +155,11 @@ int an_find_workers(const an_run *run, an_result *res)
     if (nw)
         res->cur_workers = atoi(nw);
     res->cur_pin_memory = parse_bool(an_cfg_value(tr, "pin_memory"));
+    res->pin_effective = parse_bool(an_cfg_value(tr, "pin_memory_effective"));
     if (find_workers(run, res) < 0)
         return -1;
+    res->nworker_slots = worker_slots(res);
     if (res->cur_workers < 0 && res->nworkers && res->workers[0].p != tr)
-        res->cur_workers = (int)res->nworkers;
+        res->cur_workers = (int)res->nworker_slots;
     return 0;
 }

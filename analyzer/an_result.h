@@ -61,21 +61,29 @@ typedef struct an_result {
     double share[AN_NSH];
     double median_ms[AN_NSH];
     double input_share; /* median over measured steps of idle_dw / step */
+    double input_share_lo, input_share_hi; /* its step-to-step 95% interval (an_spread.c) */
     int verdict;
-    char verdict_text[256];
+    int borderline; /* the verdict's band edge lies inside input_share's interval */
+    char verdict_text[320];
     /* loader */
     an_worker *workers;
-    size_t nworkers;
+    size_t nworkers;     /* worker processes (or threads) traced */
+    size_t nworker_slots; /* distinct workers: processes that said they are worker W of
+                           * loader L count once per (L, W), as DataLoader workers
+                           * re-spawned each epoch are the same worker */
     double batch_ms; /* mean per-worker time per batch (busy, not idle) */
     uint64_t worker_bytes;
     double worker_MBps_total;
     int cur_workers; /* from config, or workers seen; -1 unknown */
     int cur_pin_memory; /* 1/0, -1 unknown */
+    int pin_effective;  /* pin_memory_effective: the iterator pins (1) or not (0: pin_memory=True
+                         * without CUDA is a no-op); -1 not recorded */
     /* advice */
     an_advice advice[4];
     size_t nadvice;
+    char advice_none_why[320]; /* input-bound, no advice: why ("" otherwise) */
     /* notes for the reader ("GPU records arrived late", ...) */
-    char notes[8][200];
+    char notes[8][320];
     size_t nnotes;
     int cores;
     uint64_t late_ns;
@@ -89,6 +97,11 @@ typedef struct an_result {
      * source among them); .measured 0 when none is */
     an_loader_time loader_time;
     an_other_time other_time;
+    /* separate runs in the directory (an_separate_runs): 1 normally; the
+     * roots of the others, whose processes are left out of the loader */
+    size_t separate_runs;
+    uint64_t other_roots[8];
+    size_t nother_roots;
     /* call sites from sampled call stacks (an_callsites.h): set and freed by
      * the caller (cmd_report.c) after an_analyze; NULL when not computed */
     struct an_cs *callsites;
@@ -110,6 +123,21 @@ const an_proc *an_choose_trainer(const an_run *run);
 const an_thread *an_choose_thread(const an_proc *p);
 /* 1 when pid descends from anc through the traced processes' ppids. */
 int an_descends(const an_run *run, uint64_t pid, uint64_t anc);
+/* The traced process at the top of pid's chain of traced parents (pid
+ * itself when its parent was not traced). */
+uint64_t an_root_of(const an_run *run, uint64_t pid);
+/* 1 when the process shows it trains (a trainer role, GPU activity, step,
+ * fetch or NVTX step markers, CUDA calls) and is neither a loader worker nor
+ * imported. */
+int an_trains(const an_proc *p);
+/* How many separate runs the directory holds: groups of traced process trees
+ * (by root) that hold the trainer or a process that trains (an_trains),
+ * trees being one run when they are ranks of one job
+ * (each rank in one tree only, running at the same time). At least 1. The
+ * roots of the trees not in the trainer's run go to others (up to
+ * max_others, *nothers of them). */
+size_t an_separate_runs(const an_run *run, const an_proc *trainer, uint64_t *others,
+                        size_t max_others, size_t *nothers);
 /* 1 when the process said it is a loader worker (role marker). */
 int an_is_worker_role(const an_proc *p);
 /* GPU busy time of a process (its timeline totals). */
@@ -125,6 +153,9 @@ void an_mark_warmup(an_result *res, int skip);
 /* an_attrib.c: step time statistics, the shares and per-step medians of the
  * measured steps, and the input-bound share. */
 void an_summarize(an_result *res);
+/* an_spread.c: res->input_share_lo/hi from the measured steps (after
+ * an_summarize). */
+void an_input_share_interval(an_result *res);
 
 /* an_loader.c: the loader workers of the trainer (processes, else threads of
  * the trainer that read files) and their per-batch cost; the DataLoader

@@ -121,6 +121,7 @@ typedef struct an_proc {
     uint64_t dropped, lost, gpu_dropped, notes, trace_stopped;
     uint64_t recovered; /* events recovered from the live file (ended abruptly) */
     int ended;          /* enum gs_end */
+    int running;        /* still running when the run was read (an_trace_running) */
     uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
     an_kstats kstats; /* GPU time per kernel name */
     an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
@@ -209,8 +210,13 @@ typedef struct an_run {
     /* the trace's own account over every process (gs_reader_totals) */
     uint64_t dropped, lost, recovered;
     size_t abrupt; /* processes that died (signal) or were killed */
+    size_t running; /* processes still running: the run is in progress */
     size_t nfiles;
 } an_run;
+
+/* an_alive.c: 1 when the process pid that writes trace_path (written on
+ * host) is running now on this host: it still maps its live file. */
+int an_trace_running(const char *trace_path, uint64_t pid, const char *host);
 
 /* Read every *.gst file of dir in one streaming pass. Returns 0, or -1 with
  * a message in err (dir unreadable, no trace files, out of memory). Damaged

@@ -54,6 +54,20 @@ int an_descends(const an_run *run, uint64_t pid, uint64_t anc)
     return 0;
 }
 
+uint64_t an_root_of(const an_run *run, uint64_t pid)
+{
+    for (int depth = 0; depth < 64; depth++) {
+        const an_proc *p = find_proc(run, pid);
+        if (!p || p->ppid == pid)
+            return pid;
+        const an_proc *parent = find_proc(run, p->ppid);
+        if (!parent || parent == p)
+            return pid;
+        pid = p->ppid;
+    }
+    return pid;
+}
+
 static size_t file_reading_descendants(const an_run *run, const an_proc *p)
 {
     size_t n = 0;
@@ -63,6 +77,16 @@ static size_t file_reading_descendants(const an_run *run, const an_proc *p)
             n++;
     }
     return n;
+}
+
+int an_trains(const an_proc *p)
+{
+    if (p->imported || an_is_worker_role(p))
+        return 0;
+    /* RATIONALE: not the file-reading descendants of the trainer choice's
+     * tier 1: counting them is quadratic in the processes, per process */
+    return strcmp(p->role, "trainer") == 0 || p->gpu_events || p->n_step_markers ||
+           p->n_fetch_markers || nvtx_steps(p) || p->cuda_calls;
 }
 
 /* Tiered choice: a higher tier always wins, the score breaks ties. */
@@ -148,4 +172,82 @@ const an_thread *an_choose_thread(const an_proc *p)
         }
     }
     return best;
+}
+
+/* ---- separate runs in one directory ---------------------------------------------- */
+
+#define AN_MAX_ROOTS 64
+
+typedef struct root_job {
+    uint64_t pid;          /* the root */
+    uint64_t first, last;  /* span of its training processes */
+    uint64_t ranks;        /* bit r: a training process with RANK r (r < 64) */
+    int unranked;          /* a training process without a rank (or >= 64) */
+    const char *host;
+    size_t group;          /* union-find parent */
+} root_job;
+
+static size_t group_of(root_job *r, size_t i)
+{
+    while (r[i].group != i)
+        i = r[i].group = r[r[i].group].group;
+    return i;
+}
+
+size_t an_separate_runs(const an_run *run, const an_proc *trainer, uint64_t *others,
+                        size_t max_others, size_t *nothers)
+{
+    root_job roots[AN_MAX_ROOTS];
+    size_t n = 0;
+    *nothers = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const an_proc *p = &run->procs[i];
+        if (p != trainer && !an_trains(p))
+            continue;
+        const uint64_t root = an_root_of(run, p->pid);
+        size_t k = 0;
+        while (k < n && roots[k].pid != root)
+            k++;
+        if (k == n) {
+            if (n == AN_MAX_ROOTS)
+                continue;
+            roots[n] = (root_job){root, p->first_ts, p->last_ts, 0, 0, p->host, n};
+            n++;
+        }
+        root_job *r = &roots[k];
+        if (p->first_ts < r->first)
+            r->first = p->first_ts;
+        if (p->last_ts > r->last)
+            r->last = p->last_ts;
+        if (p->rank >= 0 && p->rank < 64)
+            r->ranks |= 1ull << p->rank;
+        else
+            r->unranked = 1;
+    }
+    /* RATIONALE: ranks of one job launched without a traced common parent
+     * (srun, per-node launches) are separate roots too; they are told from
+     * two runs by their ranks (each rank once) and by running together */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            const root_job *a = &roots[i], *b = &roots[j];
+            if (a->unranked || b->unranked || (a->ranks & b->ranks))
+                continue;
+            const int same_host = a->host && b->host && !strcmp(a->host, b->host);
+            if (same_host && (a->last < b->first || b->last < a->first))
+                continue;
+            roots[group_of(roots, j)].group = group_of(roots, i);
+        }
+    const uint64_t mine = trainer ? an_root_of(run, trainer->pid) : 0;
+    size_t mine_group = n;
+    for (size_t i = 0; i < n; i++)
+        if (roots[i].pid == mine)
+            mine_group = group_of(roots, i);
+    size_t groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (group_of(roots, i) == i)
+            groups++;
+        if (group_of(roots, i) != mine_group && *nothers < max_others)
+            others[(*nothers)++] = roots[i].pid;
+    }
+    return groups ? groups : 1;
 }

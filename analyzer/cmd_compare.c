@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,10 +197,11 @@ typedef struct pred {
 static const char *const share_rows[AN_NSH] = {
     "GPU compute",    "GPU communication",   "GPU H2D pinned",   "GPU H2D pageable",
     "GPU other copies", "idle: data wait", "idle: pageable copy", "idle: host",
-};
+}; /* without GPU activity the idle rows are shown without "idle: " */
 
 typedef struct verdict {
-    const char *label; /* helped / hurt / no_clear_change */
+    const char *label; /* helped / hurt / no_clear_change / no_op */
+    char no_op_why[200]; /* no_op: why the change cannot have done anything */
     double med_a, med_b, change_ms, change_rel;
     mw t;
     /* prediction */
@@ -208,6 +210,43 @@ typedef struct verdict {
     const char *outcome; /* held / beaten / missed / none */
     char applied_text[160];
 } verdict;
+
+/* 1, 0, or -1 when v is absent or not a boolean's spelling. */
+static int cfg_bool(const char *v)
+{
+    if (!v)
+        return -1;
+    if (!strcasecmp(v, "true") || !strcmp(v, "1"))
+        return 1;
+    if (!strcasecmp(v, "false") || !strcmp(v, "0"))
+        return 0;
+    return -1;
+}
+
+/* 1 when the DataLoader settings of A and B differ in pin_memory alone and
+ * the side that asked for it did not pin (pin_memory_effective false: no
+ * CUDA): the change cannot have changed anything. */
+static int pin_change_is_noop(const side *A, const side *B)
+{
+    const an_proc *a = A->res.trainer, *b = B->res.trainer;
+    int pin_changed = 0;
+    for (size_t i = 0; i < REP_NCFG; i++) {
+        const char *x = an_cfg_value(a, rep_cfg_keys[i]), *y = an_cfg_value(b, rep_cfg_keys[i]);
+        if (rep_cfg_is_bool(rep_cfg_keys[i]) && cfg_bool(x) >= 0 && cfg_bool(x) == cfg_bool(y))
+            continue;
+        if ((!x && !y) || (x && y && !strcmp(x, y)))
+            continue;
+        if (strcmp(rep_cfg_keys[i], "pin_memory") != 0)
+            return 0; /* something else changed too */
+        pin_changed = 1;
+    }
+    if (!pin_changed)
+        return 0;
+    const an_result *on = A->res.cur_pin_memory == 1 ? &A->res : &B->res;
+    const an_result *off = on == &A->res ? &B->res : &A->res;
+    return on->cur_pin_memory == 1 && on->pin_effective == 0 && off->cur_pin_memory == 0 &&
+           off->pin_effective != 1;
+}
 
 static void judge(const side *A, const side *B, const pred *pr, size_t npr, double tol, verdict *v,
                   mw *t)
@@ -221,6 +260,15 @@ static void judge(const side *A, const side *B, const pred *pr, size_t npr, doub
         v->label = v->change_ms < 0 ? "helped" : "hurt";
     else
         v->label = "no_clear_change";
+    v->no_op_why[0] = '\0';
+    if (pin_change_is_noop(A, B)) {
+        /* RATIONALE: a difference the change cannot have caused is the
+         * machine's run-to-run variation, however small its p-value */
+        v->label = "no_op";
+        snprintf(v->no_op_why, sizeof v->no_op_why,
+                 "only pin_memory changed, and the run with pin_memory=True pinned nothing "
+                 "(pin_memory_effective=False: no CUDA device)");
+    }
     /* the prediction for what B applied: one change, its predicted step;
      * several, A's median less the sum of their savings */
     double saving = 0, single = 0;
@@ -264,6 +312,8 @@ static void side_json(gs_jw *w, const side *s)
     gs_jw_kstr(w, "argv", tr->argv);
     gs_jw_ku64(w, "steps_measured", r->measured);
     gs_jw_kstr(w, "steps_source", an_source_name(r->source));
+    gs_jw_kbool(w, "in_progress", s->run.running != 0);
+    gs_jw_ku64(w, "separate_runs", r->separate_runs);
     gs_jw_key(w, "step_ms");
     gs_jw_obj(w);
     gs_jw_key(w, "median");
@@ -291,7 +341,7 @@ static void side_json(gs_jw *w, const side *s)
     gs_jw_obj(w);
     rep_json_dataloader_settings(w, tr);
     gs_jw_end(w);
-    gs_jw_ku64(w, "workers_seen", r->nworkers);
+    gs_jw_ku64(w, "workers_seen", r->nworker_slots);
     gs_jw_key(w, "advice");
     gs_jw_arr(w);
     for (size_t i = 0; i < r->nadvice; i++) {
@@ -357,9 +407,9 @@ static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, 
         gs_jw_obj(w);
         gs_jw_kstr(w, "key", rep_cfg_keys[i]);
         gs_jw_key(w, "a");
-        rep_json_cfg(w, a);
+        rep_json_cfg(w, rep_cfg_keys[i], a);
         gs_jw_key(w, "b");
-        rep_json_cfg(w, b);
+        rep_json_cfg(w, rep_cfg_keys[i], b);
         gs_jw_end(w);
     }
     gs_jw_end(w);
@@ -369,6 +419,7 @@ static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, 
     gs_jw_key(w, "helped");
     gs_jw_obj(w);
     gs_jw_kstr(w, "label", v->label);
+    gs_jw_kstr(w, "no_op_why", v->no_op_why[0] ? v->no_op_why : NULL);
     gs_jw_kstr(w, "test", "mann-whitney-u");
     gs_jw_key(w, "p_value");
     rep_json_num(w, v->t.p);
@@ -446,8 +497,11 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
                   b->step_ms_median, v->change_ms, 100 * v->change_rel);
     gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f ms\n", "step p90 ms", a->step_ms_p90, b->step_ms_p90,
                   b->step_ms_p90 - a->step_ms_p90);
-    for (int k = 0; k < AN_NSH; k++)
-        gs_out_printf(o, "%-24s %8.1f%% %10.1f%%   %+.1f points\n", share_rows[k], 100 * a->share[k],
+    /* two runs without GPU activity: no GPU rows, as in their reports */
+    const int no_gpu = a->no_gpu && b->no_gpu;
+    for (int k = no_gpu ? AN_SH_DATA_WAIT : 0; k < AN_NSH; k++)
+        gs_out_printf(o, "%-24s %8.1f%% %10.1f%%   %+.1f points\n",
+                      no_gpu ? share_rows[k] + 6 : share_rows[k], 100 * a->share[k],
                       100 * b->share[k], 100 * (b->share[k] - a->share[k]));
     gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f MB\n", "MB read by the loader",
                   (double)a->worker_bytes / 1e6, (double)b->worker_bytes / 1e6,
@@ -461,9 +515,25 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
         gs_out_printf(o, "%-24s %9s %11s%s\n", rep_cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
     }
     gs_out_printf(o, "%-24s %s\n%-24s %s\n", "verdict A", a->verdict_text, "verdict B", b->verdict_text);
+    /* a run that is not one finished run says so here too */
+    const side *sides[2] = {A, B};
+    for (int i = 0; i < 2; i++) {
+        if (sides[i]->run.running)
+            gs_out_printf(o, "note     %c is still in progress (%zu process%s running): its numbers "
+                             "cover what was written so far\n",
+                          'A' + i, sides[i]->run.running, sides[i]->run.running == 1 ? "" : "es");
+        if (sides[i]->res.separate_runs > 1)
+            gs_out_printf(o, "note     %c's directory holds %zu separate runs: compared is the "
+                             "trainer's run only\n",
+                          'A' + i, sides[i]->res.separate_runs);
+    }
 
     gs_out_str(o, "\n");
-    if (!strcmp(v->label, "no_clear_change"))
+    if (!strcmp(v->label, "no_op"))
+        gs_out_printf(o, "result   NO-OP: %s; median step %.1f -> %.1f ms (%+.1f%%) is run-to-run "
+                         "variation (Mann-Whitney p = %.2g, %zu / %zu steps)\n",
+                      v->no_op_why, v->med_a, v->med_b, 100 * v->change_rel, v->t.p, A->n, B->n);
+    else if (!strcmp(v->label, "no_clear_change"))
         gs_out_printf(o, "result   NO CLEAR CHANGE: median step %.1f -> %.1f ms (%+.1f%%), within the "
                          "step-to-step noise (Mann-Whitney p = %.2g, %zu / %zu steps)\n",
                       v->med_a, v->med_b, 100 * v->change_rel, v->t.p, A->n, B->n);

@@ -65,6 +65,11 @@ static const char usage_text[] =
     "'gpustarve run --stacks' also gets, per finding (small reads, metadata\n"
     "calls, pageable copies, file mmaps), the call sites that cost most.\n"
     "\n"
+    "A run still in progress (its processes still running) is labelled IN\n"
+    "PROGRESS; a directory holding several separate runs is labelled MIXED and\n"
+    "the report is of the trainer's run. A verdict whose share moves across a\n"
+    "band edge from step to step says 'borderline'.\n"
+    "\n"
     "Exit status: 0 a report was written (damaged files are used as far as they\n"
     "read, and listed); 2 bad usage, no run directory, no readable trace, or no\n"
     "steps found.\n";

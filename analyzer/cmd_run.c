@@ -31,21 +31,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "an_run.h"
 #include "cli_util.h"
 #include "gs_trace.h"
 
 static const char usage_text[] =
-    "usage: gpustarve run [-o DIR] [--stacks] [--python-frames] [-q|-v] [--] COMMAND [ARGS...]\n"
+    "usage: gpustarve run [-o DIR [--append]] [--stacks] [--python-frames] [-q|-v] [--]\n"
+    "                     COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND with libgpustarve.so preloaded, tracing it and every process\n"
     "it starts (DataLoader workers included) into a run directory, one *.gst\n"
     "file per process. Read it with 'gpustarve dump DIR'.\n"
     "\n"
     "options:\n"
-    "  -o, --output DIR  run directory; used as is when it exists, else created\n"
-    "                    private to you (its parent must exist). Default: a new\n"
+    "  -o, --output DIR  run directory; created private to you when missing (with\n"
+    "                    any missing parents); an existing one must hold no trace\n"
+    "                    files (*.gst) yet. Default: a new\n"
     "                    gpustarve-YYYYMMDD-HHMMSS in the current directory,\n"
     "                    private to you; trace files are private too (0600)\n"
+    "  --append          let -o DIR already hold traces: this run is added to\n"
+    "                    them ('gpustarve report' then says the directory holds\n"
+    "                    more than one run)\n"
     "  --stacks          also record where the I/O and CUDA copy calls come from:\n"
     "                    a call stack at the first calls of each call site, then\n"
     "                    1 in 64 (GPUSTARVE_STACKS=1; 'gpustarve report' names\n"
@@ -77,11 +83,13 @@ static const char usage_text[] =
     "\n"
     "When COMMAND exits, processes it left behind (DataLoader workers still\n"
     "shutting down) are waited for, up to 5 s, so their traces are complete;\n"
-    "any still running then are left alone (a message says so).\n"
+    "any still running then are left alone (a message says so, and the closing\n"
+    "line counts them as still running, not as ended abruptly).\n"
     "\n"
     "Exit status: the command's; 128+N when it died of signal N; 127 command\n"
     "not found; 126 command not executable; 2 bad usage, run directory or\n"
-    "library problems (the command is not started).\n";
+    "library problems, a -o DIR that already holds traces without --append\n"
+    "(the command is not started, nothing in DIR is touched).\n";
 
 #define LIB_NAME "libgpustarve.so"
 
@@ -199,14 +207,54 @@ static void prepend_pythonpath(const char *dir)
     }
 }
 
-/* Create the run directory. *created says whether we made it. Returns a
- * malloc'd copy of the name as the user will see it, or NULL (message
- * printed). */
-static char *make_run_dir(const char *want, int *created)
+/* mkdir -p for the parents of path (not path itself): each missing one is
+ * made with the mode mkdir(1) -p gives (0777 less the umask). Returns 0, or
+ * -1 with errno set and the component that failed in failed. */
+static int make_parents(const char *path, char *failed, size_t failedlen)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        snprintf(failed, failedlen, "%s", path);
+        return -1;
+    }
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/') /* "a/b/" names a/b */
+        buf[--n] = '\0';
+    /* with the trailing slashes gone, every '/' ends a parent */
+    for (char *s = buf + 1; *s; s++) {
+        if (*s != '/' || s[-1] == '/')
+            continue;
+        *s = '\0';
+        const int rc = mkdir(buf, 0777);
+        if (rc != 0 && errno != EEXIST) {
+            snprintf(failed, failedlen, "%s", buf);
+            return -1;
+        }
+        *s = '/';
+    }
+    return 0;
+}
+
+/* Create the run directory. *created says whether we made it. An existing
+ * -o directory that already holds traces is refused unless append. Returns
+ * a malloc'd copy of the name as the user will see it, or NULL (message
+ * printed; nothing in an existing directory touched). */
+static char *make_run_dir(const char *want, int append, int *created)
 {
     *created = 0;
     if (want) {
-        if (mkdir(want, 0700) == 0) {
+        char failed[PATH_MAX];
+        int rc = mkdir(want, 0700);
+        if (rc != 0 && errno == ENOENT) {
+            if (make_parents(want, failed, sizeof failed) != 0) {
+                gs_cli_error("cannot create run directory '%s': %s: %s", want, failed,
+                             strerror(errno));
+                return NULL;
+            }
+            rc = mkdir(want, 0700);
+        }
+        if (rc == 0) {
             *created = 1;
         } else if (errno == EEXIST) {
             struct stat st;
@@ -222,6 +270,24 @@ static char *make_run_dir(const char *want, int *created)
         if (access(want, W_OK | X_OK) != 0) {
             gs_cli_error("cannot write to run directory '%s': %s", want, strerror(errno));
             return NULL;
+        }
+        if (!*created && !append) {
+            gs_run_files have;
+            if (gs_run_files_list(&have, want) != GS_OK) {
+                gs_cli_error("cannot read run directory '%s': %s", want, strerror(errno));
+                return NULL;
+            }
+            const size_t n = have.n;
+            gs_run_files_free(&have);
+            if (n) {
+                /* RATIONALE: a report reads every trace of a directory; two
+                 * runs in one would be reported as one */
+                gs_cli_error("run directory '%s' already holds %zu trace file%s of an earlier "
+                             "run; a report would mix the two runs. Use another directory, or "
+                             "--append to add this run to them",
+                             want, n, n == 1 ? "" : "s");
+                return NULL;
+            }
         }
         return strdup(want);
     }
@@ -272,7 +338,7 @@ static char *preload_value(const char *lib)
 }
 
 typedef struct run_totals {
-    unsigned files, damaged, abrupt;
+    unsigned files, damaged, abrupt, running;
     uint64_t events, dropped, lost, recovered;
 } run_totals;
 
@@ -316,7 +382,13 @@ static void count_traces(const char *dir, const gs_run_files *before, run_totals
         t->dropped += tot.dropped;
         t->lost += tot.lost;
         t->recovered += tot.recovered;
-        t->abrupt += tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT;
+        /* a process the command left running (wait_leftovers gave up) is not
+         * one that ended abruptly */
+        const gs_proc_info *pi = gs_reader_info(r);
+        const int running = (tot.ended == GS_END_ABRUPT || tot.ended == GS_END_UNKNOWN) &&
+                            an_trace_running(path, pi->pid, pi->host);
+        t->running += running;
+        t->abrupt += !running && (tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT);
         gs_reader_close(r);
     }
     gs_run_files_free(&now);
@@ -332,15 +404,18 @@ static void report_run(const char *dir, const gs_run_files *before)
                    dir, LIB_NAME);
         return;
     }
-    char damaged[64] = "", abrupt[160] = "";
+    char damaged[64] = "", abrupt[160] = "", running[64] = "";
+    if (t.running)
+        snprintf(running, sizeof running, ", %u still running", t.running);
     if (t.damaged)
         snprintf(damaged, sizeof damaged, " (%u damaged)", t.damaged);
     if (t.abrupt)
         snprintf(abrupt, sizeof abrupt, ", %u ended abruptly (%llu events recovered from %s)",
                  t.abrupt, (unsigned long long)t.recovered, t.abrupt == 1 ? "its live file" : "their live files");
-    gs_cli_msg(1, "traced %u process%s%s, %llu events, %llu dropped, %llu lost%s; see: gpustarve dump %s",
+    gs_cli_msg(1, "traced %u process%s%s, %llu events, %llu dropped, %llu lost%s%s; see: gpustarve "
+                  "dump %s",
                t.files, t.files == 1 ? "" : "es", damaged, (unsigned long long)t.events,
-               (unsigned long long)t.dropped, (unsigned long long)t.lost, abrupt, dir);
+               (unsigned long long)t.dropped, (unsigned long long)t.lost, abrupt, running, dir);
 }
 
 /* The collector prints a kind of warning once per run and marks it with a
@@ -491,12 +566,12 @@ int gs_cmd_run(int argc, char **argv)
         {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
         {"stacks", no_argument, NULL, 'S'},       {"python-frames", no_argument, NULL, 'P'},
-        {NULL, 0, NULL, 0},
+        {"append", no_argument, NULL, 'A'},       {NULL, 0, NULL, 0},
     };
     /* '+': stop at the command, whose own options are not ours */
     static const char optstring[] = "+o:qvh";
     const char *out = NULL;
-    int opt, stacks = 0, pyframes = 0;
+    int opt, stacks = 0, pyframes = 0, append = 0;
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
@@ -504,6 +579,7 @@ int gs_cmd_run(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'S': stacks = 1; break;
         case 'P': stacks = pyframes = 1; break;
+        case 'A': append = 1; break;
         case 'q': gs_verbosity = 0; break;
         case 'v': gs_verbosity++; break;
         case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
@@ -514,6 +590,8 @@ int gs_cmd_run(int argc, char **argv)
         return gs_cli_usage_error("run", "needs a command to run (gpustarve run -- CMD ARGS...)");
     if (out && !*out)
         return gs_cli_usage_error("run", "-o needs a directory name");
+    if (append && !out)
+        return gs_cli_usage_error("run", "--append needs -o DIR (the default directory is new)");
     char **cmd = argv + optind;
 
     char *lib = find_library();
@@ -526,7 +604,7 @@ int gs_cmd_run(int argc, char **argv)
         return GS_EXIT_USAGE;
     }
     int created;
-    char *dir = make_run_dir(out, &created);
+    char *dir = make_run_dir(out, append, &created);
     if (!dir) {
         free(lib);
         return GS_EXIT_USAGE;
@@ -575,8 +653,8 @@ int gs_cmd_run(int argc, char **argv)
     }
     gs_cli_msg(1, "tracing to %s", dir);
 
-    /* RATIONALE: an existing -o directory may hold earlier runs; the closing
-     * line counts only what this run wrote. */
+    /* RATIONALE: an existing -o directory may hold earlier runs (--append);
+     * the closing line counts only what this run wrote. */
     gs_run_files before = {0};
     if (!created) {
         gs_run_files_list(&before, dir); /* unreadable: every file counts */

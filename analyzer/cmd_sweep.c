@@ -30,6 +30,7 @@
 
 #include "an_model.h"
 #include "cli_util.h"
+#include "gs_trace.h"
 
 static const char usage_text[] =
     "usage: gpustarve sweep [--num-workers LIST] [--pin-memory LIST] [--steps N]\n"
@@ -43,7 +44,10 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --num-workers LIST  num_workers values, comma-separated (\"0,2,4\")\n"
-    "  --pin-memory LIST   pin_memory values: 0,1 (also off/on, false/true)\n"
+    "  --pin-memory LIST   pin_memory values: 0,1 (also off/on, false/true); where\n"
+    "                      the first pin_memory=True run shows it a no-op (no\n"
+    "                      CUDA: the DataLoader pins nothing), the other\n"
+    "                      pin_memory=True configurations are left out\n"
     "                      (at least one of the two lists is needed; a setting\n"
     "                      without a list is left as the program has it)\n"
     "  --steps N           measured steps per run (default 50)\n"
@@ -68,7 +72,8 @@ static const char usage_text[] =
     "'clear' when its slowest repeat beat the runner-up's fastest repeat.\n"
     "\n"
     "Exit status: 0 when at least one configuration was measured, 1 when none\n"
-    "was, 2 bad usage.\n";
+    "was, 2 bad usage or an -o DIR whose run directories already hold traces\n"
+    "(nothing is run).\n";
 
 #define MAX_VALUES 64
 
@@ -82,6 +87,7 @@ typedef struct sw_metrics {
     char verdict[40];
     const char *source; /* where the steps came from: an_source_name() */
     unsigned long steps; /* measured steps */
+    int pin_noop;        /* pin_memory=True, yet the DataLoader pinned nothing (no CUDA) */
 } sw_metrics;
 
 typedef struct sw_run {
@@ -102,6 +108,7 @@ typedef struct sw_config {
     double step_ms, step_min, step_max, dw_share, pg_ms;
     char verdict[40];
     const char *source;
+    int left_out; /* pin_memory=True is a no-op for this command: not run (further), not compared */
 } sw_config;
 
 static volatile sig_atomic_t g_interrupted;
@@ -257,6 +264,7 @@ static int metrics_of_run(const char *dir, int warmup, sw_metrics *m)
         snprintf(m->verdict, sizeof m->verdict, "%s", an_verdict_label(res.verdict));
         m->source = an_source_name(res.source);
         m->steps = res.measured;
+        m->pin_noop = res.cur_pin_memory == 1 && res.pin_effective == 0;
         an_result_free(&res);
         rc = 0;
     }
@@ -357,7 +365,7 @@ static void pick_best(sw_config *cs, int nc, int repeat, sw_best *b)
     b->margin = 0;
     b->why[0] = '\0';
     for (int i = 0; i < nc; i++) {
-        if (!cs[i].nok)
+        if (!cs[i].nok || cs[i].left_out)
             continue;
         if (b->best < 0 || cs[i].step_ms < cs[b->best].step_ms) {
             b->runner = b->best;
@@ -419,6 +427,12 @@ static void print_table(gs_out *o, sw_config *cs, int nc, int repeat, const sw_b
             snprintf(nw, sizeof nw, "%d", c->nw);
         snprintf(pin, sizeof pin, "%s", c->pin < 0 ? "as is" : c->pin ? "True" : "False");
         const char *mark = (i == b->best) ? "*" : " ";
+        if (c->left_out) {
+            gs_out_printf(o, "%s %-11s %-10s left out: pin_memory=True is a no-op for this command "
+                             "(no CUDA: the DataLoader pins nothing)\n",
+                          mark, nw, pin);
+            continue;
+        }
         if (!c->nok) {
             gs_out_printf(o, "%s %-11s %-10s %14s %10s %12s  %-22s %-8s 0/%d\n", mark, nw, pin,
                           "-", "-", "-", "failed", "-", repeat);
@@ -492,6 +506,10 @@ static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
     gs_jw_ki64(w, "warmup", warmup);
     gs_jw_ki64(w, "repeat", repeat);
     gs_jw_kstr(w, "out_dir", outdir);
+    int noop = 0;
+    for (int i = 0; i < nc; i++)
+        noop |= cs[i].left_out;
+    gs_jw_kbool(w, "pin_memory_noop", noop);
     gs_jw_key(w, "configs");
     gs_jw_arr(w);
     for (int i = 0; i < nc; i++) {
@@ -499,6 +517,7 @@ static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
         gs_jw_obj(w);
         json_config(w, c);
         gs_jw_kbool(w, "best", i == b->best);
+        gs_jw_kstr(w, "left_out", c->left_out ? "pin_memory_noop" : NULL);
         gs_jw_ku64(w, "measured_runs", c->nok);
         sw_metrics agg = {0};
         if (c->nok) {
@@ -680,6 +699,32 @@ int gs_cmd_sweep(int argc, char **argv)
                 run->exit_code = -1;
             }
         }
+    /* RATIONALE: 'run -o' refuses a directory that holds traces; say so once,
+     * before anything runs, rather than once per failed run */
+    for (int i = 0; i < nc; i++) {
+        for (int r = 0; r < repeat; r++) {
+            gs_run_files have;
+            if (gs_run_files_list(&have, cs[i].runs[r].dir) != GS_OK)
+                continue; /* not there yet: the usual case */
+            const size_t n = have.n;
+            gs_run_files_free(&have);
+            if (n) {
+                gs_cli_error("sweep: %s already holds traces of an earlier sweep; use another -o DIR",
+                             cs[i].runs[r].dir);
+                for (int k = 0; k < nc; k++) {
+                    for (int q = 0; q < repeat; q++) {
+                        free(cs[k].runs[q].dir);
+                        free(cs[k].runs[q].log);
+                    }
+                    free(cs[k].runs);
+                }
+                free(cs);
+                free(exe);
+                free(outdir);
+                return GS_EXIT_USAGE;
+            }
+        }
+    }
 
     struct sigaction sa, old_int;
     memset(&sa, 0, sizeof sa);
@@ -691,7 +736,7 @@ int gs_cmd_sweep(int argc, char **argv)
                nc == 1 ? "" : "s", (int)repeat, repeat == 1 ? "" : "s", warmup, steps, outdir);
     char steps_env[48];
     snprintf(steps_env, sizeof steps_env, "GPUSTARVE_STEPS=%ld", steps + warmup);
-    int done = 0, total = nc * (int)repeat, nomarkers = 0;
+    int done = 0, total = nc * (int)repeat, nomarkers = 0, pin_noop = 0;
     /* RATIONALE: rounds (every configuration once, then again) rather than
      * K runs in a row, so a drift of the machine (page cache, thermal,
      * another job) spreads over all configurations instead of favouring one. */
@@ -699,6 +744,8 @@ int gs_cmd_sweep(int argc, char **argv)
         for (int i = 0; i < nc && !g_interrupted; i++) {
             sw_config *c = &cs[i];
             sw_run *run = &c->runs[r];
+            if (c->left_out)
+                continue;
             char label[96], nw_env[48], pin_env[48];
             config_label(c, label, sizeof label);
             char *env[4];
@@ -753,6 +800,22 @@ int gs_cmd_sweep(int argc, char **argv)
             else
                 gs_cli_msg(1, "sweep:   %.1f s, median step %.1f ms, data wait %.1f%% (%s)",
                            run->wall_s, run->m.step_ms, 100 * run->m.dw_share, run->m.source);
+            /* RATIONALE: without CUDA pin_memory=True pins nothing; its runs
+             * would measure pin_memory=False again, and their noise could
+             * crown a setting that does nothing */
+            if (run->m.pin_noop && !pin_noop) {
+                pin_noop = 1;
+                gs_cli_msg(1, "sweep: pin_memory=True is a no-op for this command (the DataLoader "
+                              "says pin_memory_effective=False: no CUDA device)%s",
+                           npin > 1 ? "; the pin_memory axis is left out" : "");
+                for (int k = 0; k < nc && npin > 1; k++)
+                    cs[k].left_out |= cs[k].pin == 1;
+                /* the progress count: the runs still to come */
+                total = done;
+                for (int rr = r; rr < repeat; rr++)
+                    for (int k = rr == r ? i + 1 : 0; k < nc; k++)
+                        total += !cs[k].left_out;
+            }
         }
     }
     sigaction(SIGINT, &old_int, NULL);

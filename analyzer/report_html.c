@@ -343,7 +343,7 @@ static void html_data(gs_out *o, const pass2 *x)
         gs_jw_newline(w, "\n");
         gs_jw_obj(w);
         gs_jw_ku64(w, "n", s->num);
-        gs_jw_ku64(w, "w", s->warmup ? 1 : 0);
+        gs_jw_kbool(w, "w", s->warmup);
         gs_jw_key(w, "d");
         json_ms4(w, s->v.t1 - s->v.t0);
         json_parts(w, s);
@@ -396,6 +396,13 @@ static void html_data(gs_out *o, const pass2 *x)
 
 static void html_advice(gs_out *o, const an_result *r)
 {
+    if (!r->nadvice && r->advice_none_why[0]) {
+        /* input-bound, yet nothing advised: why (docs/report-schema.md, "Advice") */
+        gs_out_str(o, "<p id=\"no-advice\">Nothing advised: ");
+        html_text(o, r->advice_none_why);
+        gs_out_str(o, "</p>\n");
+        return;
+    }
     if (!r->nadvice) {
         gs_out_str(o, "<p id=\"no-advice\">No change to <span class=\"setting\">num_workers</span> or "
                       "<span class=\"setting\">pin_memory</span> would help.</p>\n");
@@ -442,17 +449,28 @@ void rep_write_html(gs_out *o, const pass2 *x)
     html_text(o, run->dir);
     gs_out_str(o, "</span></h1>\n<div class=\"run\">");
     html_text(o, tr->argv[0] ? tr->argv : tr->file);
-    gs_out_printf(o, " &middot; trainer pid %llu &middot; %zu loader %s%s", (unsigned long long)tr->pid,
-                  r->nworkers, r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
-                  r->nworkers == 1 ? "" : "s");
+    const int configured = !r->nworkers && r->cur_workers > 0;
+    const size_t nw = configured ? (size_t)r->cur_workers : r->nworker_slots;
+    gs_out_printf(o, " &middot; trainer pid %llu &middot; %zu loader %s%s%s", (unsigned long long)tr->pid,
+                  nw, r->nworkers && r->workers[0].p == tr ? "thread" : "worker", nw == 1 ? "" : "s",
+                  configured ? " (configuration)" : "");
     if (tr->ndevs) {
         gs_out_str(o, " &middot; ");
         html_text(o, tr->devs[0].name);
     }
     gs_out_printf(o, " &middot; %zu steps from ", r->measured);
     html_text(o, r->source_detail);
-    gs_out_printf(o, " (%zu warm-up left out), median %.1f ms, p90 %.1f ms</div></header>\n",
+    gs_out_printf(o, " (%zu warm-up left out), median %.1f ms, p90 %.1f ms</div>",
                   r->warmup, r->step_ms_median, r->step_ms_p90);
+    if (run->running)
+        gs_out_printf(o, "<div class=\"run\" id=\"in-progress\">In progress: %zu of %zu processes "
+                         "still running; the numbers cover what was written so far.</div>",
+                      run->running, run->nprocs);
+    if (r->separate_runs > 1)
+        gs_out_printf(o, "<div class=\"run\" id=\"mixed\">This directory holds %zu separate runs; "
+                         "this page is of the one with the trainer (pid %llu).</div>",
+                      r->separate_runs, (unsigned long long)tr->pid);
+    gs_out_str(o, "</header>\n");
 
     gs_out_str(o, "<section id=\"verdict\" class=\"verdict v-");
     gs_out_str(o, an_verdict_label(r->verdict));
@@ -491,7 +509,7 @@ void rep_write_html(gs_out *o, const pass2 *x)
     gs_out_str(o, "</table>\n");
     if (r->nworkers) {
         gs_out_printf(o, "<p class=\"meta\">loader: %zu %s, %.1f ms per batch each, %.1f MB/s together</p>\n",
-                      r->nworkers, r->workers[0].p == tr ? "threads" : "workers", r->batch_ms,
+                      r->nworker_slots, r->workers[0].p == tr ? "threads" : "workers", r->batch_ms,
                       r->worker_MBps_total);
     }
     gs_out_str(o, "</section>\n");

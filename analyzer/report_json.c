@@ -4,6 +4,7 @@
  *
  * Must never: change a field's meaning without changing the schema version.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ void rep_json_verdict(gs_jw *w, const an_result *r)
     gs_jw_obj(w);
     gs_jw_kstr(w, "label", an_verdict_label(r->verdict));
     gs_jw_kstr(w, "text", r->verdict_text);
+    gs_jw_kbool(w, "borderline", r->borderline);
     gs_jw_end(w);
 }
 
@@ -57,18 +59,47 @@ void rep_json_dataloader_settings(gs_jw *w, const an_proc *tr)
     gs_jw_kbool(w, "known", tr->ncfg != 0);
     for (size_t i = 0; i < REP_NCFG; i++) {
         gs_jw_key(w, rep_cfg_keys[i]);
-        rep_json_cfg(w, an_cfg_value(tr, rep_cfg_keys[i]));
+        rep_json_cfg(w, rep_cfg_keys[i], an_cfg_value(tr, rep_cfg_keys[i]));
     }
+    /* RATIONALE: pin_memory=True without CUDA pins nothing; the Python side
+     * records what the iterator does (docs/report-schema.md) */
+    gs_jw_key(w, "pin_memory_effective");
+    rep_json_cfg(w, "pin_memory_effective", an_cfg_value(tr, "pin_memory_effective"));
 }
 
-void rep_json_cfg(gs_jw *w, const char *v)
+int rep_cfg_is_bool(const char *key)
 {
-    if (!v) {
+    static const char *const bools[] = {"pin_memory", "pin_memory_effective",
+                                        "persistent_workers", "drop_last"};
+    if (!strncmp(key, "requested.", 10))
+        key += 10;
+    for (size_t i = 0; i < sizeof bools / sizeof bools[0]; i++)
+        if (!strcmp(key, bools[i]))
+            return 1;
+    return 0;
+}
+
+/* 1, 0, or -1 when v is not a boolean's spelling. */
+static int cfg_bool(const char *v)
+{
+    if (!strcasecmp(v, "true") || !strcmp(v, "1"))
+        return 1;
+    if (!strcasecmp(v, "false") || !strcmp(v, "0"))
+        return 0;
+    return -1;
+}
+
+void rep_json_cfg(gs_jw *w, const char *key, const char *v)
+{
+    if (!v || !strcmp(v, "none")) {
         gs_jw_null(w);
         return;
     }
-    if (!strcasecmp(v, "true") || !strcasecmp(v, "false")) {
-        gs_jw_bool(w, !strcasecmp(v, "true"));
+    /* booleans are JSON booleans whatever the spelling ("1" from the Python
+     * side, "True" from a hand-made trace) */
+    const int b = cfg_bool(v);
+    if (b >= 0 && (rep_cfg_is_bool(key) || isalpha((unsigned char)v[0]))) {
+        gs_jw_bool(w, b);
         return;
     }
     char *end;
@@ -155,6 +186,14 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_ku64(w, "lost", run->lost);
     gs_jw_ku64(w, "recovered", run->recovered);
     gs_jw_ku64(w, "ended_abruptly", run->abrupt);
+    gs_jw_kbool(w, "in_progress", run->running != 0);
+    gs_jw_ku64(w, "running", run->running);
+    gs_jw_ku64(w, "separate_runs", r->separate_runs);
+    gs_jw_key(w, "other_run_roots");
+    gs_jw_arr(w);
+    for (size_t i = 0; i < r->nother_roots; i++)
+        gs_jw_u64(w, r->other_roots[i]);
+    gs_jw_end(w);
     gs_jw_kstr(w, "source", tr->imported ? "pytorch_profiler" : "gpustarve");
     gs_jw_key(w, "trainer");
     gs_jw_obj(w);
@@ -299,6 +338,11 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_newline(w, "\n");
     gs_jw_key(w, "input_bound_share");
     rep_json_num(w, r->input_share);
+    gs_jw_key(w, "input_bound_share_interval");
+    gs_jw_arr(w);
+    rep_json_num(w, r->input_share_lo);
+    rep_json_num(w, r->input_share_hi);
+    gs_jw_end(w);
     gs_jw_newline(w, "\n");
 
     rep_json_verdict(w, r);
@@ -324,7 +368,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     /* loader workers */
     gs_jw_key(w, "loader");
     gs_jw_obj(w);
-    gs_jw_ku64(w, "workers_seen", r->nworkers);
+    gs_jw_ku64(w, "workers_seen", r->nworker_slots);
+    gs_jw_ku64(w, "worker_processes", r->nworkers);
     gs_jw_key(w, "batch_ms");
     rep_json_num(w, r->batch_ms);
     gs_jw_ku64(w, "bytes_read", r->worker_bytes);
@@ -357,6 +402,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_jw_end(w);
     }
     gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    gs_jw_kstr(w, "advice_none_why", r->advice_none_why[0] ? r->advice_none_why : NULL);
     gs_jw_newline(w, "\n");
     gs_jw_ki64(w, "cores", r->cores);
     gs_jw_newline(w, "\n");

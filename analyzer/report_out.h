@@ -17,11 +17,15 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
 void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_step);
 /* JSON pieces shared by report and compare (out_json.h's writer): a number
  * as every report number is written (%.9g, null when not finite); ns as ms;
- * a configuration value (number, true/false, else a string; null when
- * absent); an advice's "setting" and "value" members. */
+ * the configuration value v of key (true/false for a boolean setting,
+ * rep_cfg_is_bool, and for true/false spelt out; else a number; else a
+ * string; null when absent or "none"); an advice's "setting" and "value"
+ * members. */
 void rep_json_num(gs_jw *w, double v);
 void rep_json_ms(gs_jw *w, uint64_t ns);
-void rep_json_cfg(gs_jw *w, const char *v);
+void rep_json_cfg(gs_jw *w, const char *key, const char *v);
+/* 1 when the DataLoader setting key (or "requested.<key>") is a boolean. */
+int rep_cfg_is_bool(const char *key);
 void rep_json_advice_setting(gs_jw *w, const an_advice *a);
 /* The DataLoader settings every report names, in this order. */
 #define REP_NCFG 5

@@ -54,10 +54,12 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     size_t ndev = tr->ndevs;
     gs_out_printf(o, "%srun%s   ", st->bold, st->off);
     text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
-    gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s", (unsigned long long)tr->pid,
-                  r->nworkers,
-                  r->nworkers && r->workers[0].p == tr ? "thread" : "worker",
-                  r->nworkers == 1 ? "" : "s");
+    /* one count of workers, the loader line's: traced, else configured */
+    const int configured = !r->nworkers && r->cur_workers > 0;
+    const size_t nw = configured ? (size_t)r->cur_workers : r->nworker_slots;
+    gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s%s", (unsigned long long)tr->pid, nw,
+                  r->nworkers && r->workers[0].p == tr ? "thread" : "worker", nw == 1 ? "" : "s",
+                  configured ? " (configuration)" : "");
     if (ndev) {
         gs_out_printf(o, ", %zu GPU%s (", ndev, ndev == 1 ? "" : "s");
         gs_text_str(o, tr->devs[0].name, strlen(tr->devs[0].name));
@@ -66,6 +68,14 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_str(o, ", GPU activity seen");
     }
     gs_out_char(o, '\n');
+    if (run->running)
+        gs_out_printf(o, "%sIN PROGRESS%s  %zu of %zu processes still running: their traces are "
+                         "unfinished, the numbers cover what was written so far\n",
+                      st->yellow, st->off, run->running, run->nprocs);
+    if (r->separate_runs > 1)
+        gs_out_printf(o, "%sMIXED%s  this directory holds %zu separate runs; this report is of one "
+                         "(see the note)\n",
+                      st->yellow, st->off, r->separate_runs);
     gs_out_printf(o, "%ssteps%s %zu from %s (%zu warm-up left out%s), median %.1f ms, p90 %.1f ms\n",
                   st->bold, st->off, r->measured, r->source_detail ? r->source_detail : "?",
                   r->warmup, r->skip_auto ? ", automatic" : "", r->step_ms_median, r->step_ms_p90);
@@ -99,12 +109,17 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
             b += w->batches;
         }
         const double per = b > 0 ? 1.0 / b / 1e6 : 0;
+        char respawned[80] = "";
+        if (r->nworkers > r->nworker_slots)
+            snprintf(respawned, sizeof respawned, " (%zu processes: started again each epoch)",
+                     r->nworkers);
         gs_out_printf(o,
-                      "%sloader%s   %zu %s, %.1f ms per batch each (file I/O %.1f ms, metadata %.1f "
-                      "ms, CPU %.1f ms), %.1f MB/s\n",
-                      st->bold, st->off, r->nworkers,
-                      r->workers[0].p == tr ? (r->nworkers == 1 ? "thread" : "threads")
-                                            : (r->nworkers == 1 ? "worker" : "workers"),
+                      "%sloader%s   %zu %s%s, %.1f ms per batch each (file I/O %.1f ms, metadata "
+                      "%.1f ms, CPU %.1f ms), %.1f MB/s\n",
+                      st->bold, st->off, r->nworker_slots,
+                      r->workers[0].p == tr ? (r->nworker_slots == 1 ? "thread" : "threads")
+                                            : (r->nworker_slots == 1 ? "worker" : "workers"),
+                      respawned,
                       r->batch_ms, (double)io * per, (double)meta * per, (double)cpu * per,
                       r->worker_MBps_total);
         rep_text_measured_loader(o, r, st);
@@ -126,9 +141,14 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_printf(o, "%sloader%s   no loader worker traced\n",
                       st->bold, st->off);
     }
-    if (!r->nadvice)
-        gs_out_printf(o, "%sadvice%s   none: nothing in the loader settings would help\n", st->bold,
-                      st->off);
+    if (!r->nadvice && r->advice_none_why[0])
+        gs_out_printf(o, "%sadvice%s   none: %s\n", st->bold, st->off, r->advice_none_why);
+    else if (!r->nadvice)
+        gs_out_printf(o, "%sadvice%s   none: %s\n", st->bold, st->off,
+                      r->verdict == AN_V_HOST
+                          ? "the wait is the host's, not the loader's (nothing in the loader "
+                            "settings would help)"
+                          : "not input-bound: nothing in the loader settings would help");
     for (size_t i = 0; i < r->nadvice; i++) {
         const an_advice *a = &r->advice[i];
         char set[48];
@@ -151,7 +171,8 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_printf(o, "\n         %s%s%s\n", st->dim, a->why, st->off);
     }
     for (size_t i = 0; i < r->nnotes; i++)
-        gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);
+        if (strcmp(r->notes[i], r->advice_none_why) != 0) /* said on the advice line */
+            gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);
     const an_kstat *top[5];
     size_t nk = an_kstats_top(&tr->kstats, top, 5);
     if (nk)
@@ -177,6 +198,8 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     if (run->abrupt)
         gs_out_printf(o, ", %zu ended abruptly (%llu events recovered)", run->abrupt,
                       (unsigned long long)run->recovered);
+    if (run->running)
+        gs_out_printf(o, ", %zu still running", run->running);
     gs_out_char(o, '\n');
     for (size_t i = 0; i < run->nskipped; i++) {
         const an_skipped *s = &run->skipped[i];

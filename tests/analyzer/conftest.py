@@ -37,9 +37,10 @@ class Proc:
     """One process image: strings, and events kept in the order given (the
     order they are written in the file)."""
 
-    def __init__(self, pid, ppid, argv, exec_seq=0, forked=False, version=None):
+    def __init__(self, pid, ppid, argv, exec_seq=0, forked=False, version=None, rank=None):
         self.pid, self.ppid, self.argv = pid, ppid, argv
         self.exec_seq, self.forked, self.version = exec_seq, forked, version
+        self.rank = rank
         self.strings = {}
         self.lines = []
         self.cur_tid = None
@@ -96,6 +97,8 @@ class Proc:
             head += " forked"
         if self.version:
             head += " version=%s" % self.version
+        if self.rank is not None:
+            head += " rank=%d" % self.rank
         return "\n".join([head + " -- " + self.argv] + self.lines) + "\n"
 
 

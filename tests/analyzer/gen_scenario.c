@@ -4,7 +4,7 @@
  * library sources.
  *
  * Input (stdin), one directive per line; '#' starts a comment line:
- *   proc PID PPID [exec=N] [forked] [host=H] [version=MAJ.MIN] -- ARGV...
+ *   proc PID PPID [exec=N] [forked] [host=H] [version=MAJ.MIN] [rank=R] -- ARGV...
  *                       start a new process file OUTDIR/H-PID[.N].gst
  *   string ID TEXT      define string ID (TEXT = rest of the line)
  *   tid TID             the following events belong to thread TID
@@ -139,6 +139,8 @@ int main(int argc, char **argv)
             pi.mono_ns = 1000000000ull;
             pi.real_ns = 1764430000000000000ull;
             pi.rank = pi.local_rank = pi.world_size = -1;
+            if ((q = strstr(p, " rank=")))
+                pi.rank = atoi(q + 6);
             pi.flags = forked ? GS_HDR_F_FORKED : 0;
             pi.exec_seq = exec_seq;
             pi.host = host;

@@ -17,18 +17,26 @@ def _markers(tr, t0, t1, n, fetch=None):
 
 
 def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False, step_ms=100, wait_ms=40,
-                 jitter_ms=0):
+                 jitter_ms=0, pin_memory="True", extra_config=(), gpu=True, epochs=1):
     """The GPU waits 40 ms of every 100 ms step on a worker pipe; each worker
     needs ~190-200 ms per batch (150 ms reads, 10 ms open/stat, ~40 ms CPU).
     step_ms / wait_ms change the measured steps; jitter_ms spreads their
-    lengths (deterministically) by up to +-jitter_ms, in the kernel time."""
+    lengths (deterministically) by up to +-jitter_ms, in the kernel time.
+    pin_memory and extra_config ((key, value) pairs) are the loader's config
+    records, spelt as given (the Python side writes booleans as 1/0).
+    gpu=False: a CPU-only trainer (no GPU, no CUDA; the step's other 60 ms
+    are the training thread's own work). epochs=E: each worker is a new
+    process every epoch (DataLoader workers without persistent_workers),
+    saying the same worker id, with 10 / E batches each."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train.py --epochs 1")
     tr.ev(100, "thread", ts=T0 - 5 * MS, str="MainThread", aux=100)
-    for k, v in (("num_workers", workers), ("pin_memory", "True"), ("batch_size", 32)):
+    for k, v in (("num_workers", workers), ("pin_memory", pin_memory),
+                 ("batch_size", 32)) + tuple(extra_config):
         tr.config(100, T0 - 2 * MS, k, v)
-    tr.ev(100, "gpu_device", ts=T0 - 3 * MS, dev=0, str="NVIDIA H200", bytes=141 << 30,
-          aux=132, aux2=90)
+    if gpu:
+        tr.ev(100, "gpu_device", ts=T0 - 3 * MS, dev=0, str="NVIDIA H200", bytes=141 << 30,
+              aux=132, aux2=90)
     gpu_later = []
     # warm-up step: 300 ms, waiting 250 ms
     steps = [(T0, T0 + 300 * MS, 250 * MS)]
@@ -45,35 +53,41 @@ def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False, step_m
         tr.pipe_read(100, a + wait - 1 * MS, a + wait, nbytes=4096)
         if marker_steps:
             tr.ev(100, "fetch_end", ts=a + wait, aux=n)
-        tr.cuda_copy(100, a + wait, a + wait + MS // 10, 8 << 20, kind=PINNED)
-        gpu = [("copy", a + wait, a + wait + 5 * MS), ("kernel", a + wait + 5 * MS, b)]
+        if gpu:
+            tr.cuda_copy(100, a + wait, a + wait + MS // 10, 8 << 20, kind=PINNED)
+        work = [("copy", a + wait, a + wait + 5 * MS), ("kernel", a + wait + 5 * MS, b)]
         if marker_steps:
             tr.ev(100, "step_end", ts=b, aux=n)
-        if late_gpu:
-            gpu_later.append(gpu)
+        if not gpu:
+            pass
+        elif late_gpu:
+            gpu_later.append(work)
             if len(gpu_later) > 3:  # CUPTI buffers: GPU records 3 steps late
                 flush_gpu(tr, gpu_later.pop(0))
         else:
-            flush_gpu(tr, gpu)
+            flush_gpu(tr, work)
         tr.frame()
     for g in gpu_later:
         flush_gpu(tr, g)
     tr.ev(100, "exit", ts=t + MS, aux=0, aux2=0)
-    for w in range(workers):
-        wp = sc.proc(101 + w, 100, "python train.py --epochs 1", forked=True)
-        wp.ev(101 + w, "role", ts=T0 - MS, str="loader_worker", aux=w, aux2=0)
-        s = T0
-        for j in range(10):
-            wp.pipe_read(101 + w, s, s + MS // 10, fd=3)
-            wp.ev(101 + w, "openat", ts=s + MS // 10, dur=5 * MS - MS // 10, fd=9, fdk=1,
-                  str="/data/img%d_%d.jpg" % (w, j), ret=9, aux=0, aux2=0)
-            wp.ev(101 + w, "fstat", ts=s + 5 * MS, dur=5 * MS, fd=9, fdk=1,
-                  str="/data/img%d_%d.jpg" % (w, j), ret=0)
-            for r in range(5):
-                wp.file_read(101 + w, s + 10 * MS + r * 30 * MS, s + 40 * MS + r * 30 * MS,
-                             1 << 20, path="/data/img%d_%d.jpg" % (w, j), off=r << 20)
-            s += 200 * MS
-        wp.ev(101 + w, "faults", ts=s, aux=101 + w, aux2=7)
+    per_epoch = 10 // epochs
+    for e in range(epochs):
+        for w in range(workers):
+            pid = 101 + e * workers + w
+            wp = sc.proc(pid, 100, "python train.py --epochs 1", forked=True)
+            s = T0 + e * per_epoch * 200 * MS
+            wp.ev(pid, "role", ts=s - MS, str="loader_worker", aux=w, aux2=0)
+            for j in range(e * per_epoch, (e + 1) * per_epoch):
+                wp.pipe_read(pid, s, s + MS // 10, fd=3)
+                wp.ev(pid, "openat", ts=s + MS // 10, dur=5 * MS - MS // 10, fd=9, fdk=1,
+                      str="/data/img%d_%d.jpg" % (w, j), ret=9, aux=0, aux2=0)
+                wp.ev(pid, "fstat", ts=s + 5 * MS, dur=5 * MS, fd=9, fdk=1,
+                      str="/data/img%d_%d.jpg" % (w, j), ret=0)
+                for r in range(5):
+                    wp.file_read(pid, s + 10 * MS + r * 30 * MS, s + 40 * MS + r * 30 * MS,
+                                 1 << 20, path="/data/img%d_%d.jpg" % (w, j), off=r << 20)
+                s += 200 * MS
+            wp.ev(pid, "faults", ts=s, aux=pid, aux2=7)
     return sc
 
 

@@ -38,7 +38,8 @@ def check_schema(j):
         for k in ("bytes_read", "pageable_copy_ms_per_step", "verdict", "dataloader", "steps_measured"):
             assert k in side
     assert set(j["change"]["share"]) == set(SHARES)
-    assert j["helped"]["label"] in ("helped", "hurt", "no_clear_change")
+    assert j["helped"]["label"] in ("helped", "hurt", "no_clear_change", "no_op")
+    assert (j["helped"]["no_op_why"] is None) == (j["helped"]["label"] != "no_op")
     assert j["helped"]["test"] == "mann-whitney-u"
     assert 0 <= j["helped"]["p_value"] <= 1
     assert j["prediction"]["outcome"] in ("held", "beaten", "missed", "none")
@@ -65,6 +66,59 @@ def test_more_workers_helped_and_prediction_held(gs, gen, tmp_path):
     r = run_compare(gs, a, b, "--cores", "8")
     assert r.returncode == 0, r.stderr
     assert "HELPED" in r.stdout and "HELD" in r.stdout and "num_workers=4" in r.stdout
+
+
+def test_dataloader_booleans_are_json_booleans(gs, gen, tmp_path):
+    a = mk(gen, tmp_path, "a", scenarios.loader_bound(pin_memory="0"))
+    b = mk(gen, tmp_path, "b", scenarios.loader_bound(pin_memory="1"))
+    j = compare_json(gs, a, b)
+    assert j["a"]["dataloader"]["pin_memory"] is False
+    assert j["b"]["dataloader"]["pin_memory"] is True
+    assert j["change"]["dataloader"] == [{"key": "pin_memory", "a": False, "b": True}]
+
+
+NOCUDA = (("pin_memory_effective", "0"),)
+
+
+def test_pin_memory_without_cuda_is_a_no_op(gs, gen, tmp_path):
+    """pin_memory 0 -> 1 where the DataLoader could not pin (no CUDA): a
+    difference in step time, however clear, is not the change's doing."""
+    a = mk(gen, tmp_path, "a", scenarios.loader_bound(pin_memory="0", jitter_ms=2,
+                                                      extra_config=NOCUDA))
+    b = mk(gen, tmp_path, "b", scenarios.loader_bound(pin_memory="1", step_ms=96, jitter_ms=2,
+                                                      extra_config=NOCUDA))
+    j = compare_json(gs, a, b)
+    check_schema(j)
+    assert j["helped"]["p_value"] < 0.05  # the statistics alone would say "helped"
+    assert j["helped"]["label"] == "no_op"
+    assert "pin_memory_effective=False" in j["helped"]["no_op_why"]
+    r = run_compare(gs, a, b, "--cores", "8")
+    assert r.returncode == 0, r.stderr
+    assert "NO-OP" in r.stdout and "HELPED" not in r.stdout
+    # the report of B says so too
+    rep = subprocess.run([gs, "report", "--cores", "8", b], capture_output=True, text=True,
+                         env=clean_env())
+    assert "pin_memory=True is a no-op here" in rep.stdout
+    # where the iterator did pin (CUDA), the same change is judged as usual
+    b2 = mk(gen, tmp_path, "b2", scenarios.loader_bound(pin_memory="1", step_ms=96, jitter_ms=2,
+                                                       extra_config=(("pin_memory_effective", "1"),)))
+    a2 = mk(gen, tmp_path, "a2", scenarios.loader_bound(pin_memory="0", jitter_ms=2,
+                                                       extra_config=(("pin_memory_effective", "0"),)))
+    assert compare_json(gs, a2, b2)["helped"]["label"] == "helped"
+    # another setting changed too: the statistics decide
+    b3 = mk(gen, tmp_path, "b3", scenarios.loader_bound(workers=4, pin_memory="1", step_ms=96,
+                                                       jitter_ms=2, extra_config=NOCUDA))
+    assert compare_json(gs, a, b3)["helped"]["label"] == "helped"
+
+
+def test_cpu_only_runs_have_no_gpu_rows(gs, gen, tmp_path):
+    a = mk(gen, tmp_path, "a", scenarios.loader_bound(gpu=False, workers=2, jitter_ms=2))
+    b = mk(gen, tmp_path, "b", scenarios.loader_bound(gpu=False, workers=4, step_ms=62, wait_ms=2,
+                                                      jitter_ms=2))
+    r = run_compare(gs, a, b, "--cores", "8")
+    assert r.returncode == 0, r.stderr
+    assert "GPU" not in r.stdout, r.stdout
+    assert "data wait" in r.stdout and "training thread waits for data 40%" in r.stdout
 
 
 def test_prediction_missed_with_a_tight_tolerance(gs, gen, tmp_path):

@@ -239,6 +239,8 @@ def test_html_self_contained(gs, gen, tmp_path, name):
             assert 0 <= row < len(data["rows"]) and 0 <= cls < len(data["classes"])
             assert 0 <= a <= b <= w["d"] + 1e-3
     # the slowest measured steps, slowest first
+    assert all(isinstance(s["w"], bool) for s in data["steps"])  # warm-up: a JSON boolean
+    assert [s["w"] for s in data["steps"]][:1] == [True]
     durs = [s["d"] for s in data["steps"] if not s["w"]]
     assert [w["d"] for w in data["windows"]] == sorted(durs, reverse=True)[:len(data["windows"])]
     assert rep["verdict"]["text"].replace("&", "&amp;") in page

@@ -3,6 +3,7 @@ on damaged and empty inputs, and the JSON schema (docs/report-schema.md)."""
 import json
 import os
 import struct
+import subprocess
 
 import pytest
 
@@ -67,6 +68,26 @@ def test_loader_bound(gs, gen, tmp_path):
     assert adv["num_workers"]["predicted_saving_ms"] == pytest.approx(40.0)
     # the warm-up step is reported but not measured
     assert j["per_step"][0]["warmup"] and j["per_step"][0]["dur_ms"] == pytest.approx(300)
+
+
+# the Python side writes booleans as 1/0 and None as "none"
+PY_CONFIG = (("pin_memory_effective", "1"), ("persistent_workers", "0"), ("drop_last", "1"),
+             ("prefetch_factor", "none"), ("requested.pin_memory", "0"))
+
+
+def test_dataloader_booleans_are_json_booleans(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "loader", scenarios.loader_bound(pin_memory="1",
+                                                               extra_config=PY_CONFIG))
+    dl = report_json(gs, d, "--cores", "8")["dataloader"]
+    assert dl["pin_memory"] is True and dl["pin_memory_effective"] is True
+    assert dl["persistent_workers"] is False
+    assert dl["prefetch_factor"] is None
+    assert dl["num_workers"] == 2 and dl["batch_size"] == 32
+    # the raw records stay strings, as written
+    assert {"loader": 0, "key": "pin_memory", "value": "1"} in dl["config"]
+    d = write(gen, tmp_path, "loader0", scenarios.loader_bound(pin_memory="0"))
+    dl = report_json(gs, d, "--cores", "8")["dataloader"]
+    assert dl["pin_memory"] is False and dl["pin_memory_effective"] is None
 
 
 def test_loader_bound_capped_by_cores(gs, gen, tmp_path):
@@ -316,3 +337,160 @@ def test_help(gs):
 def test_header_version_bytes():
     # gen_scenario writes the version at offset 12 (docs/trace-format.md)
     assert struct.calcsize("<8sIHH") == 16
+
+
+# ---- run directories that hold more than one run ----------------------------------------
+
+def _shifted(sc, d, rank=None):
+    """The scenario's processes with pid d added (a second run's pids)."""
+    for p in sc.procs:
+        p.pid += d
+        if p.ppid != 1:
+            p.ppid += d
+        p.lines = ["tid %d" % (int(ln.split()[1]) + d) if ln.startswith("tid ") else ln
+                   for ln in p.lines]
+        if rank is not None:
+            p.rank = rank
+    return sc
+
+
+def test_two_runs_in_one_directory_are_named(gs, gen, tmp_path):
+    """Two unrelated runs (two roots that train) written into one directory:
+    the report says so, and the other run's loader workers are not counted
+    as this run's."""
+    d = str(tmp_path / "mixed")
+    scenarios.loader_bound(workers=2).write(gen, d)
+    _shifted(scenarios.loader_bound(workers=3), 1000).write(gen, d)
+    j = report_json(gs, d, "--cores", "8")
+    assert j["run"]["processes"] == 7
+    assert j["run"]["separate_runs"] == 2
+    mine = j["run"]["trainer"]["pid"]
+    assert j["run"]["other_run_roots"] == [1100 if mine == 100 else 100]
+    assert j["loader"]["workers_seen"] == (2 if mine == 100 else 3)
+    assert any("holds 2 separate runs" in n for n in j["notes"])
+    txt = run_report(gs, d, "--cores", "8")
+    assert txt.returncode == 0
+    assert "MIXED" in txt.stdout and "holds 2 separate runs" in txt.stdout
+    cmp = subprocess.run([gs, "compare", "--cores", "8", d, d], capture_output=True, text=True,
+                         env=clean_env())
+    assert "A's directory holds 2 separate runs" in cmp.stdout
+    page = tmp_path / "mixed.html"
+    assert run_report(gs, d, "--cores", "8", "--html", str(page)).returncode == 0
+    assert "This directory holds 2 separate runs" in page.read_text()
+    # one run alone: nothing said
+    one = write(gen, tmp_path, "one", scenarios.loader_bound(workers=2))
+    j = report_json(gs, one, "--cores", "8")
+    assert j["run"]["separate_runs"] == 1 and j["run"]["other_run_roots"] == []
+    assert "MIXED" not in run_report(gs, one).stdout
+
+
+def test_ranks_without_a_common_parent_are_one_run(gs, gen, tmp_path):
+    """Ranks of one job started by a launcher that is not traced (srun) are
+    separate roots, one rank each, running together: one run, not two."""
+    d = str(tmp_path / "ranks")
+    _shifted(scenarios.loader_bound(workers=2), 0, rank=0).write(gen, d)
+    _shifted(scenarios.loader_bound(workers=2), 1000, rank=1).write(gen, d)
+    j = report_json(gs, d, "--cores", "8")
+    assert j["run"]["separate_runs"] == 1
+    # the same rank twice is two runs of the job
+    d2 = str(tmp_path / "twice")
+    _shifted(scenarios.loader_bound(workers=2), 0, rank=0).write(gen, d2)
+    _shifted(scenarios.loader_bound(workers=2), 1000, rank=0).write(gen, d2)
+    assert report_json(gs, d2, "--cores", "8")["run"]["separate_runs"] == 2
+
+
+# ---- one vocabulary ------------------------------------------------------------------------
+
+def test_cpu_only_run_never_speaks_of_a_gpu(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "cpu", scenarios.loader_bound(gpu=False))
+    j = report_json(gs, d, "--cores", "8")
+    assert j["no_gpu_activity"] is True
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.40, abs=1e-6)
+    assert j["advice"][0]["setting"] == "num_workers" and j["advice"][0]["value"] == 4
+    txt = run_report(gs, d, "--cores", "8").stdout
+    lines = [ln for ln in txt.splitlines() if "GPU" in ln]
+    assert lines == ["no GPU activity seen: shares of the training thread's time"], txt
+    assert "verdict  HIGHLY INPUT-BOUND: the training thread waits for data 40% of its time" in txt
+    assert "the training thread's own work" in txt
+    # enough workers already (190 ms per batch, 170 ms of other work): the
+    # note says who waits
+    d = write(gen, tmp_path, "cpu2", scenarios.loader_bound(gpu=False, step_ms=200, wait_ms=30))
+    txt = run_report(gs, d, "--cores", "8").stdout
+    assert "yet the training thread waits" in txt
+    assert [ln for ln in txt.splitlines() if "GPU" in ln] == \
+        ["no GPU activity seen: shares of the training thread's time"], txt
+
+
+def test_verdict_quotes_the_table(gs, gen, tmp_path):
+    d = write(gen, tmp_path, "loader", scenarios.loader_bound(wait_ms=30, jitter_ms=3))
+    j = report_json(gs, d, "--cores", "8")
+    txt = run_report(gs, d, "--cores", "8").stdout
+    row = [ln for ln in txt.splitlines() if ln.startswith("GPU idle: data wait")][0]
+    pct = "%.0f%%" % (100 * j["share"]["idle_data_wait"])
+    assert row.split()[5] == "%.1f%%" % (100 * j["share"]["idle_data_wait"])
+    assert ("waits for data %s of every step" % pct) in j["verdict"]["text"]
+    lo, hi = j["input_bound_share_interval"]
+    assert lo <= j["input_bound_share"] <= hi
+    assert j["verdict"]["borderline"] is False
+
+
+def test_share_near_a_band_edge_is_borderline(gs, gen, tmp_path):
+    """20 ms of data wait in steps of 100 +- 5 ms: the share is 19-21% from
+    step to step, across the 20% edge between MODERATELY and HIGHLY: the
+    verdict says so instead of a bare label that another run could flip."""
+    d = write(gen, tmp_path, "edge", scenarios.loader_bound(wait_ms=20, jitter_ms=5))
+    j = report_json(gs, d, "--cores", "8")
+    lo, hi = j["input_bound_share_interval"]
+    assert lo < 0.20 <= hi
+    assert j["verdict"]["borderline"] is True
+    assert "borderline" in j["verdict"]["text"]
+    assert "between MODERATELY and HIGHLY" in j["verdict"]["text"]
+    # far from an edge: not borderline
+    d = write(gen, tmp_path, "far", scenarios.loader_bound(wait_ms=40, jitter_ms=5))
+    j = report_json(gs, d, "--cores", "8")
+    assert j["verdict"]["borderline"] is False and "borderline" not in j["verdict"]["text"]
+
+
+def test_moderately_input_bound_without_advice_says_why(gs, gen, tmp_path):
+    # 2 workers at ~190 ms per batch keep up with 185 ms of GPU-bound step
+    d = write(gen, tmp_path, "mod", scenarios.loader_bound(step_ms=200, wait_ms=15))
+    j = report_json(gs, d, "--cores", "8")
+    assert j["verdict"]["label"] == "MODERATELY_INPUT_BOUND"
+    assert j["advice"] == []
+    assert j["advice_none_why"].startswith("the loader should keep up")
+    txt = run_report(gs, d, "--cores", "8").stdout
+    assert "advice   none: the loader should keep up" in txt
+    assert "nothing in the loader settings would help" not in txt
+    page = tmp_path / "mod.html"
+    assert run_report(gs, d, "--cores", "8", "--html", str(page)).returncode == 0
+    assert "Nothing advised: the loader should keep up" in page.read_text()
+    # not input-bound: null
+    d = write(gen, tmp_path, "gpu", scenarios.gpu_bound())
+    assert report_json(gs, d, "--cores", "8")["advice_none_why"] is None
+
+
+def test_workers_started_each_epoch_count_once(gs, gen, tmp_path):
+    """DataLoader workers without persistent_workers are new processes every
+    epoch; they are the same 2 workers, not 4."""
+    d = write(gen, tmp_path, "epochs", scenarios.loader_bound(workers=2, epochs=2))
+    j = report_json(gs, d, "--cores", "8")
+    assert j["loader"]["workers_seen"] == 2 and j["loader"]["worker_processes"] == 4
+    assert len(j["loader"]["workers"]) == 4
+    assert j["advice"][0]["value"] == 4
+    txt = run_report(gs, d, "--cores", "8").stdout
+    assert "2 loader workers" in txt
+    assert "loader   2 workers (4 processes: started again each epoch)" in txt
+    one = report_json(gs, write(gen, tmp_path, "one", scenarios.loader_bound(workers=2)),
+                      "--cores", "8")
+    assert one["loader"]["workers_seen"] == one["loader"]["worker_processes"] == 2
+
+
+def test_run_line_and_loader_line_give_one_worker_count(gs, gen, tmp_path):
+    """Workers that are configured but not traced (threads, untraced
+    processes): the run line gives the configured count the loader line
+    gives, not 0."""
+    d = write(gen, tmp_path, "gpu", scenarios.gpu_bound())  # num_workers=4, no worker traced
+    txt = run_report(gs, d, "--cores", "8").stdout
+    assert "1 trainer (pid 100), 4 loader workers (configuration)" in txt
+    assert "loader   num_workers=4 (configuration)" in txt
+    assert "0 loader workers" not in txt

@@ -519,16 +519,33 @@ def test_run_default_directory_names(gs, lib, tmp_path):
 def test_run_existing_output_dir_is_used(gs, mktrace, noop_lib, tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "keep").write_text("x")
-    subprocess.run([mktrace, "-e", "10", "--file", "d/old.gst"], cwd=tmp_path, check=True)
     p = run_gs(["-o", "d", "--", "true"], noop_lib, tmp_path)
     assert p.returncode == 0
     assert (tmp_path / "d" / "keep").read_text() == "x"
+
+
+def test_run_output_dir_with_traces_needs_append(gs, mktrace, noop_lib, tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "keep").write_text("x")
+    subprocess.run([mktrace, "-e", "10", "--file", "d/old.gst"], cwd=tmp_path, check=True)
+    old = (tmp_path / "d" / "old.gst").read_bytes()
+    p = run_gs(["-o", "d", "--", "touch", "marker"], noop_lib, tmp_path)
+    assert p.returncode == 2
+    assert "'d' already holds 1 trace file" in p.stderr.decode()
+    assert "--append" in p.stderr.decode()
+    assert not (tmp_path / "marker").exists()
+    assert sorted(os.listdir(str(tmp_path / "d"))) == ["keep", "old.gst"]
+    assert (tmp_path / "d" / "old.gst").read_bytes() == old
+    p = run_gs(["--append", "-o", "d", "--", "touch", "marker"], noop_lib, tmp_path)
+    assert p.returncode == 0
+    assert (tmp_path / "marker").exists()
+    assert (tmp_path / "d" / "old.gst").read_bytes() == old
     # the closing line counts only what this run wrote, not old.gst
     assert p.stderr.decode().splitlines()[-1].startswith(
         "gpustarve: no trace files were written to d ")
 
 
-@pytest.mark.parametrize("out,why", [("no/such/dir", "No such file or directory"),
+@pytest.mark.parametrize("out,why", [("file/sub/dir", "Not a directory"),
                                      ("file", "exists and is not a directory")])
 def test_run_uncreatable_dir_runs_nothing(gs, lib, tmp_path, out, why):
     (tmp_path / "file").write_text("")

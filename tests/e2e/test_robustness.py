@@ -149,10 +149,11 @@ def test_unwritable_directory_changes_nothing(built, dataset, readonly_dir, how)
 
 def test_uncreatable_run_directory_runs_nothing(built, tmp_path):
     marker = tmp_path / "ran"
-    p = subprocess.run([CLI, "run", "-o", str(tmp_path / "no" / "such" / "dir"), "--",
+    (tmp_path / "file").write_text("")
+    p = subprocess.run([CLI, "run", "-o", str(tmp_path / "file" / "such" / "dir"), "--",
                         "touch", str(marker)], capture_output=True, env=clean_env())
     assert p.returncode == 2
-    assert b"no/such" in p.stderr
+    assert b"file/such" in p.stderr and b"Not a directory" in p.stderr
     assert not marker.exists()
 
 
@@ -857,10 +858,12 @@ def test_command_line_warning_filters_act_as_untraced(built, tmp_path, flags):
 
 def test_each_run_warns_for_itself(built, tmp_path):
     """A kind of warning is printed once per run; a second run into the same
-    -o directory prints its own (the first run's mark is not this run's)."""
+    -o directory (--append) prints its own (the first run's mark is not this
+    run's)."""
     data = tmp_path / "blob"
     data.write_bytes(os.urandom(64 * 512))
     for attempt in range(2):
-        p = run_traced([PY, "-c", COUNTS, str(data), "50000", "fsize"], tmp_path / "run")
+        p = run_traced([PY, "-c", COUNTS, str(data), "50000", "fsize"], tmp_path / "run",
+                       cli_args=["--append"] if attempt else [])
         assert p.returncode == 0, p.stderr.decode()
         assert len(warnings_of(p.stderr)) == 1, (attempt, p.stderr.decode())

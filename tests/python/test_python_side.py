@@ -118,6 +118,26 @@ def test_persistent_workers_two_epochs(built, read_markers, images, tmp_path, py
     assert len([r for r in m.of("config", 0) if r["text"].startswith("num_workers=")]) == 1
 
 
+@pytest.mark.parametrize("py", PYS)
+def test_workers_started_each_epoch_are_one_worker_count(built, read_markers, images, tmp_path,
+                                                         py):
+    """Without persistent_workers torch starts the 2 workers again every
+    epoch: 4 processes over 2 epochs, which the report counts as the same 2
+    workers (docs/report-schema.md, "Loader numbers")."""
+    p = run_traced(train_cmd(py, images, "--num-workers", 2, "--epochs", 2), tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    m = read_markers(tmp_path / "run")
+    assert sorted(w for w, _ in worker_roles(m)) == [0, 0, 1, 1]  # 2 processes per worker id
+    rep = subprocess.run([CLI, "report", "--json", str(tmp_path / "run")], capture_output=True,
+                         timeout=120)
+    assert rep.returncode == 0, rep.stderr.decode()
+    loader = json.loads(rep.stdout)["loader"]
+    assert loader["workers_seen"] == 2 and loader["worker_processes"] == 4
+    txt = subprocess.run([CLI, "report", str(tmp_path / "run")], capture_output=True,
+                         timeout=120).stdout.decode()
+    assert "2 loader workers" in txt and "2 workers (4 processes: started again each epoch)" in txt
+
+
 # ---- a train and a validation loader ------------------------------------------------
 
 @pytest.mark.parametrize("py", PYS)
@@ -309,6 +329,41 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
         assert run["verdict"] == r["verdict"]["label"]
         assert run["steps"] == r["steps"]["measured"]
     assert b"sweep: run 2/2" in p.stderr  # progress on stderr
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_sweep_leaves_out_pin_memory_without_cuda(built, images, tmp_path, py):
+    """Without CUDA, pin_memory=True pins nothing (torch's iterator says so:
+    pin_memory_effective): after the first such run the sweep leaves the
+    pin_memory axis out instead of timing the same loader twice."""
+    out = tmp_path / "sweep"
+    js = tmp_path / "sweep.json"
+    p = subprocess.run([CLI, "sweep", "--num-workers", "0,1", "--pin-memory", "0,1", "--steps",
+                        "4", "--warmup", "1", "-o", str(out), "--json", str(js), "--"] +
+                       train_cmd(py, images, "--epochs", 2),
+                       env=clean_env(), capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(js.read_text())
+    cfg = {(c["num_workers"], c["pin_memory"]): c for c in doc["configs"]}
+    pinned = cfg[(0, True)]["runs"][0]
+    rep = subprocess.run([CLI, "report", "--json", "--skip", "1", pinned["dir"]],
+                         capture_output=True, timeout=120)
+    assert rep.returncode == 0, rep.stderr.decode()
+    dl = json.loads(rep.stdout)["dataloader"]
+    assert dl["pin_memory"] is True
+    if dl["pin_memory_effective"]:
+        pytest.skip("this machine has CUDA: pin_memory pins here")
+    assert doc["pin_memory_noop"] is True
+    assert cfg[(0, True)]["left_out"] == cfg[(1, True)]["left_out"] == "pin_memory_noop"
+    assert cfg[(0, False)]["left_out"] is None and cfg[(1, False)]["left_out"] is None
+    # the first pin_memory=True run told; the second was never started
+    assert pinned["exit"] == 0
+    assert cfg[(1, True)]["runs"][0]["exit"] is None
+    assert not os.path.exists(cfg[(1, True)]["runs"][0]["dir"])
+    assert doc["best"]["pin_memory"] is False
+    assert b"pin_memory axis is left out" in p.stderr
+    table = subprocess.run([CLI, "sweep", "--help"], capture_output=True).stdout
+    assert b"no-op" in table
 
 
 @pytest.mark.parametrize("args", [

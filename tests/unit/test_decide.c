@@ -62,7 +62,7 @@ static void test_bands(void)
         ASSERT_TRUE(d.verdict_text[0] != '\0');
     }
     in.no_gpu = 1;
-    in.input_share = 0.5;
+    in.input_share = in.share[AN_SH_DATA_WAIT] = 0.5;
     an_decision d = decide(&in);
     ASSERT_TRUE(strstr(d.verdict_text, "training thread waits for data 50%") != NULL);
     ASSERT_TRUE(strcmp(an_verdict_label(AN_V_HOST), "HOST_BOUND") == 0);
@@ -116,6 +116,8 @@ static void test_num_workers(void)
     d = decide(&in);
     ASSERT_EQ(d.nadvice, 0);
     ASSERT_TRUE(d.nnotes == 1 && strstr(d.notes[0], "should keep up") != NULL);
+    /* input-bound and nothing advised: the advice line says why */
+    ASSERT_TRUE(strcmp(d.none_why, d.notes[0]) == 0);
 
     /* not input-bound: no num_workers advice at all */
     in = input_bound();
@@ -124,6 +126,19 @@ static void test_num_workers(void)
     ASSERT_EQ(d.verdict, AN_V_NOT);
     ASSERT_EQ(d.nadvice, 0);
     ASSERT_EQ(d.nnotes, 0);
+    ASSERT_TRUE(d.none_why[0] == '\0');
+
+    /* MODERATELY input-bound, nothing to size workers from, no note: the
+     * advice line still says why */
+    in = input_bound();
+    in.input_share = in.share[AN_SH_DATA_WAIT] = 0.10;
+    in.batch_ms = 0;
+    in.data_wait_ms = 0;
+    d = decide(&in);
+    ASSERT_EQ(d.verdict, AN_V_MODERATELY);
+    ASSERT_EQ(d.nadvice, 0);
+    ASSERT_TRUE(strstr(d.none_why, "num_workers cannot be sized") != NULL);
+    ASSERT_TRUE(strstr(d.none_why, "pin_memory would not help") != NULL);
 
     /* waits on pipes with no worker traced: cannot size */
     in = input_bound();
@@ -209,9 +224,55 @@ static void test_pin_memory(void)
     ASSERT_EQ(decide(&in).nadvice, 0);
 }
 
+/* One vocabulary: the verdict quotes the table's share, names the median
+ * step's when that decided the band, never says "GPU" without GPU activity,
+ * and says "borderline" when the step-to-step interval crosses a band edge. */
+static void test_verdict_words(void)
+{
+    an_decide_in in = base();
+    in.input_share = in.share[AN_SH_DATA_WAIT] = 0.30;
+    in.input_share_lo = 0.28;
+    in.input_share_hi = 0.32;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(strstr(d.verdict_text, "the GPU waits for data 30% of every step") != NULL);
+    ASSERT_TRUE(strstr(d.verdict_text, "median") == NULL);
+    ASSERT_EQ(d.borderline, 0);
+    /* bursty loader: the median step's share decides, and is named */
+    in.share[AN_SH_DATA_WAIT] = 0.15;
+    in.input_share = 0.22;
+    in.input_share_lo = 0.21;
+    in.input_share_hi = 0.24;
+    d = decide(&in);
+    ASSERT_EQ(d.verdict, AN_V_HIGHLY);
+    ASSERT_TRUE(strstr(d.verdict_text, "waits for data 15% of every step (the median step 22%)") !=
+                NULL);
+    /* the interval crosses 20%: borderline, whichever side the estimate is */
+    in.input_share_lo = 0.17;
+    d = decide(&in);
+    ASSERT_EQ(d.verdict, AN_V_HIGHLY);
+    ASSERT_EQ(d.borderline, 1);
+    ASSERT_TRUE(strstr(d.verdict_text, "borderline: from step to step it lies in 17-24% (95%), "
+                                       "across the 20% line between MODERATELY and HIGHLY") != NULL);
+    in.input_share = in.share[AN_SH_DATA_WAIT] = 0.06;
+    in.input_share_lo = 0.03;
+    in.input_share_hi = 0.09;
+    d = decide(&in);
+    ASSERT_EQ(d.verdict, AN_V_MODERATELY);
+    ASSERT_TRUE(d.borderline && strstr(d.verdict_text, "between NOT and MODERATELY") != NULL);
+    /* no GPU: the training thread waits, in every label */
+    in.no_gpu = 1;
+    for (double s = 0.01; s < 0.5; s += 0.1) {
+        in.input_share = in.share[AN_SH_DATA_WAIT] = in.input_share_lo = in.input_share_hi = s;
+        d = decide(&in);
+        ASSERT_TRUE(strstr(d.verdict_text, "GPU") == NULL);
+        ASSERT_TRUE(strstr(d.verdict_text, "training thread waits for data") != NULL);
+    }
+}
+
 int main(void)
 {
     test_bands();
+    test_verdict_words();
     test_num_workers();
     test_storage();
     test_pin_memory();

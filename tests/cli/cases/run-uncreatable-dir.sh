@@ -1,4 +1,5 @@
-# the parent is missing: exit 2, the command is not run
-gpustarve run -o no/such/dir -- touch marker
+# a parent is a file: exit 2, the command is not run
+touch f
+gpustarve run -o f/sub/dir -- touch marker
 echo "exit $?"
 ls

@@ -1,0 +1,99 @@
+"""Run directories that cannot lie (docs/report-schema.md, "How the run is
+read"): a run still in progress is reported as in progress, not as processes
+that ended abruptly, and the same directory reads as finished once the
+program has ended; `run -o` keeps a second run out of a used directory."""
+import json
+import os
+import subprocess
+
+import gstest
+from conftest import CLI, PY, clean_env
+
+# A training loop stand-in: 12 steps with the Python side's markers, then a
+# marker file, then it blocks until its stdin closes.
+LOOP = r"""
+import sys, time
+from gpustarve import _native as n
+for s in range(12):
+    n.step_begin(s); n.fetch_begin(s); time.sleep(0.002); n.fetch_end(s)
+    time.sleep(0.003); n.step_end(s)
+open(sys.argv[1], "w").close()
+sys.stdin.read()
+"""
+
+
+def report(run_dir, *args):
+    p = subprocess.run([CLI, "report"] + list(args) + [str(run_dir)], capture_output=True,
+                       text=True, env=clean_env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_run_in_progress_is_labelled(built, tmp_path):
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP)
+    ready, run_dir = tmp_path / "ready", tmp_path / "run"
+    proc = subprocess.Popen([CLI, "run", "-q", "-o", str(run_dir), "--", PY, str(script),
+                             str(ready)], stdin=subprocess.PIPE, env=clean_env(),
+                            preexec_fn=gstest.default_signals)
+    try:
+        gstest.wait_for_file(ready, "the traced loop never finished its steps")
+        j = json.loads(report(run_dir, "--json"))
+        assert j["run"]["in_progress"] is True and j["run"]["running"] == 1
+        assert j["run"]["ended_abruptly"] == 0
+        assert j["steps"]["count"] == 12
+        txt = report(run_dir)
+        assert "IN PROGRESS  1 of 1 processes still running" in txt
+        assert "1 still running" in txt and "ended abruptly" not in txt
+        report(run_dir, "--html", str(tmp_path / "page.html"))
+        assert "In progress: 1 of 1 processes still running" in (tmp_path / "page.html").read_text()
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=120) == 0
+    j = json.loads(report(run_dir, "--json"))
+    assert j["run"]["in_progress"] is False and j["run"]["running"] == 0
+    assert j["steps"]["count"] == 12
+    assert "IN PROGRESS" not in report(run_dir)
+
+
+def test_second_run_into_a_used_directory_is_refused(built, tmp_path):
+    run_dir = tmp_path / "a" / "b" / "run"  # parents are created
+    assert gstest.run_traced([PY, "-c", "pass"], run_dir).returncode == 0
+    before = sorted(os.listdir(str(run_dir)))
+    assert before and all(f.endswith(".gst") for f in before)
+    p = gstest.run_traced([PY, "-c", "open('%s', 'w')" % (tmp_path / "ran")], run_dir)
+    assert p.returncode == 2 and b"already holds" in p.stderr
+    assert not (tmp_path / "ran").exists()
+    assert sorted(os.listdir(str(run_dir))) == before
+    p = gstest.run_traced([PY, "-c", "pass"], run_dir, cli_args=["--append"])
+    assert p.returncode == 0
+    assert len(os.listdir(str(run_dir))) == 2 * len(before)
+
+
+# A child that outlives the command until the test releases it.
+OUTLIVE = r"""
+import os, sys, time
+if os.fork() == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    deadline = time.monotonic() + 300  # bounds a broken test only
+    while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os._exit(0)
+"""
+
+
+def test_run_says_which_processes_it_left_running(built, tmp_path):
+    """`run` waits 5 s for processes the command left behind; one still
+    running then is 'still running' in its closing line, not 'ended
+    abruptly'."""
+    release = tmp_path / "release"
+    try:
+        p = gstest.run_traced([PY, "-c", OUTLIVE, str(release)], tmp_path / "run")
+        assert p.returncode == 0, p.stderr.decode()
+        last = p.stderr.decode().splitlines()[-1]
+        assert "traced 2 processes" in last and "1 still running" in last, last
+        assert "ended abruptly" not in last
+    finally:
+        release.write_text("")
