@@ -38,6 +38,12 @@ void an_other_time_absent(an_other_time *t)
 
 /* ---- the pass ------------------------------------------------------------------------ */
 
+/* RATIONALE: a collector's samples are out of order by a few at most, and
+ * between two periodic samples (200 ms) a thread takes at most a few
+ * thousand marker samples; scans stop here, so no trace, however made,
+ * makes the analysis quadratic. */
+#define SCAN_MAX 4096u
+
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
@@ -100,8 +106,10 @@ int an_cpu_add(an_cpu_log **lp, const gs_event *e, const an_cpu_now *now)
      * sample is taken after the events drained with it, so a few may
      * arrive later with earlier stamps: keep the log sorted by ts */
     size_t i = l->n;
-    while (i > 0 && l->s[i - 1].ts > x.ts)
+    while (i > 0 && l->s[i - 1].ts > x.ts && l->n - i < SCAN_MAX)
         i--;
+    if (i > 0 && l->s[i - 1].ts > x.ts)
+        return 0; /* far out of order: never in a collector's trace; ignored */
     memmove(&l->s[i + 1], &l->s[i], (l->n - i) * sizeof *l->s);
     l->s[i] = x;
     l->n++;
@@ -115,7 +123,7 @@ void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts)
     if (!l || !l->n)
         return;
     an_cpu_sample *x = NULL;
-    for (size_t i = l->n; i-- > 0 && l->s[i].ts >= ts;)
+    for (size_t i = l->n; i-- > 0 && l->s[i].ts >= ts && l->n - i <= SCAN_MAX;)
         if (l->s[i].ts == ts && l->s[i].src == GS_CPU_SRC_MARKER && !l->s[i].marker) {
             x = &l->s[i];
             break;
@@ -181,17 +189,18 @@ static double value_at(const an_cpu_log *l, uint64_t t, int v)
 {
     if (!l || !l->n)
         return -1;
-    size_t r = lower(l, t);
-    while (r < l->n && !known(&l->s[r], v))
+    const size_t at = lower(l, t);
+    size_t r = at;
+    while (r < l->n && !known(&l->s[r], v) && r - at < SCAN_MAX)
         r++;
-    if (r == l->n)
+    if (r == l->n || !known(&l->s[r], v))
         return -1;
     if (l->s[r].ts == t)
         return value(&l->s[r], v);
-    size_t i = lower(l, t);
-    while (i > 0 && !known(&l->s[i - 1], v))
+    size_t i = at;
+    while (i > 0 && !known(&l->s[i - 1], v) && at - i < SCAN_MAX)
         i--;
-    if (i == 0)
+    if (i == 0 || !known(&l->s[i - 1], v))
         return -1;
     const an_cpu_sample *a = &l->s[i - 1], *b = &l->s[r];
     const double f = (double)(t - a->ts) / (double)(b->ts - a->ts);
@@ -202,10 +211,12 @@ static double value_at(const an_cpu_log *l, uint64_t t, int v)
 static int known_span(const an_cpu_log *l, int v, uint64_t *a, uint64_t *b)
 {
     size_t i = 0, j = l ? l->n : 0;
-    while (i < j && !known(&l->s[i], v))
+    while (i < j && !known(&l->s[i], v) && i < SCAN_MAX)
         i++;
-    while (j > i && !known(&l->s[j - 1], v))
+    while (j > i && !known(&l->s[j - 1], v) && l->n - j < SCAN_MAX)
         j--;
+    if (j <= i || !known(&l->s[i], v) || !known(&l->s[j - 1], v))
+        return 0;
     if (j <= i + 1)
         return 0;
     *a = l->s[i].ts;

@@ -38,7 +38,8 @@ enum an_per_batch {
 
 /* One loader (a worker process, or a loader thread of the trainer): where
  * the time of one batch goes. The five time parts sum to wall_ms (within
- * rounding) when measured:
+ * rounding) when they are means (AN_PB_PERIODIC); as medians over batches
+ * (AN_PB_MARKERS) each is its own batch's, so they sum to it only nearly:
  *
  *   wall = io + fault + cpu + runq + blocked
  *

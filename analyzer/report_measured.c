@@ -128,7 +128,7 @@ void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st)
         gs_out_printf(o, ", waiting for a CPU %.1f ms", t->runq_ms);
     gs_out_printf(o, ", other blocking %.1f ms", t->blocked_ms);
     if (t->requested_bytes > t->read_bytes * 1.01 + 4096)
-        gs_out_printf(o, "; %.2f MB read (%.2f MB requested)", t->read_bytes / 1e6,
+        gs_out_printf(o, "; %.3g MB read (%.3g MB requested)", t->read_bytes / 1e6,
                       t->requested_bytes / 1e6);
     gs_out_char(o, '\n');
     const an_trainer_time *tt = &r->trainer_time;

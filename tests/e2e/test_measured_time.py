@@ -56,6 +56,13 @@ def parts_sum(m):
             + m["other_blocked_ms"])
 
 
+def parts_make_the_batch(m):
+    """Means (periodic samples) sum to the batch exactly; medians over
+    batches (markers) each come from their own batch, so only nearly."""
+    slack = 0.01 * m["wall_ms"] + 0.1 if m["per_batch"] == "periodic" else 0.25 * m["wall_ms"] + 1
+    return abs(parts_sum(m) - m["wall_ms"]) <= slack
+
+
 def test_loader_thread_sleep_and_cpu_are_told_apart(built, data_file, tmp_path):
     sleep_ms, burn_ms, batches = 30, 20, 20
     p = run_traced([LOADER, "--file", data_file, "--batches", str(batches), "--sleep-ms",
@@ -73,7 +80,7 @@ def test_loader_thread_sleep_and_cpu_are_told_apart(built, data_file, tmp_path):
     assert m["file_io_ms"] < 5, m
     assert m["runq_ms"] >= 0
     # the parts are the loader's whole batch
-    assert abs(parts_sum(m) - m["wall_ms"]) <= 0.01 * m["wall_ms"] + 0.1, m
+    assert parts_make_the_batch(m), m
     assert m["wall_ms"] >= sleep_ms + burn_ms - 2
     assert m["read_bytes"] == m["requested_bytes"] == 64 * 1024
     # nothing mapped: no page-fault I/O
@@ -108,7 +115,7 @@ def test_cold_mapping_is_page_fault_io_with_a_rate(built, data_file, tmp_path):
     # the rate is the bytes over the time: no other blocking hides it
     assert m["page_fault_MBps"] == pytest.approx(
         m["page_fault_bytes"] / 1e6 / (m["page_fault_io_ms"] / 1e3), rel=0.05)
-    assert abs(parts_sum(m) - m["wall_ms"]) <= 0.01 * m["wall_ms"] + 0.1, m
+    assert parts_make_the_batch(m), m
 
 
 def dl_run(tmp_path, *args):
@@ -134,11 +141,12 @@ def test_dataloader_trainer_blocked_on_sleeping_workers(built, tmp_path):
     assert s["idle_data_wait_blocked"] > 3 * s["idle_data_wait_receiving"], s
     assert s["idle_data_wait_blocked"] > 0.6 * j["share"]["idle_data_wait"], s
     assert t["receiving_ms"] >= 0 and t["cpu_ms"] >= t["receiving_ms"], t
-    # the workers: sleeping is other blocking (4 samples x 10 ms a batch)
+    # the workers (periodic samples: means per batch): sleeping is other
+    # blocking, 4 samples x 10 ms a batch
     for w in j["loader"]["workers"]:
         m = w["measured"]
         assert m is not None
-        assert m["other_blocked_ms"] >= 0.7 * 40, m
+        assert 0.7 * 40 <= m["other_blocked_ms"] <= 1.5 * 40 + 3, m
         assert m["cpu_ms"] < m["other_blocked_ms"], m
 
 
@@ -168,4 +176,4 @@ def test_numpy_memmap_read_cold_is_page_fault_io(built, tmp_path):
         assert m["page_fault_io_ms"] > 0, m
         assert m["page_fault_MBps"] > 0, m
         assert m["page_fault_bytes"] >= m["major_faults"] * 4096 * 0.99, m
-        assert abs(parts_sum(m) - m["wall_ms"]) <= 0.01 * m["wall_ms"] + 0.1, m
+        assert parts_make_the_batch(m), m

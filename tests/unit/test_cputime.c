@@ -77,13 +77,17 @@ static void test_ring_layout(void)
 
 /* ---- the analysis --------------------------------------------------------------- */
 
+static int64_t g_storage = -1; /* the next samples' storage reads, -1: none */
+
 static void add(an_thread *th, uint64_t ts, unsigned src, uint64_t cpu, int64_t runq, int64_t maj,
                 uint64_t io, uint64_t wait, uint64_t reads)
 {
     gs_event e;
-    unsigned has = (runq >= 0 ? GS_CPU_HAS_RUNQ : 0) | (maj >= 0 ? GS_CPU_HAS_FAULTS : 0);
+    unsigned has = (runq >= 0 ? GS_CPU_HAS_RUNQ : 0) | (maj >= 0 ? GS_CPU_HAS_FAULTS : 0) |
+                   (g_storage >= 0 ? GS_CPU_HAS_STORAGE : 0);
     cpu_event(&e, ts, th->tid, src, has, cpu, runq < 0 ? 0 : (uint64_t)runq,
               maj < 0 ? 0 : (uint32_t)maj, 0, 0);
+    e.ret = g_storage >= 0 ? g_storage : 0;
     const an_cpu_now now = {io, wait, reads, 0, -1};
     ASSERT_EQ(an_cpu_add(&th->cpu, &e, &now), 0);
 }
@@ -92,8 +96,10 @@ static void add(an_thread *th, uint64_t ts, unsigned src, uint64_t cpu, int64_t 
 
 /* A loader thread sampled every 100 ms over 1 s, 10 batches: per 100 ms it
  * spends 10 ms in hooked reads, 30 ms on a CPU, 20 ms runnable, and the
- * rest (40 ms) off-CPU; in the second half it takes major faults. */
-static void test_loader_parts(void)
+ * rest (40 ms) off-CPU; in the second half it takes 250 major faults per
+ * 100 ms, and (with_storage) makes the storage read 8 MiB per 100 ms there
+ * (readahead: far more than 250 pages). */
+static void test_loader_parts(int with_storage)
 {
     an_proc p;
     memset(&p, 0, sizeof p);
@@ -107,6 +113,7 @@ static void test_loader_parts(void)
     const uint64_t t0 = 1000 * MS;
     for (int i = 0; i <= 10; i++) {
         const uint64_t ts = t0 + (uint64_t)i * 100 * MS;
+        g_storage = with_storage ? (i <= 5 ? 0 : (int64_t)(i - 5) * (8 << 20)) : -1;
         add(&th[1], ts, GS_CPU_SRC_PERIODIC, (uint64_t)i * 30 * MS, (int64_t)i * 20 * MS,
             i <= 5 ? 0 : (i - 5) * 250, (uint64_t)i * 10 * MS, 0, (uint64_t)i * 4);
     }
@@ -156,7 +163,15 @@ static void test_loader_parts(void)
     ASSERT_RANGE(t->blocked_ms, 19.999, 20.001);
     ASSERT_RANGE(t->io_ms + t->fault_ms + t->cpu_ms + t->runq_ms + t->blocked_ms, 99.99, 100.01);
     ASSERT_RANGE(t->majflt, 124.99, 125.01);
-    ASSERT_RANGE(t->fault_MBps, 25.59, 25.61); /* 1250 pages of 4 KiB in 200 ms */
+    if (with_storage) { /* 40 MiB through faults in 200 ms of page-fault I/O */
+        ASSERT_RANGE(t->storage_bytes, 4194303, 4194305);
+        ASSERT_RANGE(t->fault_bytes, 4194303, 4194305);
+        ASSERT_RANGE(t->fault_MBps, 209.71, 209.72);
+    } else { /* 1250 pages of 4 KiB in 200 ms */
+        ASSERT_EQ(t->storage_bytes, -1);
+        ASSERT_RANGE(t->fault_bytes, 512000 - 1, 512000 + 1);
+        ASSERT_RANGE(t->fault_MBps, 25.59, 25.61);
+    }
     ASSERT_RANGE(t->read_bytes, 65536, 65536);
     ASSERT_RANGE(t->requested_bytes, 131072, 131072);
     ASSERT_RANGE(t->cpu_cores, 0.2999, 0.3001);
@@ -168,6 +183,7 @@ static void test_loader_parts(void)
     ASSERT_EQ(res.trainer_time.blocked_ms, -1);
     for (size_t i = 0; i < p.nth; i++)
         an_cpu_log_free(th[i].cpu);
+    g_storage = -1;
 }
 
 /* The training thread: two steps of 100 ms, each with one fetch of 40 ms;
@@ -240,7 +256,8 @@ int main(void)
 {
     test_round_trip();
     test_ring_layout();
-    test_loader_parts();
+    test_loader_parts(0);
+    test_loader_parts(1);
     test_trainer_split();
     return gs_check_done("test_cputime");
 }
