@@ -109,6 +109,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
+# test_clock includes the collector's clock file itself
+$(BUILD)/tests/test_clock: preload/gs_clock.c preload/gs_preload.h
 
 # Same tests built with AddressSanitizer + UBSan.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -94,7 +94,10 @@ static int proc_new(an_run *run, const char *path, const gs_proc_info *pi, an_pr
     p->exec_seq = pi->exec_seq;
     p->flags = pi->flags;
     p->mono_ns = pi->mono_ns;
+    p->real_ns = pi->real_ns;
     p->rank = pi->rank;
+    p->local_rank = pi->local_rank;
+    p->world_size = pi->world_size;
     p->worker_id = p->loader_id = -1;
     run->nprocs++;
     *out = p;
@@ -162,7 +165,9 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     prog g = {o, run, run->bytes_done, {0, 0}};
     clock_gettime(CLOCK_MONOTONIC, &g.t_last);
     const an_hooks *hk = o->hooks;
-    if (hk && hk->on_piece && p->pid == hk->piece_pid && p->exec_seq == hk->piece_exec_seq)
+    if (hk && hk->on_piece &&
+        (hk->piece_path ? strcmp(p->path, hk->piece_path) == 0
+                        : p->pid == hk->piece_pid && p->exec_seq == hk->piece_exec_seq))
         an_pass_watch(c, hk->piece_tid, hk->on_piece, hk->ctx);
     if (hk && hk->on_file)
         hk->on_file(hk->ctx, p, r);
@@ -214,36 +219,60 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
 
 int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen)
 {
+    char *const dirs[1] = {(char *)dir};
+    return an_run_load_dirs(run, dirs, 1, o, err, errlen);
+}
+
+int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts *o, char *err,
+                     size_t errlen)
+{
     memset(run, 0, sizeof *run);
-    run->dir = strdup(dir);
-    gs_run_files files;
-    const int lrc = gs_run_files_list(&files, dir);
-    if (lrc == GS_ERR_IO) {
-        snprintf(err, errlen, "%s: cannot read directory: %s", dir, strerror(errno));
+    run->dir = strdup(dirs[0]);
+    run->dirs = calloc(ndirs, sizeof *run->dirs);
+    if (!run->dir || !run->dirs) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (lrc != GS_OK) {
-        snprintf(err, errlen, "%s: out of memory listing the directory", dir);
+    gs_run_files *files = calloc(ndirs, sizeof *files);
+    if (!files) {
+        snprintf(err, errlen, "out of memory");
         return -1;
-    }
-    if (files.n == 0) {
-        snprintf(err, errlen, "%s: no trace files (*" GS_TRACE_SUFFIX ") in this directory", dir);
-        return -1;
-    }
-    run->nfiles = files.n;
-    for (size_t i = 0; i < files.n; i++) {
-        struct stat st;
-        if (stat(files.path[i], &st) == 0)
-            run->bytes += (uint64_t)st.st_size;
     }
     int rc = 0;
-    for (size_t i = 0; i < files.n && rc == 0; i++) {
-        if (an_run_load_file(run, files.path[i], o) < 0) {
-            snprintf(err, errlen, "out of memory reading %s", files.path[i]);
+    for (size_t d = 0; d < ndirs && rc == 0; d++) {
+        const char *dir = dirs[d];
+        run->dirs[run->ndirs++] = strdup(dir);
+        const int lrc = gs_run_files_list(&files[d], dir);
+        if (lrc == GS_ERR_IO) {
+            snprintf(err, errlen, "%s: cannot read directory: %s", dir, strerror(errno));
+            rc = -1;
+        } else if (lrc != GS_OK) {
+            snprintf(err, errlen, "%s: out of memory listing the directory", dir);
+            rc = -1;
+        } else if (files[d].n == 0) {
+            snprintf(err, errlen, "%s: no trace files (*" GS_TRACE_SUFFIX ") in this directory", dir);
             rc = -1;
         }
+        for (size_t i = 0; rc == 0 && i < files[d].n; i++) {
+            struct stat st;
+            if (stat(files[d].path[i], &st) == 0)
+                run->bytes += (uint64_t)st.st_size;
+        }
+        if (rc == 0)
+            run->nfiles += files[d].n;
     }
-    gs_run_files_free(&files);
+    for (size_t d = 0; d < ndirs && rc == 0; d++)
+        for (size_t i = 0; i < files[d].n && rc == 0; i++) {
+            if (an_run_load_file(run, files[d].path[i], o) < 0) {
+                snprintf(err, errlen, "out of memory reading %s", files[d].path[i]);
+                rc = -1;
+            }
+        }
+    for (size_t d = 0; d < ndirs; d++)
+        gs_run_files_free(&files[d]);
+    free(files);
+    if (rc < 0)
+        return rc;
     if (o->progress)
         o->progress(o->progress_ctx, run->bytes, run->bytes);
     return rc;
@@ -274,6 +303,9 @@ void an_run_free(an_run *run)
     }
     free(run->skipped);
     free(run->dir);
+    for (size_t d = 0; d < run->ndirs; d++)
+        free(run->dirs[d]);
+    free(run->dirs);
     memset(run, 0, sizeof *run);
 }
 

@@ -105,6 +105,9 @@ typedef struct an_result {
     /* call sites from sampled call stacks (an_callsites.h): set and freed by
      * the caller (cmd_report.c) after an_analyze; NULL when not computed */
     struct an_cs *callsites;
+    /* the job this result describes the limiting rank of (an_ranks.h): set
+     * by an_job_analyze on its top result; NULL for a run without ranks */
+    const struct an_job *job;
 } an_result;
 
 /* Analyse a loaded run. Returns 0, or -1 with a message in err when there is

@@ -99,8 +99,8 @@ typedef struct an_proc {
     char *host;
     uint64_t pid, ppid;
     uint32_t exec_seq, flags;
-    uint64_t mono_ns;
-    int32_t rank;
+    uint64_t mono_ns, real_ns; /* the header's clock pair */
+    int32_t rank, local_rank, world_size; /* from the header, -1 unknown */
     int damaged;     /* stopped early: gs_err */
     uint64_t unread; /* bytes not read */
     uint64_t events;
@@ -168,6 +168,7 @@ typedef struct an_hooks {
     /* the swept pieces (an_piece_fn) of thread piece_tid of the image
      * (piece_pid, piece_exec_seq), when on_piece is set */
     an_piece_fn on_piece;
+    const char *piece_path; /* when set, the image is the file at this path */
     uint64_t piece_pid;
     uint32_t piece_exec_seq, piece_tid;
 } an_hooks;
@@ -201,7 +202,9 @@ int an_opts_init(an_opts *o, const char *step_re, const char *fetch_re, const ch
 void an_opts_free(an_opts *o);
 
 typedef struct an_run {
-    char *dir;
+    char *dir;   /* the first (or only) run directory */
+    char **dirs; /* every run directory read (report DIR...), ndirs of them */
+    size_t ndirs;
     an_proc *procs;
     size_t nprocs, capprocs;
     an_skipped *skipped;
@@ -222,6 +225,10 @@ int an_trace_running(const char *trace_path, uint64_t pid, const char *host);
  * a message in err (dir unreadable, no trace files, out of memory). Damaged
  * and unreadable files are listed in run->skipped and the rest is used. */
 int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen);
+/* The same over several directories (one job's hosts, each with its own
+ * run directory) read as one run. */
+int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts *o, char *err,
+                     size_t errlen);
 /* Read one file into the run (exposed for tests). */
 int an_run_load_file(an_run *run, const char *path, const an_opts *o);
 void an_run_free(an_run *run);

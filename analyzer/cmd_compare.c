@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "an_model.h"
+#include "an_ranks.h"
 #include "cli_util.h"
 #include "report_out.h"
 
@@ -57,7 +58,8 @@ static const char usage_text[] =
 typedef struct side {
     const char *dir;
     an_run run;
-    an_result res;
+    an_job job;      /* its ranks (an_ranks.h) */
+    an_result *res;  /* the limiting rank's result, or the whole run's */
     int loaded, analysed;
     double *dur; /* measured step lengths, ms */
     size_t n;
@@ -82,12 +84,13 @@ static int load_side(side *s, const an_opts *o)
         gs_cli_error("compare: %s: no readable trace file (%zu skipped)", s->dir, s->run.nskipped);
         return -1;
     }
-    if (an_analyze(&s->run, o, &s->res, err, sizeof err) < 0) {
+    s->analysed = 1;
+    if (an_job_analyze(&s->run, o, &s->job, err, sizeof err) < 0) {
         gs_cli_error("compare: %s: %s", s->dir, err);
         return -1;
     }
-    s->analysed = 1;
-    const an_result *r = &s->res;
+    s->res = s->job.top;
+    const an_result *r = s->res;
     s->dur = malloc((r->measured ? r->measured : 1) * sizeof *s->dur);
     if (!s->dur) {
         gs_cli_error("out of memory");
@@ -110,7 +113,7 @@ static int load_side(side *s, const an_opts *o)
 static void free_side(side *s)
 {
     if (s->analysed)
-        an_result_free(&s->res);
+        an_job_free(&s->job);
     if (s->loaded)
         an_run_free(&s->run);
     free(s->dur);
@@ -228,7 +231,7 @@ static int cfg_bool(const char *v)
  * CUDA): the change cannot have changed anything. */
 static int pin_change_is_noop(const side *A, const side *B)
 {
-    const an_proc *a = A->res.trainer, *b = B->res.trainer;
+    const an_proc *a = A->res->trainer, *b = B->res->trainer;
     int pin_changed = 0;
     for (size_t i = 0; i < REP_NCFG; i++) {
         const char *x = an_cfg_value(a, rep_cfg_keys[i]), *y = an_cfg_value(b, rep_cfg_keys[i]);
@@ -242,8 +245,8 @@ static int pin_change_is_noop(const side *A, const side *B)
     }
     if (!pin_changed)
         return 0;
-    const an_result *on = A->res.cur_pin_memory == 1 ? &A->res : &B->res;
-    const an_result *off = on == &A->res ? &B->res : &A->res;
+    const an_result *on = A->res->cur_pin_memory == 1 ? A->res : B->res;
+    const an_result *off = on == A->res ? B->res : A->res;
     return on->cur_pin_memory == 1 && on->pin_effective == 0 && off->cur_pin_memory == 0 &&
            off->pin_effective != 1;
 }
@@ -251,8 +254,8 @@ static int pin_change_is_noop(const side *A, const side *B)
 static void judge(const side *A, const side *B, const pred *pr, size_t npr, double tol, verdict *v,
                   mw *t)
 {
-    v->med_a = A->res.step_ms_median;
-    v->med_b = B->res.step_ms_median;
+    v->med_a = A->res->step_ms_median;
+    v->med_b = B->res->step_ms_median;
     v->change_ms = v->med_b - v->med_a;
     v->change_rel = v->med_a > 0 ? v->change_ms / v->med_a : 0;
     v->t = *t;
@@ -305,7 +308,7 @@ static void judge(const side *A, const side *B, const pred *pr, size_t npr, doub
 
 static void side_json(gs_jw *w, const side *s)
 {
-    const an_result *r = &s->res;
+    const an_result *r = s->res;
     const an_proc *tr = r->trainer;
     gs_jw_obj(w);
     gs_jw_kstr(w, "dir", s->dir);
@@ -353,6 +356,7 @@ static void side_json(gs_jw *w, const side *s)
         gs_jw_end(w);
     }
     gs_jw_end(w);
+    rep_write_ranks_side_json(w, r->job);
     gs_jw_end(w);
 }
 
@@ -388,20 +392,20 @@ static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, 
     gs_jw_key(w, "step_ms_median_rel");
     rep_json_num(w, v->change_rel);
     gs_jw_key(w, "step_ms_p90");
-    rep_json_num(w, B->res.step_ms_p90 - A->res.step_ms_p90);
+    rep_json_num(w, B->res->step_ms_p90 - A->res->step_ms_p90);
     gs_jw_key(w, "share");
     gs_jw_obj(w);
     for (int k = 0; k < AN_NSH; k++)
-        gs_jw_kfixed(w, an_share_names[k], B->res.share[k] - A->res.share[k], 9);
+        gs_jw_kfixed(w, an_share_names[k], B->res->share[k] - A->res->share[k], 9);
     gs_jw_end(w);
-    gs_jw_ki64(w, "bytes_read", (int64_t)B->res.worker_bytes - (int64_t)A->res.worker_bytes);
+    gs_jw_ki64(w, "bytes_read", (int64_t)B->res->worker_bytes - (int64_t)A->res->worker_bytes);
     gs_jw_key(w, "pageable_copy_ms_per_step");
     rep_json_num(w, B->pageable_ms - A->pageable_ms);
     gs_jw_key(w, "dataloader");
     gs_jw_arr(w);
     for (size_t i = 0; i < REP_NCFG; i++) {
-        const char *a = an_cfg_value(A->res.trainer, rep_cfg_keys[i]);
-        const char *b = an_cfg_value(B->res.trainer, rep_cfg_keys[i]);
+        const char *a = an_cfg_value(A->res->trainer, rep_cfg_keys[i]);
+        const char *b = an_cfg_value(B->res->trainer, rep_cfg_keys[i]);
         if ((!a && !b) || (a && b && !strcmp(a, b)))
             continue;
         gs_jw_obj(w);
@@ -482,7 +486,7 @@ static void cfg_text(char *buf, size_t n, const char *v)
 static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, size_t npr,
                        const verdict *v, double tol)
 {
-    const an_result *a = &A->res, *b = &B->res;
+    const an_result *a = A->res, *b = B->res;
     gs_out_str(o, "A  ");
     gs_text_str(o, A->dir, strlen(A->dir));
     gs_out_str(o, "   ");
@@ -515,6 +519,7 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
         gs_out_printf(o, "%-24s %9s %11s%s\n", rep_cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
     }
     gs_out_printf(o, "%-24s %s\n%-24s %s\n", "verdict A", a->verdict_text, "verdict B", b->verdict_text);
+    rep_write_ranks_compare_text(o, a->job, b->job);
     /* a run that is not one finished run says so here too */
     const side *sides[2] = {A, B};
     for (int i = 0; i < 2; i++) {
@@ -522,10 +527,10 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
             gs_out_printf(o, "note     %c is still in progress (%zu process%s running): its numbers "
                              "cover what was written so far\n",
                           'A' + i, sides[i]->run.running, sides[i]->run.running == 1 ? "" : "es");
-        if (sides[i]->res.separate_runs > 1)
+        if (sides[i]->res->separate_runs > 1)
             gs_out_printf(o, "note     %c's directory holds %zu separate runs: compared is the "
                              "trainer's run only\n",
-                          'A' + i, sides[i]->res.separate_runs);
+                          'A' + i, sides[i]->res->separate_runs);
     }
 
     gs_out_str(o, "\n");
@@ -636,7 +641,7 @@ int gs_cmd_compare(int argc, char **argv)
     /* A's advice with a value, and whether B's configuration took it */
     pred pr[8];
     size_t npr = 0;
-    const an_result *ra = &s[0].res, *rb = &s[1].res;
+    const an_result *ra = s[0].res, *rb = s[1].res;
     for (size_t i = 0; i < ra->nadvice && npr < 8; i++) {
         const an_advice *a = &ra->advice[i];
         if (!a->has_value)

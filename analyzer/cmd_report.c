@@ -21,19 +21,21 @@
 
 #include "an_callsites.h"
 #include "an_model.h"
+#include "an_ranks.h"
 #include "cli_util.h"
 #include "gs_format.h"
 #include "gs_trace.h"
 #include "report_out.h"
 
 static const char usage_text[] =
-    "usage: gpustarve report [options] [DIR]\n"
+    "usage: gpustarve report [options] [DIR...]\n"
     "\n"
     "Say, per training step, how long the GPU computed, copied and waited, and\n"
     "why: waiting for the next batch, behind a pageable host-to-device copy, or\n"
     "on the host. Then a verdict (input-bound or not) and advice (num_workers,\n"
     "pin_memory) with the predicted step time. DIR is a run directory written by\n"
-    "'gpustarve run' (default: the newest gpustarve-* directory here).\n"
+    "'gpustarve run' (default: the newest gpustarve-* directory here); several\n"
+    "are read as one job (its hosts' directories), each rank reported.\n"
     "\n"
     "options:\n"
     "  --json              JSON (schema gpustarve.report/1, docs/report-schema.md)\n"
@@ -253,12 +255,15 @@ int gs_cmd_report(int argc, char **argv)
         default: return gs_cli_bad_option("report", argc, argv, optstring, opts);
         }
     }
-    if (argc - optind > 1)
-        return gs_cli_usage_error("report", "takes one run directory");
     char dirbuf[512];
     const char *dir;
+    char *one[1];
+    char *const *dirs = one;
+    size_t ndirs = 1;
     if (optind < argc) {
         dir = argv[optind];
+        dirs = argv + optind;
+        ndirs = (size_t)(argc - optind);
     } else {
         if (newest_run(dirbuf, sizeof dirbuf) < 0) {
             gs_cli_error("report: no run directory given and no gpustarve-* directory here");
@@ -267,14 +272,25 @@ int gs_cmd_report(int argc, char **argv)
         dir = dirbuf;
         gs_cli_msg(1, "report: reading %s", dir);
     }
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        gs_cli_error("report: %s: %s", dir, strerror(errno));
-        return GS_EXIT_USAGE;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        gs_cli_error("report: %s: not a directory (give the run directory)", dir);
-        return GS_EXIT_USAGE;
+    one[0] = (char *)dir;
+    for (size_t d = 0; d < ndirs; d++) {
+        struct stat st;
+        if (stat(dirs[d], &st) != 0) {
+            gs_cli_error("report: %s: %s", dirs[d], strerror(errno));
+            return GS_EXIT_USAGE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            gs_cli_error("report: %s: not a directory (give the run directory)", dirs[d]);
+            return GS_EXIT_USAGE;
+        }
+        for (size_t e = 0; e < d; e++) {
+            struct stat se;
+            if (stat(dirs[e], &se) == 0 && se.st_dev == st.st_dev && se.st_ino == st.st_ino) {
+                gs_cli_error("report: %s and %s are the same directory (its processes would "
+                             "count twice)", dirs[e], dirs[d]);
+                return GS_EXIT_USAGE;
+            }
+        }
     }
 
     an_opts o;
@@ -307,7 +323,7 @@ int gs_cmd_report(int argc, char **argv)
     an_run run;
     char err[512];
     int rc = GS_EXIT_OK;
-    int loaded = an_run_load(&run, dir, &o, err, sizeof err);
+    int loaded = an_run_load_dirs(&run, dirs, ndirs, &o, err, sizeof err);
     o.hooks = NULL; /* the second pass brings its own */
     if (loaded < 0) {
         an_cs_free(csp.cs);
@@ -332,14 +348,16 @@ int gs_cmd_report(int argc, char **argv)
         an_opts_free(&o);
         return GS_EXIT_USAGE;
     }
-    an_result res;
-    if (an_analyze(&run, &o, &res, err, sizeof err) < 0) {
+    an_job job;
+    an_result dummy = {0}, *res = &dummy;
+    if (an_job_analyze(&run, &o, &job, err, sizeof err) < 0) {
         gs_cli_error("report: %s", err);
         rc = GS_EXIT_USAGE;
     } else {
+        res = job.top; /* the rank that limits the job, or the whole run */
         if (csp.cs) {
             an_cs_finish(csp.cs); /* symbolises the top call sites only */
-            res.callsites = csp.cs;
+            res->callsites = csp.cs;
         }
         gs_out *out = malloc(sizeof *out);
         if (!out) {
@@ -348,22 +366,22 @@ int gs_cmd_report(int argc, char **argv)
         } else {
             gs_out_init(out, stdout);
             if (json) {
-                rep_write_json(out, &run, &res, per_step);
+                rep_write_json(out, &run, res, per_step);
             } else {
                 const int color = isatty(1) && !getenv("NO_COLOR");
                 const style on = {"\033[1m", "\033[31m", "\033[33m", "\033[32m", "\033[2m", "\033[0m"};
                 const style off = {"", "", "", "", "", ""};
-                rep_write_text(out, &run, &res, per_step, color ? &on : &off);
+                rep_write_text(out, &run, res, per_step, color ? &on : &off);
             }
             gs_out_flush(out);
             free(out);
         }
         if (rc == GS_EXIT_OK && (perfetto || html) &&
-            rep_second_pass(dir, &o, &run, &res, perfetto, html) < 0)
+            rep_second_pass(dir, &o, &run, res, perfetto, html) < 0)
             rc = GS_EXIT_FAIL;
     }
-    res.callsites = NULL;
-    an_result_free(&res);
+    res->callsites = NULL;
+    an_job_free(&job);
     an_cs_free(csp.cs);
     an_run_free(&run);
     an_opts_free(&o);

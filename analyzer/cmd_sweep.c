@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "an_model.h"
+#include "an_ranks.h"
 #include "cli_util.h"
 #include "gs_trace.h"
 
@@ -246,14 +247,18 @@ static int metrics_of_run(const char *dir, int warmup, sw_metrics *m)
     }
     o.skip = warmup;
     an_run run;
-    an_result res;
+    an_job job;
     char err[512];
     int rc = -1;
-    if (an_run_load(&run, dir, &o, err, sizeof err) < 0) {
+    const int loaded = an_run_load(&run, dir, &o, err, sizeof err) == 0;
+    const int analysed = loaded && an_job_analyze(&run, &o, &job, err, sizeof err) == 0;
+    if (!loaded) {
         gs_cli_msg(2, "sweep: %s", err);
-    } else if (an_analyze(&run, &o, &res, err, sizeof err) < 0) {
+    } else if (!analysed) {
         gs_cli_msg(2, "sweep: %s: %s", dir, err);
     } else {
+        /* a job of ranks: the rank that limits it, as report's top level */
+        const an_result res = *job.top;
         m->ok = 1;
         m->step_ms = res.step_ms_median;
         m->dw_share = res.share[AN_SH_DATA_WAIT];
@@ -265,9 +270,10 @@ static int metrics_of_run(const char *dir, int warmup, sw_metrics *m)
         m->source = an_source_name(res.source);
         m->steps = res.measured;
         m->pin_noop = res.cur_pin_memory == 1 && res.pin_effective == 0;
-        an_result_free(&res);
         rc = 0;
     }
+    if (loaded)
+        an_job_free(&job); /* also after a failed analysis: what it had made */
     an_run_free(&run);
     an_opts_free(&o);
     return rc;

@@ -478,7 +478,9 @@ void rep_write_html(gs_out *o, const pass2 *x)
     html_text(o, r->verdict_text);
     if (r->no_gpu)
         gs_out_str(o, "<small>No GPU activity seen: shares are of the training thread's time.</small>");
-    gs_out_str(o, "</section>\n<section id=\"advice\"><h2>Advice</h2>\n");
+    gs_out_str(o, "</section>\n");
+    rep_write_ranks_html(o, r->job);
+    gs_out_str(o, "<section id=\"advice\"><h2>Advice</h2>\n");
     html_advice(o, r);
     gs_out_str(o, "</section>\n");
     if (r->callsites && an_cs_has_stacks(r->callsites)) {

@@ -179,6 +179,11 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_key(w, "run");
     gs_jw_obj(w);
     gs_jw_kstr(w, "dir", run->dir);
+    gs_jw_key(w, "dirs");
+    gs_jw_arr(w);
+    for (size_t d = 0; d < run->ndirs; d++)
+        gs_jw_str(w, run->dirs[d]);
+    gs_jw_end(w);
     gs_jw_ku64(w, "files", run->nfiles);
     gs_jw_ku64(w, "processes", run->nprocs);
     gs_jw_ku64(w, "events", run->events);
@@ -201,8 +206,8 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_kstr(w, "file", tr->file);
     gs_jw_kstr(w, "argv", tr->argv);
     gs_jw_key(w, "rank");
-    if (tr->rank >= 0)
-        gs_jw_i64(w, tr->rank);
+    if (rep_result_rank(r) >= 0)
+        gs_jw_i64(w, rep_result_rank(r));
     else
         gs_jw_null(w);
     gs_jw_key(w, "training_tid");
@@ -293,6 +298,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_kstr(w, "schema", "gpustarve.report/1");
     gs_jw_newline(w, "\n");
     write_run(w, run, r);
+    gs_jw_newline(w, "\n");
+    rep_write_ranks_json(w, r->job);
     gs_jw_newline(w, "\n");
     gs_jw_kbool(w, "no_gpu_activity", r->no_gpu);
     gs_jw_newline(w, "\n");

@@ -45,6 +45,25 @@ void rep_json_share_split(gs_jw *w, const an_result *r);
 void rep_json_trainer_time(gs_jw *w, const an_result *r);
 void rep_text_measured_trainer(gs_out *o, const an_result *r);
 void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st);
+/* The ranks of a job (report_ranks.c): the per-rank table, straggler and
+ * job line (text, nothing when the job has fewer than two ranks); the
+ * "job", "ranks" and "straggler" members (JSON; null, [] and null without
+ * a job); a rank's first advice in a few words. */
+struct an_job;
+void rep_write_ranks_text(gs_out *o, const struct an_job *job, const style *st);
+void rep_write_ranks_json(gs_jw *w, const struct an_job *job);
+void rep_rank_advice_short(const an_result *r, char *buf, size_t n);
+/* The rank a result describes: its job's limiting rank (which may come from
+ * the process group rather than the header), else its trainer's header
+ * rank; -1 unknown. */
+int32_t rep_result_rank(const an_result *r);
+/* compare: a side's "ranks" (rank, host, step_ms, idle_data_wait,
+ * peer_wait, verdict, num_workers) and "straggler" members; the two jobs'
+ * ranks side by side (text; nothing when neither has two ranks). */
+void rep_write_ranks_side_json(gs_jw *w, const struct an_job *job);
+/* report --html: the ranks' table and the straggler (nothing below two ranks). */
+void rep_write_ranks_html(gs_out *o, const struct an_job *job);
+void rep_write_ranks_compare_text(gs_out *o, const struct an_job *a, const struct an_job *b);
 /* Read the files again for --perfetto FILE and/or --html FILE (either may be
  * NULL). Returns 0, or -1 with a message printed. */
 int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,

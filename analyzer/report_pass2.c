@@ -355,11 +355,13 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
     x->ngpu_named = 0;
     x->rbin = -1;
     x->rbytes = 0;
-    x->is_trainer = x->p1 && x->p1 == x->res->trainer;
+    /* by file: in a job of ranks the result's processes are its rank's
+     * copies of the run's (an_ranks.h) */
+    x->is_trainer = x->p1 && strcmp(x->p1->path, x->res->trainer->path) == 0;
     x->is_worker = 0;
     long wi = -1;
     for (size_t i = 0; i < x->res->nworkers; i++)
-        if (x->p1 && x->res->workers[i].p == x->p1 && x->p1 != x->res->trainer) {
+        if (x->p1 && strcmp(x->res->workers[i].p->path, x->p1->path) == 0 && !x->is_trainer) {
             x->is_worker = 1;
             wi = (long)i;
         }
@@ -890,6 +892,7 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     hk.on_file_end = p2_on_file_end;
     if (res->thread) {
         hk.on_piece = p2_on_piece;
+        hk.piece_path = res->trainer->path;
         hk.piece_pid = res->trainer->pid;
         hk.piece_exec_seq = res->trainer->exec_seq;
         hk.piece_tid = res->thread->tid;
@@ -899,7 +902,8 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     o2.progress = NULL;
     an_run run2;
     char err[512];
-    if (an_run_load(&run2, dir, &o2, err, sizeof err) < 0) {
+    (void)dir; /* the directories the first pass read: run->dirs */
+    if (an_run_load_dirs(&run2, run->dirs, run->ndirs, &o2, err, sizeof err) < 0) {
         gs_cli_error("report: second pass: %s", err);
         rc = -1;
     }

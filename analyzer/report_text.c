@@ -52,12 +52,17 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
 {
     const an_proc *tr = r->trainer;
     size_t ndev = tr->ndevs;
+    rep_write_ranks_text(o, r->job, st);
     gs_out_printf(o, "%srun%s   ", st->bold, st->off);
     text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
+    const int32_t rank = r->job ? rep_result_rank(r) : -1;
+    if (rank >= 0)
+        gs_out_printf(o, "   rank %d,", rank);
     /* one count of workers, the loader line's: traced, else configured */
     const int configured = !r->nworkers && r->cur_workers > 0;
     const size_t nw = configured ? (size_t)r->cur_workers : r->nworker_slots;
-    gs_out_printf(o, "   1 trainer (pid %llu), %zu loader %s%s%s", (unsigned long long)tr->pid, nw,
+    gs_out_printf(o, "%s1 trainer (pid %llu), %zu loader %s%s%s", rank >= 0 ? " " : "   ",
+                  (unsigned long long)tr->pid, nw,
                   r->nworkers && r->workers[0].p == tr ? "thread" : "worker", nw == 1 ? "" : "s",
                   configured ? " (configuration)" : "");
     if (ndev) {

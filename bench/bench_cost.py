@@ -17,7 +17,8 @@ cache, after one warm-up pass of 4096 preads):
    Their sum is the whole cost per event. Both halves run in the same
    multi-threaded process, so machine load shifts them alike.
 2. Separate processes, rounds alternating untraced / untraced with one idle
-   extra thread / traced at each level (order rotating by round): the CPU
+   extra thread (sharing the descriptor table, or with one of its own) /
+   traced at each level (order rotating by round): the CPU
    time of all threads (wait4) and the wall time, per round traced minus
    untraced of the same round, median [min, max] over rounds. Noisier: two
    processes never see the same machine.
@@ -131,7 +132,8 @@ def main():
               "program, glibc's cancellation bookkeeping around each system call; see 2., "
               "'idle thread')")
 
-        configs = [("untraced", [], None), ("idle thread", ["--idle-thread"], None)]
+        configs = [("untraced", [], None), ("idle thread", ["--idle-thread"], None),
+                   ("idle, own fd table", ["--idle-thread-own-table"], None)]
         configs += [("traced, level %d" % lv, [], lv) for lv in levels]
         res = {name: [] for name, _, _ in configs}
         size = {name: [] for name, _, _ in configs}

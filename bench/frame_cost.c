@@ -2,6 +2,7 @@
  * event, measured offline on the raw frames of a real trace file.
  *
  *   frame_cost [--raw-literals] FILE.gst [LEVEL...]
+ *   frame_cost --forms FILE.gst [LEVEL]
  *
  * Reads every frame of FILE, decompresses it (the records exactly as the
  * writer encoded them), then, for each zstd LEVEL (default: -5 -3 -1 1 2 3
@@ -18,6 +19,14 @@
  * are not TID or STRING records. --raw-literals turns zstd's Huffman coding
  * of literals off, as zstd's own default does at negative levels, to show
  * what the collector's choice (trace/gs_file.c) gains.
+ *
+ * --forms compares raw record forms on the file's pread events (pread and
+ * pread64, in frames of 16384, compressed at LEVEL, default -3): "full"
+ * (every record whole, as format 1.2 wrote them), "delta" (kind, time
+ * delta, duration), "repeat" (what the encoder writes: format 1.3's repeat
+ * records) and "columns" (a frame of all gaps then all durations, no kind
+ * byte). One line per form: raw bytes, bytes and zstd ns per event
+ * (docs/performance.md, "The record form").
  *
  * Must never: write anything but stdout; it measures, it asserts nothing.
  */
@@ -98,15 +107,121 @@ static void note_string(void *ctx, uint32_t id, const char *s, size_t len)
     (void)ctx, (void)id, (void)s, (void)len;
 }
 
+static uint8_t *put_uv(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint64_t zz(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* The n preads in ev as raw bytes of form `form` into out; their length. */
+static size_t encode_form(int form, const gs_event *ev, size_t n, uint8_t *out, size_t cap)
+{
+    uint8_t *p = out;
+    uint64_t prev_ts = 0, prev_end = 0;
+    if (form == 0 || form == 2) {
+        gs_encoder e;
+        gs_encoder_init(&e, out, cap);
+        for (size_t i = 0; i < n; i++) {
+            if (form == 0)
+                e.last.valid = 0; /* nothing to repeat: every record whole */
+            gs_encode_event(&e, &ev[i]);
+        }
+        return e.len;
+    }
+    if (form == 1) {
+        for (size_t i = 0; i < n; i++) {
+            *p++ = (uint8_t)ev[i].kind;
+            p = put_uv(p, zz((int64_t)(ev[i].ts - prev_ts)));
+            p = put_uv(p, ev[i].dur);
+            prev_ts = ev[i].ts;
+        }
+        return (size_t)(p - out);
+    }
+    for (size_t i = 0; i < n; i++) {
+        p = put_uv(p, zz((int64_t)(ev[i].ts - prev_end)));
+        prev_end = ev[i].ts + ev[i].dur;
+    }
+    for (size_t i = 0; i < n; i++)
+        p = put_uv(p, ev[i].dur);
+    return (size_t)(p - out);
+}
+
+static int forms(gs_event **per, size_t *per_n, long nf, int level)
+{
+    size_t n = 0;
+    for (long i = 0; i < nf; i++)
+        for (size_t k = 0; k < per_n[i]; k++)
+            n += per[i][k].kind == GS_K_PREAD || per[i][k].kind == GS_K_PREAD64;
+    if (n == 0) {
+        fprintf(stderr, "frame_cost: no pread events\n");
+        return 2;
+    }
+    gs_event *ev = malloc(sizeof *ev * n);
+    n = 0;
+    for (long i = 0; i < nf; i++)
+        for (size_t k = 0; k < per_n[i]; k++)
+            if (per[i][k].kind == GS_K_PREAD || per[i][k].kind == GS_K_PREAD64)
+                ev[n++] = per[i][k];
+    enum { CHUNK = 16384 };
+    const size_t raw_cap = (size_t)CHUNK * GS_EVENT_MAX_ENCODED;
+    uint8_t *raw = malloc(raw_cap);
+    const size_t out_cap = gs_frame_bound(raw_cap);
+    uint8_t *out = malloc(out_cap);
+    void *cctx = gs_frame_cctx_new(level);
+    if (!ev || !raw || !out || !cctx)
+        return 1;
+    static const char *const names[] = {"full", "delta", "repeat", "columns"};
+    printf("%zu pread events, frames of %d, level %d\n", n, CHUNK, level);
+    for (int form = 0; form < 4; form++) {
+        double t[REPEAT];
+        size_t raw_total = 0, bytes = 0;
+        for (int r = 0; r < REPEAT; r++) {
+            double ns = 0;
+            raw_total = bytes = 0;
+            for (size_t at = 0; at < n; at += CHUNK) {
+                const size_t m = n - at < CHUNK ? n - at : CHUNK;
+                const size_t len = encode_form(form, ev + at, m, raw, raw_cap);
+                const double t0 = thread_ns();
+                const long c = gs_frame_compress(cctx, raw, len, (uint32_t)m, out, out_cap);
+                ns += thread_ns() - t0;
+                if (c < 0)
+                    return 1;
+                raw_total += len;
+                bytes += (size_t)c;
+            }
+            t[r] = ns / (double)n;
+        }
+        printf("form %-8s %.2f raw bytes/event %.3f bytes/event %.1f ns/event\n", names[form],
+               (double)raw_total / (double)n, (double)bytes / (double)n, median(t, REPEAT));
+    }
+    gs_frame_cctx_free(cctx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    const int want_forms = argc > 1 && strcmp(argv[1], "--forms") == 0;
+    if (want_forms) {
+        argv++;
+        argc--;
+    }
     const int raw_literals = argc > 1 && strcmp(argv[1], "--raw-literals") == 0;
     if (raw_literals) {
         argv++;
         argc--;
     }
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(stderr, "usage: frame_cost [--raw-literals] FILE.gst [LEVEL...]\n");
+        fprintf(stderr, "usage: frame_cost [--raw-literals] FILE.gst [LEVEL...]\n"
+                        "       frame_cost --forms FILE.gst [LEVEL]\n");
         return argc < 2 ? 2 : 0;
     }
     size_t flen;
@@ -146,6 +261,8 @@ int main(int argc, char **argv)
     }
     printf("file %s: %ld frames, %zu events, %.2f raw bytes/event\n", argv[1], nf, nev,
            (double)raw_total / (double)nev);
+    if (want_forms)
+        return forms(per, per_n, nf, argc > 2 ? atoi(argv[2]) : -3);
 
     /* encode: the events of each frame into a fresh buffer */
     uint8_t *enc_buf = malloc(GS_FRAME_RAW_MAX);

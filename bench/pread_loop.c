@@ -7,7 +7,13 @@
  *       compares it with the whole process's CPU time (wait4)
  *   pread_loop FILE CALLS --idle-thread  the same with one more thread that
  *       only sleeps: a multi-threaded process without the collector (glibc
- *       takes its cancellation path around each system call then)
+ *       takes its cancellation path around each system call then, and the
+ *       kernel counts references on the file of each call, since the
+ *       descriptor table is shared)
+ *   pread_loop FILE CALLS --idle-thread-own-table  the same, the extra
+ *       thread having a descriptor table of its own (unshare(CLONE_FILES),
+ *       then it closes what it inherited): what a collector thread costs the
+ *       program when it does not share the program's table
  *   pread_loop FILE CALLS --alternate  (run under LD_PRELOAD) blocks of
  *       calls through the hooked pread alternate with blocks through libc's
  *       own pread (found with dlopen("libc.so.6", RTLD_NOLOAD)), so both see
@@ -23,10 +29,12 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,8 +56,13 @@ static double cpu_ns(void)
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
+static _Atomic int idle_ready;
+
 static void *idle_main(void *arg)
 {
+    if (arg && (unshare(CLONE_FILES) != 0 || syscall(SYS_close_range, 0u, ~0u, 0u) != 0))
+        exit(1);
+    idle_ready = 1;
     for (;;)
         pause();
     return arg;
@@ -80,10 +93,11 @@ int main(int argc, char **argv)
 {
     const int with_cpu = argc == 4 && strcmp(argv[3], "--alternate-cpu") == 0;
     const int alternate = with_cpu || (argc == 4 && strcmp(argv[3], "--alternate") == 0);
-    const int idle = argc == 4 && strcmp(argv[3], "--idle-thread") == 0;
+    const int own_table = argc == 4 && strcmp(argv[3], "--idle-thread-own-table") == 0;
+    const int idle = own_table || (argc == 4 && strcmp(argv[3], "--idle-thread") == 0);
     if (argc < 3 || argc > 4 || (argc == 4 && !alternate && !idle)) {
-        fprintf(stderr,
-                "usage: pread_loop FILE CALLS [--alternate | --alternate-cpu | --idle-thread]\n");
+        fprintf(stderr, "usage: pread_loop FILE CALLS [--alternate | --alternate-cpu | "
+                        "--idle-thread | --idle-thread-own-table]\n");
         return 2;
     }
     const long calls = atol(argv[2]);
@@ -99,8 +113,10 @@ int main(int argc, char **argv)
             return 1;
     if (!alternate) {
         pthread_t th;
-        if (idle && pthread_create(&th, NULL, idle_main, NULL) != 0)
+        if (idle && pthread_create(&th, NULL, idle_main, own_table ? &th : NULL) != 0)
             return 1;
+        while (idle && !idle_ready)
+            sched_yield();
         const double wall = run_block(pread, fd, calls);
         printf("%.2f %.2f\n", wall, last_cpu);
         return 0;

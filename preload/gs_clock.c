@@ -2,7 +2,8 @@
  *
  * Responsible for: choosing rdtsc or clock_gettime for hook timestamps
  * (GPUSTARVE_CLOCK, CPU flags) and the piecewise-linear calibration the
- * writer uses to turn TSC ticks into CLOCK_MONOTONIC nanoseconds.
+ * writer uses to turn TSC ticks into CLOCK_MONOTONIC nanoseconds (the
+ * segment's rate also as a fixed-point multiplier, gs_calib_ts).
  *
  * Must never: be called on the hot path except through gs_now(); read files
  * through hooked functions (raw system calls only).
@@ -72,6 +73,19 @@ void gs_clock_init(const char *mode)
 #endif
 }
 
+/* The segment's rate as a 32.32 fixed-point multiplier; 0 (exact path)
+ * when there is no segment or the rate does not fit 64 bits. */
+static void derive_mult(gs_calib *c)
+{
+    c->mult = 0;
+    if (!gs_clock_tsc || c->tsc1 <= c->tsc0 || c->mono1 < c->mono0)
+        return;
+    const unsigned __int128 m =
+        ((unsigned __int128)(c->mono1 - c->mono0) << 32) / (c->tsc1 - c->tsc0);
+    if (m <= UINT64_MAX)
+        c->mult = (uint64_t)m;
+}
+
 void gs_calib_start(gs_calib *c)
 {
     memset(c, 0, sizeof *c);
@@ -84,6 +98,7 @@ void gs_calib_start(gs_calib *c)
         do
             read_pair(&c->tsc1, &c->mono1);
         while (c->mono1 - c->mono0 < 50000 || c->tsc1 <= c->tsc0);
+        derive_mult(c);
     }
 #endif
 }
@@ -101,15 +116,16 @@ void gs_calib_point(gs_calib *c)
     c->mono0 = c->mono1;
     c->tsc1 = t;
     c->mono1 = m;
+    derive_mult(c);
 #endif
 }
 
-uint64_t gs_calib_ts(const gs_calib *c, uint64_t raw)
+uint64_t gs_calib_ts_exact(const gs_calib *c, uint64_t raw)
 {
     return gs_live_ts(gs_clock_tsc, c->tsc0, c->mono0, c->tsc1, c->mono1, raw);
 }
 
-uint64_t gs_calib_dur(const gs_calib *c, uint64_t raw)
+uint64_t gs_calib_dur_exact(const gs_calib *c, uint64_t raw)
 {
     return gs_live_dur(gs_clock_tsc, c->tsc0, c->mono0, c->tsc1, c->mono1, raw);
 }

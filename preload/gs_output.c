@@ -299,6 +299,32 @@ static int32_t env_int(const char *name)
     return (*end == 0 && x >= 0 && x <= INT32_MAX) ? (int32_t)x : -1;
 }
 
+/* The first of names set to a number >= 0, else -1. Launchers name a
+ * process's place in the job differently (docs/trace-format.md, "File
+ * header"): torchrun RANK, Open MPI OMPI_COMM_WORLD_RANK, MPICH and Intel
+ * MPI PMI_RANK, PMIx PMIX_RANK, Slurm SLURM_PROCID.
+ * RATIONALE: torchrun's own names come first, then the MPI ones, then
+ * Slurm's: `srun torchrun ...` gives every rank of a node the same
+ * SLURM_PROCID, and `mpirun` inside an allocation inherits the batch
+ * step's SLURM_PROCID, so the more specific launcher's name is the truth. */
+static int32_t env_first(const char *const *names)
+{
+    for (; *names; names++) {
+        const int32_t v = env_int(*names);
+        if (v >= 0)
+            return v;
+    }
+    return -1;
+}
+
+static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                        "SLURM_PROCID", NULL};
+static const char *const local_rank_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                              "MPI_LOCALRANKID", "PMI_LOCAL_RANK",
+                                              "SLURM_LOCALID", NULL};
+static const char *const world_size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                              "SLURM_NTASKS", NULL};
+
 static long build_header(int forked, uint32_t seq, pid_t pid)
 {
     static char argv[HEADER_CAP / 2];
@@ -310,9 +336,15 @@ static long build_header(int forked, uint32_t seq, pid_t pid)
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     pi.real_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-    pi.rank = env_int("RANK");
-    pi.local_rank = env_int("LOCAL_RANK");
-    pi.world_size = env_int("WORLD_SIZE");
+    /* test hook (README, "Preloading by hand"): a realtime clock that is
+     * off by a known amount, as another host's may be; only the header's
+     * pair moves, as it would on a host whose clock is wrong */
+    const char *toff = getenv("GPUSTARVE_TEST_REALTIME_OFFSET_NS");
+    if (toff && *toff)
+        pi.real_ns += (uint64_t)strtoll(toff, NULL, 10);
+    pi.rank = env_first(rank_vars);
+    pi.local_rank = env_first(local_rank_vars);
+    pi.world_size = env_first(world_size_vars);
     pi.flags = (forked ? GS_HDR_F_FORKED : 0) | (gs_clock_tsc ? GS_HDR_F_TSC : 0);
     pi.exec_seq = seq;
     pi.version_major = GS_VERSION_MAJOR;
@@ -611,6 +643,11 @@ int gs_out_open(int forked)
     atomic_store(&gs_trace_fd, -1);
     if (gethostname(g_host, sizeof g_host - 1) != 0)
         snprintf(g_host, sizeof g_host, "localhost");
+    /* test hook (README, "Preloading by hand"): the host a test pretends
+     * this process runs on, to make one machine two hosts of a job */
+    const char *th = getenv("GPUSTARVE_TEST_HOST");
+    if (th && *th)
+        snprintf(g_host, sizeof g_host, "%s", th);
     for (char *c = g_host; *c; c++)
         if (*c == '/')
             *c = '_';

@@ -372,18 +372,19 @@ static void thread_info(gs_ring *r, int live, int had_events, uint64_t now)
             put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
         return;
     }
-    if (!r->name_id || had_events) {
-        long n = read_task_file(r->tid, "comm", buf, sizeof buf);
-        if (n > 0) {
-            while (n > 0 && buf[n - 1] == '\n')
-                n--;
-            put_thread_name(r, now, buf, (size_t)n);
-        } else if (!r->name_id) {
-            put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
-        }
-    }
+    /* RATIONALE: one read of stat gives both the name (between the first
+     * '(' and the last ')', the same bytes as comm) and the fault count: a
+     * busy thread's drain passes read it every time (two /proc files cost
+     * about 4 ns per event of a tight read loop, docs/performance.md) */
     long n = read_task_file(r->tid, "stat", buf, sizeof buf);
-    char *p = n > 0 ? strrchr(buf, ')') : NULL;
+    char *open = n > 0 ? strchr(buf, '(') : NULL;
+    char *p = open ? strrchr(open, ')') : NULL;
+    if (!r->name_id || had_events) {
+        if (p)
+            put_thread_name(r, now, open + 1, (size_t)(p - open - 1));
+        else if (!r->name_id)
+            put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
+    }
     if (!p)
         return;
     /* fields after the comm: 3 state ... 12 majflt */
@@ -422,6 +423,59 @@ static void to_event(const gs_rec *x, gs_event *ev)
     }
 }
 
+/* Whether a ring record of this kind is a hooked I/O call: its gs_rec
+ * fields are its gs_event fields one for one (gs_rec_to_event parks nothing
+ * for it), and it names no string but str. */
+static int plain_io_kind(unsigned kind)
+{
+    switch (gs_kind_class(kind)) {
+    case GS_CLASS_OPEN:
+    case GS_CLASS_CLOSE:
+    case GS_CLASS_DUP:
+    case GS_CLASS_READ:
+    case GS_CLASS_MMAP:
+    case GS_CLASS_STAT:
+    case GS_CLASS_WAIT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* put_event's common case, straight from the ring record: a hooked I/O
+ * call without a call stack, whose string the file has (or none), of the
+ * thread the frame's last TID names, into a frame with room (so nothing is
+ * flushed). 0 when the record needs put_event. Output must be alive.
+ * RATIONALE: this is most of a busy loader's records; going through
+ * gs_event_clear, to_event and put_event's checks for each cost more than
+ * encoding it (docs/performance.md, "Where the time goes"). */
+static int put_rec_fast(uint32_t tid, const gs_rec *x)
+{
+    if (x->stack || !plain_io_kind(x->kind) || (x->str && !emitted(x->str)) ||
+        g_enc.nrec == 0 || g_enc_tid != tid || g_enc.cap - g_enc.len < GS_EVENT_MAX_ENCODED)
+        return 0;
+    gs_event ev;
+    ev.kind = x->kind;
+    ev.fd_kind = x->fd_kind;
+    ev.reserved = 0;
+    ev.fd = x->fd;
+    ev.str = x->str;
+    ev.tid = 0;
+    ev.ts = gs_calib_ts(&g_cal, x->ts);
+    ev.dur = gs_calib_dur(&g_cal, x->dur);
+    ev.bytes = x->bytes;
+    ev.ret = x->ret;
+    ev.offset = x->offset;
+    ev.aux = x->aux;
+    ev.aux2 = x->aux2;
+    ev.stream = ev.corr = 0;
+    ev.dev = ev.stack = ev.stack_weight = ev.reserved2 = 0;
+    if (gs_encode_event(&g_enc, &ev) != GS_OK)
+        return 0;
+    g_frame_events++;
+    return 1;
+}
+
 typedef struct drain_pass {
     uint32_t n;       /* rings in the snapshot */
     uint64_t now;     /* CLOCK_MONOTONIC of the snapshot */
@@ -443,10 +497,17 @@ static void drain_rings(void *arg)
         uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
         uint64_t h = g_heads[i];
         thread_info(r, g_states[i] == GS_RING_LIVE, h != t, d->now);
+        /* output stays alive unless put_event writes a frame */
+        int alive = gs_out_alive();
+        const uint32_t tid = r->tid;
         for (; t < h; t++) {
-            gs_event ev;
-            to_event(&r->ev[t & r->mask], &ev);
-            put_event(r->tid, &ev); /* may write a frame: commits what is before */
+            const gs_rec *x = &r->ev[t & r->mask];
+            if (!alive || !put_rec_fast(tid, x)) {
+                gs_event ev;
+                to_event(x, &ev);
+                put_event(tid, &ev); /* may write a frame: commits what is before */
+                alive = gs_out_alive();
+            }
             g_pend_tail[i] = t + 1;
             if (!g_touched[i]) {
                 g_touched[i] = 1;

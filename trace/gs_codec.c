@@ -84,6 +84,8 @@ void gs_encoder_reset(gs_encoder *e)
     e->nrec = 0;
     e->prev_ts = 0;
     e->next_off = 0;
+    e->prev_end = 0;
+    e->last.valid = 0;
 }
 
 int gs_encode_tid(gs_encoder *e, uint32_t tid)
@@ -95,6 +97,7 @@ int gs_encode_tid(gs_encoder *e, uint32_t tid)
     p = put_u(p, tid);
     e->len = (size_t)(p - e->buf);
     e->nrec++;
+    e->last.valid = 0; /* a REPEAT repeats an event of its own thread */
     return GS_OK;
 }
 
@@ -135,22 +138,12 @@ int gs_encode_stack(gs_encoder *e, uint32_t id, const uint64_t *frames, size_t n
     return GS_OK;
 }
 
-int gs_encode_event(gs_encoder *e, const gs_event *ev)
+/* The generic fields of one record, in their fixed order (the twin of
+ * decode_fields below). Always inlined and called with constant masks for
+ * the kinds a trace is mostly made of, so those get straight-line code. */
+static inline __attribute__((always_inline)) uint8_t *
+encode_fields(const unsigned f, uint8_t *p, const gs_event *ev, gs_encoder *e)
 {
-    const unsigned f = ev->kind < GS_K_MAX ? k_fields[ev->kind] : 0;
-    if (f == 0)
-        return GS_ERR_KIND;
-    if (e->cap - e->len < GS_EVENT_MAX_ENCODED)
-        return GS_ERR_FULL;
-    uint8_t *p = e->buf + e->len;
-    if (ev->stack) {
-        /* the CALLSITE prefix: counted as a record of its own */
-        *p++ = GS_K_CALLSITE;
-        p = put_u(p, ev->stack);
-        p = put_u(p, ev->stack_weight ? ev->stack_weight : 1);
-        e->nrec++;
-    }
-    *p++ = (uint8_t)ev->kind;
     if (f & GS_F_TS) {
         p = put_u(p, zz_enc((int64_t)(ev->ts - e->prev_ts)));
         e->prev_ts = ev->ts;
@@ -182,6 +175,87 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
         p = put_u(p, ev->stream);
     if (f & GS_F_CORR)
         p = put_u(p, ev->corr);
+    return p;
+}
+
+/* 1 when ev may be written as a REPEAT of the frame's last event: the same
+ * in every field the REPEAT takes from it, its offset (when the kind has
+ * one) where the last one ended, and no call stack. */
+static inline int repeats(const gs_encoder *e, const gs_event *ev, unsigned f)
+{
+    const gs_repeat_key *k = &e->last;
+    return k->valid && k->kind == ev->kind && !ev->stack && k->fd == ev->fd &&
+           k->str == ev->str && k->bytes == ev->bytes && k->ret == ev->ret &&
+           k->fd_kind == ev->fd_kind && k->aux == ev->aux && k->aux2 == ev->aux2 &&
+           k->dev == ev->dev && k->stream == ev->stream && k->corr == ev->corr &&
+           (!(f & GS_F_OFFSET) || ev->offset == e->next_off);
+}
+
+static inline void remember(gs_encoder *e, const gs_event *ev, unsigned f)
+{
+    gs_repeat_key *k = &e->last;
+    k->valid = (f & (GS_F_TS | GS_F_DUR)) == (GS_F_TS | GS_F_DUR);
+    k->kind = ev->kind;
+    k->fd = ev->fd;
+    k->str = ev->str;
+    k->bytes = ev->bytes;
+    k->ret = ev->ret;
+    k->fd_kind = ev->fd_kind;
+    k->aux = ev->aux;
+    k->aux2 = ev->aux2;
+    k->dev = ev->dev;
+    k->stream = ev->stream;
+    k->corr = ev->corr;
+}
+
+int gs_encode_event(gs_encoder *e, const gs_event *ev)
+{
+    const unsigned f = ev->kind < GS_K_MAX ? k_fields[ev->kind] : 0;
+    if (f == 0)
+        return GS_ERR_KIND;
+    if (e->cap - e->len < GS_EVENT_MAX_ENCODED)
+        return GS_ERR_FULL;
+    uint8_t *p = e->buf + e->len;
+    if (repeats(e, ev, f)) {
+        /* RATIONALE: a busy loader's reads are mostly the same call again
+         * (same fd, size, result, the next offset): 3-5 bytes instead of
+         * about 12, and zstd then costs about a third less and writes half
+         * the bytes (docs/performance.md, "The record form") */
+        *p++ = GS_K_REPEAT;
+        p = put_u(p, zz_enc((int64_t)(ev->ts - e->prev_end)));
+        p = put_u(p, ev->dur);
+        e->prev_ts = ev->ts;
+        e->prev_end = ev->ts + ev->dur;
+        if (f & GS_F_OFFSET)
+            e->next_off = next_offset(ev->offset, ev->ret, e->next_off);
+        e->len = (size_t)(p - e->buf);
+        e->nrec++;
+        return GS_OK;
+    }
+    if (ev->stack) {
+        /* the CALLSITE prefix: counted as a record of its own */
+        *p++ = GS_K_CALLSITE;
+        p = put_u(p, ev->stack);
+        p = put_u(p, ev->stack_weight ? ev->stack_weight : 1);
+        e->nrec++;
+    }
+    *p++ = (uint8_t)ev->kind;
+    switch (f) { /* the masks decode_some specialises too */
+    case GS_IO_FIELDS: /* read, close, stat */
+        p = encode_fields(GS_IO_FIELDS, p, ev, e);
+        break;
+    case GS_IOO_FIELDS: /* pread */
+        p = encode_fields(GS_IOO_FIELDS, p, ev, e);
+        break;
+    case GS_IO_FIELDS | GS_F_AUX: /* open, poll, readv, fread */
+        p = encode_fields(GS_IO_FIELDS | GS_F_AUX, p, ev, e);
+        break;
+    default:
+        p = encode_fields(f, p, ev, e);
+        break;
+    }
+    remember(e, ev, f);
+    e->prev_end = ev->ts + ev->dur;
     e->len = (size_t)(p - e->buf);
     e->nrec++;
     return GS_OK;
@@ -290,6 +364,9 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
     const uint8_t *const end = d->end;
     size_t nev = 0;
     uint64_t frames[GS_STACK_FRAMES_MAX];
+    /* the last event of the current tid run, for REPEAT: in events[] once
+     * this call decoded one, else kept in d->prev by the previous call */
+    const gs_event *last = d->have_prev ? &d->prev : NULL;
     while (d->left > 0 && nev < max) {
         d->left--;
         if (p >= end)
@@ -304,6 +381,30 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
                 if (v > UINT32_MAX)
                     return GS_ERR_CORRUPT;
                 *tid = (uint32_t)v;
+                last = NULL;
+                continue;
+            }
+            if (kind == GS_K_REPEAT) {
+                uint64_t gap, dur;
+                GET_U(gap);
+                GET_U(dur);
+                if (!last || d->cs_stack)
+                    return GS_ERR_CORRUPT; /* nothing to repeat, or a stack on it */
+                const unsigned lf = k_fields[last->kind];
+                if ((lf & (GS_F_TS | GS_F_DUR)) != (GS_F_TS | GS_F_DUR))
+                    return GS_ERR_CORRUPT;
+                gs_event *ev = &events[nev++];
+                const uint64_t ref = last->ts + last->dur;
+                *ev = *last;
+                ev->stack = ev->stack_weight = 0;
+                ev->ts = ref + (uint64_t)zz_dec(gap);
+                ev->dur = dur;
+                d->prev_ts = ev->ts;
+                if (lf & GS_F_OFFSET) {
+                    ev->offset = d->next_off;
+                    d->next_off = next_offset(ev->offset, ev->ret, d->next_off);
+                }
+                last = ev;
                 continue;
             }
             if (kind == GS_K_STRING) {
@@ -381,7 +482,11 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
         }
         if (err)
             return err;
+        last = ev;
     }
+    if (last && last != &d->prev)
+        d->prev = *last;
+    d->have_prev = last != NULL;
     d->p = p;
     if (d->left == 0 && p != end)
         return GS_ERR_CORRUPT;

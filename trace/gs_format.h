@@ -206,7 +206,8 @@ enum {
  * format version, only docs/trace-format.md ("Kinds") in step. */
 enum gs_class {
     GS_CLASS_NONE = 0, /* not a kind this build knows */
-    GS_CLASS_RECORD,   /* string, tid, stack, callsite: own layouts, never an event */
+    GS_CLASS_RECORD,   /* string, tid, stack, callsite, repeat: own layouts (a repeat
+                        * stands for an event of its previous event's kind) */
     GS_CLASS_PROC,     /* process and thread bookkeeping: thread names, faults,
                         * drops, notes, exec, exit, code mappings */
     GS_CLASS_OPEN,     /* a call that opens a file by name: open family, fopen */
@@ -228,14 +229,16 @@ enum gs_class {
  * never reuse. Names of hooked-call kinds are the hooked function's own
  * name. CLASS names an enum gs_class value without its GS_CLASS_ prefix.
  * Per-kind meaning of the generic fields: docs/trace-format.md.
- * STRING, TID, STACK and CALLSITE (field mask 0) have their own layouts;
+ * STRING, TID, STACK, CALLSITE and REPEAT (field mask 0) have their own layouts;
  * STACK, CALLSITE and MAPPING are new in 1.1 (call stacks, GPUSTARVE_STACKS);
- * CPU is new in 1.3 (a thread's own clocks: gs_cpu_* in gs_trace.h). */
+ * REPEAT is new in 1.3 (an event like the one before it, docs/trace-format.md),
+ * and so is CPU (a thread's own clocks: gs_cpu_* in gs_trace.h). */
 #define GS_KIND_LIST(X)                                                                        \
     X(STRING, 1, "string", 0, RECORD)                                                          \
     X(TID, 2, "tid", 0, RECORD)                                                                \
     X(STACK, 9, "stack", 0, RECORD)                                                            \
     X(CALLSITE, 10, "callsite", 0, RECORD)                                                     \
+    X(REPEAT, 15, "repeat", 0, RECORD)                                                         \
     X(MAPPING, 11, "mapping", GS_F_TS | GS_F_STR | GS_F_BYTES | GS_F_OFFSET | GS_F_AUX | GS_F_AUX2, PROC) \
     X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                \
     X(FAULTS, 4, "faults", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                               \

@@ -209,6 +209,17 @@ const char *gs_fdkind_name(unsigned fdk);
 
 /* Encodes records into a caller-owned buffer, applying the delta rules of
  * docs/trace-format.md. Never allocates. */
+/* The fields a REPEAT record takes from the event before it. */
+typedef struct gs_repeat_key {
+    uint64_t bytes, aux, aux2, stream, corr;
+    int64_t ret;
+    int32_t fd;
+    uint32_t str, dev;
+    uint16_t kind;
+    uint8_t fd_kind;
+    uint8_t valid; /* 1: the frame's last event can be repeated */
+} gs_repeat_key;
+
 typedef struct gs_encoder {
     uint8_t *buf;
     size_t cap;
@@ -216,6 +227,8 @@ typedef struct gs_encoder {
     uint32_t nrec;
     uint64_t prev_ts;
     int64_t next_off;
+    uint64_t prev_end;  /* ts + dur of the last event (REPEAT's reference) */
+    gs_repeat_key last; /* the last event of the current tid run */
 } gs_encoder;
 
 void gs_encoder_init(gs_encoder *e, uint8_t *buf, size_t cap);
@@ -226,7 +239,9 @@ void gs_encoder_reset(gs_encoder *e);
 int gs_encode_tid(gs_encoder *e, uint32_t tid);
 int gs_encode_string(gs_encoder *e, uint32_t id, const char *s, size_t len);
 /* An event with ev->stack != 0 is preceded by its CALLSITE record (stack id
- * and weight); both are written or neither. */
+ * and weight); both are written or neither. An event equal to the one
+ * before it in every field but ts and dur (offset continuing, no stack) is
+ * written as a REPEAT record (docs/trace-format.md). */
 int gs_encode_event(gs_encoder *e, const gs_event *ev);
 /* STACK record: defines stack id (>= 1) as frames[0..n) (return addresses,
  * innermost first; 1 <= n <= GS_STACK_FRAMES_MAX). */
@@ -259,6 +274,8 @@ typedef struct gs_decoder {
     uint32_t cs_stack, cs_weight; /* a CALLSITE waiting for its event */
     uint64_t prev_ts;
     int64_t next_off;
+    int have_prev;  /* prev holds the last event of the current tid run */
+    gs_event prev;  /* (the one a REPEAT record repeats) */
 } gs_decoder;
 
 void gs_decoder_init(gs_decoder *d, const uint8_t *raw, size_t len, uint32_t nrec);

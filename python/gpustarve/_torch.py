@@ -7,6 +7,8 @@ torch.utils.data.dataloader (handed in by gpustarve._hook),
   _BaseDataLoaderIter.__init__            loader id, configuration records
   _MultiProcessingDataLoaderIter.__init__ the worker_init_fn that tags workers
   _BaseDataLoaderIter.__next__            fetch and step markers, GPUSTARVE_STEPS
+  _MultiProcessingDataLoaderIter._shutdown_workers
+                                          a dropped iterator's step ends first
 Works with torch 1.13 and 2.x (the same private names exist in both).
 
 Step model (docs/python.md): loader L's step k begins right before the
@@ -206,11 +208,27 @@ def _config_items(loader, it):
     torch = sys.modules.get("torch")
     if torch is not None:
         items.append(("torch_version", str(getattr(torch, "__version__", "?"))))
+    items.extend(_distributed_items())
     for k, v in sorted(loader.__dict__.get("_gpustarve_requested", {}).items()):
         items.append(("requested." + k, _num(v)))
     if _steps_limit:
         items.append(("gpustarve_steps", str(_steps_limit)))
     return tuple(items)
+
+
+def _distributed_items():
+    """The process's rank and world size when torch.distributed is set up: a
+    program started by torch.multiprocessing.spawn passes its rank to
+    init_process_group, not through the environment the trace header reads
+    (docs/python.md). Never imports torch.distributed itself."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is None or not dist.is_available() or not dist.is_initialized():
+            return []
+        return [("distributed_rank", str(int(dist.get_rank()))),
+                ("distributed_world_size", str(int(dist.get_world_size())))]
+    except Exception:
+        return []
 
 
 def _write_config(loader, it, st):
@@ -345,6 +363,19 @@ def _wrap_mp_iter_init(orig):
     return _finish_wrapper(__init__, orig)
 
 
+def _wrap_shutdown(orig):
+    """The open step ends before the iterator stops its workers: joining
+    them is the loader's teardown, not the training step's (the finalizer
+    that ends a dropped iterator's step runs only after __del__ has
+    stopped them)."""
+    def _shutdown_workers(self):
+        st = self.__dict__.get("_gpustarve_state")
+        if st is not None:
+            _iterator_gone(st, self.__dict__.get("_gpustarve_token", 0))
+        return orig(self)
+    return _finish_wrapper(_shutdown_workers, orig)
+
+
 def _end_run(st):
     _warn("end", "GPUSTARVE_STEPS=%d: loader %d completed %d steps; ending the program"
           % (_steps_limit, st.lid, st.done))
@@ -427,5 +458,6 @@ def instrument(module):
     _patch(base, "__next__", _wrap_next)
     if mp is not None:
         _patch(mp, "__init__", _wrap_mp_iter_init)
+        _patch(mp, "_shutdown_workers", _wrap_shutdown)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_child)

@@ -37,10 +37,12 @@ class Proc:
     """One process image: strings, and events kept in the order given (the
     order they are written in the file)."""
 
-    def __init__(self, pid, ppid, argv, exec_seq=0, forked=False, version=None, rank=None):
+    def __init__(self, pid, ppid, argv, exec_seq=0, forked=False, version=None, host=None,
+                 rank=None, local=None, world=None, real=None):
         self.pid, self.ppid, self.argv = pid, ppid, argv
         self.exec_seq, self.forked, self.version = exec_seq, forked, version
-        self.rank = rank
+        self.host, self.rank, self.local, self.world = host, rank, local, world
+        self.real = real
         self.strings = {}
         self.lines = []
         self.cur_tid = None
@@ -97,8 +99,10 @@ class Proc:
             head += " forked"
         if self.version:
             head += " version=%s" % self.version
-        if self.rank is not None:
-            head += " rank=%d" % self.rank
+        for key, v in (("host", self.host), ("rank", self.rank), ("local", self.local),
+                       ("world", self.world), ("real", self.real)):
+            if v is not None:
+                head += " %s=%s" % (key, v)
         return "\n".join([head + " -- " + self.argv] + self.lines) + "\n"
 
 

@@ -4,8 +4,12 @@
  * library sources.
  *
  * Input (stdin), one directive per line; '#' starts a comment line:
- *   proc PID PPID [exec=N] [forked] [host=H] [version=MAJ.MIN] [rank=R] -- ARGV...
+ *   proc PID PPID [exec=N] [forked] [host=H] [version=MAJ.MIN] [rank=R]
+ *        [local=L] [world=W] [real=NS] -- ARGV...
  *                       start a new process file OUTDIR/H-PID[.N].gst
+ *                       (rank, local rank, world size: -1 unless given;
+ *                       real: the header's CLOCK_REALTIME, whose
+ *                       CLOCK_MONOTONIC is always 1 s)
  *   string ID TEXT      define string ID (TEXT = rest of the line)
  *   tid TID             the following events belong to thread TID
  *   stack ID ADDR...    define call stack ID (return addresses, innermost
@@ -139,8 +143,14 @@ int main(int argc, char **argv)
             pi.mono_ns = 1000000000ull;
             pi.real_ns = 1764430000000000000ull;
             pi.rank = pi.local_rank = pi.world_size = -1;
-            if ((q = strstr(p, " rank=")))
-                pi.rank = atoi(q + 6);
+            if ((q = strstr(p, "rank=")))
+                pi.rank = atoi(q + 5);
+            if ((q = strstr(p, "local=")))
+                pi.local_rank = atoi(q + 6);
+            if ((q = strstr(p, "world=")))
+                pi.world_size = atoi(q + 6);
+            if ((q = strstr(p, "real=")))
+                pi.real_ns = strtoull(q + 5, NULL, 10);
             pi.flags = forked ? GS_HDR_F_FORKED : 0;
             pi.exec_seq = exec_seq;
             pi.host = host;

@@ -238,13 +238,24 @@ def expected_json_event(e):
     return out
 
 
+def _format_version():
+    with open(os.path.join(ROOT, "trace", "gs_format.h")) as f:
+        text = f.read()
+    return "%s.%s" % (re.search(r"#define GS_VERSION_MAJOR (\d+)", text).group(1),
+                      re.search(r"#define GS_VERSION_MINOR (\d+)", text).group(1))
+
+
+# the version the fixtures' writer stamps (trace/gs_format.h)
+FORMAT_VERSION = _format_version()
+
+
 def expected_json_process(p):
     nul = lambda v: None if v < 0 else v
     return {"kind": "process", "pid": p["pid"], "ppid": p["ppid"], "host": _s(p["host"]),
             "argv": [_s(a) for a in p["argv"]], "mono_ns": p["mono_ns"],
             "real_ns": p["real_ns"], "rank": nul(p["rank"]), "local_rank": nul(p["local_rank"]),
             "world_size": nul(p["world_size"]), "exec_seq": p["exec_seq"],
-            "forked": bool(p["flags"] & 1), "version": "1.3", "file": p["file"]}
+            "forked": bool(p["flags"] & 1), "version": FORMAT_VERSION, "file": p["file"]}
 
 
 def load_expect(path):

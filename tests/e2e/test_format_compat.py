@@ -106,3 +106,22 @@ def test_v13_threads_carry_their_own_clocks(built):
         mine = sorted((r["ts_ns"], r["cpu_ns"]) for r in cpu if r["target_tid"] == tid)
         # marker samples have µs resolution, periodic ones ns: within 1 µs
         assert all(b[1] + 1000 >= a[1] for a, b in zip(mine, mine[1:])), mine
+
+
+def test_v13_repeated_reads_come_back_whole(built):
+    """What makes 1.3: a call like the one before it (same descriptor, size,
+    result, the next offset) is stored as a `repeat` record of its gap and
+    duration only. tests/data/v1.3 holds bench/pread_loop reading a 64 KiB
+    file 4 KiB at a time (16 warm-up reads, then 40 wrapping at the end):
+    every read must come back with its own offset, size, result and path."""
+    p = run_plain([CLI, "dump", "--json", os.path.join("tests", "data", "v1.3")], cwd=ROOT)
+    assert p.returncode == 0, p.stderr.decode()
+    recs = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    # (pread_loop ran as ./v13; the directory's other process is loader_parts)
+    loop = {r["pid"] for r in recs if r["kind"] == "process" and r["argv"][0] == "./v13"}
+    assert len(loop) == 1
+    reads = [r for r in recs if r["kind"] == "pread" and r["pid"] in loop]
+    assert len(reads) == 56
+    assert [r["offset"] for r in reads] == [(i % 16) * 4096 for i in range(56)]
+    assert {(r["fd"], r["path"], r["bytes"], r["ret"]) for r in reads} == {(3, "d.bin", 4096, 4096)}
+    assert all(a["ts_ns"] + a["dur_ns"] <= b["ts_ns"] for a, b in zip(reads, reads[1:]))

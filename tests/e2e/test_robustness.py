@@ -862,8 +862,11 @@ def test_each_run_warns_for_itself(built, tmp_path):
     run's)."""
     data = tmp_path / "blob"
     data.write_bytes(os.urandom(64 * 512))
+    # RATIONALE: enough reads that the worker's trace passes its 64 KiB limit
+    # with room to spare: sequential reads take 1-2 bytes each since format
+    # 1.3 (50,000 of them came to about 64 KiB and the warning came and went)
     for attempt in range(2):
-        p = run_traced([PY, "-c", COUNTS, str(data), "50000", "fsize"], tmp_path / "run",
+        p = run_traced([PY, "-c", COUNTS, str(data), "200000", "fsize"], tmp_path / "run",
                        cli_args=["--append"] if attempt else [])
         assert p.returncode == 0, p.stderr.decode()
         assert len(warnings_of(p.stderr)) == 1, (attempt, p.stderr.decode())

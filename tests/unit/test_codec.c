@@ -172,6 +172,140 @@ static void test_edges(void)
     ASSERT_TRUE(e.len <= 12 * 1000 + 16);
 }
 
+/* A pread like the loop of bench/pread_loop makes: call i of a sequential
+ * reader of fd 3. */
+static void seq_pread(gs_event *ev, int i, uint32_t tid)
+{
+    gs_event_clear(ev);
+    ev->kind = GS_K_PREAD;
+    ev->tid = tid;
+    ev->ts = 5000000 + (uint64_t)i * 1500 + (uint64_t)(rnd() % 300);
+    ev->dur = 600 + rnd() % 900;
+    ev->fd = 3;
+    ev->fd_kind = GS_FDK_FILE;
+    ev->str = 1;
+    ev->bytes = 4096;
+    ev->ret = 4096;
+    ev->offset = (int64_t)i * 4096;
+}
+
+/* Decode a frame in pieces of `step` events: the REPEAT state crosses
+ * gs_decode_some calls. Returns the events or a negative gs_err. */
+static long decode_in_steps(const uint8_t *buf, size_t len, uint32_t nrec, size_t step)
+{
+    gs_decoder d;
+    gs_decoder_init(&d, buf, len, nrec);
+    uint32_t tid = 0;
+    size_t n = 0;
+    while (d.left > 0) {
+        const long got = gs_decode_some(&d, evs_out + n, step, &tid, NULL, NULL, NULL);
+        if (got < 0)
+            return got;
+        n += (size_t)got;
+    }
+    return (long)n;
+}
+
+static void test_repeat(void)
+{
+    gs_encoder e;
+    gs_event ev, out[4];
+    uint32_t tid = 0;
+    /* sequential preads of one thread: one full record, then REPEATs of
+     * kind, gap and dur only (at most 1 + 2 + 2 bytes here) */
+    gs_encoder_init(&e, raw, sizeof raw);
+    ASSERT_EQ(gs_encode_tid(&e, 9), GS_OK);
+    size_t n = 0;
+    for (int i = 0; i < 1000; i++, n++) {
+        seq_pread(&evs_in[n], i, 9);
+        ASSERT_EQ(gs_encode_event(&e, &evs_in[n]), GS_OK);
+    }
+    ASSERT_TRUE(e.len <= 2 + 12 + 999 * 5);
+    /* then another thread (a TID ends what a REPEAT may repeat), a read at
+     * another offset (a full record), calls with a stack (never repeated),
+     * a failed call, and a marker (no duration: nothing to repeat) */
+    ASSERT_EQ(gs_encode_tid(&e, 10), GS_OK);
+    for (int i = 0; i < 300; i++, n++) {
+        seq_pread(&evs_in[n], i, 10);
+        if (i == 50)
+            evs_in[n].offset = 1 << 30;
+        if (i >= 100 && i < 110) {
+            evs_in[n].stack = 3;
+            evs_in[n].stack_weight = 64;
+        }
+        if (i == 200)
+            evs_in[n].ret = -1;
+        if (i == 250) {
+            gs_event_clear(&evs_in[n]);
+            evs_in[n].kind = GS_K_STEP_BEGIN;
+            evs_in[n].tid = 10;
+            evs_in[n].ts = 9000000;
+            evs_in[n].aux = 4;
+        }
+        ASSERT_EQ(gs_encode_event(&e, &evs_in[n]), GS_OK);
+    }
+    const size_t steps[] = {20000, 1, 7, 999};
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+        ASSERT_EQ(decode_in_steps(raw, e.len, e.nrec, steps[k]), (long)n);
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++)
+            bad += !same(&evs_in[i], &evs_out[i]) || evs_in[i].stack != evs_out[i].stack ||
+                   (evs_in[i].stack && evs_in[i].stack_weight != evs_out[i].stack_weight);
+        ASSERT_EQ(bad, 0);
+    }
+    /* the same events with every other one repeated under other fields:
+     * random kinds round-trip exactly, repeats or not */
+    gs_encoder_init(&e, raw, sizeof raw);
+    uint64_t ts = 1000000;
+    for (n = 0; n < 10000; n++) {
+        if (n % 2 && gs_kind_fields(evs_in[n - 1].kind) & GS_F_DUR) {
+            evs_in[n] = evs_in[n - 1];
+            evs_in[n].ts += evs_in[n].dur + rnd() % 3000;
+            evs_in[n].dur = rnd() % 2000;
+            if (evs_in[n].offset >= 0 && evs_in[n].ret > 0 && rnd() % 2)
+                evs_in[n].offset += evs_in[n].ret;
+        } else {
+            random_event(&evs_in[n], all_kinds[rnd() % nkinds], &ts);
+        }
+        evs_in[n].tid = 0;
+        ASSERT_TRUE(gs_encode_event(&e, &evs_in[n]) == GS_OK || !"encode");
+    }
+    ASSERT_EQ(decode_in_steps(raw, e.len, e.nrec, 3), (long)n);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += !same(&evs_in[i], &evs_out[i]);
+    ASSERT_EQ(bad, 0);
+    /* a REPEAT with nothing before it, after a TID, after a CALLSITE or
+     * after an event without a duration is corruption */
+    const uint8_t first[] = {GS_K_REPEAT, 2, 100};
+    ASSERT_EQ(gs_decode_frame(first, sizeof first, 1, out, 4, &tid, NULL, NULL), GS_ERR_CORRUPT);
+    gs_encoder_init(&e, raw, sizeof raw);
+    seq_pread(&ev, 0, 0);
+    ASSERT_EQ(gs_encode_event(&e, &ev), GS_OK);
+    ASSERT_EQ(gs_encode_tid(&e, 5), GS_OK);
+    raw[e.len] = GS_K_REPEAT, raw[e.len + 1] = 2, raw[e.len + 2] = 100;
+    ASSERT_EQ(gs_decode_frame(raw, e.len + 3, e.nrec + 1, out, 4, &tid, NULL, NULL),
+              GS_ERR_CORRUPT);
+    gs_encoder_init(&e, raw, sizeof raw);
+    ASSERT_EQ(gs_encode_event(&e, &ev), GS_OK);
+    const uint8_t cs_rep[] = {GS_K_CALLSITE, 1, 1, GS_K_REPEAT, 2, 100};
+    memcpy(raw + e.len, cs_rep, sizeof cs_rep);
+    ASSERT_EQ(gs_decode_frame(raw, e.len + sizeof cs_rep, e.nrec + 2, out, 4, &tid, NULL, NULL),
+              GS_ERR_CORRUPT);
+    gs_encoder_init(&e, raw, sizeof raw);
+    gs_event_clear(&ev);
+    ev.kind = GS_K_STEP_END;
+    ev.ts = 77;
+    ASSERT_EQ(gs_encode_event(&e, &ev), GS_OK);
+    ev.ts = 78;
+    ASSERT_EQ(gs_encode_event(&e, &ev), GS_OK); /* written in full */
+    ASSERT_EQ(gs_decode_frame(raw, e.len, e.nrec, out, 4, &tid, NULL, NULL), 2);
+    ASSERT_EQ(out[1].ts, 78);
+    raw[e.len] = GS_K_REPEAT, raw[e.len + 1] = 2, raw[e.len + 2] = 100;
+    ASSERT_EQ(gs_decode_frame(raw, e.len + 3, e.nrec + 1, out, 4, &tid, NULL, NULL),
+              GS_ERR_CORRUPT);
+}
+
 /* ---- files ------------------------------------------------------------- */
 
 static char tmpdir[] = "/tmp/gs_codec_XXXXXX";
@@ -390,6 +524,7 @@ int main(void)
     test_kind_table();
     test_round_trip();
     test_edges();
+    test_repeat();
     test_files();
     rmdir(tmpdir);
     return gs_check_done("test_codec");

@@ -1,0 +1,166 @@
+"""A two-rank job with known answers (docs/report-schema.md, "Ranks and the
+straggler"), written as real trace files: rank 1 waits 80 ms of each 100 ms
+step for data while rank 0 sits 85 ms in an NCCL all-reduce kernel. The ranks
+run on two hosts with the same pids (as in a job of two nodes), each with its
+own loader worker, the second worker without the rank variables (it inherits
+its rank from its parent on its own host). Checked in the JSON, text and HTML
+reports and in compare; a run of no rank keeps job null and ranks empty."""
+import json
+import re
+
+import scenarios
+from conftest import MS, Scenario, report_json, run_report
+import gstest
+
+T0 = 2000 * MS
+NSTEPS = 12
+NCCL = "ncclKernel_AllReduce_RING_LL_Sum_float"
+
+
+REAL = 1764430000000000000  # the generator's CLOCK_REALTIME at CLOCK_MONOTONIC 1 s
+SKEW = 7 * 1000 * MS  # host n1's realtime clock is 7 s ahead
+
+
+def add_rank(sc, host, rank, dw_ms, comm_ms, workers, worker_rank, real=None):
+    pid = 100
+    tr = sc.proc(pid, 50, "python train.py", host=host, rank=rank, local=0, world=2, real=real)
+    tr.ev(pid, "thread", ts=T0 - 5 * MS, str="MainThread", aux=pid)
+    tr.config(pid, T0 - 2 * MS, "num_workers", workers)
+    tr.ev(pid, "gpu_device", ts=T0 - 3 * MS, dev=0, str="NVIDIA H200", bytes=141 << 30,
+          aux=132, aux2=90)
+    for n in range(NSTEPS):
+        a = T0 + n * 100 * MS
+        b = a + 100 * MS
+        dw = dw_ms * MS
+        tr.ev(pid, "step_begin", ts=a, aux=n)
+        tr.ev(pid, "fetch_begin", ts=a, aux=n)
+        tr.poll(pid, a, a + dw - MS)
+        tr.pipe_read(pid, a + dw - MS, a + dw, nbytes=4096)
+        tr.ev(pid, "fetch_end", ts=a + dw, aux=n)
+        tr.kernel(a + dw, a + dw + 10 * MS)
+        tr.kernel(a + dw + 10 * MS, a + dw + (10 + comm_ms) * MS, name=NCCL, stream=9)
+        tr.ev(pid, "step_end", ts=b, aux=n)
+    w = sc.proc(pid + 1, pid, "python train.py", forked=True, host=host, rank=worker_rank,
+                real=real)
+    for n in range(NSTEPS):
+        t = T0 + n * 100 * MS
+        w.file_read(pid + 1, t, t + 50 * MS, 1 << 20, off=n << 20)
+
+
+def job(gen, tmp_path, name="job"):
+    sc = Scenario()
+    sc.proc(50, 1, "torchrun --nproc_per_node=1 train.py", host="n0")  # the launcher
+    add_rank(sc, "n0", 0, dw_ms=2, comm_ms=85, workers=3, worker_rank=0)
+    add_rank(sc, "n1", 1, dw_ms=80, comm_ms=5, workers=1, worker_rank=None, real=REAL + SKEW)
+    return sc.write(gen, str(tmp_path / name))
+
+
+def test_job_json(gs, gen, tmp_path):
+    d = job(gen, tmp_path)
+    r = report_json(gs, d)
+    assert r["job"] == {"ranks": 2, "hosts": 2, "unranked_processes": 1, "aligned_steps": NSTEPS - 1,
+                        "step_ms": 100, "limiting_rank": 1, "clock_rank": 0}
+    r0, r1 = r["ranks"]
+    assert (r0["rank"], r0["host"], r0["local_rank"], r0["processes"]) == (0, "n0", 0, 2)
+    assert (r1["rank"], r1["host"], r1["processes"]) == (1, "n1", 2)
+    assert r0["peer_wait"]["source"] == "measured"
+    assert abs(r0["peer_wait"]["share"] - 0.85) < 1e-6
+    assert abs(r1["peer_wait"]["share"] - 0.05) < 1e-6
+    assert abs(r1["share"]["idle_data_wait"] - 0.80) < 1e-6
+    assert abs(r0["share"]["gpu_comm"] - 0.85) < 1e-6
+    # each rank's own loader: its num_workers, its one worker
+    assert (r0["dataloader"]["num_workers"], r0["dataloader"]["workers_seen"]) == (3, 1)
+    assert (r1["dataloader"]["num_workers"], r1["dataloader"]["workers_seen"]) == (1, 1)
+    assert r1["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
+    assert (r0["limits_job"], r1["limits_job"]) == (False, True)
+    assert r1["limits_steps"] == NSTEPS - 1
+    assert (r0["root_processes"], r1["root_processes"]) == (1, 1)
+    # both "hosts" ran on one clock; n1's realtime said 7 s ahead; the step
+    # ends put it back
+    assert r0["clock"] == {"source": "same_host", "offset_ns": 0, "realtime_offset_ns": 0,
+                           "refined_ns": 0, "spread_ms": 0}
+    assert r1["clock"] == {"source": "collectives", "offset_ns": 0, "realtime_offset_ns": SKEW,
+                           "refined_ns": -SKEW, "spread_ms": 0}
+    assert r["straggler"] == {
+        "rank": 1,
+        "why": "rank 1 waits for data 80% of its step; rank 0 waits for rank 1 in collectives 85% "
+               "of its step time (measured: communication kernels on the GPU)"}
+    # the top level is rank 1's: its trainer on n1, its one worker
+    assert r["run"]["trainer"]["rank"] == 1
+    assert r["run"]["trainer"]["file"] == "n1-100.gst"
+    assert r["loader"]["workers_seen"] == 1
+    assert [w["file"] for w in r["loader"]["workers"]] == ["n1-101.gst"]
+    assert r["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
+
+
+def test_job_text_and_html(gs, gen, tmp_path):
+    d = job(gen, tmp_path)
+    p = run_report(gs, d)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert out.startswith("job   2 ranks on 2 hosts, 11 steps aligned by index, job step median "
+                          "100.0 ms (1 process of no rank left out: the launcher)\n"), out
+    assert "\nstraggler rank 1: rank 1 waits for data 80% of its step" in out
+    assert "  85.0% meas" in out
+    assert ("\nclock  host n1 on rank 0's clock: +7000.000 ms from the realtime pairs, -7000.000 ms "
+            "from the aligned step ends (spread 0.000 ms)\n") in out
+    assert "\nrun   python train.py   rank 1, 1 trainer (pid 100), 1 loader worker" in out
+    html = tmp_path / "r.html"
+    p = run_report(gs, d, "--html", str(html))
+    assert p.returncode == 0, p.stderr
+    page = html.read_text()
+    assert '<section id="ranks">' in page
+    assert page.count('<tr class="rank') == 2
+    assert '<p id="straggler"><b>Straggler: rank 1.</b> rank 1 waits for data 80%' in page
+    # the timelines are rank 1's (pid 100 on n1, not pid 100 on n0): its
+    # GPU streams, its training thread, its one worker
+    m = re.search(r'<script type="application/json" id="gs-data">(.*?)</script>', page, re.S)
+    data = json.loads(m.group(1))
+    assert [row["name"] for row in data["rows"]] == ["GPU 0 stream 7", "GPU 0 stream 9",
+                                                     "training thread", "loader pid 101"]
+    thread_row = 2
+    for w in data["windows"]:
+        mine = [it for it in w["items"] if it[0] == thread_row]
+        # rank 1 waits 80 ms for data in each step: one data-wait piece of 80 ms
+        waits = [it for it in mine if it[3] - it[2] > 70]
+        assert len(waits) == 1, w
+
+
+def test_compare_shows_ranks(gs, gen, tmp_path):
+    d = job(gen, tmp_path)
+    p = gstest.run([gs, "compare", d, d], text=True)
+    assert p.returncode == 0, p.stderr
+    assert "rank 0 step median ms        100.0       100.0   +0.0 ms" in p.stdout, p.stdout
+    assert "rank 1 data wait             80.0%       80.0%   +0.0 points" in p.stdout, p.stdout
+    assert "straggler A              rank 1: rank 1 waits for data 80%" in p.stdout
+    p = gstest.run([gs, "compare", "--json", d, d], text=True)
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    assert [x["rank"] for x in c["a"]["ranks"]] == [0, 1]
+    assert c["a"]["ranks"][1]["num_workers"] == 1
+    assert c["b"]["straggler"]["rank"] == 1
+
+
+def test_two_runs_of_one_job_noted(gs, gen, tmp_path):
+    """The same job's directory twice is refused; two runs of it read
+    together are noted per rank (each rank then has two trainers)."""
+    a = job(gen, tmp_path, "a")
+    p = run_report(gs, a, a)
+    assert p.returncode == 2 and "are the same directory" in p.stderr, p.stderr
+    b = job(gen, tmp_path, "b")
+    p = run_report(gs, a, b)
+    assert p.returncode == 0, p.stderr
+    assert "note   rank 0 has 2 processes no process of the rank started" in p.stdout
+    p = run_report(gs, b, "--json", a)  # report --json a b
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["run"]["dirs"] == [a, b]
+    assert [x["root_processes"] for x in r["ranks"]] == [2, 2]
+
+
+def test_run_without_ranks(gs, gen, tmp_path):
+    d = scenarios.loader_bound().write(gen, str(tmp_path / "run"))
+    r = report_json(gs, d)
+    assert (r["job"], r["ranks"], r["straggler"]) == (None, [], None)
+    out = run_report(gs, d).stdout
+    assert out.startswith("run   python train.py --epochs 1   1 trainer (pid 100)")
