@@ -292,18 +292,23 @@ static void interval(const an_cpu_log *l, const an_cpu_sample *x, const an_cpu_s
     acc->cpu += cpu;
     acc->dcpu += dcpu;
     acc->runq += runq;
-    if (dmaj > 0)
-        acc->fault += off;
-    else
-        acc->blk += off;
     acc->maj += dmaj;
     const double s0 = value_at(l, x->ts, V_STORAGE), s1 = value_at(l, y->ts, V_STORAGE);
     const double drd = dpos((double)y->rd_bytes - (double)x->rd_bytes);
-    if (s0 >= 0 && s1 >= 0) {
+    const int storage_known = s0 >= 0 && s1 >= 0;
+    if (storage_known) {
         acc->storage_known = 1;
         acc->storage += dpos(s1 - s0);
     }
-    if (dmaj > 0) { /* storage reads its hooked reads did not return: through faults */
+    /* page-fault I/O: major faults, and (where the kernel counts it) reads
+     * from storage in the interval; a few major faults that read nothing
+     * (a forked worker's first touches) leave its sleep as other blocking */
+    const int faulted = dmaj > 0 && (!storage_known || s1 > s0);
+    if (faulted)
+        acc->fault += off;
+    else
+        acc->blk += off;
+    if (faulted) { /* storage reads its hooked reads did not return: through faults */
         const double beyond = (s0 >= 0 && s1 >= 0) ? dpos(s1 - s0 - drd) : 0;
         acc->fbytes += beyond > dmaj * PAGE_BYTES ? beyond : dmaj * PAGE_BYTES;
     }
