@@ -91,6 +91,24 @@ void rep_json_advice_setting(gs_jw *w, const an_advice *a)
         gs_jw_i64(w, a->value);
 }
 
+void rep_json_advice(gs_jw *w, const an_result *r)
+{
+    gs_jw_key(w, "advice");
+    gs_jw_arr(w);
+    for (size_t i = 0; i < r->nadvice; i++) {
+        const an_advice *a = &r->advice[i];
+        gs_jw_obj(w);
+        rep_json_advice_setting(w, a);
+        gs_jw_key(w, "predicted_step_ms");
+        rep_json_num(w, a->predicted_step_ms);
+        gs_jw_key(w, "predicted_saving_ms");
+        rep_json_num(w, a->predicted_saving_ms);
+        gs_jw_kstr(w, "why", a->why);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+}
+
 const char *const rep_cfg_keys[REP_NCFG] = {"num_workers", "pin_memory", "batch_size",
                                             "prefetch_factor", "persistent_workers"};
 
@@ -445,20 +463,7 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     rep_json_trainer_time(w, r);
     gs_jw_newline(w, "\n");
 
-    gs_jw_key(w, "advice");
-    gs_jw_arr(w);
-    for (size_t i = 0; i < r->nadvice; i++) {
-        const an_advice *a = &r->advice[i];
-        gs_jw_obj(w);
-        rep_json_advice_setting(w, a);
-        gs_jw_key(w, "predicted_step_ms");
-        rep_json_num(w, a->predicted_step_ms);
-        gs_jw_key(w, "predicted_saving_ms");
-        rep_json_num(w, a->predicted_saving_ms);
-        gs_jw_kstr(w, "why", a->why);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
+    rep_json_advice(w, r);
     gs_jw_newline(w, "\n");
     gs_jw_kstr(w, "advice_none_why", r->advice_none_why[0] ? r->advice_none_why : NULL);
     gs_jw_newline(w, "\n");

@@ -27,6 +27,8 @@ void rep_json_cfg(gs_jw *w, const char *key, const char *v);
 /* 1 when the DataLoader setting key (or "requested.<key>") is a boolean. */
 int rep_cfg_is_bool(const char *key);
 void rep_json_advice_setting(gs_jw *w, const an_advice *a);
+/* "advice":[{setting, value, predicted_step_ms, predicted_saving_ms, why}...] */
+void rep_json_advice(gs_jw *w, const an_result *r);
 /* The DataLoader settings every report names, in this order. */
 #define REP_NCFG 5
 extern const char *const rep_cfg_keys[REP_NCFG];

@@ -96,7 +96,7 @@ static uint8_t *seen_slot(uint32_t tid, int add)
     return NULL; /* full: sampled, never named */
 }
 
-static long read_at(int dfd, const char *rel, char *buf, size_t cap)
+long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap)
 {
     long fd = syscall(SYS_openat, dfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
@@ -143,7 +143,7 @@ static int storage_read(int dfd, const char *name, uint64_t *out)
     size_t nl = strlen(name);
     memcpy(rel, name, nl);
     memcpy(rel + nl, "/io", 4);
-    if (read_at(dfd, rel, buf, sizeof buf) <= 0)
+    if (gs_proc_read_at(dfd, rel, buf, sizeof buf) <= 0)
         return 0;
     const char *p = strstr(buf, "\nread_bytes:");
     return p && parse_u64(p + 12, out) != NULL;
@@ -158,7 +158,7 @@ static int first_sight(int dfd, const char *name, uint32_t tid, uint32_t self, u
     size_t nl = strlen(name);
     memcpy(rel, name, nl);
     memcpy(rel + nl, "/comm", 6);
-    long n = read_at(dfd, rel, comm, sizeof comm);
+    long n = gs_proc_read_at(dfd, rel, comm, sizeof comm);
     while (n > 0 && comm[n - 1] == '\n')
         n--;
     if (tid == self || (n == 9 && memcmp(comm, "gpustarve", 9) == 0)) {
@@ -227,7 +227,7 @@ void gs_cpu_periodic(uint64_t now)
             memcpy(rel + nl, "/schedstat", 11);
             /* schedstat: ns on a CPU, ns runnable waiting for one, timeslices */
             uint64_t cpu = 0, runq = 0;
-            const char *p = read_at((int)dfd, rel, buf, sizeof buf) > 0 ? parse_u64(buf, &cpu) : NULL;
+            const char *p = gs_proc_read_at((int)dfd, rel, buf, sizeof buf) > 0 ? parse_u64(buf, &cpu) : NULL;
             if (!p || !parse_u64(p, &runq))
                 continue;
             gs_event ev;

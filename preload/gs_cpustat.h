@@ -9,6 +9,12 @@
 #define GS_CPUSTAT_H
 
 #include <stdint.h>
+#include <stddef.h>
+
+/* Read a small /proc file rel (relative to the directory fd dfd, or
+ * AT_FDCWD) whole into buf, NUL-terminated, with raw syscalls and no
+ * descriptor kept; its length, or -1. */
+long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap);
 
 /* Append a CPU record (source marker) for the calling thread, stamped t0
  * (hook clock): the marker record the caller appends next has the same

@@ -337,15 +337,7 @@ static long read_task_file(uint32_t tid, const char *leaf, char *buf, size_t cap
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, leaf);
-    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return -1;
-    long n = syscall(SYS_read, (int)fd, buf, cap - 1);
-    syscall(SYS_close, (int)fd);
-    if (n < 0)
-        return -1;
-    buf[n] = 0;
-    return n;
+    return gs_proc_read_at(AT_FDCWD, path, buf, cap);
 }
 
 static void put_thread_name(gs_ring *r, uint64_t now, const char *name, size_t len)
