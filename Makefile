@@ -122,7 +122,7 @@ $(BUILD)/san/test_%: tests/unit/test_%.c $(UNIT_DEPS)
 
 # ---- test tools (tests/tools/*.c, linked with trace/) ---------------------
 TOOL_BINS := $(BUILD)/tests/gs_mktrace $(BUILD)/tests/die_after_reads $(BUILD)/tests/pread_counted \
-             $(BUILD)/tests/paced_steps
+             $(BUILD)/tests/paced_steps $(BUILD)/tests/loader_parts
 .PHONY: tool-bins
 tool-bins: $(TOOL_BINS)
 $(BUILD)/tests/die_after_reads: tests/tools/die_after_reads.c
@@ -137,6 +137,10 @@ $(BUILD)/tests/paced_steps: tests/tools/paced_steps.c include/gpustarve.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -Iinclude -o $@ $< -ldl
+$(BUILD)/tests/loader_parts: tests/tools/loader_parts.c include/gpustarve.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CFLAGS_COMMON) -Iinclude -pthread -o $@ $< -ldl
 $(BUILD)/tests/gs_mktrace: tests/tools/gs_mktrace.c $(TRACE_SRC) $(wildcard trace/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
@@ -278,6 +282,10 @@ test-cli: $(CLI) $(TOOL_BINS)
 ## test-e2e: end-to-end tests (pytest): real programs under run, read back with dump
 test-e2e: all
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
+
+## truth: every advice truth regime, those that do not hold run by run yet included (docs/testing.md); GS_TRUTH_LOG=FILE logs each run
+truth: all
+	$(Q)GS_TRUTH_ALL=1 $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e/test_advice_truth.py $(PYTEST_ARGS)
 
 deps-test:
 	$(Q)./tools/deps.sh test

@@ -6,7 +6,7 @@
  * of GPU-bound time, so ceil(batch / step) workers keep up; capped by the
  * free cores; no number when the workers already read near the storage
  * ceiling; no entry when the capped count would save under
- * WORKERS_MIN_SAVING of a step (a note says what limits it).
+ * AN_WORKERS_MIN_SAVING of a step (a note says what limits it).
  * pin_memory: when pageable copies cost at least PIN_MIN_SHARE of a step,
  * predicting their time at the pinned bandwidth seen, probed, or assumed.
  *
@@ -20,14 +20,11 @@
 
 #include "an_decide.h"
 
-/* num_workers advice must save at least this share of a step */
-#define WORKERS_MIN_SAVING 0.02
 #define STORAGE_NEAR 0.8      /* reading at >= 80% of the ceiling: storage is the wall */
 #define PIN_MIN_SHARE 0.02    /* pageable copies must cost >= 2% of a step */
 #define PIN_DEFAULT_SPEEDUP 2.0 /* pinned H2D assumed 2x pageable when nothing better */
 
-static void note(an_decision *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(an_decision *out, const char *fmt, ...)
+void an_decide_note(an_decision *out, const char *fmt, ...)
 {
     if (out->nnotes >= AN_DECIDE_NOTES)
         return;
@@ -43,6 +40,36 @@ static void add(an_decision *out, const an_advice *a)
         out->advice[out->nadvice++] = *a;
 }
 
+/* The storage is the wall: the workers already read near its ceiling
+ * (probed; else, with several workers, what they would read together if
+ * each read all the time at the best in-read rate seen). Adds the entry
+ * that says so and returns 1; else 0. */
+static int storage_wall(const an_decide_in *in, an_decision *out)
+{
+    const double step = in->step_ms;
+    double ceil_MBps = in->probe_read_MBps;
+    const int probed = ceil_MBps > 0;
+    if (!probed && in->nworkers >= 2)
+        ceil_MBps = in->worker_best_in_read_MBps * (double)in->nworkers;
+    const double mb_per_batch = in->worker_MB_per_batch;
+    const double now_MBps = step > 0 ? mb_per_batch / (step / 1e3) : 0;
+    if (!(ceil_MBps > 0 && mb_per_batch > 0 && now_MBps >= STORAGE_NEAR * ceil_MBps))
+        return 0;
+    an_advice a;
+    memset(&a, 0, sizeof a);
+    a.setting = AN_ADV_NUM_WORKERS;
+    a.has_value = 0;
+    a.predicted_step_ms = step;
+    a.predicted_saving_ms = 0;
+    snprintf(a.why, sizeof a.why,
+             "the workers already read %.0f MB/s, near the storage ceiling of %.0f MB/s (%s): "
+             "more workers will not help; faster storage, caching or smaller samples will",
+             now_MBps, ceil_MBps,
+             probed ? "probed" : "the workers read nearly all the time at the best rate seen");
+    add(out, &a);
+    return 1;
+}
+
 static void advise_workers(const an_decide_in *in, an_decision *out)
 {
     if (out->verdict != AN_V_HIGHLY && out->verdict != AN_V_MODERATELY)
@@ -51,7 +78,7 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     if (tg <= 0)
         return;
     if (in->imported && !in->nworkers && in->cur_workers < 0) {
-        note(out, "%s: their number and time per batch are not in a PyTorch profiler trace, so "
+        an_decide_note(out, "%s: their number and time per batch are not in a PyTorch profiler trace, so "
                   "num_workers cannot be sized from it; 'gpustarve run' measures them, 'gpustarve "
                   "sweep' tries settings",
              in->workers_unseen ? "the DataLoader ran worker processes"
@@ -59,8 +86,13 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
         return;
     }
     if (!in->nworkers && in->waits_without_workers) {
-        note(out, "the training thread waits on pipes/sockets but no loader worker was traced: "
+        an_decide_note(out, "the training thread waits on pipes/sockets but no loader worker was traced: "
                   "cannot size num_workers");
+        return;
+    }
+    if (in->time_measured) {
+        if (!storage_wall(in, out))
+            an_decide_workers_model(in, out);
         return;
     }
     /* Time one worker takes per batch: measured on traced workers; else,
@@ -79,37 +111,22 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
         need = 1;
     const long cur = in->cur_workers >= 0 ? in->cur_workers : (long)in->nworkers;
     if (need <= cur) {
-        note(out,
+        an_decide_note(out,
              "the loader should keep up: %ld worker(s) at %.1f ms per batch for %.1f ms of %s per "
              "step, yet the %s waits; look at prefetch_factor, persistent_workers or uneven batches",
              cur, tb, tg, in->no_gpu ? "the training thread's own work" : "GPU-bound time",
              in->no_gpu ? "training thread" : "GPU");
         return;
     }
+    if (storage_wall(in, out))
+        return;
     an_advice a;
     memset(&a, 0, sizeof a);
     a.setting = AN_ADV_NUM_WORKERS;
     const double step = in->step_ms;
-    /* storage ceiling: probed; else, with several workers, what they would
-     * read together if each read all the time at the best in-read rate seen */
     double ceil_MBps = in->probe_read_MBps;
     const int probed = ceil_MBps > 0;
-    if (!probed && in->nworkers >= 2)
-        ceil_MBps = in->worker_best_in_read_MBps * (double)in->nworkers;
     const double mb_per_batch = in->worker_MB_per_batch;
-    const double now_MBps = step > 0 ? mb_per_batch / (step / 1e3) : 0;
-    if (ceil_MBps > 0 && mb_per_batch > 0 && now_MBps >= STORAGE_NEAR * ceil_MBps) {
-        a.has_value = 0;
-        a.predicted_step_ms = step;
-        a.predicted_saving_ms = 0;
-        snprintf(a.why, sizeof a.why,
-                 "the workers already read %.0f MB/s, near the storage ceiling of %.0f MB/s (%s): "
-                 "more workers will not help; faster storage, caching or smaller samples will",
-                 now_MBps, ceil_MBps,
-                 probed ? "probed" : "the workers read nearly all the time at the best rate seen");
-        add(out, &a);
-        return;
-    }
     long n = need;
     int capped = 0;
     if (in->cores > 0 && n > in->cores) {
@@ -117,7 +134,7 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
         capped = 1;
     }
     if (n <= cur) {
-        note(out, "%ld loader workers are needed but only %d CPU cores are free: the CPUs are the "
+        an_decide_note(out, "%ld loader workers are needed but only %d CPU cores are free: the CPUs are the "
                   "limit (a faster decode/augment or more cores will help)",
              need, in->cores);
         return;
@@ -133,13 +150,13 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     }
     if (pred > step)
         pred = step;
-    if (step - pred < WORKERS_MIN_SAVING * step) {
+    if (step - pred < AN_WORKERS_MIN_SAVING * step) {
         /* RATIONALE: an entry that predicts a saving within the noise is not
          * advice; the note says what limits it */
-        note(out, "%ld loader workers would keep up, but %ld (%s) would save under %.0f%% of a "
+        an_decide_note(out, "%ld loader workers would keep up, but %ld (%s) would save under %.0f%% of a "
                   "step",
              need, n, capped ? "all the free CPU cores" : "what the storage allows",
-             100 * WORKERS_MIN_SAVING);
+             100 * AN_WORKERS_MIN_SAVING);
         return;
     }
     a.has_value = 1;
@@ -220,8 +237,11 @@ void an_decide_advice(const an_decide_in *in, an_decision *out)
         return;
     /* input-bound and nothing advised: say why, in the advice's place (the
      * first reason advise_workers gave; it stays a note too) */
-    if (out->nnotes > before) {
-        snprintf(out->none_why, sizeof out->none_why, "%s", out->notes[before]);
+    size_t why = before; /* the model's contention note is not the reason */
+    while (why < out->nnotes && strncmp(out->notes[why], "CPU contention", 14) == 0)
+        why++;
+    if (why < out->nnotes) {
+        snprintf(out->none_why, sizeof out->none_why, "%s", out->notes[why]);
     } else {
         snprintf(out->none_why, sizeof out->none_why,
                  "num_workers cannot be sized: no loader time per batch, or no step time outside "

@@ -9,6 +9,7 @@
  *
  * Must never: read trace files (an_load.c did), print, or divide by zero.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,102 @@ static void note(an_result *res, const char *fmt, ...)
 static double ms(uint64_t ns)
 {
     return (double)ns / 1e6;
+}
+
+/* The cores the process may use: --cores; else the trainer's cpu_limits
+ * record (affinity, cgroup quota); else, for a trace without one, this
+ * machine's online CPUs, said so. */
+static void cpus_allowed(const an_proc *p, const an_opts *o, an_decide_in *in)
+{
+    if (o->cores > 0) {
+        in->cpus = o->cores;
+        snprintf(in->cpus_source, sizeof in->cpus_source, "--cores");
+    } else if (p->has_cpus && p->cpus_affinity) {
+        in->cpus = (double)p->cpus_affinity;
+        const double q = (double)p->cpus_quota_milli / 1000;
+        if (p->cpus_quota_milli && q < in->cpus) {
+            in->cpus = q;
+            snprintf(in->cpus_source, sizeof in->cpus_source,
+                     "cgroup CPU quota, %llu CPUs in its affinity", (unsigned long long)p->cpus_affinity);
+        } else {
+            snprintf(in->cpus_source, sizeof in->cpus_source, "affinity, %llu online%s",
+                     (unsigned long long)p->cpus_online, p->cpus_quota_milli ? "" : ", no cgroup quota");
+        }
+    } else if (!p->imported) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        in->cpus = n > 0 ? (double)n : 1;
+        snprintf(in->cpus_source, sizeof in->cpus_source,
+                 "this machine's online CPUs: the trace does not record its own");
+    }
+}
+
+/* The measured parts of a batch and of a step (an_cputime.h), where the
+ * trace has them: in->time_measured says whether the model can use them. */
+static void measured_time(const an_result *res, an_decide_in *in)
+{
+    const an_trainer_time *tt = &res->trainer_time;
+    const an_loader_time *lt = &res->loader_time;
+    const int cur = res->cur_workers >= 0 ? res->cur_workers : (int)res->nworkers;
+    in->prefetch = 2;
+    const char *pf = an_cfg_value(res->trainer, "prefetch_factor");
+    if (pf && atoi(pf) > 0)
+        in->prefetch = atoi(pf);
+    in->t_runq_ms = in->w_runq_ms = -1;
+    if (in->cpus <= 0 || tt->cpu_ms < 0)
+        return;
+    /* loader threads no file read singled out (a C loop's threads that
+     * compute or sleep): with num_workers = W known, every other thread of
+     * the run is taken as the loader, one batch per step */
+    const int unseen = cur > 0 && !res->nworkers && res->other_time.measured &&
+                       res->other_time.cpu_cores >= 0;
+    if (cur > 0 && !unseen && !(lt->measured && lt->cpu_ms >= 0))
+        return;
+    in->t_cpu_ms = tt->cpu_ms;
+    in->t_runq_ms = tt->runq_ms;
+    if (tt->measured && tt->blocked_ms >= 0) {
+        in->t_blocked_ms = tt->blocked_ms; /* asleep: its run-queue delay is apart */
+        in->t_receiving_ms = tt->receiving_ms > 0 ? tt->receiving_ms : 0;
+    } else if (cur > 0) {
+        /* no fetch markers (a C loop with NVTX ranges): the data wait is
+         * all blocked */
+        in->t_blocked_ms = res->median_ms[AN_SH_DATA_WAIT];
+    } else {
+        return;
+    }
+    if (!unseen && tt->proc_cpu_cores > tt->cpu_cores)
+        in->t_par_cores = tt->proc_cpu_cores - tt->cpu_cores;
+    in->other_cores = res->other_time.measured && res->other_time.cpu_cores > 0
+                          ? res->other_time.cpu_cores
+                          : 0;
+    if (unseen) {
+        const double step = res->step_ms_median;
+        in->w_cpu_ms = in->other_cores * step;
+        in->w_runq_ms = res->other_time.runq_ms_per_step;
+        in->w_blocked_ms = (double)cur * step - in->w_cpu_ms -
+                           (in->w_runq_ms > 0 ? in->w_runq_ms : 0);
+        if (in->w_blocked_ms < 0)
+            in->w_blocked_ms = 0;
+        in->other_cores = 0;
+        in->loader_unseen = 1;
+    } else if (cur > 0) {
+        /* RATIONALE: per-batch means from periodic samples spread the
+         * worker's whole active span (its start, the batches prefetched
+         * past the last step) over its batches; the workers of a loop that
+         * waits for them deliver one batch a step, so a worker's batch
+         * takes at most `cur` steps: beyond that the parts are scaled down
+         * alike (docs/report-schema.md, "The model") */
+        double k = 1;
+        const double step = res->step_ms_median;
+        if (lt->per_batch == AN_PB_PERIODIC && lt->wall_ms > (double)cur * step && step > 0)
+            k = (double)cur * step / lt->wall_ms;
+        in->w_io_ms = lt->io_ms > 0 ? k * lt->io_ms : 0;
+        in->w_fault_ms = lt->fault_ms > 0 ? k * lt->fault_ms : 0;
+        in->w_blocked_ms = lt->blocked_ms > 0 ? k * lt->blocked_ms : 0;
+        in->w_cpu_ms = k * lt->cpu_ms;
+        in->w_runq_ms = lt->runq_ms >= 0 ? k * lt->runq_ms : -1;
+        in->w_wall_ms = lt->wall_ms > 0 ? k * lt->wall_ms : 0;
+    }
+    in->time_measured = 1;
 }
 
 /* The numbers the verdict and the advice are decided from. */
@@ -89,6 +186,9 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->cores = res->cores;
     in->probe_read_MBps = o->probe_read_MBps;
     in->probe_h2d_pinned_GBps = o->probe_h2d_pinned_GBps;
+    cpus_allowed(p, o, in);
+    measured_time(res, in);
+    snprintf(in->argv, sizeof in->argv, "%s", p->argv ? p->argv : "");
 }
 
 int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, size_t errlen)
@@ -96,6 +196,9 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     memset(res, 0, sizeof *res);
     res->cur_workers = -1;
     res->cur_pin_memory = -1;
+    an_trainer_time_absent(&res->trainer_time);
+    an_other_time_absent(&res->other_time);
+    an_loader_time_absent(&res->loader_time);
     res->pin_effective = -1;
     if (!run->nprocs) {
         snprintf(err, errlen, "no readable trace file");
@@ -140,6 +243,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    an_measure_time(run, res);
 
     if (res->separate_runs > 1) {
         char list[120] = "";
@@ -166,6 +270,9 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     memcpy(res->verdict_text, d.verdict_text, sizeof res->verdict_text);
     memcpy(res->advice, d.advice, sizeof res->advice);
     res->nadvice = d.nadvice;
+    res->model = d.model;
+    if (d.model.used)
+        res->cores = (int)ceil(d.model.cpus);
     memcpy(res->advice_none_why, d.none_why, sizeof res->advice_none_why);
     for (size_t i = 0; i < d.nnotes; i++)
         note(res, "%s", d.notes[i]);

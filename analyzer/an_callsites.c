@@ -293,14 +293,17 @@ void an_cs_proc_begin(an_cs *cs, const char *trace_path, const gs_proc_info *pi)
     }
 }
 
-/* The finding of an event, -1 for none; *bytes its bytes metric. */
-static int classify(const gs_event *ev, uint64_t *bytes)
+/* The finding of an event, -1 for none; *bytes its bytes metric (a read:
+ * the bytes it got; a copy: copied; a mapping: mapped), *asked the bytes a
+ * read asked for (the same as *bytes for the others). */
+static int classify(const gs_event *ev, uint64_t *bytes, uint64_t *asked)
 {
-    *bytes = 0;
+    *bytes = *asked = 0;
     if (gs_kind_is_read(ev->kind)) {
         if (ev->fd_kind != GS_FDK_FILE || ev->bytes >= AN_CS_SMALL_READ_MAX)
             return -1;
-        *bytes = ev->bytes;
+        *bytes = gs_read_bytes(ev);
+        *asked = ev->bytes;
         return AN_CS_SMALL_READS;
     }
     if (gs_kind_is_metadata(ev->kind))
@@ -308,13 +311,13 @@ static int classify(const gs_event *ev, uint64_t *bytes)
     if (ev->kind == GS_K_CUDA_MEMCPY) {
         if (gs_copy_host_mem(ev) != GS_MEM_PAGEABLE)
             return -1;
-        *bytes = ev->bytes;
+        *bytes = *asked = ev->bytes;
         return AN_CS_PAGEABLE_COPY;
     }
     if (ev->kind == GS_K_MMAP || ev->kind == GS_K_MMAP64) { /* munmap maps nothing */
         if (ev->ret == -1)
             return -1;
-        *bytes = ev->bytes;
+        *bytes = *asked = ev->bytes;
         return AN_CS_MMAP;
     }
     return -1;
@@ -388,14 +391,15 @@ void an_cs_event(an_cs *cs, const gs_reader *r, const gs_event *ev)
         add_mapping(cs, r, ev);
         return;
     }
-    uint64_t bytes;
-    int k = classify(ev, &bytes);
+    uint64_t bytes, asked;
+    int k = classify(ev, &bytes, &asked);
     if (k < 0)
         return;
     an_cs_find *f = &cs->find[k];
     f->calls++;
     f->time_ns += ev->dur;
     f->bytes += bytes;
+    f->requested += asked;
     if (!ev->stack)
         return;
     cs->has_stacks = 1;
@@ -788,7 +792,12 @@ void an_cs_write_text(const an_cs *cs, an_cs_emit_fn emit, void *ctx, unsigned i
         if (k == AN_CS_MMAP)
             emitf(emit, ctx, "%s%s: %llu calls, %s mapped\n", pad, k_titles[k],
                   (unsigned long long)f->calls, b);
-        else
+        else if (f->requested != f->bytes) { /* reads that got less than they asked */
+            char q[32];
+            fmt_bytes(q, sizeof q, (double)f->requested);
+            emitf(emit, ctx, "%s%s: %llu calls, %s, %s read (%s requested)\n", pad, k_titles[k],
+                  (unsigned long long)f->calls, t, b, q);
+        } else
             emitf(emit, ctx, "%s%s: %llu calls, %s%s%s\n", pad, k_titles[k],
                   (unsigned long long)f->calls, t, f->bytes ? ", " : "", f->bytes ? b : "");
         if (!f->nsites) {
@@ -836,6 +845,7 @@ void an_cs_write_json(const an_cs *cs, gs_jw *w)
         gs_jw_ku64(w, "calls", f->calls);
         gs_jw_ku64(w, "time_ns", f->time_ns);
         gs_jw_ku64(w, "bytes", f->bytes);
+        gs_jw_ku64(w, "requested_bytes", f->requested);
         gs_jw_ku64(w, "stacked_events", f->stacked);
         gs_jw_ku64(w, "call_stacks", f->nsites_all);
         gs_jw_key(w, "sites");
@@ -892,8 +902,8 @@ void an_cs_mapping(an_cs *cs, const gs_reader *r, const gs_event *ev)
 size_t an_cs_event_site(an_cs *cs, const gs_reader *r, const gs_event *ev, unsigned max_frames,
                         char *buf, size_t cap)
 {
-    uint64_t bytes;
-    const int k = ev->stack ? classify(ev, &bytes) : -1;
+    uint64_t bytes, asked;
+    const int k = ev->stack ? classify(ev, &bytes, &asked) : -1;
     size_t n = 0;
     const uint64_t *fr = k >= 0 ? gs_reader_stack(r, ev->stack, &n) : NULL;
     if (!fr || n == 0 || n > GS_STACK_FRAMES_MAX || cap == 0)

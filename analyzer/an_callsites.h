@@ -58,7 +58,7 @@ typedef struct an_cs_frame {
 typedef struct an_cs_site {
     double est_ns;    /* estimated time in the calls of this stack */
     double est_calls; /* estimated calls */
-    double est_bytes; /* estimated bytes asked (reads, copies) or mapped (mmap) */
+    double est_bytes; /* estimated bytes read (reads), copied or mapped (mmap) */
     double share;     /* of the finding's metric (time; bytes for mmap), 0..1 */
     uint64_t samples; /* stacked events seen */
     uint32_t nprocs;  /* processes it was seen in */
@@ -67,7 +67,9 @@ typedef struct an_cs_site {
 } an_cs_site;
 
 typedef struct an_cs_find {
-    uint64_t calls, time_ns, bytes; /* every event of the finding */
+    uint64_t calls, time_ns, bytes; /* every event of the finding; bytes: read (what
+                                     * the reads got), copied or mapped */
+    uint64_t requested;             /* bytes the reads asked for (copies, mmaps: = bytes) */
     uint64_t stacked;               /* events that carried a stack */
     size_t nsites_all;              /* distinct stacks */
     size_t nsites;                  /* shown: the top ones */

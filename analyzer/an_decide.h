@@ -57,6 +57,24 @@ typedef struct an_decide_in {
     /* the machine */
     int cores;               /* CPU cores the workers may use; 0 unknown (an imported
                               * trace's machine, without --cores) */
+    double cpus;             /* cores the process may use (affinity, cgroup quota, or
+                              * --cores); 0 unknown */
+    char cpus_source[96];    /* where cpus comes from, in words */
+    /* measured time (an_cputime.h), for the model (an_predict.h); time_measured 0:
+     * the trace has none (format 1.2 and older, imported) and the older rule
+     * below sizes num_workers */
+    int time_measured;
+    double t_cpu_ms, t_runq_ms;  /* training thread per step: CPU, run-queue delay (-1) */
+    double t_blocked_ms;         /* off-CPU waiting for the batch per step (runq excluded) */
+    double t_receiving_ms;       /* its CPU inside the fetch per step */
+    double t_par_cores;          /* the trainer's other threads (intra-op): cores */
+    double w_io_ms, w_fault_ms, w_blocked_ms, w_cpu_ms, w_runq_ms; /* a worker's batch */
+    double w_wall_ms;            /* its wall time (the parts' sum); 0 unknown */
+    double other_cores;          /* every other traced thread: cores */
+    int loader_unseen;           /* the loader's threads were not told apart: its
+                                  * batch is the other threads' time, one a step */
+    int prefetch;                /* batches a worker may hold ready */
+    char argv[400];              /* the trainer's command line, for a sweep command */
     double probe_read_MBps;  /* storage ceiling from 'gpustarve probe'; 0 unknown */
     double probe_h2d_pinned_GBps;
 } an_decide_in;
@@ -71,6 +89,9 @@ enum an_verdict {
 
 enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY };
 
+/* num_workers advice must save at least this share of a step */
+#define AN_WORKERS_MIN_SAVING 0.02
+
 typedef struct an_advice {
     int setting;
     int has_value;   /* 0: value is not a number (storage is the wall) */
@@ -79,6 +100,26 @@ typedef struct an_advice {
     char why[320];
 } an_advice;
 
+/* What the model (an_predict.h) said, for the report: the cores, the load
+ * of other processes and the trainer's weight it fitted to the measured
+ * run-queue delays, the current setting modelled, and the step it predicts
+ * for more workers with that fit and with the cores shared alike. */
+#define AN_MODEL_NPRED 8
+typedef struct an_model_info {
+    int used;                /* 1 when the measured model sized num_workers */
+    double cpus;
+    char cpus_source[96];
+    double ext_threads;      /* other processes' runnable threads inferred */
+    double t_weight;         /* the trainer's weight in sharing the cores, fitted */
+    double runq_per_cpu;     /* measured run-queue delay over CPU time; -1 unknown */
+    double now_fit_ms, now_fair_ms; /* the current setting, modelled: fitted, all alike */
+    double handoff_ms;       /* the trainer's wait for ready batches, per step (0 none) */
+    int cur;
+    size_t npred;
+    struct { int workers; double fit_ms, fair_ms, fix_ms; } pred[AN_MODEL_NPRED];
+    char sweep[600];         /* the command that would settle what the model cannot */
+} an_model_info;
+
 #define AN_DECIDE_NOTES 4
 typedef struct an_decision {
     int verdict; /* enum an_verdict */
@@ -86,17 +127,23 @@ typedef struct an_decision {
     char verdict_text[320];
     an_advice advice[4];
     size_t nadvice;
-    char notes[AN_DECIDE_NOTES][320];
+    char notes[AN_DECIDE_NOTES][640];
     size_t nnotes;
+    an_model_info model;
     /* input-bound with no advice: why nothing is advised ("" otherwise; a
      * copy of the note that says so, when there is one) */
-    char none_why[320];
+    char none_why[640];
 } an_decision;
 
 /* The verdict and its text (an_verdict.c). */
 void an_decide_verdict(const an_decide_in *in, an_decision *out);
 /* The advice for out->verdict (an_advice.c): num_workers, then pin_memory. */
 void an_decide_advice(const an_decide_in *in, an_decision *out);
+/* num_workers from measured time with the model (an_workers_model.c);
+ * called by an_decide_advice when in->measured. */
+void an_decide_workers_model(const an_decide_in *in, an_decision *out);
+/* A note of the decision (an_advice.c). */
+void an_decide_note(an_decision *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* "HIGHLY_INPUT_BOUND", ... "NONE". */
 const char *an_verdict_label(int v);

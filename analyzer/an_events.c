@@ -395,6 +395,7 @@ static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
 {
     an_proc *p = c->p;
     p->rd_bytes += got;
+    p->rq_bytes += e->bytes;
     p->rd_reqs++;
     p->rd_ns += e->dur;
     p->hist[log2_bucket(got)]++;
@@ -402,6 +403,7 @@ static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
         an_thread *th = &p->th[ti];
         th->io_ns += e->dur;
         th->rd_bytes += got;
+        th->rq_bytes += e->bytes;
         th->rd_reqs++;
         span(th, e);
         host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
@@ -572,8 +574,10 @@ static void on_event(lctx *c, const gs_event *e)
             return;
         p->th[ti].n_step_markers++;
         p->n_step_markers++;
-        if (e->kind == GS_K_STEP_END)
+        if (e->kind == GS_K_STEP_END) {
             p->n_batch_markers++;
+            an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
+        }
         c->has_step_src = 1;
         cand_add(c, ti, e->kind == GS_K_STEP_BEGIN ? AN_C_STEP_B : AN_C_STEP_E, e->ts, e->aux);
         return;
@@ -585,6 +589,7 @@ static void on_event(lctx *c, const gs_event *e)
         c->has_step_src = 1;
         cand_add(c, ti, AN_C_FETCH_B, e->ts, e->aux);
         fetch_enter(&p->th[ti], e->ts);
+        an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
         return;
     case GS_K_FETCH_END:
         if ((ti = thread_ix(c, e->tid)) < 0)
@@ -593,10 +598,30 @@ static void on_event(lctx *c, const gs_event *e)
         p->n_fetch_markers++;
         cand_add(c, ti, AN_C_FETCH_E, e->ts, e->aux);
         fetch_leave(c, ti, e->ts);
+        an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
         return;
     case GS_K_FAULTS:
-        if ((ti = thread_ix(c, (uint32_t)e->aux)) >= 0 && e->aux2 > p->th[ti].faults)
-            p->th[ti].faults = e->aux2;
+        if ((ti = thread_ix(c, (uint32_t)e->aux)) >= 0) {
+            p->th[ti].faults_seen = 1;
+            if (e->aux2 > p->th[ti].faults)
+                p->th[ti].faults = e->aux2;
+        }
+        return;
+    case GS_K_CPU:
+        if ((ti = thread_ix(c, gs_cpu_tid(e))) >= 0) {
+            an_thread *th = &p->th[ti];
+            const an_cpu_now now = {th->io_ns + th->meta_ns, th->wait_ns, th->rd_reqs,
+                                    th->rd_bytes, th->faults_seen ? (int64_t)th->faults : -1};
+            an_cpu_add(&th->cpu, e, &now);
+        }
+        return;
+    case GS_K_CPU_LIMITS:
+        if (!p->has_cpus) {
+            p->has_cpus = 1;
+            p->cpus_affinity = e->aux;
+            p->cpus_quota_milli = e->aux2;
+            p->cpus_online = e->bytes;
+        }
         return;
     case GS_K_THREAD: {
         if ((ti = thread_ix(c, (uint32_t)e->aux)) < 0)

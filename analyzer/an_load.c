@@ -292,6 +292,7 @@ void an_run_free(an_run *run)
         for (size_t t = 0; t < p->nth; t++) {
             free(p->th[t].cand);
             free(p->th[t].nvtx);
+            an_cpu_log_free(p->th[t].cpu);
         }
         free(p->th);
     }

@@ -76,6 +76,7 @@ static int find_workers(const an_run *run, an_result *res)
         if (of_other_run(run, res, p))
             continue;
         an_worker *w = &res->workers[res->nworkers++];
+        an_loader_time_absent(&w->time);
         w->p = p;
         w->active_ns = p->last_ts > p->first_ts ? p->last_ts - p->first_ts : 0;
         w->io_ns = p->rd_ns;
@@ -99,7 +100,9 @@ static int find_workers(const an_run *run, an_result *res)
             if (th == res->thread || !th->rd_reqs)
                 continue;
             an_worker *w = &res->workers[res->nworkers++];
+            an_loader_time_absent(&w->time);
             w->p = tr;
+            w->th = th;
             w->active_ns = th->last_ts > th->first_ts ? th->last_ts - th->first_ts : 0;
             w->io_ns = th->io_ns;
             w->meta_ns = th->meta_ns;

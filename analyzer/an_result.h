@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "an_attrib.h"
+#include "an_cputime.h"
 #include "an_decide.h"
 #include "an_run.h"
 #include "an_stats.h"
@@ -34,6 +35,7 @@ typedef struct an_step {
 
 typedef struct an_worker {
     const an_proc *p;
+    const an_thread *th; /* a loader thread of the trainer; NULL: the process p */
     double batches;
     int batches_from_markers;
     uint64_t active_ns; /* first to last event */
@@ -41,6 +43,9 @@ typedef struct an_worker {
     uint64_t bytes, reqs, faults;
     double MBps; /* bytes over active time */
     double io_MBps; /* bytes over time inside reads */
+    /* measured per batch from the thread CPU samples (an_cputime.h); every
+     * field -1 and time.measured 0 when the trace has none */
+    an_loader_time time;
 } an_worker;
 
 typedef struct an_result {
@@ -76,9 +81,10 @@ typedef struct an_result {
     /* advice */
     an_advice advice[4];
     size_t nadvice;
-    char advice_none_why[320]; /* input-bound, no advice: why ("" otherwise) */
+    an_model_info model; /* what the model said (model.used 0: the older rule sized it) */
+    char advice_none_why[640]; /* input-bound, no advice: why ("" otherwise) */
     /* notes for the reader ("GPU records arrived late", ...) */
-    char notes[8][320];
+    char notes[8][640];
     size_t nnotes;
     int cores;
     uint64_t late_ns;
@@ -87,6 +93,16 @@ typedef struct an_result {
     size_t separate_runs;
     uint64_t other_roots[8];
     size_t nother_roots;
+    /* measured from the thread CPU samples (an_cputime.h): the training
+     * thread's wait cut into blocked and receiving, its CPU per step, and
+     * the CPU of every other traced thread; fields -1 and .measured 0 when
+     * the trace has no samples (format 1.2 and older) */
+    an_trainer_time trainer_time;
+    /* the loader pool as one: each part of one worker's batch, averaged over
+     * the measured workers weighted by their batches (per_batch: the weakest
+     * source among them); .measured 0 when none is */
+    an_loader_time loader_time;
+    an_other_time other_time;
     /* call sites from sampled call stacks (an_callsites.h): set and freed by
      * the caller (cmd_report.c) after an_analyze; NULL when not computed */
     struct an_cs *callsites;
@@ -150,6 +166,11 @@ void an_input_share_interval(an_result *res);
  * settings in force (res->cur_workers, res->cur_pin_memory). Returns 0 or
  * -1 out of memory. */
 int an_find_workers(const an_run *run, an_result *res);
+/* an_cputime.c: the measured time of the loaders (workers[i].time,
+ * loader_time), the trainer (trainer_time) and every other thread
+ * (other_time) over the measured steps, from the threads' cpu samples;
+ * left absent where the trace has none. After an_find_workers. */
+void an_measure_time(const an_run *run, an_result *res);
 /* A DataLoader configuration value of the process (lowest loader id that
  * has it), or NULL. */
 const char *an_cfg_value(const an_proc *p, const char *key);

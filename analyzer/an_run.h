@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "an_copies.h"
+#include "an_cputime.h"
 #include "an_kernels.h"
 #include "an_timeline.h"
 
@@ -71,6 +72,9 @@ typedef struct an_thread {
     /* candidates */
     an_cand *cand;
     size_t ncand, capcand;
+    uint64_t rq_bytes;   /* bytes its file reads asked for (rd_bytes: what they got) */
+    int faults_seen;     /* a faults record named it */
+    struct an_cpu_log *cpu; /* its cpu samples (an_cputime.h), NULL: none */
 } an_thread;
 
 typedef struct an_kv {
@@ -105,6 +109,7 @@ typedef struct an_proc {
     uint64_t exit_status, exit_how; /* exit_how: enum gs_exit_how */
     /* loader-side counters (whole process) */
     uint64_t rd_bytes, rd_reqs, rd_ns; /* read family on files */
+    uint64_t rq_bytes;                 /* bytes those reads asked for */
     uint64_t meta_reqs, meta_ns;       /* open/stat family */
     uint64_t wait_ns, wait_reqs;       /* waits on pipes/sockets (poll/select/epoll/read) */
     uint64_t hist[AN_HIST];
@@ -124,6 +129,10 @@ typedef struct an_proc {
      * GS_NOTE_IMPORTED): no loader worker process, nothing of its machine */
     int imported;
     int workers_unseen; /* imported: the DataLoader ran worker processes (GS_NOTE_WORKERS_UNSEEN) */
+    /* the CPUs it may use (the first `cpus` record, 1.3; 0 = not recorded):
+     * its affinity mask, its cgroup quota in milli-CPUs (0 none), online */
+    uint64_t cpus_affinity, cpus_quota_milli, cpus_online;
+    int has_cpus;
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

@@ -41,7 +41,7 @@ static const char usage_text[] =
     "  --step-range REGEX  as in 'gpustarve report', for both runs\n"
     "  --fetch-range REGEX as in 'gpustarve report', for both runs\n"
     "  --skip N            warm-up steps to leave out of both (default: automatic)\n"
-    "  --cores N           CPU cores for A's num_workers advice (default: online - 1)\n"
+    "  --cores N           CPUs for A's num_workers advice, as in 'gpustarve report'\n"
     "  -q, --quiet         fewer messages on stderr\n"
     "  -v, --verbose       more messages on stderr\n"
     "  -h, --help          show this help\n"

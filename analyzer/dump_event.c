@@ -43,6 +43,20 @@ static void x_u64(xw *w, xkey key, uint64_t v)
         gs_out_u64(w->o, v);
 }
 
+/* A value that may not have been measured: null in JSON, `-` in text. */
+static void x_opt_u64(xw *w, xkey key, uint64_t v, unsigned present)
+{
+    if (present) {
+        x_u64(w, key, v);
+        return;
+    }
+    x_key(w, key);
+    if (w->j)
+        gs_jw_null(w->j);
+    else
+        gs_out_char(w->o, '-');
+}
+
 static void x_hex(xw *w, xkey key, uint64_t v) /* hex in text only */
 {
     x_key(w, key);
@@ -170,6 +184,23 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         x_u64(w, XK("target_tid"), ev->aux);
         x_u64(w, XK("faults"), ev->aux2);
         break;
+    case GS_K_CPU_LIMITS:
+        x_u64(w, XK("affinity_cpus"), ev->aux);
+        x_u64(w, XK("quota_millicpus"), ev->aux2);
+        x_u64(w, XK("online_cpus"), ev->bytes);
+        break;
+    case GS_K_CPU: {
+        const unsigned has = gs_cpu_has(ev);
+        x_u64(w, XK("target_tid"), gs_cpu_tid(ev));
+        x_str(w, XK("source"), gs_cpu_source_name(gs_cpu_source(ev)));
+        x_u64(w, XK("cpu_ns"), gs_cpu_ns(ev));
+        x_opt_u64(w, XK("runq_ns"), gs_cpu_runq_ns(ev), has & GS_CPU_HAS_RUNQ);
+        x_opt_u64(w, XK("majflt"), gs_cpu_majflt(ev), has & GS_CPU_HAS_FAULTS);
+        x_opt_u64(w, XK("nvcsw"), gs_cpu_nvcsw(ev), has & GS_CPU_HAS_SWITCHES);
+        x_opt_u64(w, XK("nivcsw"), gs_cpu_nivcsw(ev), has & GS_CPU_HAS_SWITCHES);
+        x_opt_u64(w, XK("storage_read_bytes"), gs_cpu_storage_bytes(ev), has & GS_CPU_HAS_STORAGE);
+        break;
+    }
     case GS_K_DROPS:
         x_u64(w, XK("dropped"), ev->aux);
         x_u64(w, XK("lost"), ev->aux2);
@@ -298,7 +329,7 @@ static void write_event_json(gs_out *o, const gs_reader *r, uint64_t pid, const 
         GS_JW_KI64(j, "ret", ev->ret);
         if (f & GS_F_OFFSET)
             GS_JW_KI64(j, "offset", ev->offset);
-    } else if (f & GS_F_RET) {
+    } else if ((f & GS_F_RET) && ev->kind != GS_K_CPU) { /* cpu: storage bytes, in the extras */
         GS_JW_KI64(j, "ret", ev->ret);
     }
     xw w = {o, j};
@@ -375,13 +406,13 @@ static void write_event_text(gs_out *o, const gs_reader *r, uint64_t pid, uint64
         col_dash(o, W_FD);
         col_dash(o, W_FDK);
     }
-    if (f & GS_F_BYTES) {
+    if ((f & GS_F_BYTES) && ev->kind != GS_K_CPU) { /* cpu: CPU time, in the details */
         n = gs_fmt_u64(b, ev->bytes);
         col(o, b, n, W_BYTES);
     } else {
         col_dash(o, W_BYTES);
     }
-    if (f & GS_F_RET) {
+    if ((f & GS_F_RET) && ev->kind != GS_K_CPU) {
         if ((ev->kind == GS_K_MMAP || ev->kind == GS_K_MMAP64) && ev->ret != -1)
             n = (size_t)snprintf(b, sizeof b, "0x%llx", (unsigned long long)ev->ret);
         else

@@ -29,6 +29,56 @@ void rep_json_ms(gs_jw *w, uint64_t ns)
     gs_jw_fixed(w, (double)ns / 1e6, 6);
 }
 
+/* What the model said (docs/report-schema.md, "The model"); null when the
+ * older rule sized num_workers (no measured time) or none was sized. */
+static void write_model_json(gs_jw *w, const an_model_info *m)
+{
+    gs_jw_key(w, "model");
+    if (!m->used) {
+        gs_jw_null(w);
+        return;
+    }
+    gs_jw_obj(w);
+    gs_jw_key(w, "cpus");
+    rep_json_num(w, m->cpus);
+    gs_jw_kstr(w, "cpus_source", m->cpus_source);
+    gs_jw_key(w, "runq_per_cpu");
+    if (m->runq_per_cpu < 0)
+        gs_jw_null(w);
+    else
+        rep_json_num(w, m->runq_per_cpu);
+    gs_jw_key(w, "other_process_threads");
+    rep_json_num(w, m->ext_threads);
+    gs_jw_key(w, "trainer_weight");
+    rep_json_num(w, m->t_weight);
+    gs_jw_ki64(w, "workers_now", m->cur);
+    gs_jw_key(w, "handoff_ms");
+    rep_json_num(w, m->handoff_ms);
+    gs_jw_key(w, "now");
+    gs_jw_obj(w);
+    gs_jw_key(w, "fitted_ms");
+    rep_json_num(w, m->now_fit_ms);
+    gs_jw_key(w, "alike_ms");
+    rep_json_num(w, m->now_fair_ms);
+    gs_jw_end(w);
+    gs_jw_key(w, "more_workers");
+    gs_jw_arr(w);
+    for (size_t i = 0; i < m->npred; i++) {
+        gs_jw_obj(w);
+        gs_jw_ki64(w, "workers", m->pred[i].workers);
+        gs_jw_key(w, "fitted_ms");
+        rep_json_num(w, m->pred[i].fit_ms);
+        gs_jw_key(w, "alike_ms");
+        rep_json_num(w, m->pred[i].fair_ms);
+        gs_jw_key(w, "others_keep_ms");
+        rep_json_num(w, m->pred[i].fix_ms);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+    gs_jw_kstr(w, "sweep", m->sweep[0] ? m->sweep : NULL);
+    gs_jw_end(w);
+}
+
 void rep_json_advice_setting(gs_jw *w, const an_advice *a)
 {
     gs_jw_kstr(w, "setting", a->setting == AN_ADV_NUM_WORKERS ? "num_workers" : "pin_memory");
@@ -39,6 +89,24 @@ void rep_json_advice_setting(gs_jw *w, const an_advice *a)
         gs_jw_bool(w, 1);
     else
         gs_jw_i64(w, a->value);
+}
+
+void rep_json_advice(gs_jw *w, const an_result *r)
+{
+    gs_jw_key(w, "advice");
+    gs_jw_arr(w);
+    for (size_t i = 0; i < r->nadvice; i++) {
+        const an_advice *a = &r->advice[i];
+        gs_jw_obj(w);
+        rep_json_advice_setting(w, a);
+        gs_jw_key(w, "predicted_step_ms");
+        rep_json_num(w, a->predicted_step_ms);
+        gs_jw_key(w, "predicted_saving_ms");
+        rep_json_num(w, a->predicted_saving_ms);
+        gs_jw_kstr(w, "why", a->why);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
 }
 
 const char *const rep_cfg_keys[REP_NCFG] = {"num_workers", "pin_memory", "batch_size",
@@ -142,6 +210,7 @@ static void write_worker_json(gs_jw *j, const an_result *r, const an_worker *w)
     rep_json_ms(j, w->active_ns);
     gs_jw_ku64(j, "bytes_read", w->bytes);
     gs_jw_ku64(j, "requests", w->reqs);
+    rep_json_loader_time(j, "measured", &w->time);
     gs_jw_key(j, "request_size_hist");
     if (thread) {
         gs_jw_null(j);
@@ -332,6 +401,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_jw_kfixed(w, an_share_names[k], r->share[k], 9);
     gs_jw_end(w);
     gs_jw_newline(w, "\n");
+    rep_json_share_split(w, r);
+    gs_jw_newline(w, "\n");
     gs_jw_key(w, "median_ms");
     gs_jw_obj(w);
     for (int k = 0; k < AN_NSH; k++) {
@@ -389,25 +460,16 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_end(w);
     gs_jw_end(w);
     gs_jw_newline(w, "\n");
+    rep_json_trainer_time(w, r);
+    gs_jw_newline(w, "\n");
 
-    gs_jw_key(w, "advice");
-    gs_jw_arr(w);
-    for (size_t i = 0; i < r->nadvice; i++) {
-        const an_advice *a = &r->advice[i];
-        gs_jw_obj(w);
-        rep_json_advice_setting(w, a);
-        gs_jw_key(w, "predicted_step_ms");
-        rep_json_num(w, a->predicted_step_ms);
-        gs_jw_key(w, "predicted_saving_ms");
-        rep_json_num(w, a->predicted_saving_ms);
-        gs_jw_kstr(w, "why", a->why);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
+    rep_json_advice(w, r);
     gs_jw_newline(w, "\n");
     gs_jw_kstr(w, "advice_none_why", r->advice_none_why[0] ? r->advice_none_why : NULL);
     gs_jw_newline(w, "\n");
     gs_jw_ki64(w, "cores", r->cores);
+    gs_jw_newline(w, "\n");
+    write_model_json(w, &r->model);
     gs_jw_newline(w, "\n");
     gs_jw_key(w, "notes");
     gs_jw_arr(w);

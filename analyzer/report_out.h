@@ -27,6 +27,8 @@ void rep_json_cfg(gs_jw *w, const char *key, const char *v);
 /* 1 when the DataLoader setting key (or "requested.<key>") is a boolean. */
 int rep_cfg_is_bool(const char *key);
 void rep_json_advice_setting(gs_jw *w, const an_advice *a);
+/* "advice":[{setting, value, predicted_step_ms, predicted_saving_ms, why}...] */
+void rep_json_advice(gs_jw *w, const an_result *r);
 /* The DataLoader settings every report names, in this order. */
 #define REP_NCFG 5
 extern const char *const rep_cfg_keys[REP_NCFG];
@@ -35,6 +37,16 @@ void rep_json_verdict(gs_jw *w, const an_result *r);
 /* "known":true|false, then each of rep_cfg_keys with its value (members of
  * the "dataloader" object; the caller opens and closes it). */
 void rep_json_dataloader_settings(gs_jw *w, const an_proc *tr);
+/* report_measured.c: the measured time (an_cputime.h). JSON: a loader's
+ * parts as member `key` (null when not measured); "share_data_wait" (the
+ * data-wait share split); "measured" (trainer, loader pool, other threads).
+ * Text: the data-wait rows' split and the loader's measured parts; nothing
+ * when not measured. */
+void rep_json_loader_time(gs_jw *w, const char *key, const an_loader_time *t);
+void rep_json_share_split(gs_jw *w, const an_result *r);
+void rep_json_trainer_time(gs_jw *w, const an_result *r);
+void rep_text_measured_trainer(gs_out *o, const an_result *r);
+void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st);
 /* The ranks of a job (report_ranks.c): the per-rank table, straggler and
  * job line (text, nothing when the job has fewer than two ranks); the
  * "job", "ranks" and "straggler" members (JSON; null, [] and null without

@@ -172,20 +172,7 @@ static void rank_json(gs_jw *w, const an_job *job, const an_rank *R)
     gs_jw_key(w, "batch_ms");
     rep_json_num(w, r->batch_ms);
     gs_jw_end(w);
-    gs_jw_key(w, "advice");
-    gs_jw_arr(w);
-    for (size_t i = 0; i < r->nadvice; i++) {
-        const an_advice *a = &r->advice[i];
-        gs_jw_obj(w);
-        rep_json_advice_setting(w, a);
-        gs_jw_key(w, "predicted_step_ms");
-        rep_json_num(w, a->predicted_step_ms);
-        gs_jw_key(w, "predicted_saving_ms");
-        rep_json_num(w, a->predicted_saving_ms);
-        gs_jw_kstr(w, "why", a->why);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
+    rep_json_advice(w, r);
     gs_jw_key(w, "peer_wait");
     gs_jw_obj(w);
     gs_jw_key(w, "share");

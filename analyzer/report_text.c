@@ -96,6 +96,8 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         if (k == AN_SH_DATA_WAIT && r->share[k] > 0)
             gs_out_str(o, "   trainer blocked waiting for the next batch");
         gs_out_char(o, '\n');
+        if (k == AN_SH_DATA_WAIT && r->share[k] > 0)
+            rep_text_measured_trainer(o, r);
     }
     const char *col = r->verdict == AN_V_HIGHLY ? st->red
                       : r->verdict == AN_V_NOT  ? st->green
@@ -125,6 +127,7 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
                       respawned,
                       r->batch_ms, (double)io * per, (double)meta * per, (double)cpu * per,
                       r->worker_MBps_total);
+        rep_text_measured_loader(o, r, st);
     } else if (r->cur_workers > 0) {
         /* configured workers that did no traced I/O of their own: threads
          * of the trainer, or processes outside the trace */

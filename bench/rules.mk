@@ -7,6 +7,15 @@ $(BUILD)/bench/pread_loop: bench/pread_loop.c bench/bench_median.h
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -pthread -o $@ $<
 
+# cpustat_cost: the threads' own clocks: a batch boundary's CPU sample and
+# the periodic sampling of idle threads (docs/performance.md).
+BENCH_BINS += $(BUILD)/bench/cpustat_cost
+bench-bins: $(BUILD)/bench/cpustat_cost
+$(BUILD)/bench/cpustat_cost: bench/cpustat_cost.c bench/bench_median.h include/gpustarve.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -Iinclude -pthread -o $@ $< -ldl
+
 # bench_cuda: the cudaMemcpyAsync hook's cost on the simulated runtime (needs
 # the CUDA headers and build/simcuda; skipped without them).
 ifneq ($(HAVE_CUPTI),)

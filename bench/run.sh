@@ -6,4 +6,9 @@ set -eu
 "${PYTHON:-/usr/bin/python3}" bench/bench_report.py
 "${PYTHON:-/usr/bin/python3}" bench/bench_import.py
 "${PYTHON:-/usr/bin/python3}" bench/bench_cost.py
+# the threads' own clocks: a batch boundary's sample, periodic sampling
+# (docs/performance.md, "Thread CPU samples")
+d=$(mktemp -d)
+build/gpustarve run -o "$d/run" -- build/bench/cpustat_cost 16 5
+rm -rf "$d"
 exec "${PYTHON:-/usr/bin/python3}" bench/bench_collector.py "$@"

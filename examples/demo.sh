@@ -27,8 +27,8 @@ if [ -x build/examples/train_loop ]; then
     echo "demo: 1. examples/train_loop: 1 loader thread at 30 ms a batch, a 10 ms GPU step" >&2
     env $SIMENV $GS run -q -o "$run1" -- build/examples/train_loop \
         --workers 1 --load-ms 30 --kernel-ms 10 --steps 60 2>/dev/null
-    $GS report --cores 8 "$run1"
-    nw=$($GS report --json --cores 8 "$run1" | "$PY" -c \
+    $GS report "$run1"
+    nw=$($GS report --json "$run1" | "$PY" -c \
         'import json,sys; a=[x for x in json.load(sys.stdin)["advice"] if x["setting"]=="num_workers"]; print(a[0]["value"] if a else "")')
     if [ -n "$nw" ]; then
         run2="$out/loop-${nw}workers-$stamp"
@@ -36,10 +36,10 @@ if [ -x build/examples/train_loop ]; then
         echo "demo: 2. the same loop with the advised --workers $nw" >&2
         env $SIMENV $GS run -q -o "$run2" -- build/examples/train_loop \
             --workers "$nw" --load-ms 30 --kernel-ms 10 --steps 60 2>/dev/null
-        $GS report --cores 8 "$run2"
+        $GS report "$run2"
         echo >&2
         echo "demo: did it help, and did the prediction hold?" >&2
-        $GS compare --cores 8 "$run1" "$run2" | tail -3
+        $GS compare "$run1" "$run2" | tail -3
     fi
 else
     echo "demo: build/examples/train_loop is missing (no nvcc): skipping the CUDA loop" >&2

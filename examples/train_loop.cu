@@ -1,7 +1,8 @@
 // train_loop.cu — a small CUDA training loop fed by a threaded data loader.
 //
 // Loader threads (--workers) each produce batches: --load-ms of simulated
-// loading work (sleep, or CPU spin with --spin 1), plus an optional real read
+// loading work (sleep, or with --spin 1 that much of the thread's own CPU
+// time, as a decode would take: on a busy machine it takes longer), plus an optional real read
 // of a chunk of --data FILE, into a host buffer (pinned with cudaMallocHost
 // when --pinned 1, plain malloc otherwise).  A bounded queue (--queue) hands
 // batches to the training loop, which for each of --steps steps copies the
@@ -148,15 +149,23 @@ static double now_ms()
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static double thread_cpu_ms()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void simulate_load(double ms)
 {
     if (ms <= 0)
         return;
     if (opt.spin) {
-        double end = now_ms() + ms;
+        double end = thread_cpu_ms() + ms;
         volatile double x = 1;
-        while (now_ms() < end)
-            x = x * 1.0000001 + 1e-9;
+        while (thread_cpu_ms() < end)
+            for (int i = 0; i < 1000; i++)
+                x = x * 1.0000001 + 1e-9;
         return;
     }
     struct timespec ts = { (time_t)(ms / 1e3), (long)((ms - (double)(time_t)(ms / 1e3) * 1e3) * 1e6) };

@@ -170,6 +170,9 @@ void gs_sources_after_fork_child(void);
 
 /* ---- lifecycle (gs_lifecycle.c) ---- */
 void gs_lifecycle_init(void);
+/* One `cpu_limits` record: affinity, cgroup CPU quota, online CPUs (gs_cpulimits.c);
+ * at start and in each forked child. */
+void gs_cpulimits_record(void);
 /* Final flush with an EXIT record saying how the process ends (status: the
  * exit status, or the signal for GS_EXIT_HOW_SIGNAL). */
 void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms);

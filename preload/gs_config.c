@@ -115,6 +115,7 @@ static void init_all(void)
         return; /* warned; hooks pass through */
     gs_writer_start();
     atomic_store_explicit(&gs_on, 1, memory_order_release);
+    gs_cpulimits_record();
 }
 
 static void init_guarded(void)

@@ -82,10 +82,12 @@ static void fork_child(void)
     gs_sources_after_fork_child();
     gs_out_after_fork_child();    /* the parent's files stay the parent's */
     gs_live_after_fork_child();
-    if (gs_out_open(1) == 0)
+    if (gs_out_open(1) == 0) {
         gs_writer_start();
-    else
+        gs_cpulimits_record(); /* a worker may run with other CPUs than its parent */
+    } else {
         atomic_store(&gs_on, 0);
+    }
     gs_t_depth = depth;
 }
 

@@ -4,7 +4,8 @@
  *
  * Responsible for: turning each call into one STEP_BEGIN / STEP_END /
  * FETCH_BEGIN / FETCH_END / CONFIG / ROLE record on the calling thread's ring,
- * with the hooks' clock, so markers and I/O line up.
+ * with the hooks' clock, so markers and I/O line up; a batch boundary's
+ * marker preceded by the thread's CPU sample (gs_cpustat.c).
  *
  * Must never: allocate, lock, block or print (the same rules as a hook: the
  * caller is the training loop); change errno; record while the thread is
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "gs_cpustat.h"
 #include "gs_preload.h"
 
 #define GPUSTARVE_BUILDING_LIBRARY 1
@@ -21,12 +23,18 @@
 
 #pragma GCC visibility push(default)
 
+/* Batch boundaries (a fetch's begin and end, a step's end: a loader
+ * worker's batch) carry the thread's own clocks, in a CPU record just
+ * before the marker, with the same stamp (docs/trace-format.md). */
 static void emit_marker(uint16_t kind, uint64_t aux, uint32_t aux2)
 {
     if (!gs_enter())
         return;
     int err = errno;
-    gs_rec r = GS_REC_INIT(kind, gs_now());
+    const uint64_t t0 = gs_now();
+    if (kind == GS_K_FETCH_BEGIN || kind == GS_K_FETCH_END || kind == GS_K_STEP_END)
+        gs_cpu_at_marker(t0);
+    gs_rec r = GS_REC_INIT(kind, t0);
     r.aux = aux;
     r.aux2 = aux2;
     gs_emit(&r);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "gs_collector.h"
+#include "gs_cpustat.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
 #include "gs_stacks.h"
@@ -336,15 +337,7 @@ static long read_task_file(uint32_t tid, const char *leaf, char *buf, size_t cap
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, leaf);
-    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return -1;
-    long n = syscall(SYS_read, (int)fd, buf, cap - 1);
-    syscall(SYS_close, (int)fd);
-    if (n < 0)
-        return -1;
-    buf[n] = 0;
-    return n;
+    return gs_proc_read_at(AT_FDCWD, path, buf, cap);
 }
 
 static void put_thread_name(gs_ring *r, uint64_t now, const char *name, size_t len)
@@ -514,6 +507,7 @@ static void drain_rings(void *arg)
             }
         }
     }
+    gs_cpu_periodic(d->now); /* every thread's clocks, after its drained events */
 }
 
 /* Drops of every ring, and of threads without one; base: all but those of
@@ -551,6 +545,8 @@ void gs_drain_locked(int final)
     gs_calib_point(&g_cal);
     gs_live_calib(&g_cal);
     drain_pass d = {n, gs_mono_ns()};
+    if (final)
+        gs_cpu_periodic_force(); /* the last sample closes every thread's last interval */
     gs_out_run(drain_rings, &d);
     if (gs_out_stuck()) {
         gs_t_depth = depth;

@@ -169,6 +169,26 @@ enum gs_note_code {
                          * everything; its records were recovered from its live file */
 };
 
+/* The CPU record's aux: bits 0-31 the thread sampled, bits 32-39 who took
+ * the sample (GS_CPU_SRC_*), bits 40-47 what it measured (GS_CPU_HAS_*;
+ * CPU time is always measured). Writers pack with gs_pack_cpu_aux; readers
+ * use the accessors of gs_trace.h (gs_cpu_tid, ...). */
+enum {
+    GS_CPU_SRC_PERIODIC = 0, /* the collector's writer, every flush, from /proc schedstat */
+    GS_CPU_SRC_MARKER = 1,   /* the thread itself at one of its markers (getrusage); the
+                              * marker record follows it, with the same ts */
+};
+enum {
+    GS_CPU_HAS_RUNQ = 1u << 0,     /* aux2: run-queue delay */
+    GS_CPU_HAS_FAULTS = 1u << 1,   /* dev: major faults */
+    GS_CPU_HAS_SWITCHES = 1u << 2, /* stream, corr: voluntary, involuntary switches */
+    GS_CPU_HAS_STORAGE = 1u << 3,  /* ret: bytes the thread had read from storage */
+};
+static inline uint64_t gs_pack_cpu_aux(uint32_t tid, unsigned src, unsigned has)
+{
+    return (uint64_t)tid | (uint64_t)(src & 0xffu) << 32 | (uint64_t)(has & 0xffu) << 40;
+}
+
 /* fd kinds */
 enum {
     GS_FDK_UNKNOWN = 0,
@@ -211,7 +231,9 @@ enum gs_class {
  * Per-kind meaning of the generic fields: docs/trace-format.md.
  * STRING, TID, STACK, CALLSITE and REPEAT (field mask 0) have their own layouts;
  * STACK, CALLSITE and MAPPING are new in 1.1 (call stacks, GPUSTARVE_STACKS);
- * REPEAT is new in 1.3 (an event like the one before it, docs/trace-format.md). */
+ * REPEAT, CPU and CPU_LIMITS are new in 1.3 (an event like the one before
+ * it, docs/trace-format.md; a thread's own clocks: gs_cpu_* in gs_trace.h;
+ * the CPUs the process may use). */
 #define GS_KIND_LIST(X)                                                                        \
     X(STRING, 1, "string", 0, RECORD)                                                          \
     X(TID, 2, "tid", 0, RECORD)                                                                \
@@ -220,11 +242,13 @@ enum gs_class {
     X(REPEAT, 15, "repeat", 0, RECORD)                                                         \
     X(MAPPING, 11, "mapping", GS_F_TS | GS_F_STR | GS_F_BYTES | GS_F_OFFSET | GS_F_AUX | GS_F_AUX2, PROC) \
     X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                \
+    X(CPU_LIMITS, 13, "cpu_limits", GS_F_TS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2, PROC)               \
     X(FAULTS, 4, "faults", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                               \
     X(DROPS, 5, "drops", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                                 \
     X(NOTE, 6, "note", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                    \
     X(EXEC, 7, "exec", GS_F_TS | GS_F_STR | GS_F_RET, PROC)                                    \
     X(EXIT, 8, "exit", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                                   \
+    X(CPU, 12, "cpu", GS_F_TS | GS_F_BYTES | GS_F_RET | GS_F_AUX | GS_F_AUX2 | GS_F_DEV | GS_F_STREAM | GS_F_CORR, PROC) \
     X(OPEN, 16, "open", GS_IO_FIELDS | GS_F_AUX, OPEN)                                         \
     X(OPEN64, 17, "open64", GS_IO_FIELDS | GS_F_AUX, OPEN)                                     \
     X(OPENAT, 18, "openat", GS_IO_FIELDS | GS_F_AUX | GS_F_AUX2, OPEN)                         \

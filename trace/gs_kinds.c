@@ -71,6 +71,15 @@ const char *gs_gpu_sync_name(uint64_t type)
     return type < sizeof names / sizeof names[0] ? names[type] : "unknown";
 }
 
+const char *gs_cpu_source_name(unsigned src)
+{
+    switch (src) {
+    case GS_CPU_SRC_PERIODIC: return "periodic";
+    case GS_CPU_SRC_MARKER: return "marker";
+    }
+    return "unknown";
+}
+
 const char *gs_exit_how_name(uint64_t how)
 {
     static const char *const names[GS_NEXIT_HOW] = {

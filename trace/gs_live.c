@@ -17,6 +17,10 @@
  *   cuda_sync       fd      offset (u64)    aux2    aux (the event handle)
  *   nvtx_start      -       -               -       offset (the range id)
  *   nvtx_end        -       -               -       offset (the range id)
+ *   cpu             aux2    ret bits 0-31   ret bits 32-63   offset (run-queue delay)
+ *
+ * (cpu: aux2 = major faults, ret = voluntary | involuntary context switches
+ * << 32, each cut at 2^32 - 1 by the collector.)
  *
  * Every other field means what the format says (docs/trace-format.md).
  * After the move, fd and offset are -1 and the parked fields 0 again. */
@@ -47,6 +51,14 @@ void gs_rec_to_event(const gs_rec *x, gs_event *ev)
         ev->offset = -1;
         if (x->kind == GS_K_CUDA_MEMCPY)
             ev->aux2 = 0;
+        break;
+    case GS_K_CPU:
+        ev->dev = x->aux2;
+        ev->stream = (uint64_t)x->ret & 0xffffffffu;
+        ev->corr = (uint64_t)x->ret >> 32;
+        ev->aux2 = (uint64_t)x->offset;
+        ev->ret = 0;
+        ev->offset = -1;
         break;
     case GS_K_NVTX_START:
     case GS_K_NVTX_END:

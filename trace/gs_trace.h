@@ -172,6 +172,21 @@ size_t gs_fopen_mode(const gs_event *e, char *buf);
 static inline uint64_t gs_exit_how_of(const gs_event *e) { return e->aux2; }
 static inline uint64_t gs_exit_status(const gs_event *e) { return e->aux; }
 
+/* cpu (1.3): a thread's own clocks, cumulative since the thread began.
+ * Fields that gs_cpu_has() says were not measured read 0. */
+static inline uint32_t gs_cpu_tid(const gs_event *e) { return (uint32_t)e->aux; }
+static inline unsigned gs_cpu_source(const gs_event *e) { return (unsigned)(e->aux >> 32) & 0xff; }
+static inline unsigned gs_cpu_has(const gs_event *e) { return (unsigned)(e->aux >> 40) & 0xff; }
+static inline uint64_t gs_cpu_ns(const gs_event *e) { return e->bytes; }       /* user + system */
+static inline uint64_t gs_cpu_runq_ns(const gs_event *e) { return e->aux2; }   /* runnable, not running */
+static inline uint64_t gs_cpu_majflt(const gs_event *e) { return e->dev; }     /* major page faults */
+static inline uint64_t gs_cpu_nvcsw(const gs_event *e) { return e->stream; }   /* voluntary switches */
+static inline uint64_t gs_cpu_nivcsw(const gs_event *e) { return e->corr; }    /* involuntary */
+/* bytes the thread caused to be read from storage (read() misses and page
+ * faults alike: /proc task io read_bytes) */
+static inline uint64_t gs_cpu_storage_bytes(const gs_event *e) { return (uint64_t)e->ret; }
+const char *gs_cpu_source_name(unsigned src); /* "periodic", "marker", "unknown" */
+
 /* Names of packed values, as dump prints them. Unknown values give
  * "unknown" (gs_exit_how_name: NULL). */
 const char *gs_dir_name(uint64_t dir);        /* "HtoD", "DtoH", ... */

@@ -168,8 +168,19 @@ def _extras(e):
         return {"timeout_ms": None if aux == 0 else aux - 1}
     if k == "thread":
         return {"target_tid": aux, "name": _s(e["str"])}
+    if k == "cpu_limits":
+        return {"affinity_cpus": aux, "quota_millicpus": aux2, "online_cpus": e["bytes"]}
     if k == "faults":
         return {"target_tid": aux, "faults": aux2}
+    if k == "cpu":
+        has, src = (aux >> 40) & 0xff, (aux >> 32) & 0xff
+        return {"target_tid": aux & 0xffffffff,
+                "source": {0: "periodic", 1: "marker"}.get(src, "unknown"),
+                "cpu_ns": e["bytes"], "runq_ns": aux2 if has & 1 else None,
+                "majflt": e.get("dev", 0) if has & 2 else None,
+                "nvcsw": e.get("stream", 0) if has & 4 else None,
+                "nivcsw": e.get("corr", 0) if has & 4 else None,
+                "storage_read_bytes": e["ret"] if has & 8 else None}
     if k == "drops":
         return {"dropped": aux, "lost": aux2}
     if k == "note":
@@ -223,7 +234,7 @@ def expected_json_event(e):
                    bytes=e["bytes"], ret=e["ret"])
         if f & F["GS_F_OFFSET"]:
             out["offset"] = e["offset"]
-    elif f & F["GS_F_RET"]:
+    elif f & F["GS_F_RET"] and e["kind"] != "cpu":
         out["ret"] = e["ret"]
     out.update(_extras(e))
     return out

@@ -268,3 +268,45 @@ def test_python_frames(prog, tmp_path):
     p = subprocess.run([CLI, "dump", "--callsites", str(tmp_path / "run")], capture_output=True,
                        timeout=120)
     assert b"load_sample" in p.stdout, p.stdout.decode()
+
+
+SHORT_PROG = r"""
+#include <fcntl.h>
+#include <unistd.h>
+static char buf[1 << 15];
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    for (int i = 0; i < 500; i++)
+        if (pread(fd, buf, sizeof buf, 0) != 1000)
+            return 1;
+    close(fd);
+    return 0;
+}
+"""
+
+
+def test_small_reads_are_counted_in_bytes_read_not_asked(tmp_path):
+    """500 reads asking 32 KiB of a 1000-byte file: 500,000 bytes read,
+    16,384,000 asked; the report says both and calls neither by the other's
+    name."""
+    src = tmp_path / "short.c"
+    src.write_text(SHORT_PROG)
+    exe = tmp_path / "short"
+    subprocess.run(["cc", "-O1", "-o", str(exe), str(src)], check=True)
+    data = tmp_path / "short.bin"
+    data.write_bytes(os.urandom(1000))
+    run = tmp_path / "run"
+    p = subprocess.run([CLI, "run", "-q", "--stacks", "-o", str(run), "--", str(exe), str(data)],
+                       env=clean_env(), capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    p = subprocess.run([CLI, "dump", "--callsites", "--json", str(run)], capture_output=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    cs = json.loads(p.stdout)
+    f = small_reads(cs)
+    assert f["calls"] == 500
+    assert f["bytes"] == 500 * 1000
+    assert f["requested_bytes"] == 500 * 32768
+    p = subprocess.run([CLI, "dump", "--callsites", str(run)], capture_output=True, timeout=120)
+    assert "488.3 KiB read (15.6 MiB requested)" in p.stdout.decode(), p.stdout.decode()

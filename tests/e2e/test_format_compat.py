@@ -86,6 +86,45 @@ def test_v12_records_come_back_from_the_live_files(built):
         assert os.path.getsize(f) < 200  # the header only: nothing was flushed
 
 
+def test_v13_threads_carry_their_own_clocks(built):
+    """What makes 1.3: cpu records, from the training thread at its fetch
+    and step-end markers (with switch counts) and from the writer for every
+    thread (with run-queue delay), CPU time never going back."""
+    p = run_plain([CLI, "dump", "--json", os.path.join("tests", "data", "v1.3")], cwd=ROOT)
+    assert p.returncode == 0, p.stderr.decode()
+    recs = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    # the C training loop (tests/tools/loader_parts.c); the other process
+    # is test_v13_processes_record_their_cpu_limits'
+    loop = {r["pid"] for r in recs if r["kind"] == "process" and r["argv"][0] == "./loader"}
+    assert len(loop) == 1
+    recs = [r for r in recs if r.get("pid") in loop]
+    cpu = [r for r in recs if r["kind"] == "cpu"]
+    marker = [r for r in cpu if r["source"] == "marker"]
+    periodic = [r for r in cpu if r["source"] == "periodic"]
+    fetches = [r for r in recs if r["kind"] in ("fetch_begin", "fetch_end", "step_end")]
+    assert len(marker) == len(fetches) == 12
+    assert all(r["runq_ns"] is None and r["nvcsw"] is not None for r in marker)
+    assert {r["target_tid"] for r in periodic} >= {r["tid"] for r in marker}
+    assert len({r["target_tid"] for r in periodic}) == 2  # the loader thread too
+    assert all(r["runq_ns"] is not None for r in periodic)
+    for tid in {r["target_tid"] for r in cpu}:
+        mine = sorted((r["ts_ns"], r["cpu_ns"]) for r in cpu if r["target_tid"] == tid)
+        # marker samples have µs resolution, periodic ones ns: within 1 µs
+        assert all(b[1] + 1000 >= a[1] for a, b in zip(mine, mine[1:])), mine
+
+
+def test_v13_processes_record_their_cpu_limits(built):
+    """Also new in 1.3: each process image records once the CPUs it may use
+    (a `head -c 8` traced on a 2-CPU machine without a cgroup quota)."""
+    p = run_plain([CLI, "dump", "--json", os.path.join("tests", "data", "v1.3")], cwd=ROOT)
+    assert p.returncode == 0, p.stderr.decode()
+    recs = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    head = [r["pid"] for r in recs if r["kind"] == "process" and r["argv"][0] == "head"]
+    assert len(head) == 1
+    lim = [r for r in recs if r["kind"] == "cpu_limits" and r["pid"] == head[0]]
+    assert [(r["affinity_cpus"], r["quota_millicpus"], r["online_cpus"]) for r in lim] == [(2, 0, 2)]
+
+
 def test_v13_repeated_reads_come_back_whole(built):
     """What makes 1.3: a call like the one before it (same descriptor, size,
     result, the next offset) is stored as a `repeat` record of its gap and
@@ -94,8 +133,11 @@ def test_v13_repeated_reads_come_back_whole(built):
     read must come back with its own offset, size, result and path."""
     p = run_plain([CLI, "dump", "--json", os.path.join("tests", "data", "v1.3")], cwd=ROOT)
     assert p.returncode == 0, p.stderr.decode()
-    reads = [json.loads(l) for l in p.stdout.decode().splitlines()]
-    reads = [r for r in reads if r["kind"] == "pread"]
+    recs = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    # bench/pread_loop's process, run as ./v13 (the others: the two tests above)
+    loop = {r["pid"] for r in recs if r["kind"] == "process" and r["argv"][0] == "./v13"}
+    assert len(loop) == 1
+    reads = [r for r in recs if r["kind"] == "pread" and r["pid"] in loop]
     assert len(reads) == 56
     assert [r["offset"] for r in reads] == [(i % 16) * 4096 for i in range(56)]
     assert {(r["fd"], r["path"], r["bytes"], r["ret"]) for r in reads} == {(3, "d.bin", 4096, 4096)}

@@ -46,7 +46,7 @@ std() {
     fi
 }
 
-for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_threads hk_exec; do
+for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_cpulimits hk_threads hk_exec; do
     std "$t"
 done
 # the trace file never becomes the program's (docs/collector-safety.md): in a
@@ -213,6 +213,33 @@ for m in dir fsize; do
         bad "hk_warn $m" "$TMPD/err.txt"
     fi
 done
+
+# the cgroup CPU quota in the `cpu_limits` record: only where a cgroup can be made
+# (root, a writable cpu controller of cgroup v2, else v1); else said so
+cg=""
+if [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+    mkdir "/sys/fs/cgroup/gs-hk-$$" 2>/dev/null; then
+    cg=/sys/fs/cgroup/gs-hk-$$
+    echo "50000 100000" >"$cg/cpu.max" 2>/dev/null || { rmdir "$cg"; cg=""; }
+elif [ -w /sys/fs/cgroup/cpu ] && mkdir "/sys/fs/cgroup/cpu/gs-hk-$$" 2>/dev/null; then
+    cg=/sys/fs/cgroup/cpu/gs-hk-$$
+    echo 50000 >"$cg/cpu.cfs_quota_us" 2>/dev/null || { rmdir "$cg"; cg=""; }
+fi
+if [ -n "$cg" ]; then
+    fresh hk_cpulimits_quota
+    if HK_TMP="$TMPD" GPUSTARVE_DIR="$D" HK_LIB="$LIB" CG="$cg" T="$T" \
+        sh -c 'echo $$ >"$CG/cgroup.procs" && LD_PRELOAD="$HK_LIB" exec "$T/hk_cpulimits"' \
+        >"$TMPD/act.log" 2>&1 &&
+        HK_TMP="$TMPD" HK_QUOTA_MILLI=500 "$T/hk_cpulimits" verify "$D" >"$TMPD/verify.log" 2>&1; then
+        ok "hk_cpulimits quota ($cg: 0.5 CPU)"
+    else
+        cat "$TMPD/act.log" >>"$TMPD/verify.log"
+        bad "hk_cpulimits quota" "$TMPD/verify.log"
+    fi
+    rmdir "$cg" 2>/dev/null
+else
+    echo "  skip    hk_cpulimits quota: no cgroup can be made here (needs root and a writable cpu controller)"
+fi
 
 # hook cost (informational): 4 KiB pread on a cached file
 fresh hk_bench

@@ -278,6 +278,23 @@ static void fill_event(gs_event *ev, unsigned k, unsigned i, uint32_t tid, uint6
         ev->str = thread_name;
         ev->aux = tid;
         break;
+    case GS_K_CPU: { /* both sources, each with what it measures */
+        const unsigned src = i % 2 ? GS_CPU_SRC_MARKER : GS_CPU_SRC_PERIODIC;
+        const unsigned has = src == GS_CPU_SRC_MARKER ? GS_CPU_HAS_FAULTS | GS_CPU_HAS_SWITCHES
+                                                      : GS_CPU_HAS_RUNQ | (i % 4 ? GS_CPU_HAS_FAULTS : 0);
+        ev->ret = 0;
+        ev->aux = gs_pack_cpu_aux(tid, src, has);
+        ev->bytes = 1000000 + (uint64_t)i * 4321;
+        ev->aux2 = (has & GS_CPU_HAS_RUNQ) ? (uint64_t)i * 777 : 0;
+        ev->dev = (has & GS_CPU_HAS_FAULTS) ? *faults : 0;
+        ev->stream = (has & GS_CPU_HAS_SWITCHES) ? (uint64_t)i : 0;
+        ev->corr = (has & GS_CPU_HAS_SWITCHES) ? (uint64_t)i / 3 : 0;
+        if (src == GS_CPU_SRC_PERIODIC && i % 3) {
+            ev->aux |= (uint64_t)GS_CPU_HAS_STORAGE << 40;
+            ev->ret = (int64_t)i * 8192;
+        }
+        break;
+    }
     case GS_K_FAULTS:
         *faults += i % 5;
         ev->aux = tid;
@@ -337,9 +354,12 @@ static void expect_event(FILE *f, const gs_event *ev, uint64_t pid, unsigned fra
         put_hex(f, st->s[ev->str], strlen(st->s[ev->str]));
     else
         fputs("null", f);
-    fprintf(f, ",\"bytes\":%llu,\"ret\":%lld,\"offset\":%lld,\"aux\":%llu,\"aux2\":%llu}\n",
+    fprintf(f,
+            ",\"bytes\":%llu,\"ret\":%lld,\"offset\":%lld,\"aux\":%llu,\"aux2\":%llu,"
+            "\"dev\":%u,\"stream\":%llu,\"corr\":%llu}\n",
             (unsigned long long)ev->bytes, (long long)ev->ret, (long long)ev->offset,
-            (unsigned long long)ev->aux, (unsigned long long)ev->aux2);
+            (unsigned long long)ev->aux, (unsigned long long)ev->aux2, ev->dev,
+            (unsigned long long)ev->stream, (unsigned long long)ev->corr);
 }
 
 /* ---- writing -------------------------------------------------------------------- */

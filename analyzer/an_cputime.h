@@ -1,0 +1,180 @@
+/* an_cputime.h — what the threads' own clocks say: each traced thread's CPU
+ * time, run-queue delay (runnable, not running), major page faults and
+ * context switches, from the `cpu` records (docs/trace-format.md, "Thread
+ * CPU samples"), turned into the measured parts of a loader's batch and of
+ * the trainer's wait for it (docs/report-schema.md, "Measured time").
+ *
+ * Responsible for: the per-thread sample log kept by the pass (an_cpu_log,
+ * bounded: samples are merged once a thread has more than AN_CPU_SAMPLES
+ * intervals), and the result structs the verdict and the advice read:
+ * an_loader_time (per loader worker process or loader thread), an_trainer_time
+ * (the training thread inside and outside its batch fetches) and
+ * an_other_time (every other traced thread).
+ *
+ * Absent is never zero: a field that was not measured (a trace of format
+ * 1.2 or older has no `cpu` record; a kernel without schedstat gives no
+ * run-queue delay) is -1, and each struct says with `measured` whether any
+ * of it was.
+ *
+ * Must never: read trace files, print, or divide by zero.
+ */
+#ifndef AN_CPUTIME_H
+#define AN_CPUTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How a loader's per-batch numbers were cut (an_loader_time.per_batch). */
+enum an_per_batch {
+    AN_PB_NONE = 0,     /* not measured: every field below is -1 */
+    AN_PB_MARKERS = 1,  /* each batch is the time between two of the loader's own
+                         * batch markers (step_end in a worker, C marker API):
+                         * the *_ms fields are medians over batches */
+    AN_PB_PERIODIC = 2, /* no batch markers: the loader's samples (every flush of the
+                         * collector, GPUSTARVE_FLUSH_MS) summed over its active
+                         * time and divided by its batches: the *_ms fields are
+                         * means per batch */
+};
+
+/* One loader (a worker process, or a loader thread of the trainer): where
+ * the time of one batch goes. The five time parts sum to wall_ms (within
+ * rounding) when they are means (AN_PB_PERIODIC); as medians over batches
+ * (AN_PB_MARKERS) each is its own batch's, so they sum to it only nearly:
+ *
+ *   wall = io + fault + cpu + runq + blocked
+ *
+ * CPU spent inside hooked calls (copying page-cache data in read()) is
+ * counted once: in io (docs/report-schema.md, "Measured time"). */
+typedef struct an_loader_time {
+    int measured;     /* 1 when cpu records of this loader were found */
+    int per_batch;    /* enum an_per_batch */
+    double batches;   /* batches this loader delivered (markers, else steps / loaders) */
+    double wall_ms;   /* the loader's time per batch (active span / batches, or
+                       * marker to marker) */
+    double io_ms;     /* file I/O: wall time inside hooked read, open and stat calls */
+    double fault_ms;  /* page-fault I/O: off-CPU time outside hooked calls in the
+                       * sampling intervals where the thread took major faults
+                       * (mmap datasets: numpy memmap, Arrow, safetensors) */
+    double cpu_ms;    /* its own CPU (user + system) outside hooked calls */
+    double runq_ms;   /* runnable but waiting for a CPU (schedstat run delay);
+                       * -1 when the kernel gives none */
+    double blocked_ms;/* other blocking: off-CPU outside hooked calls without major
+                       * faults (sleep, locks, network, anything not hooked) */
+    double read_bytes;      /* bytes actually read per batch (hooked reads' results) */
+    double requested_bytes; /* bytes asked for per batch (>= read_bytes: a read past
+                             * the end of a file asks for more than it gets) */
+    double majflt;          /* major page faults per batch */
+    double storage_bytes;   /* bytes it made the storage read per batch (read() misses
+                             * and page faults, with readahead); -1 unknown */
+    double fault_bytes;     /* bytes read through page faults per batch: its storage
+                             * reads beyond what its hooked reads returned, in the
+                             * intervals with major faults; at least majflt x the
+                             * page size */
+    double fault_MBps;      /* fault_bytes over fault_ms; -1 when fault_ms is 0 */
+    double vol_switches;    /* voluntary context switches per batch (-1 unknown) */
+    double invol_switches;  /* involuntary (preempted) per batch (-1 unknown) */
+    double cpu_cores;       /* CPU time over active wall time: cores this loader keeps
+                             * busy */
+} an_loader_time;
+
+/* The training thread: its wait for each batch cut in two, and its own CPU.
+ * Medians over the measured steps. */
+typedef struct an_trainer_time {
+    int measured;         /* 1 when the training thread has cpu samples at its fetch
+                           * markers (fetch_begin/fetch_end) */
+    double blocked_ms;    /* per step: asleep inside the fetch, waiting for the batch
+                           * (worker queue, pipe, socket, futex): its wall time less
+                           * its CPU and its run-queue delay there */
+    double receiving_ms;  /* per step: its own CPU inside the fetch (unpickling,
+                           * shared-memory rebuild, collate, pin-thread handoff;
+                           * with no workers, making the batch) */
+    double fetch_runq_ms; /* per step: runnable inside the fetch but not running
+                           * (waiting for a core); estimated from the periodic
+                           * samples' run-queue delay spread evenly over their
+                           * interval; -1 unknown (then counted as blocked) */
+    double cpu_ms;        /* per step: the training thread's CPU, whole step */
+    double runq_ms;       /* per step: its run-queue delay, whole step; -1 unknown */
+    double cpu_cores;     /* cpu_ms / step: 0 for a trainer asleep in a GPU sync,
+                           * about 1 for CPU-only training */
+    double proc_cpu_cores;/* every thread of the trainer process but the loader
+                           * threads: training thread, intra-op threads, pin thread */
+    /* the data-wait share split (fractions of measured step time; their sum is
+     * share[AN_SH_DATA_WAIT]): each step's data wait cut in the proportion of
+     * its fetches' blocked time, and receiving CPU plus run-queue delay (what
+     * the trainer's own receiving needs: a core, then its time), to their
+     * wall time. More workers shrink only the blocked share. */
+    double share_blocked, share_receiving;
+} an_trainer_time;
+
+/* Every traced thread that is neither the training thread nor a loader:
+ * what it takes from the machine's cores over the measured steps. */
+typedef struct an_other_time {
+    int measured;
+    size_t threads;   /* threads with samples */
+    double cpu_cores; /* their CPU time over the measured wall time */
+    double runq_ms_per_step; /* their run-queue delay per step; -1 unknown */
+} an_other_time;
+
+/* ---- the pass: what is kept per thread (an_events.c feeds it) ---------------------- */
+
+/* One sample of a thread's clocks, cumulative values; -1: not measured. */
+typedef struct an_cpu_sample {
+    uint64_t ts;
+    uint64_t cpu_ns;   /* CPU time (user + system) */
+    int64_t runq_ns;   /* run-queue delay (periodic samples only) */
+    int64_t majflt;    /* major page faults */
+    int64_t nvcsw, nivcsw;
+    uint64_t io_ns;    /* the thread's hooked file I/O and metadata time so far */
+    uint64_t wait_ns;  /* its hooked waits on pipes and sockets so far */
+    uint64_t reads;    /* its hooked file reads so far (batches in a window are
+                        * counted in proportion to them) */
+    uint64_t rd_bytes; /* bytes those reads returned so far */
+    int64_t storage;   /* bytes it had read from storage (page faults included) */
+    uint8_t src;       /* GS_CPU_SRC_* */
+    uint8_t marker;    /* the marker kind it stands at (fetch_begin, ...), 0 none */
+} an_cpu_sample;
+
+/* One batch fetch of a thread, with its CPU at both ends. */
+typedef struct an_cpu_fetch {
+    uint64_t t0, t1, cpu0, cpu1;
+} an_cpu_fetch;
+
+/* RATIONALE: periodic samples come 5 a second per thread; past this many a
+ * thread's periodic samples are thinned to every other one (cumulative
+ * values, so sums over a window stay exact; only where a window may be cut
+ * coarsens). Marker samples are per batch, like step candidates, and kept. */
+#define AN_CPU_PERIODIC_MAX 4096
+
+typedef struct an_cpu_log {
+    an_cpu_sample *s;  /* by ts */
+    size_t n, cap, nperiodic;
+    an_cpu_fetch *f;   /* completed fetches, in order */
+    size_t nf, capf;
+    int fetch_open;    /* a fetch_begin with a sample is waiting for its end */
+    an_cpu_fetch cur;
+} an_cpu_log;
+
+/* What the pass knows of the thread when its sample arrives (cumulative). */
+typedef struct an_cpu_now {
+    uint64_t io_ns;    /* hooked file I/O and metadata time */
+    uint64_t wait_ns;  /* hooked waits on pipes and sockets */
+    uint64_t reads;    /* hooked file reads */
+    uint64_t rd_bytes; /* bytes they returned */
+    int64_t faults;    /* largest major-fault count of its faults records, -1 none */
+} an_cpu_now;
+
+struct gs_event;
+/* A cpu record of the thread whose log is *lp (created at the first).
+ * Returns 0, or -1 out of memory (the sample is lost, nothing else). */
+int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, const an_cpu_now *now);
+/* A marker of the thread at ts: a marker sample of the same ts stands at
+ * it; fetch_begin/fetch_end pairs with samples become fetches. */
+void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts);
+void an_cpu_log_free(an_cpu_log *l);
+
+/* Every field -1, measured 0 (per_batch AN_PB_NONE): nothing measured. */
+void an_loader_time_absent(an_loader_time *t);
+void an_trainer_time_absent(an_trainer_time *t);
+void an_other_time_absent(an_other_time *t);
+
+#endif

@@ -1,0 +1,262 @@
+/* gs_cpustat.c — the traced threads' own clocks: CPU time, run-queue delay
+ * (runnable, not running), major page faults and context switches, written
+ * as CPU records (docs/trace-format.md, "Thread CPU samples").
+ *
+ * Responsible for: (a) the sample a thread takes of itself at its batch
+ * boundaries (gs_cpu_at_marker, called by gs_marker.c before a fetch_begin,
+ * fetch_end or step_end record: one getrusage(RUSAGE_THREAD) call, about
+ * 1 µs, docs/performance.md "Thread CPU samples"), on its own ring; (b) the
+ * periodic sample of every thread of the process (gs_cpu_periodic, called by
+ * the writer's drain where the trace file lives: /proc/self/task/<tid>/
+ * schedstat gives CPU time and run-queue delay in ns; for a thread with a
+ * ring, its major faults as the writer read them in the same drain and the
+ * bytes it had read from storage, task io's read_bytes), which also covers
+ * threads that make no hooked call (C/C++ loader threads, intra-op pools)
+ * and names them with a THREAD record the first time they are seen.
+ *
+ * Must never: call a hooked function or anything that allocates (raw system
+ * calls only), keep a descriptor open (every /proc file is opened, read and
+ * closed inside one call, where the trace file lives: docs/collector-safety.md,
+ * "The trace file is never the program's descriptor"), block, change errno
+ * (the marker path's caller saves it; the periodic path runs on the
+ * collector's threads), or sample the collector's own threads.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gs_collector.h"
+#include "gs_cpustat.h"
+#include "gs_preload.h"
+#include "gs_ring.h"
+
+/* ---- (a) at a marker, on the calling thread ----------------------------------------- */
+
+static uint32_t cut32(long v)
+{
+    return v < 0 ? 0 : (unsigned long)v > 0xffffffffUL ? 0xffffffffu : (uint32_t)v;
+}
+
+void gs_cpu_at_marker(uint64_t t0)
+{
+    struct rusage ru;
+    /* RATIONALE: getrusage(RUSAGE_THREAD) alone (CPU time, major faults,
+     * both switch counts in one call, ~0.9 µs here) keeps a batch boundary
+     * under its 2 µs budget; run-queue delay needs /proc (~13 µs to open),
+     * so it comes from the periodic samples. */
+    if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+        return;
+    gs_ring *g = gs_t_ring;
+    const uint32_t tid = g ? g->tid : (uint32_t)syscall(SYS_gettid);
+    gs_rec r = GS_REC_INIT(GS_K_CPU, t0);
+    r.bytes = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+              ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+    r.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_MARKER, GS_CPU_HAS_FAULTS | GS_CPU_HAS_SWITCHES);
+    r.aux2 = cut32(ru.ru_majflt);
+    r.ret = (int64_t)((uint64_t)cut32(ru.ru_nvcsw) | (uint64_t)cut32(ru.ru_nivcsw) << 32);
+    r.offset = 0; /* run-queue delay: not measured here */
+    gs_emit(&r);
+}
+
+/* ---- (b) every thread, from the writer ------------------------------------------------ */
+
+/* RATIONALE: samples closer than this add cost and no information (the
+ * writer also drains when a ring is half full, which can be often). */
+#define MIN_PERIOD_NS 50000000ull
+/* Threads sampled per period at most: ~13 µs each (docs/performance.md). */
+#define MAX_THREADS 512
+/* Threads remembered (named, or known to be the collector's own). */
+#define SEEN_CAP 2048u
+
+enum { SEEN_NAMED = 1, SEEN_OURS = 2 };
+
+static uint64_t g_last;
+static int g_force;
+static pid_t g_for_pid; /* the process the tables below describe (a fork child starts afresh) */
+static uint32_t g_seen_tid[SEEN_CAP];
+static uint8_t g_seen_flags[SEEN_CAP];
+
+static uint8_t *seen_slot(uint32_t tid, int add)
+{
+    uint32_t h = (tid * 2654435761u) & (SEEN_CAP - 1);
+    for (uint32_t n = 0; n < SEEN_CAP; n++, h = (h + 1) & (SEEN_CAP - 1)) {
+        if (g_seen_tid[h] == tid)
+            return &g_seen_flags[h];
+        if (!g_seen_tid[h]) {
+            if (!add)
+                return NULL;
+            g_seen_tid[h] = tid;
+            g_seen_flags[h] = 0;
+            return &g_seen_flags[h];
+        }
+    }
+    return NULL; /* full: sampled, never named */
+}
+
+long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap)
+{
+    long fd = syscall(SYS_openat, dfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    long n = syscall(SYS_read, (int)fd, buf, cap - 1);
+    syscall(SYS_close, (int)fd);
+    if (n < 0)
+        return -1;
+    buf[n] = 0;
+    return n;
+}
+
+static const char *parse_u64(const char *p, uint64_t *v)
+{
+    while (*p == ' ')
+        p++;
+    if (*p < '0' || *p > '9')
+        return NULL;
+    uint64_t x = 0;
+    while (*p >= '0' && *p <= '9')
+        x = x * 10 + (uint64_t)(*p++ - '0');
+    *v = x;
+    return p;
+}
+
+/* The live ring of thread tid, or NULL (a thread that made no hooked call). */
+static gs_ring *ring_of(uint32_t tid)
+{
+    uint32_t n = gs_ring_count();
+    for (uint32_t i = 0; i < n; i++) {
+        gs_ring *r = gs_ring_at(i);
+        if (r && r->tid == tid &&
+            atomic_load_explicit(&r->state, memory_order_relaxed) == GS_RING_LIVE)
+            return r;
+    }
+    return NULL;
+}
+
+/* read_bytes of /proc/self/task/<name>/io: what the thread had read from
+ * storage. 0 when the kernel keeps no task I/O accounting. */
+static int storage_read(int dfd, const char *name, uint64_t *out)
+{
+    char rel[48], buf[512];
+    size_t nl = strlen(name);
+    memcpy(rel, name, nl);
+    memcpy(rel + nl, "/io", 4);
+    if (gs_proc_read_at(dfd, rel, buf, sizeof buf) <= 0)
+        return 0;
+    const char *p = strstr(buf, "\nread_bytes:");
+    return p && parse_u64(p + 12, out) != NULL;
+}
+
+/* First sight of a thread: the collector's own (skipped from now on), or
+ * named with a THREAD record when the writer does not name it (no ring). */
+static int first_sight(int dfd, const char *name, uint32_t tid, uint32_t self, uint64_t now,
+                       uint8_t *flags)
+{
+    char rel[48], comm[64];
+    size_t nl = strlen(name);
+    memcpy(rel, name, nl);
+    memcpy(rel + nl, "/comm", 6);
+    long n = gs_proc_read_at(dfd, rel, comm, sizeof comm);
+    while (n > 0 && comm[n - 1] == '\n')
+        n--;
+    if (tid == self || (n == 9 && memcmp(comm, "gpustarve", 9) == 0)) {
+        if (flags)
+            *flags = SEEN_OURS;
+        return 0;
+    }
+    if (flags)
+        *flags = SEEN_NAMED;
+    if (n > 0 && !ring_of(tid)) {
+        uint32_t id = gs_str_intern(comm, (size_t)n);
+        if (id) {
+            gs_event ev;
+            gs_event_clear(&ev);
+            ev.kind = GS_K_THREAD;
+            ev.ts = now;
+            ev.str = id;
+            ev.aux = tid;
+            gs_put_event(tid, &ev);
+        }
+    }
+    return 1;
+}
+
+void gs_cpu_periodic(uint64_t now)
+{
+    const pid_t pid = atomic_load(&gs_pid);
+    if (pid != g_for_pid) {
+        g_for_pid = pid;
+        g_last = 0;
+        memset(g_seen_tid, 0, sizeof g_seen_tid);
+    }
+    if (!g_force && g_last && now - g_last < MIN_PERIOD_NS)
+        return;
+    g_force = 0;
+    g_last = now;
+    long dfd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
+                       O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+    if (dfd < 0)
+        return;
+    const uint32_t self = (uint32_t)syscall(SYS_gettid);
+    char dents[4096];
+    unsigned sampled = 0;
+    for (;;) {
+        long nb = syscall(SYS_getdents64, (int)dfd, dents, sizeof dents);
+        if (nb <= 0)
+            break;
+        for (long off = 0; off < nb;) {
+            const struct dirent64 *d = (const struct dirent64 *)(dents + off);
+            off += d->d_reclen;
+            uint64_t tid64;
+            const char *end = parse_u64(d->d_name, &tid64);
+            if (!end || *end || !tid64 || tid64 > 0xffffffffu || sampled >= MAX_THREADS)
+                continue;
+            const uint32_t tid = (uint32_t)tid64;
+            uint8_t *fl = seen_slot(tid, 1);
+            if (fl && (*fl & SEEN_OURS))
+                continue;
+            if ((!fl || !*fl) && !first_sight((int)dfd, d->d_name, tid, self, now, fl))
+                continue;
+            char rel[48], buf[128];
+            size_t nl = strlen(d->d_name);
+            if (nl > 20)
+                continue;
+            memcpy(rel, d->d_name, nl);
+            memcpy(rel + nl, "/schedstat", 11);
+            /* schedstat: ns on a CPU, ns runnable waiting for one, timeslices */
+            uint64_t cpu = 0, runq = 0;
+            const char *p = gs_proc_read_at((int)dfd, rel, buf, sizeof buf) > 0 ? parse_u64(buf, &cpu) : NULL;
+            if (!p || !parse_u64(p, &runq))
+                continue;
+            gs_event ev;
+            gs_event_clear(&ev);
+            ev.kind = GS_K_CPU;
+            ev.ts = now;
+            ev.bytes = cpu;
+            ev.aux2 = runq;
+            /* a thread with a ring: the writer read its major faults in
+             * this same drain (the FAULTS record), before this sample; and
+             * what it read from storage (page faults included) */
+            const gs_ring *ring = ring_of(tid);
+            unsigned has = GS_CPU_HAS_RUNQ;
+            ev.dev = ring ? (uint32_t)ring->faults : 0;
+            has |= ring ? GS_CPU_HAS_FAULTS : 0;
+            uint64_t storage;
+            if (ring && storage_read(dfd, d->d_name, &storage)) {
+                ev.ret = (int64_t)storage;
+                has |= GS_CPU_HAS_STORAGE;
+            }
+            ev.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_PERIODIC, has);
+            gs_put_event(tid, &ev);
+            sampled++;
+        }
+    }
+    syscall(SYS_close, (int)dfd);
+}
+
+void gs_cpu_periodic_force(void)
+{
+    g_force = 1;
+}

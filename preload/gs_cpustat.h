@@ -1,0 +1,30 @@
+/* gs_cpustat.h — the threads' own clocks (gs_cpustat.c): the sample a
+ * thread takes of itself at a batch boundary, and the writer's periodic
+ * sample of every thread.
+ *
+ * Must never: be called outside the nesting guard (gs_cpu_at_marker) or
+ * outside the output lock, where the trace file lives (gs_cpu_periodic).
+ */
+#ifndef GS_CPUSTAT_H
+#define GS_CPUSTAT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* Read a small /proc file rel (relative to the directory fd dfd, or
+ * AT_FDCWD) whole into buf, NUL-terminated, with raw syscalls and no
+ * descriptor kept; its length, or -1. */
+long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap);
+
+/* Append a CPU record (source marker) for the calling thread, stamped t0
+ * (hook clock): the marker record the caller appends next has the same
+ * stamp. Inside gs_enter/gs_leave; errno is the caller's to keep. */
+void gs_cpu_at_marker(uint64_t t0);
+/* Put a CPU record (source periodic) for every thread of the process but
+ * the collector's own, at most every 50 ms; now is CLOCK_MONOTONIC ns. */
+void gs_cpu_periodic(uint64_t now);
+/* The next gs_cpu_periodic samples whatever the time since the last (the
+ * final drain of a process: a short-lived worker still gets two samples). */
+void gs_cpu_periodic_force(void);
+
+#endif

@@ -1,0 +1,114 @@
+"""PyTorch DataLoader training loops for the advice truth tests
+(test_advice_truth.py), one per regime, CPU-only, with a known cost per
+batch and per step:
+
+    advice_regimes.py REGIME NUM_WORKERS STEPS [DATA_FILE]
+
+  cpu       each sample burns CPU in the worker (a decode); the trainer
+            trains a small model on the CPU (torch, one intra-op thread)
+  memmap    each sample is a slice of a numpy memmap of DATA_FILE whose
+            pages are dropped from the page cache (posix_fadvise DONTNEED)
+            before it is read: page-fault I/O; the trainer sleeps as a GPU
+            step would
+  receive   cheap samples, large batches of Python objects: the trainer's
+            own CPU unpickling each batch is what it waits for
+  mixed     each sample sleeps (storage latency) and burns some CPU; the
+            trainer trains on the CPU
+
+Work is measured in the thread's own CPU time (time.thread_time), so on a
+busy machine it takes the same CPU and more wall time, as real work does.
+Prints one JSON line with the median step time the loop measured itself."""
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+SAMPLES_PER_BATCH = 4
+
+
+def burn(ms):
+    """Spend ms of this thread's CPU time."""
+    end = time.thread_time() + ms / 1e3
+    x = 1.0
+    while time.thread_time() < end:
+        for _ in range(200):
+            x = x * 1.0000001 + 1e-9
+    return x
+
+
+class Regime(Dataset):
+    def __init__(self, regime, data):
+        self.regime, self.data = regime, data
+        self.mm = None
+
+    def __len__(self):
+        return 1 << 20
+
+    def __getitem__(self, i):
+        if self.regime == "cpu":
+            burn(7.0)  # 28 ms of CPU per batch of 4
+            return torch.full((64,), float(i))
+        if self.regime == "mixed":
+            time.sleep(0.006)  # 24 ms of storage latency per batch
+            burn(2.0)          # 8 ms of CPU per batch
+            return torch.full((64,), float(i))
+        if self.regime == "memmap":
+            if self.mm is None:
+                self.fd = os.open(self.data, os.O_RDONLY)
+                self.mm = os.fstat(self.fd).st_size
+            chunk = 4 << 20  # 4 MiB a sample, 16 MiB a batch
+            off = (i * 7919 % (self.mm // chunk)) * chunk
+            # cold: out of the page cache, and mapped afresh (a page still
+            # mapped from an earlier sample would not be dropped)
+            os.posix_fadvise(self.fd, off, chunk, os.POSIX_FADV_DONTNEED)
+            mm = np.memmap(self.data, dtype=np.uint8, mode="r", offset=off, shape=(chunk,))
+            a = np.array(mm[::4096])  # one byte a page: every page faults
+            del mm
+            return torch.from_numpy(a.astype(np.float32))
+        if self.regime == "receive":
+            # many small Python objects: pickled by the worker, unpickled by
+            # the trainer (collate keeps lists of strings as they are)
+            return ["s%d-%d" % (i, k) for k in range(20000)]
+        raise SystemExit("unknown regime %s" % self.regime)
+
+
+def main():
+    regime, workers, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    data = sys.argv[4] if len(sys.argv) > 4 else None
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(256, 256)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x = torch.randn(16, 256)
+    loader = DataLoader(Regime(regime, data), batch_size=SAMPLES_PER_BATCH, num_workers=workers,
+                        collate_fn=(lambda b: b) if regime == "receive" else None)
+    times = []
+    t0 = time.perf_counter()
+    for step, batch in enumerate(loader):
+        if regime in ("cpu", "mixed"):
+            t = time.thread_time()
+            while time.thread_time() - t < 0.012:  # ~12 ms of training on the CPU
+                opt.zero_grad()
+                model(x).sum().backward()
+                opt.step()
+        elif regime == "memmap":
+            time.sleep(0.005)  # the GPU's step: the trainer sleeps in its sync
+        elif regime == "receive":
+            time.sleep(0.002)
+        t1 = time.perf_counter()
+        times.append(t1 - t0)
+        t0 = t1
+        if step + 1 >= steps:
+            break
+    steady = times[len(times) // 5:]
+    print(json.dumps({"regime": regime, "workers": workers,
+                      "median_step_ms": statistics.median(steady) * 1e3}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+/* test_cputime.c — the cpu record (format 1.3) and what the analyzer makes
+ * of it: encoding and decoding with its packed aux, the ring layout a
+ * thread's own sample takes through gs_rec_to_event, and the measured parts of a loader's batch and of the trainer's fetch
+ * from samples whose answer is known (analyzer/an_cputime.c). */
+#include <string.h>
+#include <unistd.h>
+
+#include "an_model.h"
+#include "gs_check.h"
+#include "gs_live.h"
+#include "gs_trace.h"
+
+static void cpu_event(gs_event *e, uint64_t ts, uint32_t tid, unsigned src, unsigned has,
+                      uint64_t cpu, uint64_t runq, uint32_t maj, uint64_t nv, uint64_t niv)
+{
+    gs_event_clear(e);
+    e->kind = GS_K_CPU;
+    e->ts = ts;
+    e->tid = tid;
+    e->aux = gs_pack_cpu_aux(tid, src, has);
+    e->bytes = cpu;
+    e->aux2 = runq;
+    e->dev = maj;
+    e->stream = nv;
+    e->corr = niv;
+}
+
+static void test_round_trip(void)
+{
+    uint8_t buf[256];
+    gs_encoder enc;
+    gs_encoder_init(&enc, buf, sizeof buf);
+    gs_event in, out[2];
+    cpu_event(&in, 123456789, 4242, GS_CPU_SRC_PERIODIC, GS_CPU_HAS_RUNQ | GS_CPU_HAS_FAULTS,
+              7000000123ull, 5000000000ull /* > 2^32 */, 17, 0, 0);
+    gs_encode_tid(&enc, 4242);
+    ASSERT_EQ(gs_encode_event(&enc, &in), GS_OK);
+    uint32_t tid = 0;
+    ASSERT_EQ(gs_decode_frame(buf, enc.len, enc.nrec, out, 2, &tid, NULL, NULL), 1);
+    ASSERT_EQ(out[0].kind, GS_K_CPU);
+    ASSERT_EQ(out[0].tid, 4242);
+    ASSERT_EQ(gs_cpu_tid(&out[0]), 4242);
+    ASSERT_EQ(gs_cpu_source(&out[0]), GS_CPU_SRC_PERIODIC);
+    ASSERT_EQ(gs_cpu_has(&out[0]), GS_CPU_HAS_RUNQ | GS_CPU_HAS_FAULTS);
+    ASSERT_EQ(gs_cpu_ns(&out[0]), 7000000123ull);
+    ASSERT_EQ(gs_cpu_runq_ns(&out[0]), 5000000000ull);
+    ASSERT_EQ(gs_cpu_majflt(&out[0]), 17);
+    ASSERT_TRUE(!strcmp(gs_cpu_source_name(GS_CPU_SRC_MARKER), "marker"));
+    ASSERT_TRUE(!strcmp(gs_cpu_source_name(9), "unknown"));
+    ASSERT_EQ(gs_kind_class(GS_K_CPU), GS_CLASS_PROC);
+}
+
+/* A thread's own sample goes through its ring (gs_rec) and comes back as
+ * the event the format describes, in the writer and in live-file recovery
+ * alike (gs_rec_to_event). */
+static void test_ring_layout(void)
+{
+    gs_rec r = {.kind = GS_K_CPU, .fd = -1, .offset = -1, .ts = 99};
+    r.bytes = 1234567;
+    r.aux = gs_pack_cpu_aux(77, GS_CPU_SRC_MARKER, GS_CPU_HAS_FAULTS | GS_CPU_HAS_SWITCHES);
+    r.aux2 = 5;
+    r.ret = (int64_t)(11u | (uint64_t)0xfffffffeu << 32);
+    r.offset = 0;
+    gs_event e;
+    gs_rec_to_event(&r, &e);
+    ASSERT_EQ(e.kind, GS_K_CPU);
+    ASSERT_EQ(gs_cpu_tid(&e), 77);
+    ASSERT_EQ(gs_cpu_source(&e), GS_CPU_SRC_MARKER);
+    ASSERT_EQ(gs_cpu_ns(&e), 1234567);
+    ASSERT_EQ(gs_cpu_majflt(&e), 5);
+    ASSERT_EQ(gs_cpu_nvcsw(&e), 11);
+    ASSERT_EQ(gs_cpu_nivcsw(&e), 0xfffffffeu);
+    ASSERT_EQ(gs_cpu_runq_ns(&e), 0);
+    ASSERT_EQ(e.ret, 0);
+    ASSERT_EQ(e.offset, -1);
+}
+
+/* ---- the analysis --------------------------------------------------------------- */
+
+static int64_t g_storage = -1; /* the next samples' storage reads, -1: none */
+
+static void add(an_thread *th, uint64_t ts, unsigned src, uint64_t cpu, int64_t runq, int64_t maj,
+                uint64_t io, uint64_t wait, uint64_t reads)
+{
+    gs_event e;
+    unsigned has = (runq >= 0 ? GS_CPU_HAS_RUNQ : 0) | (maj >= 0 ? GS_CPU_HAS_FAULTS : 0) |
+                   (g_storage >= 0 ? GS_CPU_HAS_STORAGE : 0);
+    cpu_event(&e, ts, th->tid, src, has, cpu, runq < 0 ? 0 : (uint64_t)runq,
+              maj < 0 ? 0 : (uint32_t)maj, 0, 0);
+    e.ret = g_storage >= 0 ? g_storage : 0;
+    const an_cpu_now now = {io, wait, reads, 0, -1};
+    ASSERT_EQ(an_cpu_add(&th->cpu, &e, &now), 0);
+}
+
+#define MS 1000000ull
+
+/* A loader thread sampled every 100 ms over 1 s, 10 batches: per 100 ms it
+ * spends 10 ms in hooked reads, 30 ms on a CPU, 20 ms runnable, and the
+ * rest (40 ms) off-CPU; in the second half it takes 250 major faults per
+ * 100 ms, and (with_storage) makes the storage read 8 MiB per 100 ms there
+ * (readahead: far more than 250 pages). */
+static void test_loader_parts(int with_storage)
+{
+    an_proc p;
+    memset(&p, 0, sizeof p);
+    an_thread th[2];
+    memset(th, 0, sizeof th);
+    th[0].tid = 10; /* training thread */
+    th[1].tid = 11; /* loader */
+    p.th = th;
+    p.nth = 2;
+    p.pid = 10;
+    const uint64_t t0 = 1000 * MS;
+    for (int i = 0; i <= 10; i++) {
+        const uint64_t ts = t0 + (uint64_t)i * 100 * MS;
+        g_storage = with_storage ? (i <= 5 ? 0 : (int64_t)(i - 5) * (8 << 20)) : -1;
+        add(&th[1], ts, GS_CPU_SRC_PERIODIC, (uint64_t)i * 30 * MS, (int64_t)i * 20 * MS,
+            i <= 5 ? 0 : (i - 5) * 250, (uint64_t)i * 10 * MS, 0, (uint64_t)i * 4);
+    }
+    th[1].first_ts = t0;
+    th[1].last_ts = t0 + 1000 * MS;
+    th[1].rd_reqs = 40;
+    th[1].rd_bytes = 10 * 65536;
+    th[1].rq_bytes = 10 * 131072;
+    an_worker w;
+    memset(&w, 0, sizeof w);
+    w.p = &p;
+    w.th = &th[1];
+    w.batches = 10;
+    w.active_ns = 1000 * MS;
+    an_step steps[2];
+    memset(steps, 0, sizeof steps);
+    steps[0].v.t0 = t0;
+    steps[0].v.t1 = t0 + 500 * MS;
+    steps[1].v.t0 = t0 + 500 * MS;
+    steps[1].v.t1 = t0 + 1000 * MS;
+    an_result res;
+    memset(&res, 0, sizeof res);
+    an_trainer_time_absent(&res.trainer_time);
+    an_other_time_absent(&res.other_time);
+    an_loader_time_absent(&res.loader_time);
+    an_loader_time_absent(&w.time);
+    res.trainer = &p;
+    res.thread = &th[0];
+    res.steps = steps;
+    res.nsteps = res.measured = 2;
+    res.workers = &w;
+    res.nworkers = 1;
+    an_run run;
+    memset(&run, 0, sizeof run);
+    run.procs = &p;
+    run.nprocs = 1;
+    an_measure_time(&run, &res);
+    const an_loader_time *t = &w.time;
+    ASSERT_TRUE(t->measured);
+    ASSERT_EQ(t->per_batch, AN_PB_PERIODIC);
+    ASSERT_RANGE(t->wall_ms, 99.999, 100.001);
+    ASSERT_RANGE(t->io_ms, 9.999, 10.001);
+    ASSERT_RANGE(t->cpu_ms, 29.999, 30.001);
+    ASSERT_RANGE(t->runq_ms, 19.999, 20.001);
+    /* 40 ms off-CPU per batch: the faulting half is page-fault I/O */
+    ASSERT_RANGE(t->fault_ms, 19.999, 20.001);
+    ASSERT_RANGE(t->blocked_ms, 19.999, 20.001);
+    ASSERT_RANGE(t->io_ms + t->fault_ms + t->cpu_ms + t->runq_ms + t->blocked_ms, 99.99, 100.01);
+    ASSERT_RANGE(t->majflt, 124.99, 125.01);
+    if (with_storage) { /* 40 MiB through faults in 200 ms of page-fault I/O */
+        ASSERT_RANGE(t->storage_bytes, 4194303, 4194305);
+        ASSERT_RANGE(t->fault_bytes, 4194303, 4194305);
+        ASSERT_RANGE(t->fault_MBps, 209.71, 209.72);
+    } else { /* 1250 pages of 4 KiB in 200 ms */
+        ASSERT_EQ(t->storage_bytes, -1);
+        ASSERT_RANGE(t->fault_bytes, 512000 - 1, 512000 + 1);
+        ASSERT_RANGE(t->fault_MBps, 25.59, 25.61);
+    }
+    ASSERT_RANGE(t->read_bytes, 65536, 65536);
+    ASSERT_RANGE(t->requested_bytes, 131072, 131072);
+    ASSERT_RANGE(t->cpu_cores, 0.2999, 0.3001);
+    ASSERT_EQ(t->vol_switches, -1); /* periodic samples carry no switch counts */
+    ASSERT_TRUE(res.loader_time.measured);
+    ASSERT_RANGE(res.loader_time.cpu_ms, 29.999, 30.001);
+    /* the training thread has no samples: absent, not zero */
+    ASSERT_TRUE(!res.trainer_time.measured);
+    ASSERT_EQ(res.trainer_time.blocked_ms, -1);
+    for (size_t i = 0; i < p.nth; i++)
+        an_cpu_log_free(th[i].cpu);
+    g_storage = -1;
+}
+
+/* The training thread: two steps of 100 ms, each with one fetch of 40 ms;
+ * it runs 20% of the time throughout, so 8 ms of each fetch on a CPU
+ * (marker samples at both ends); periodic samples every 50 ms give its
+ * run-queue delay, 1 ms per 50 ms. */
+static void test_trainer_split(void)
+{
+    an_proc p;
+    memset(&p, 0, sizeof p);
+    an_thread th;
+    memset(&th, 0, sizeof th);
+    th.tid = 10;
+    p.th = &th;
+    p.nth = 1;
+    p.pid = 10;
+    const uint64_t t0 = 1000 * MS;
+    for (int i = 0; i <= 4; i++)
+        add(&th, t0 + (uint64_t)i * 50 * MS, GS_CPU_SRC_PERIODIC, (uint64_t)i * 10 * MS,
+            (int64_t)i * MS, -1, 0, 0, 0);
+    /* fetches [t0+10, t0+50) and [t0+110, t0+150): marker samples out of
+     * order with the periodic ones (the log keeps them sorted) */
+    for (int s = 0; s < 2; s++) {
+        const uint64_t fb = t0 + (uint64_t)(10 + 100 * s) * MS, fe = fb + 40 * MS;
+        add(&th, fb, GS_CPU_SRC_MARKER, (fb - t0) / 5, -1, 0, 0, 0, 0);
+        an_cpu_marker(th.cpu, GS_K_FETCH_BEGIN, fb);
+        add(&th, fe, GS_CPU_SRC_MARKER, (fe - t0) / 5, -1, 0, 0, 0, 0);
+        an_cpu_marker(th.cpu, GS_K_FETCH_END, fe);
+    }
+    ASSERT_EQ(th.cpu->nf, 2);
+    for (size_t i = 1; i < th.cpu->n; i++)
+        ASSERT_TRUE(th.cpu->s[i - 1].ts <= th.cpu->s[i].ts);
+    an_step steps[2];
+    memset(steps, 0, sizeof steps);
+    for (int s = 0; s < 2; s++) {
+        steps[s].v.t0 = t0 + (uint64_t)(100 * s) * MS;
+        steps[s].v.t1 = steps[s].v.t0 + 100 * MS;
+        steps[s].v.idle_dw = 40 * MS;
+    }
+    an_result res;
+    memset(&res, 0, sizeof res);
+    an_trainer_time_absent(&res.trainer_time);
+    an_other_time_absent(&res.other_time);
+    an_loader_time_absent(&res.loader_time);
+    res.trainer = &p;
+    res.thread = &th;
+    res.steps = steps;
+    res.nsteps = res.measured = 2;
+    res.share[AN_SH_DATA_WAIT] = 0.4;
+    res.step_ms_median = 100;
+    an_run run;
+    memset(&run, 0, sizeof run);
+    run.procs = &p;
+    run.nprocs = 1;
+    an_measure_time(&run, &res);
+    const an_trainer_time *t = &res.trainer_time;
+    ASSERT_TRUE(t->measured);
+    ASSERT_RANGE(t->receiving_ms, 7.999, 8.001);
+    ASSERT_RANGE(t->blocked_ms, 31.199, 31.201); /* 40 ms - 8 ms CPU - 0.8 ms runnable */
+    ASSERT_RANGE(t->fetch_runq_ms, 0.799, 0.801); /* 1 ms per 50 ms, over 40 ms */
+    ASSERT_RANGE(t->share_receiving, 0.0879, 0.0881); /* 0.4 x (8 + 0.8) / 40 */
+    ASSERT_RANGE(t->share_blocked + t->share_receiving, 0.3999, 0.4001);
+    ASSERT_RANGE(t->runq_ms, 1.999, 2.001);
+    ASSERT_RANGE(t->cpu_ms, 19.999, 20.001);
+    ASSERT_RANGE(t->cpu_cores, 0.1999, 0.2001);
+    an_cpu_log_free(th.cpu);
+}
+
+int main(void)
+{
+    test_round_trip();
+    test_ring_layout();
+    test_loader_parts(0);
+    test_loader_parts(1);
+    test_trainer_split();
+    return gs_check_done("test_cputime");
+}

@@ -1,0 +1,154 @@
+/* test_predict.c — the model behind the num_workers advice
+ * (analyzer/an_predict.h, an_workers_model.c; docs/report-schema.md, "The
+ * model") on hand-built runs with known answers: blocking shrinks in
+ * proportion to the workers, CPU only as far as cores are free, a trainer
+ * asleep in a GPU sync takes no core, a CPU-only trainer takes its own,
+ * other processes' threads take their share, and the advice follows. */
+#include <math.h>
+#include <string.h>
+
+#include "an_decide.h"
+#include "an_predict.h"
+#include "gs_check.h"
+
+static double step(an_pred_in in)
+{
+    an_pred_out o;
+    if (an_predict(&in, &o) < 0)
+        return -1;
+    return o.step_ms;
+}
+
+static an_pred_in run(double cpus, double t_cpu, double t_off, double w_block, double w_cpu, int n)
+{
+    an_pred_in in;
+    memset(&in, 0, sizeof in);
+    in.cpus = cpus;
+    in.t_cpu_ms = t_cpu;
+    in.t_off_ms = t_off;
+    in.w_block_ms = w_block;
+    in.w_cpu_ms = w_cpu;
+    in.workers = n;
+    in.prefetch = 2;
+    return in;
+}
+
+#define NEAR(a, b, tol) (fabs((a) - (b)) <= (tol))
+
+static void test_simulation(void)
+{
+    /* latency-bound: 60 ms asleep per batch, a 20 ms GPU step: 1 worker
+     * gives 60 ms, 3 give the GPU's 20 ms, on any number of cores */
+    ASSERT_TRUE(NEAR(step(run(1, 0, 20, 60, 0, 1)), 60, 0.01));
+    ASSERT_TRUE(NEAR(step(run(1, 0, 20, 60, 0, 3)), 20, 0.01));
+    ASSERT_TRUE(NEAR(step(run(1, 0, 20, 60, 0, 2)), 30, 0.01));
+    /* CPU-bound workers, trainer asleep: 50 ms of CPU a batch on 2 cores:
+     * 2 workers 25 ms, and a third finds no core */
+    ASSERT_TRUE(NEAR(step(run(2, 0, 20, 0, 50, 1)), 50, 0.01));
+    ASSERT_TRUE(NEAR(step(run(2, 0, 20, 0, 50, 2)), 25, 0.01));
+    ASSERT_TRUE(NEAR(step(run(2, 0, 20, 0, 50, 3)), 25, 0.25)); /* prefetched batches at the window's edge */
+    /* a CPU-only trainer (20 ms of CPU a step) shares the 2 cores: 30 ms of
+     * loader CPU a batch and 20 of trainer's is 50 ms of CPU a step, 25 ms
+     * on 2 cores at best */
+    ASSERT_TRUE(NEAR(step(run(2, 20, 0, 0, 30, 1)), 30, 0.01));
+    ASSERT_TRUE(step(run(2, 20, 0, 0, 30, 3)) >= 25 - 0.01);
+    /* loading inline: everything in a row */
+    ASSERT_TRUE(NEAR(step(run(2, 5, 10, 20, 7, 0)), 42, 0.01));
+    /* one busy thread of another process on 1 core halves a CPU worker */
+    an_pred_in e = run(1, 0, 0, 0, 10, 1);
+    e.ext_threads = 1;
+    an_pred_out o;
+    ASSERT_TRUE(an_predict(&e, &o) == 0);
+    ASSERT_TRUE(NEAR(o.step_ms, 20, 0.01));
+    ASSERT_TRUE(NEAR(o.w_runq_per_cpu, 1, 0.01)); /* waited as long as it ran */
+    ASSERT_TRUE(NEAR(o.ext_cores, 0.5, 0.01));
+    /* a favoured trainer: weight 3 against one worker on 1 core */
+    an_pred_in w = run(1, 10, 0, 0, 100, 2);
+    w.t_weight = 3;
+    ASSERT_TRUE(an_predict(&w, &o) == 0);
+    ASSERT_TRUE(o.t_runq_per_cpu < o.w_runq_per_cpu);
+    /* nothing to simulate, no cores */
+    ASSERT_TRUE(step(run(0, 1, 1, 1, 1, 1)) < 0);
+    ASSERT_TRUE(step(run(2, 0, 0, 0, 0, 1)) < 0);
+}
+
+static an_decide_in measured_run(void)
+{
+    an_decide_in in;
+    memset(&in, 0, sizeof in);
+    in.measured = 40;
+    in.step_ms = 60;
+    in.gpu_bound_ms = 20;
+    in.input_share = 0.66;
+    in.share[AN_SH_DATA_WAIT] = 0.66;
+    in.data_wait_ms = 40;
+    in.cur_workers = 1;
+    in.nworkers = 1;
+    in.cur_pin_memory = 1;
+    in.cpus = 2;
+    strcpy(in.cpus_source, "affinity");
+    in.time_measured = 1;
+    in.t_cpu_ms = 0.5;
+    in.t_runq_ms = 0;
+    in.t_blocked_ms = 39.5;
+    in.w_blocked_ms = 59.5;
+    in.w_cpu_ms = 0.5;
+    in.w_runq_ms = 0;
+    in.w_wall_ms = 60;
+    in.prefetch = 2;
+    strcpy(in.argv, "train_loop");
+    return in;
+}
+
+static an_decision decide(const an_decide_in *in)
+{
+    an_decision d;
+    memset(&d, 0, sizeof d);
+    an_decide_verdict(in, &d);
+    an_decide_advice(in, &d);
+    return d;
+}
+
+static void test_advice(void)
+{
+    /* latency-bound: 3 workers, about the GPU's 20 ms */
+    an_decide_in in = measured_run();
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.model.used);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 3);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 20, 1));
+    /* the same batch as CPU with a CPU-only trainer: the 2 cores are the
+     * limit: 60 ms of loader CPU and 20 of trainer's, 40 ms a step at best */
+    in = measured_run();
+    in.w_blocked_ms = 0;
+    in.w_cpu_ms = 60;
+    in.t_cpu_ms = 20;
+    in.t_blocked_ms = 40;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 2);
+    ASSERT_TRUE(d.advice[0].predicted_step_ms >= 40 - 0.5);
+    /* a run the model does not reproduce (a step shorter than one worker's
+     * batch): a sweep command, no number */
+    in = measured_run();
+    in.step_ms = 30;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 0);
+    ASSERT_MSG(strstr(d.model.sweep, "gpustarve sweep --num-workers 1,3,5 --steps 50 -- train_loop") != NULL, "%s / %s", d.model.sweep, d.notes[0]);
+    /* workers idle, the trainer still waits: the handoff, no advice */
+    in = measured_run();
+    in.cur_workers = 4;
+    in.nworkers = 4;
+    in.w_blocked_ms = 1;
+    in.w_cpu_ms = 1;
+    in.w_wall_ms = 2;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 0);
+    ASSERT_TRUE(d.model.handoff_ms > 30);
+}
+
+int main(void)
+{
+    test_simulation();
+    test_advice();
+    return gs_check_done("test_predict");
+}
