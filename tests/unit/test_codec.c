@@ -262,7 +262,8 @@ static void test_repeat(void)
             evs_in[n] = evs_in[n - 1];
             evs_in[n].ts += evs_in[n].dur + rnd() % 3000;
             evs_in[n].dur = rnd() % 2000;
-            if (evs_in[n].offset >= 0 && evs_in[n].ret > 0 && rnd() % 2)
+            if (evs_in[n].offset >= 0 && evs_in[n].ret > 0 &&
+                evs_in[n].offset <= INT64_MAX - evs_in[n].ret && rnd() % 2)
                 evs_in[n].offset += evs_in[n].ret;
         } else {
             random_event(&evs_in[n], all_kinds[rnd() % nkinds], &ts);
