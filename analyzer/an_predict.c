@@ -83,6 +83,16 @@ static void step_done(sim *s)
         s->t_last = s->now;
 }
 
+/* The trainer's own CPU part of a step begins: its thread and its
+ * intra-op threads (the parallel part split evenly among them). */
+static void trainer_cpu_start(sim *s)
+{
+    s->tph = T_CPU;
+    s->trem = s->in->t_cpu_ms;
+    for (int i = 0; i < s->npar; i++)
+        s->par[i] = s->in->t_par_ms / s->npar;
+}
+
 /* Start the phases that can start now; loops until nothing changes. */
 static void settle(sim *s)
 {
@@ -116,10 +126,7 @@ static void settle(sim *s)
                 changed = 1;
             } else if (s->queue > 0) {
                 s->queue--;
-                s->tph = T_CPU;
-                s->trem = in->t_cpu_ms;
-                for (int i = 0; i < s->npar; i++)
-                    s->par[i] = in->t_par_ms / s->npar;
+                trainer_cpu_start(s);
                 changed = 1;
             }
             break;
@@ -132,10 +139,7 @@ static void settle(sim *s)
             break;
         case T_LCPU:
             if (s->trem <= EPS) {
-                s->tph = T_CPU;
-                s->trem = in->t_cpu_ms;
-                for (int i = 0; i < s->npar; i++)
-                    s->par[i] = in->t_par_ms / s->npar;
+                trainer_cpu_start(s);
                 changed = 1;
             }
             break;

@@ -159,6 +159,22 @@ static void state_text(char *out, size_t n, const top_snap *s)
         snprintf(out, n, "ended %zu/%zu", s->nprocs, s->nprocs);
 }
 
+/* A row's cells as text, the same in the plain line and the table; bm_fmt
+ * formats the loader batch time. */
+typedef struct {
+    char rk[16], sps[32], dw[16], gb[16], pg[16], bm[32];
+} cells;
+
+static void row_cells(cells *c, const an_window_row *r, const char *bm_fmt)
+{
+    rank_text(c->rk, sizeof c->rk, r->rank);
+    num(c->sps, sizeof c->sps, r->steps ? r->steps_per_s : -1, "%.2f");
+    pct(c->dw, sizeof c->dw, r->data_wait);
+    pct(c->gb, sizeof c->gb, r->gpu_busy);
+    pct(c->pg, sizeof c->pg, r->pageable);
+    num(c->bm, sizeof c->bm, r->batch_ms, bm_fmt);
+}
+
 /* One line: the state, then each row. */
 static void plain_line(FILE *f, const top_snap *s, const char *prefix)
 {
@@ -167,17 +183,13 @@ static void plain_line(FILE *f, const top_snap *s, const char *prefix)
     fprintf(f, "%s%s", prefix, st);
     for (size_t i = 0; s->nprocs && i < s->nrows; i++) {
         const an_window_row *r = &s->rows[i].w;
-        char rk[16], sps[32], dw[16], gb[16], pg[16], bm[32];
-        rank_text(rk, sizeof rk, r->rank);
-        num(sps, sizeof sps, r->steps ? r->steps_per_s : -1, "%.2f");
-        pct(dw, sizeof dw, r->data_wait);
-        pct(gb, sizeof gb, r->gpu_busy);
-        pct(pg, sizeof pg, r->pageable);
-        num(bm, sizeof bm, r->batch_ms, "%.1f ms");
+        cells c;
+        row_cells(&c, r, "%.1f ms");
         fprintf(f,
                 " | rank %s pid %llu: %zu steps, %s steps/s, data wait %s, GPU busy %s, "
                 "pageable copy %s, loader batch %s",
-                rk, (unsigned long long)r->pid, r->steps_total, sps, dw, gb, pg, bm);
+                c.rk, (unsigned long long)r->pid, r->steps_total, c.sps, c.dw, c.gb, c.pg,
+                c.bm);
     }
     fputc('\n', f);
     fflush(f);
@@ -192,16 +204,11 @@ static void table(FILE *f, const top_snap *s, const char *dir, unsigned window_s
             "STEPS/S", "DATA WAIT", "GPU BUSY", "PAGEABLE", "BATCH ms");
     for (size_t i = 0; s->nprocs && i < s->nrows; i++) {
         const an_window_row *r = &s->rows[i].w;
-        char rk[16], sps[32], dw[16], gb[16], pg[16], bm[32];
-        rank_text(rk, sizeof rk, r->rank);
-        num(sps, sizeof sps, r->steps ? r->steps_per_s : -1, "%.2f");
-        pct(dw, sizeof dw, r->data_wait);
-        pct(gb, sizeof gb, r->gpu_busy);
-        pct(pg, sizeof pg, r->pageable);
-        num(bm, sizeof bm, r->batch_ms, "%.1f");
-        fprintf(f, "%5s %8llu %-16.16s %7zu %8s %10s %9s %9s %9s\n", rk,
-                (unsigned long long)r->pid, s->rows[i].host, r->steps_total, sps, dw, gb, pg,
-                bm);
+        cells c;
+        row_cells(&c, r, "%.1f");
+        fprintf(f, "%5s %8llu %-16.16s %7zu %8s %10s %9s %9s %9s\n", c.rk,
+                (unsigned long long)r->pid, s->rows[i].host, r->steps_total, c.sps, c.dw, c.gb,
+                c.pg, c.bm);
     }
     fflush(f);
 }

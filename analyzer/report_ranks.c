@@ -196,6 +196,20 @@ static void rank_json(gs_jw *w, const an_job *job, const an_rank *R)
     gs_jw_end(w);
 }
 
+/* "straggler":{"rank":..,"why":..} or null */
+static void straggler_json(gs_jw *w, const an_job *job)
+{
+    gs_jw_key(w, "straggler");
+    if (job && job->straggler >= 0) {
+        gs_jw_obj(w);
+        gs_jw_ki64(w, "rank", job->ranks[job->straggler].rank);
+        gs_jw_kstr(w, "why", job->why);
+        gs_jw_end(w);
+    } else {
+        gs_jw_null(w);
+    }
+}
+
 void rep_write_ranks_json(gs_jw *w, const an_job *job)
 {
     gs_jw_key(w, "job");
@@ -230,15 +244,7 @@ void rep_write_ranks_json(gs_jw *w, const an_job *job)
     }
     gs_jw_end(w);
     gs_jw_newline(w, "\n");
-    gs_jw_key(w, "straggler");
-    if (job && job->straggler >= 0) {
-        gs_jw_obj(w);
-        gs_jw_ki64(w, "rank", job->ranks[job->straggler].rank);
-        gs_jw_kstr(w, "why", job->why);
-        gs_jw_end(w);
-    } else {
-        gs_jw_null(w);
-    }
+    straggler_json(w, job);
 }
 
 /* ---- compare ------------------------------------------------------------------------ */
@@ -276,15 +282,7 @@ void rep_write_ranks_side_json(gs_jw *w, const an_job *job)
         gs_jw_end(w);
     }
     gs_jw_end(w);
-    gs_jw_key(w, "straggler");
-    if (job && job->straggler >= 0) {
-        gs_jw_obj(w);
-        gs_jw_ki64(w, "rank", job->ranks[job->straggler].rank);
-        gs_jw_kstr(w, "why", job->why);
-        gs_jw_end(w);
-    } else {
-        gs_jw_null(w);
-    }
+    straggler_json(w, job);
 }
 
 static void straggler_line(gs_out *o, const char *name, const an_job *job)
