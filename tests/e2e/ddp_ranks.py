@@ -11,7 +11,11 @@ argument, never through RANK in the environment.
 Every rank trains a small model with DistributedDataParallel; the ranks
 listed in STARVED (comma-separated, may be empty) load with one DataLoader
 worker whose dataset sleeps SLEEP_MS per sample, the others with two workers
-and no sleep. Each rank times its own steps as gpustarve's Python side cuts
+and no sleep. A starved rank's worker starts a batch only once the trainer
+has asked for it (a semaphore the trainer releases before each fetch), so it
+cannot load ahead: however slow a loaded machine makes the training step,
+the trainer waits at least a batch's sleep for every batch (a worker that
+loaded ahead during long steps made a starved rank wait 3% in one CI run). Each rank times its own steps as gpustarve's Python side cuts
 them (a step runs from the start of one batch fetch to the start of the
 next; the last ends when the iterator is dropped) and writes OUTDIR/rank<R>.json:
 its rank, num_workers, and per step the wait for the batch and the step's
@@ -27,16 +31,25 @@ import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
 
+BATCH = 4
+
+
 class Samples(Dataset):
     def __init__(self, sleep_s):
         self.sleep_s = sleep_s
+        if sleep_s:
+            self.asked = torch.multiprocessing.Semaphore(0)  # one per batch asked for
+            self.done = torch.multiprocessing.Value("b", 0)  # the loop has ended
 
     def __len__(self):
         return 100000
 
     def __getitem__(self, i):
         if self.sleep_s:
-            time.sleep(self.sleep_s)
+            if i % BATCH == 0:
+                self.asked.acquire()
+            if not self.done.value:
+                time.sleep(self.sleep_s)
         g = torch.Generator().manual_seed(i)
         return torch.rand(32, generator=g), torch.rand(1, generator=g)
 
@@ -54,12 +67,14 @@ def train(args, rank=None, world=None):
     torch.manual_seed(0)
     model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(32, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loader = DataLoader(Samples(sleep_ms / 1000.0 if slow else 0), batch_size=4,
-                        num_workers=workers)
+    data = Samples(sleep_ms / 1000.0 if slow else 0)
+    loader = DataLoader(data, batch_size=BATCH, num_workers=workers)
     it = iter(loader)
     starts, waits = [], []
     for _ in range(steps):
         t0 = time.monotonic()
+        if slow:
+            data.asked.release()
         x, y = next(it)
         waits.append(time.monotonic() - t0)
         starts.append(t0)
@@ -68,6 +83,10 @@ def train(args, rank=None, world=None):
         loss.backward()
         opt.step()
     end = time.monotonic()
+    if slow:  # the batches fetched ahead come at once, so dropping the iterator does not wait
+        data.done.value = 1
+        for _ in range(4):
+            data.asked.release()
     del it  # the last step ends here, as gpustarve's Python side ends it
     bounds = starts + [end]
     lengths = [bounds[i + 1] - bounds[i] for i in range(steps)]

@@ -24,7 +24,7 @@ import gstest
 SCRIPT = os.path.join(os.path.dirname(__file__), "ddp_ranks.py")
 STEPS = 8
 SKIP = 2  # warm-up left out on both sides: worker start-up, the first all-reduce
-SLEEP_MS = 30  # per sample, 4 samples a batch: 120 ms of loading per batch
+SLEEP_MS = 60  # per sample, 4 samples a batch: 240 ms of loading per batch, started only when asked for (ddp_ranks.py)
 
 
 def own_share(rec):
