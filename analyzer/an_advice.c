@@ -219,7 +219,8 @@ static void advise_pin(const an_decide_in *in, an_decision *out)
     a.has_value = 1;
     a.value = 1;
     a.predicted_saving_ms = saving;
-    a.predicted_step_ms = step - saving;
+    /* of the time per step, as the num_workers model's (an_decide.h) */
+    a.predicted_step_ms = (in->step_mean_ms > 0 ? in->step_mean_ms : step) - saving;
     snprintf(a.why, sizeof a.why,
              "pageable host-to-device copies cost %.2f ms per step (%.1f MB per step); pinned they "
              "would take about %.2f ms (%s, %.1f GB/s)",

@@ -82,15 +82,22 @@ static void measured_time(const an_result *res, an_decide_in *in)
                        res->other_time.cpu_cores >= 0;
     if (cur > 0 && !unseen && !(lt->measured && lt->cpu_ms >= 0))
         return;
-    in->t_cpu_ms = tt->cpu_ms;
-    in->t_runq_ms = tt->runq_ms;
+    /* RATIONALE: means, not medians: the model reproduces the time per
+     * step, and only means add up to it when steps are uneven (a pool of
+     * workers delivers batches in bursts: the median step of 3 memmap
+     * workers was 10.4 ms, the mean 20.8 ms; docs/report-schema.md) */
+    const double step = res->step_ms_mean > 0 ? res->step_ms_mean : res->step_ms_median;
+    in->t_cpu_ms = tt->cpu_mean_ms >= 0 ? tt->cpu_mean_ms : tt->cpu_ms;
+    in->t_runq_ms = tt->runq_mean_ms >= 0 ? tt->runq_mean_ms : tt->runq_ms;
     if (tt->measured && tt->blocked_ms >= 0) {
-        in->t_blocked_ms = tt->blocked_ms; /* asleep: its run-queue delay is apart */
-        in->t_receiving_ms = tt->receiving_ms > 0 ? tt->receiving_ms : 0;
+        /* asleep: its run-queue delay is apart */
+        in->t_blocked_ms = tt->blocked_mean_ms >= 0 ? tt->blocked_mean_ms : tt->blocked_ms;
+        const double recv = tt->receiving_mean_ms >= 0 ? tt->receiving_mean_ms : tt->receiving_ms;
+        in->t_receiving_ms = recv > 0 ? recv : 0;
     } else if (cur > 0) {
         /* no fetch markers (a C loop with NVTX ranges): the data wait is
          * all blocked */
-        in->t_blocked_ms = res->median_ms[AN_SH_DATA_WAIT];
+        in->t_blocked_ms = res->share[AN_SH_DATA_WAIT] * step;
     } else {
         return;
     }
@@ -100,7 +107,6 @@ static void measured_time(const an_result *res, an_decide_in *in)
                           ? res->other_time.cpu_cores
                           : 0;
     if (unseen) {
-        const double step = res->step_ms_median;
         in->w_cpu_ms = in->other_cores * step;
         in->w_runq_ms = res->other_time.runq_ms_per_step;
         in->w_blocked_ms = (double)cur * step - in->w_cpu_ms -
@@ -117,7 +123,6 @@ static void measured_time(const an_result *res, an_decide_in *in)
          * takes at most `cur` steps: beyond that the parts are scaled down
          * alike (docs/report-schema.md, "The model") */
         double k = 1;
-        const double step = res->step_ms_median;
         if (lt->per_batch == AN_PB_PERIODIC && lt->wall_ms > (double)cur * step && step > 0)
             k = (double)cur * step / lt->wall_ms;
         in->w_io_ms = lt->io_ms > 0 ? k * lt->io_ms : 0;
@@ -137,6 +142,7 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->no_gpu = res->no_gpu;
     in->measured = res->measured;
     in->step_ms = res->step_ms_median;
+    in->step_mean_ms = res->step_ms_mean;
     memcpy(in->share, res->share, sizeof in->share);
     in->input_share = res->input_share;
     in->input_share_lo = res->input_share_lo;

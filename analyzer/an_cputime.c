@@ -28,6 +28,7 @@ void an_trainer_time_absent(an_trainer_time *t)
     memset(t, 0, sizeof *t);
     t->blocked_ms = t->receiving_ms = t->fetch_runq_ms = t->cpu_ms = t->runq_ms = -1;
     t->cpu_cores = t->proc_cpu_cores = t->share_blocked = t->share_receiving = -1;
+    t->blocked_mean_ms = t->receiving_mean_ms = t->cpu_mean_ms = t->runq_mean_ms = -1;
 }
 
 void an_other_time_absent(an_other_time *t)
@@ -365,6 +366,14 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double mean(const double *v, size_t n)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    return n ? sum / (double)n : -1;
+}
+
 static double median(double *v, size_t n)
 {
     if (!n)
@@ -570,6 +579,8 @@ static void trainer_time(an_result *res)
     }
     if (nf) {
         t->measured = 1;
+        t->blocked_mean_ms = mean(blk, nf);
+        t->receiving_mean_ms = mean(recv, nf);
         t->blocked_ms = median(blk, nf);
         t->receiving_ms = median(recv, nf);
         t->fetch_runq_ms = nfr * 2 >= nf ? median(frq, nfr) : -1;
@@ -580,11 +591,14 @@ static void trainer_time(an_result *res)
     }
     if (nc) {
         t->measured = 1;
+        t->cpu_mean_ms = mean(cpu, nc);
         t->cpu_ms = median(cpu, nc);
         t->cpu_cores = res->step_ms_median > 0 ? t->cpu_ms / res->step_ms_median : -1;
     }
-    if (nr)
+    if (nr) {
+        t->runq_mean_ms = mean(rq, nr);
         t->runq_ms = median(rq, nr);
+    }
     free(v);
 }
 

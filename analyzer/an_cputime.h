@@ -104,6 +104,12 @@ typedef struct an_trainer_time {
      * the trainer's own receiving needs: a core, then its time), to their
      * wall time. More workers shrink only the blocked share. */
     double share_blocked, share_receiving;
+    /* the same four per step as means over the measured steps (-1 unknown):
+     * they add up to the mean step, the time per step the run took, which
+     * is what the model (docs/report-schema.md, "The model") reproduces and
+     * predicts; the medians above do not add up when steps are uneven (a
+     * pool of workers delivers its batches in bursts) */
+    double blocked_mean_ms, receiving_mean_ms, cpu_mean_ms, runq_mean_ms;
 } an_trainer_time;
 
 /* Every traced thread that is neither the training thread nor a loader:

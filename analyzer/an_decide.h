@@ -29,6 +29,8 @@ typedef struct an_decide_in {
     int no_gpu;              /* no GPU activity: the training thread is what waits */
     size_t measured;         /* steps measured (warm-up left out) */
     double step_ms;          /* median step time */
+    double step_mean_ms;     /* mean step time: the time per step the run took (the
+                              * model's step, and its per-step parts below, are means) */
     double gpu_bound_ms;     /* median of (step - data wait): a step whose batch is ready */
     double share[AN_NSH];    /* of all measured step time */
     double input_share;      /* data wait: the larger of the median per-step share and
@@ -64,7 +66,7 @@ typedef struct an_decide_in {
      * the trace has none (format 1.2 and older, imported) and the older rule
      * below sizes num_workers */
     int time_measured;
-    double t_cpu_ms, t_runq_ms;  /* training thread per step: CPU, run-queue delay (-1) */
+    double t_cpu_ms, t_runq_ms;  /* training thread per step (means): CPU, run-queue delay (-1) */
     double t_blocked_ms;         /* off-CPU waiting for the batch per step (runq excluded) */
     double t_receiving_ms;       /* its CPU inside the fetch per step */
     double t_par_cores;          /* the trainer's other threads (intra-op): cores */
@@ -116,7 +118,8 @@ typedef struct an_model_info {
     double handoff_ms;       /* the trainer's wait for ready batches, per step (0 none) */
     int cur;
     size_t npred;
-    struct { int workers; double fit_ms, fair_ms, fix_ms; } pred[AN_MODEL_NPRED];
+    double ext_groups;       /* or busy groups of other processes, fitted (the third way) */
+    struct { int workers; double fit_ms, fair_ms, grp_ms; } pred[AN_MODEL_NPRED];
     char sweep[600];         /* the command that would settle what the model cannot */
 } an_model_info;
 

@@ -93,6 +93,20 @@ static void trainer_cpu_start(sim *s)
         s->par[i] = s->in->t_par_ms / s->npar;
 }
 
+/* The cores the process's runnable threads get between them against g
+ * busy groups of other processes, each spread evenly over the c cores with
+ * the process's weight: on each of the m = min(r, c) cores the process
+ * runs on, its weight is 1/m of its own, so it gets (1/m) / (1/m + g/c)
+ * of that core: m c / (c + m g) in all (r: its runnable threads, the
+ * steady demand u counted as threads). */
+static double group_cores(double r, double g, double c)
+{
+    const double m = fmin(r, c);
+    if (m <= 0)
+        return 0;
+    return m * c / (c + m * g);
+}
+
 /* Start the phases that can start now; loops until nothing changes. */
 static void settle(sim *s)
 {
@@ -183,6 +197,7 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
     const double ext = in->ext_threads > 0 ? in->ext_threads : 0;
     const double other = in->other_cores > 0 ? in->other_cores : 0;
     const double wt = in->t_weight > 0 ? in->t_weight : 1;
+    const double groups = ext > 0 ? 0 : in->ext_groups > 0 ? in->ext_groups : 0;
     for (long ev = 0; ev < MAX_EVENTS && s.steps < WARM_STEPS + MEASURED_STEPS; ev++) {
         settle(&s);
         if (s.steps >= WARM_STEPS + MEASURED_STEPS)
@@ -198,7 +213,10 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
         for (int i = 0; i < s.n; i++)
             nw += s.wph[i] == W_CPU;
         double share_t, share_w;
-        share(t_main + t_par, wt, nw + ext, other, in->cpus, &share_t, &share_w);
+        double cores = in->cpus;
+        if (groups > 0)
+            cores = group_cores(t_main + t_par + nw + other, groups, in->cpus);
+        share(t_main + t_par, wt, nw + ext, other, cores, &share_t, &share_w);
         /* the next phase end */
         double dt = INFINITY;
         if (s.tph == T_LBLOCK || s.tph == T_OFF)
@@ -227,7 +245,7 @@ int an_predict(const an_pred_in *in, an_pred_out *out)
             }
             s.w_cpu += nw * share_w * dt;
             s.w_runq += nw * (1 - share_w) * dt;
-            s.ext_cpu += ext * share_w * dt;
+            s.ext_cpu += (groups > 0 ? in->cpus - cores : ext * share_w) * dt;
         }
         if (s.tph == T_LBLOCK || s.tph == T_OFF)
             s.trem -= dt;

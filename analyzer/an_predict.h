@@ -11,7 +11,11 @@
  * proportion to a weight (max-min fair, none above one core): all alike,
  * or the trainer's threads weighted up, as the kernel favours threads
  * that sleep often; the caller fits the weight and the load of other
- * processes to the run-queue delays it measured.
+ * processes to the run-queue delays it measured. That load is either
+ * threads that share the cores with the process's own one by one, or
+ * groups that the kernel shares the cores with first (the process's
+ * runnable threads then get one group's weight between them, spread over
+ * the cores they run on).
  *
  * Must never: look at anything but its inputs, or loop without bound (the
  * simulation stops after a fixed number of steps and events).
@@ -22,6 +26,10 @@
 typedef struct an_pred_in {
     double cpus;          /* cores the process may use (affinity, cgroup quota) */
     double ext_threads;   /* always-runnable threads of other processes sharing them */
+    double ext_groups;    /* or (when ext_threads is 0) busy groups of other processes
+                           * that the kernel shares the cores with first (autogroups:
+                           * one per session; cgroups): each has the weight of this
+                           * whole process on every core, spread over all of them */
     double other_cores;   /* steady CPU demand of the process's other threads */
     /* the trainer, per step */
     double t_cpu_ms;      /* the training thread's CPU (receiving the batch included) */

@@ -273,7 +273,9 @@ static void judge(const side *A, const side *B, const pred *pr, size_t npr, doub
                  "(pin_memory_effective=False: no CUDA device)");
     }
     /* the prediction for what B applied: one change, its predicted step;
-     * several, A's median less the sum of their savings */
+     * several, A's mean step less the sum of their savings. Predictions
+     * are of the time per step, so B's mean step is what they are held to
+     * (docs/report-outputs.md) */
     double saving = 0, single = 0;
     v->napplied = 0;
     v->applied_text[0] = '\0';
@@ -295,10 +297,10 @@ static void judge(const side *A, const side *B, const pred *pr, size_t npr, doub
     v->outcome = "none";
     if (!v->napplied)
         return;
-    v->predicted = v->napplied == 1 ? single : v->med_a - saving;
+    v->predicted = v->napplied == 1 ? single : A->res->step_ms_mean - saving;
     if (v->predicted < 0)
         v->predicted = 0;
-    v->actual = v->med_b;
+    v->actual = B->res->step_ms_mean;
     v->err_rel = v->predicted > 0 ? (v->actual - v->predicted) / v->predicted : 0;
     if (fabs(v->err_rel) <= tol)
         v->outcome = "held";

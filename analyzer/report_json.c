@@ -49,6 +49,8 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
         rep_json_num(w, m->runq_per_cpu);
     gs_jw_key(w, "other_process_threads");
     rep_json_num(w, m->ext_threads);
+    gs_jw_key(w, "other_process_groups");
+    rep_json_num(w, m->ext_groups);
     gs_jw_key(w, "trainer_weight");
     rep_json_num(w, m->t_weight);
     gs_jw_ki64(w, "workers_now", m->cur);
@@ -70,8 +72,8 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
         rep_json_num(w, m->pred[i].fit_ms);
         gs_jw_key(w, "alike_ms");
         rep_json_num(w, m->pred[i].fair_ms);
-        gs_jw_key(w, "others_keep_ms");
-        rep_json_num(w, m->pred[i].fix_ms);
+        gs_jw_key(w, "groups_ms");
+        rep_json_num(w, m->pred[i].grp_ms);
         gs_jw_end(w);
     }
     gs_jw_end(w);

@@ -3,7 +3,8 @@
  * model") on hand-built runs with known answers: blocking shrinks in
  * proportion to the workers, CPU only as far as cores are free, a trainer
  * asleep in a GPU sync takes no core, a CPU-only trainer takes its own,
- * other processes' threads take their share, and the advice follows. */
+ * other processes' threads (or groups of them) take their share, and the
+ * advice follows. */
 #include <math.h>
 #include <string.h>
 
@@ -67,6 +68,20 @@ static void test_simulation(void)
     w.t_weight = 3;
     ASSERT_TRUE(an_predict(&w, &o) == 0);
     ASSERT_TRUE(o.t_runq_per_cpu < o.w_runq_per_cpu);
+    /* other processes as 2 busy groups on 2 cores (autogroups): one CPU
+     * worker gets 1 * 2 / (2 + 1 * 2) = 0.5 core, two get 2 * 2 / (2 + 2 *
+     * 2) = 0.67 between them, where 2 busy threads would give each of two
+     * workers 0.5 core, 1 in all */
+    an_pred_in g = run(2, 0, 0, 0, 10, 1);
+    g.ext_groups = 2;
+    ASSERT_TRUE(an_predict(&g, &o) == 0);
+    ASSERT_TRUE(NEAR(o.step_ms, 20, 0.01));
+    ASSERT_TRUE(NEAR(o.ext_cores, 1.5, 0.01));
+    g.workers = 2;
+    ASSERT_TRUE(NEAR(step(g), 10 / (4.0 / 6), 0.05));
+    g.ext_groups = 0;
+    g.ext_threads = 2;
+    ASSERT_TRUE(NEAR(step(g), 10, 0.05));
     /* nothing to simulate, no cores */
     ASSERT_TRUE(step(run(0, 1, 1, 1, 1, 1)) < 0);
     ASSERT_TRUE(step(run(2, 0, 0, 0, 0, 1)) < 0);
