@@ -1,17 +1,19 @@
 /* an_workers_model.c — num_workers from measured time (docs/report-schema.md,
  * "The model"): the run is described to the model (an_predict.h) from what
- * the threads' clocks measured; the load of other processes and how much the
- * scheduler favours the trainer are fitted to the measured run-queue
- * delays; the model must reproduce the measured step; then it predicts the
- * step for more workers with that fit and with the cores shared alike.
- * Advice is the fewest workers that get (nearly) the best predicted step;
- * where the two predictions disagree by more than MODEL_ERROR, or
+ * the threads' clocks measured (means per step: the model's step is the
+ * mean step); the load of other processes (as threads, and as groups the
+ * kernel shares the cores with first) and how much the scheduler favours
+ * the trainer are fitted to the measured run-queue delays; the model must
+ * reproduce the measured step; then it predicts the step for more workers
+ * with each fit and with the cores shared alike. Advice is the fewest
+ * workers that get (nearly) the best step of the slower of the threads and
+ * groups ways, predicted with it; where the trainer's fitted weight and all
+ * alike disagree by more than MODEL_ERROR, a way says slower than now, or
  * the model does not reproduce the run, a note gives the `gpustarve sweep`
  * command that would settle it instead of a number.
  *
  * Must never: look at anything but its an_decide_in, or advise a setting
- * without a prediction that both ways of sharing the cores support.
- */
+ * without a prediction that every way of sharing the cores says helps. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -284,9 +286,10 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
      * processes' load shares the cores thread by thread or group by group
      * (a session's autogroup, a container's cgroup), so the number is the
      * way that gives the added workers less CPU: on the busy 2-CPU test
-     * machine, whose load is other sessions', it held for the cold memmap
-     * in 4 of 5 rounds and for CPU-bound workers in 3 of 5, where thread by
-     * thread held in 0 and 1 (docs/report-schema.md, "The model") */
+     * machine, whose load is other sessions', the runs of 5 rounds rescored
+     * held with it for the cold memmap in 4 of 5 and for CPU-bound workers
+     * in 3 of 5, with thread by thread in 0 and 1 (docs/report-schema.md,
+     * "The model", which also says where it fails) */
     const double pred = fmax(pred_thr, pred_grp);
     if (step - pred < AN_WORKERS_MIN_SAVING * step) {
         /* what limits it, in the model's terms */
