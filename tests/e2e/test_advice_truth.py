@@ -9,6 +9,13 @@ faster or more; a report that says it cannot predict (a note with the
 `gpustarve sweep` command instead of a number) is held to the same: it is
 rightly no advice only if 2 more workers do not help.
 
+A comparison that fails is judged against the load: the first setting is
+run again, and when its mean step moved by more than the 15% too, the
+load the prediction was made for did not hold while the second run ran;
+the comparison is repeated from that new run (3 attempts at most, then the
+test fails saying the load moved under each). A failure with a steady
+first setting is the model's and fails at once.
+
 Regimes: examples/train_loop on the simulated GPU, its loader threads
 sleeping (latency-bound) or burning CPU with the trainer asleep in the GPU
 sync; PyTorch DataLoader loops of tests/e2e/advice_regimes.py under
@@ -89,42 +96,72 @@ def log(entry):
 HOLDING = {"latency-threads", "receive-bound"}
 
 
+ATTEMPTS = 3  # a comparison whose first setting, run again, moved is repeated this often
+
+
+def follow(kind, workers, args, rep1, d, data):
+    """One comparison: rep1's advice followed (or 2 more workers where it
+    gives no number). Returns (ok, what failed, the log entry)."""
+    step1 = rep1["step_ms"]["mean"]
+    advice = [a for a in rep1["advice"] if a["setting"] == "num_workers"]
+    undecided = [n for n in rep1["notes"] if "gpustarve sweep" in n]
+    entry = {"workers": workers, "step_ms": step1, "median_ms": rep1["step_ms"]["median"],
+             "model": rep1.get("model")}
+    if advice and advice[0]["value"] is not None:
+        n = advice[0]["value"]
+        predicted = advice[0]["predicted_step_ms"]
+        rep2 = traced(kind, n, args, d / "advised", data)
+        step2 = rep2["step_ms"]["mean"]
+        err = (predicted - step2) / step2
+        ok = abs(err) <= TOLERANCE and step2 < step1
+        why = ("the advice made it slower: %.1f -> %.1f ms (num_workers=%d)" % (step1, step2, n)
+               if step2 >= step1 else
+               "num_workers=%d: predicted %.1f ms, measured %.1f ms (%+.0f%%); first run %.1f ms; "
+               "model %s" % (n, predicted, step2, 100 * err, step1, rep1["model"]))
+        return ok, why, dict(entry, outcome="advised", value=n, predicted_ms=predicted,
+                             measured_ms=step2, measured_median_ms=rep2["step_ms"]["median"],
+                             model2=rep2.get("model"), error=err, ok=ok)
+    rep2 = traced(kind, workers + 2, args, d / "more", data)
+    step2 = rep2["step_ms"]["mean"]
+    gain = (step1 - step2) / step1
+    ok = gain < NO_ADVICE_GAIN
+    why = "no advice, yet %d workers gave %.1f ms against %.1f ms (-%.0f%%); notes %s" % (
+        workers + 2, step2, step1, 100 * gain, rep1["notes"])
+    return ok, why, dict(entry, outcome="undecided" if undecided else "no advice",
+                         value=workers + 2, measured_ms=step2,
+                         measured_median_ms=rep2["step_ms"]["median"], model2=rep2.get("model"),
+                         gain=gain, ok=ok, notes=rep1["notes"])
+
+
 @pytest.mark.parametrize("name", list(REGIMES))
 def test_advice_holds(built, tmp_path, memmap_file, name):
     if name not in HOLDING and os.environ.get("GS_TRUTH_ALL") != "1":
         pytest.skip("%s: the advice does not hold run by run yet (docs/testing.md); "
                     "make truth runs it" % name)
     kind, workers, args = REGIMES[name]
-    rep1 = traced(kind, workers, args, tmp_path / "first", memmap_file)
-    step1 = rep1["step_ms"]["mean"]
-    advice = [a for a in rep1["advice"] if a["setting"] == "num_workers"]
-    undecided = [n for n in rep1["notes"] if "gpustarve sweep" in n]
-    entry = {"regime": name, "workers": workers, "step_ms": step1,
-             "median_ms": rep1["step_ms"]["median"], "model": rep1.get("model")}
-    assert rep1["model"] is not None, "the measured model was not used: %s" % rep1["notes"]
-    if advice and advice[0]["value"] is not None:
-        n = advice[0]["value"]
-        predicted = advice[0]["predicted_step_ms"]
-        rep2 = traced(kind, n, args, tmp_path / "advised", memmap_file)
-        step2 = rep2["step_ms"]["mean"]
-        err = (predicted - step2) / step2
-        ok = abs(err) <= TOLERANCE and step2 < step1
-        log(dict(entry, outcome="advised", value=n, predicted_ms=predicted, measured_ms=step2,
-                 measured_median_ms=rep2["step_ms"]["median"], model2=rep2.get("model"),
-                 error=err, ok=ok))
-        assert step2 < step1, "the advice made it slower: %.1f -> %.1f ms (num_workers=%d)" % (
-            step1, step2, n)
-        assert abs(err) <= TOLERANCE, (
-            "num_workers=%d: predicted %.1f ms, measured %.1f ms (%+.0f%%); first run %.1f ms; "
-            "model %s" % (n, predicted, step2, 100 * err, step1, rep1["model"]))
-    else:
-        rep2 = traced(kind, workers + 2, args, tmp_path / "more", memmap_file)
-        step2 = rep2["step_ms"]["mean"]
-        gain = (step1 - step2) / step1
-        ok = gain < NO_ADVICE_GAIN
-        log(dict(entry, outcome="undecided" if undecided else "no advice", value=workers + 2,
-                 measured_ms=step2, measured_median_ms=rep2["step_ms"]["median"],
-                 model2=rep2.get("model"), gain=gain, ok=ok, notes=rep1["notes"]))
-        assert gain < NO_ADVICE_GAIN, (
-            "no advice, yet %d workers gave %.1f ms against %.1f ms (-%.0f%%); notes %s" % (
-                workers + 2, step2, step1, 100 * gain, rep1["notes"]))
+    rep1 = traced(kind, workers, args, tmp_path / "first0", memmap_file)
+    drifts = []
+    for attempt in range(ATTEMPTS):
+        assert rep1["model"] is not None, "the measured model was not used: %s" % rep1["notes"]
+        d = tmp_path / ("attempt%d" % attempt)
+        ok, why, entry = follow(kind, workers, args, rep1, d, memmap_file)
+        entry = dict(entry, regime=name, attempt=attempt)
+        if ok:
+            log(entry)
+            return
+        # RATIONALE: the prediction is for the load the first run measured;
+        # the first setting, run again, says whether that load held while
+        # the second ran. Within the tolerance it did, and the miss is the
+        # model's; beyond it, the comparison is repeated from this new run
+        # (docs/testing.md, "Truth tests that follow the advice")
+        again = traced(kind, workers, args, d / "again", memmap_file)
+        step1, step1b = rep1["step_ms"]["mean"], again["step_ms"]["mean"]
+        drift = (step1b - step1) / step1
+        log(dict(entry, again_ms=step1b, drift=drift))
+        if abs(drift) <= TOLERANCE:
+            pytest.fail(why)
+        drifts.append("%.1f -> %.1f ms" % (step1, step1b))
+        rep1 = again
+    pytest.fail("%s; and the first setting, run again after each of %d comparisons, moved "
+                "beyond %.0f%% every time (%s): the machine's load changed under every one" % (
+                    why, ATTEMPTS, 100 * TOLERANCE, ", ".join(drifts)))
