@@ -46,7 +46,7 @@ REGIMES = {
     "cpu-threads-gpu-asleep": ("loop", 1, ["--spin", "1", "--load-ms", "50", "--kernel-ms", "20"]),
     "cpu-workers-cpu-training": ("py", 1, ["cpu"]),
     "memmap-cold": ("py", 1, ["memmap"]),
-    "receive-bound": ("py", 4, ["receive"]),
+    "receive-bound": ("py", 4, ["receive", "240"]),  # short steps: more of them
     "mixed": ("py", 1, ["mixed"]),
 }
 
@@ -73,7 +73,8 @@ def traced(kind, workers, args, run, data):
         cmd = [TRAIN_LOOP, "--workers", str(workers), "--steps", "40"] + args
     else:
         env = clean_env()
-        cmd = [PY, REGIMES_PY, args[0], str(workers), "60"] + ([data] if args[0] == "memmap" else [])
+        steps = args[1] if len(args) > 1 else "60"
+        cmd = [PY, REGIMES_PY, args[0], str(workers), steps] + ([data] if args[0] == "memmap" else [])
     p = run_traced(cmd, run, env=env)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     r = run_plain([CLI, "report", "--json", str(run)], env=clean_env())
