@@ -94,7 +94,7 @@ def log(entry):
 # the next run's load shares the cores (docs/testing.md, "Truth tests that
 # follow the advice") and run only under `make truth` (GS_TRUTH_ALL=1), so
 # that `make test` stays a test of behaviour, not of the machine's load.
-HOLDING = {"latency-threads", "receive-bound"}
+HOLDING = {"latency-threads"}
 
 
 ATTEMPTS = 3  # a comparison whose first setting, run again, moved is repeated this often
