@@ -73,6 +73,8 @@ static void measured_time(const an_result *res, an_decide_in *in)
     if (pf && atoi(pf) > 0)
         in->prefetch = atoi(pf);
     in->t_runq_ms = in->w_runq_ms = -1;
+    in->other_load_cores = res->host_time.measured ? res->host_time.other_cores : -1;
+    in->host_cpus = res->host_time.measured ? res->host_time.cpus : 0;
     if (in->cpus <= 0 || tt->cpu_ms < 0)
         return;
     /* loader threads no file read singled out (a C loop's threads that
@@ -204,6 +206,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     res->cur_pin_memory = -1;
     an_trainer_time_absent(&res->trainer_time);
     an_other_time_absent(&res->other_time);
+    an_host_time_absent(&res->host_time);
     an_loader_time_absent(&res->loader_time);
     res->pin_effective = -1;
     if (!run->nprocs) {

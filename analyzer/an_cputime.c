@@ -37,6 +37,12 @@ void an_other_time_absent(an_other_time *t)
     t->cpu_cores = t->runq_ms_per_step = -1;
 }
 
+void an_host_time_absent(an_host_time *t)
+{
+    memset(t, 0, sizeof *t);
+    t->cpus = t->busy_cores = t->own_cores = t->other_cores = t->window_s = -1;
+}
+
 /* ---- the pass ------------------------------------------------------------------------ */
 
 /* RATIONALE: a collector's samples are out of order by a few at most, and
@@ -647,6 +653,70 @@ static void others(const an_run *run, an_result *res, uint64_t a, uint64_t b)
     o->runq_ms_per_step = runq_any && res->measured ? other_runq / 1e6 / (double)res->measured : -1;
 }
 
+/* A host sample's cumulative busy and idle ns at t, linear between the
+ * samples around it (t within them). */
+static void host_at(const an_proc *p, uint64_t t, double *busy, double *idle)
+{
+    size_t lo = 0, hi = p->nhcpu - 1;
+    while (hi - lo > 1) {
+        const size_t mid = (lo + hi) / 2;
+        if (p->hcpu[mid].ts <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const struct an_host_sample *x = &p->hcpu[lo], *y = &p->hcpu[hi];
+    const double f = y->ts > x->ts ? (double)(t - x->ts) / (double)(y->ts - x->ts) : 0;
+    *busy = (double)x->busy_ns + f * ((double)y->busy_ns - (double)x->busy_ns);
+    *idle = (double)x->idle_ns + f * ((double)y->idle_ns - (double)x->idle_ns);
+}
+
+/* RATIONALE: the machine's counters tick every 10 ms per CPU; a window
+ * shorter than this is mostly rounding */
+#define HOST_MIN_WINDOW_NS 500000000ull
+
+/* The machine beside the run over [a, b]: the trainer's host samples (else
+ * any process's), against the CPU of every traced thread of the run. */
+static void host_load(const an_run *run, an_result *res, uint64_t a, uint64_t b)
+{
+    an_host_time *h = &res->host_time;
+    const an_proc *hp = res->trainer && res->trainer->nhcpu >= 2 ? res->trainer : NULL;
+    for (size_t i = 0; !hp && i < run->nprocs; i++)
+        if (run->procs[i].nhcpu >= 2)
+            hp = &run->procs[i];
+    if (!hp || !hp->host_cpus || b <= a)
+        return;
+    /* the part of [a, b] the samples cover: at least half of it */
+    const uint64_t ka = hp->hcpu[0].ts > a ? hp->hcpu[0].ts : a;
+    const uint64_t kb = hp->hcpu[hp->nhcpu - 1].ts < b ? hp->hcpu[hp->nhcpu - 1].ts : b;
+    if (kb <= ka || (kb - ka) * 2 < b - a || kb - ka < HOST_MIN_WINDOW_NS)
+        return;
+    double b0, i0, b1, i1;
+    host_at(hp, ka, &b0, &i0);
+    host_at(hp, kb, &b1, &i1);
+    const double db = dpos(b1 - b0), di = dpos(i1 - i0);
+    if (db + di <= 0)
+        return;
+    const double wall = (double)(kb - ka);
+    double own = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const an_proc *p = &run->procs[i];
+        for (size_t j = 0; j < p->nth; j++) {
+            uint64_t cov;
+            const double c = p->th[j].cpu ? delta(p->th[j].cpu, ka, kb, V_CPU, &cov) : -1;
+            if (c > 0)
+                own += c;
+        }
+    }
+    h->measured = 1;
+    h->cpus = (double)hp->host_cpus;
+    /* busy over busy + idle, not over wall time: both tick alike */
+    h->busy_cores = h->cpus * db / (db + di);
+    h->own_cores = own / wall;
+    h->other_cores = dpos(h->busy_cores - h->own_cores);
+    h->window_s = wall / 1e9;
+}
+
 /* The pool as one: each field a batch-weighted mean over measured workers. */
 static void pool(an_result *res)
 {
@@ -710,4 +780,5 @@ void an_measure_time(const an_run *run, an_result *res)
     pool(res);
     trainer_time(res);
     others(run, res, a, b);
+    host_load(run, res, a, b);
 }

@@ -121,6 +121,22 @@ typedef struct an_other_time {
     double runq_ms_per_step; /* their run-queue delay per step; -1 unknown */
 } an_other_time;
 
+/* The machine beside the run, over the measured steps (`host_cpu` records,
+ * format 1.4): the cores every process of the machine kept busy on the CPUs
+ * the trainer may run on, the run's own traced threads' share of them, and
+ * the rest, other processes' load, measured rather than fitted
+ * (docs/report-schema.md, "The model"). -1 and measured 0 when the trace
+ * has no such records (format 1.3 and older) or they do not cover half of
+ * the measured steps. */
+typedef struct an_host_time {
+    int measured;
+    double cpus;        /* CPUs the samples sum */
+    double busy_cores;  /* busy (user, system, irq, steal) over the window */
+    double own_cores;   /* every traced thread of the run: CPU over the window */
+    double other_cores; /* busy_cores - own_cores, at least 0 */
+    double window_s;    /* the measured window the samples cover */
+} an_host_time;
+
 /* ---- the pass: what is kept per thread (an_events.c feeds it) ---------------------- */
 
 /* One sample of a thread's clocks, cumulative values; -1: not measured. */
@@ -182,5 +198,6 @@ void an_cpu_log_free(an_cpu_log *l);
 void an_loader_time_absent(an_loader_time *t);
 void an_trainer_time_absent(an_trainer_time *t);
 void an_other_time_absent(an_other_time *t);
+void an_host_time_absent(an_host_time *t);
 
 #endif

@@ -73,6 +73,10 @@ typedef struct an_decide_in {
     double w_io_ms, w_fault_ms, w_blocked_ms, w_cpu_ms, w_runq_ms; /* a worker's batch */
     double w_wall_ms;            /* its wall time (the parts' sum); 0 unknown */
     double other_cores;          /* every other traced thread: cores */
+    double other_load_cores;     /* other processes' load on the CPUs it may run on,
+                                  * measured (machine CPU time less the run's own,
+                                  * an_host_time); -1 unknown */
+    double host_cpus;            /* the CPUs that load was measured on; 0 unknown */
     int loader_unseen;           /* the loader's threads were not told apart: its
                                   * batch is the other threads' time, one a step */
     int prefetch;                /* batches a worker may hold ready */
@@ -119,6 +123,9 @@ typedef struct an_model_info {
     int cur;
     size_t npred;
     double ext_groups;       /* or busy groups of other processes, fitted (the third way) */
+    double other_load_cores; /* other processes' load measured (machine CPU time less
+                              * the run's own), cores; -1 not measured */
+    int load_bound;          /* 1: that load bounds ext_threads and ext_groups from below */
     struct { int workers; double fit_ms, fair_ms, grp_ms; } pred[AN_MODEL_NPRED];
     char sweep[600];         /* the command that would settle what the model cannot */
 } an_model_info;

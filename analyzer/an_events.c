@@ -251,6 +251,39 @@ static void fetch_leave(lctx *c, long ti, uint64_t ts)
 
 /* ---- records that are rare: config, role, devices ------------------------------ */
 
+/* RATIONALE: 5 samples a second; past this many (about 14 minutes) every
+ * other is dropped: the values are cumulative, so a sum over a window
+ * stays exact and only where it may be cut coarsens. */
+#define AN_HOST_MAX 4096
+
+/* A host_cpu record: the machine's cumulative CPU time (in time order; a
+ * record out of order or going back is dropped). */
+static void add_host(an_proc *p, const gs_event *e)
+{
+    if (p->nhcpu) {
+        const struct an_host_sample *l = &p->hcpu[p->nhcpu - 1];
+        if (e->ts <= l->ts || gs_host_busy_ns(e) < l->busy_ns || gs_host_idle_ns(e) < l->idle_ns ||
+            gs_host_cpus(e) != p->host_cpus)
+            return;
+    }
+    if (p->nhcpu >= AN_HOST_MAX) {
+        size_t k = 0;
+        for (size_t i = 0; i < p->nhcpu; i += 2)
+            p->hcpu[k++] = p->hcpu[i];
+        p->nhcpu = k;
+    }
+    if (p->nhcpu == p->caphcpu) {
+        size_t cap = p->caphcpu ? 2 * p->caphcpu : 64;
+        void *n = realloc(p->hcpu, cap * sizeof *p->hcpu);
+        if (!n)
+            return; /* the sample is lost, nothing else */
+        p->hcpu = n;
+        p->caphcpu = cap;
+    }
+    p->hcpu[p->nhcpu++] = (struct an_host_sample){e->ts, gs_host_busy_ns(e), gs_host_idle_ns(e)};
+    p->host_cpus = gs_host_cpus(e);
+}
+
 static void add_config(lctx *c, const gs_event *e)
 {
     const char *s = gs_reader_string(c->r, e->str);
@@ -614,6 +647,9 @@ static void on_event(lctx *c, const gs_event *e)
                                     th->rd_bytes, th->faults_seen ? (int64_t)th->faults : -1};
             an_cpu_add(&th->cpu, e, &now);
         }
+        return;
+    case GS_K_HOST_CPU:
+        add_host(p, e);
         return;
     case GS_K_CPU_LIMITS:
         if (!p->has_cpus) {

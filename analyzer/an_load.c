@@ -288,6 +288,7 @@ void an_run_free(an_run *run)
         free(p->host);
         free(p->cfg);
         free(p->devs);
+        free(p->hcpu);
         an_kstats_free(&p->kstats);
         for (size_t t = 0; t < p->nth; t++) {
             free(p->th[t].cand);

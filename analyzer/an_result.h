@@ -103,6 +103,7 @@ typedef struct an_result {
      * source among them); .measured 0 when none is */
     an_loader_time loader_time;
     an_other_time other_time;
+    an_host_time host_time; /* the machine beside the run (1.4 traces) */
     /* call sites from sampled call stacks (an_callsites.h): set and freed by
      * the caller (cmd_report.c) after an_analyze; NULL when not computed */
     struct an_cs *callsites;

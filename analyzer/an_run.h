@@ -133,6 +133,11 @@ typedef struct an_proc {
      * its affinity mask, its cgroup quota in milli-CPUs (0 none), online */
     uint64_t cpus_affinity, cpus_quota_milli, cpus_online;
     int has_cpus;
+    /* the machine's CPU time over the CPUs it may run on (`host_cpu`
+     * records, 1.4), cumulative; thinned to every other past AN_HOST_MAX */
+    struct an_host_sample { uint64_t ts, busy_ns, idle_ns; } *hcpu;
+    size_t nhcpu, caphcpu;
+    uint64_t host_cpus; /* CPUs those samples sum (the last record's) */
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

@@ -81,6 +81,40 @@ static double fit_ext(const ctx *c, double wt, double rho_meas)
     return (lo + hi) / 2;
 }
 
+/* Other processes' threads (or groups) that take, in the model of the
+ * current setting, the cores that other processes' load measurably took
+ * (load, machine CPU time less the run's own); 0 when none. */
+static double fit_ext_load(const ctx *c, double wt, double load)
+{
+    const int cur = c->base.workers;
+    an_pred_out o;
+    if (load <= 0 || model_step(c, cur, wt, 0, &o) < 0)
+        return 0;
+    double lo = 0, hi = 4 * c->base.cpus;
+    if (model_step(c, cur, wt, hi, &o) < 0 || o.ext_cores <= load)
+        return hi;
+    for (int i = 0; i < 24; i++) {
+        const double mid = (lo + hi) / 2;
+        if (model_step(c, cur, wt, mid, &o) < 0)
+            break;
+        if (o.ext_cores < load)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* The fitted load of other processes, at least what was measured (when it
+ * was, on the CPUs the model shares). */
+static double at_least_load(const ctx *c, double wt, double fitted)
+{
+    const an_decide_in *in = c->in;
+    if (in->other_load_cores < 0 || fabs(in->host_cpus - in->cpus) >= 0.5)
+        return fitted;
+    return fmax(fitted, fit_ext_load(c, wt, in->other_load_cores));
+}
+
 /* The trainer's weight that makes its run-queue delay against the
  * workers' what was measured (rt, rw: each over its CPU time), with the
  * other processes fitted for each weight; 1 when the trainer waited as
@@ -134,6 +168,7 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     m->cpus = in->cpus;
     snprintf(m->cpus_source, sizeof m->cpus_source, "%s", in->cpus_source);
     m->runq_per_cpu = -1;
+    m->other_load_cores = -1;
     if (step <= 0 || in->cpus <= 0)
         return;
     ctx c;
@@ -186,8 +221,11 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         b->w_block_ms += cur > 0 ? pos(in->w_runq_ms) : 0;
         b->t_off_ms += t_runq;
     }
-    double ext_fair = fit_ext(&c, 1, rho), ext = 0;
+    m->other_load_cores = in->other_load_cores;
+    m->load_bound = in->other_load_cores >= 0 && fabs(in->host_cpus - in->cpus) < 0.5;
+    double ext_fair = at_least_load(&c, 1, fit_ext(&c, 1, rho)), ext = 0;
     const double wt = fit_weight(&c, rt, rw, rho, &ext);
+    ext = at_least_load(&c, wt, ext);
     m->ext_threads = ext;
     m->t_weight = wt;
     /* the model must reproduce the run */
@@ -202,8 +240,9 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         m->now_fit_ms > 0 && m->now_fit_ms < step) {
         const double handoff = step - m->now_fit_ms;
         b->t_off_ms += handoff;
-        ext_fair = fit_ext(&c, 1, rho);
+        ext_fair = at_least_load(&c, 1, fit_ext(&c, 1, rho));
         const double wt2 = fit_weight(&c, rt, rw, rho, &ext);
+        ext = at_least_load(&c, wt2, ext);
         m->ext_threads = ext;
         m->t_weight = wt2;
         m->now_fit_ms = model_step(&c, cur, wt2, ext, NULL);
@@ -215,13 +254,26 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                        "(pipe, queue), which more workers do not shorten",
                        handoff, in->w_wall_ms, cur * step);
     }
+    char load[160] = "";
+    if (m->load_bound)
+        snprintf(load, sizeof load,
+                 " (other processes kept %.2f of them busy over the measured steps: machine CPU "
+                 "time less the run's own, measured)",
+                 in->other_load_cores);
     if (rho > RUNQ_NOISE)
         an_decide_note(out,
                        "CPU contention: the training thread and the loader waited for a CPU %.0f%% "
                        "as long as they ran (run-queue delay, measured); the model counts %.1f "
-                       "busy thread%s of other processes on the %.4g CPUs",
+                       "busy thread%s of other processes on the %.4g CPUs%s",
                        100 * rho, m->ext_threads, fabs(m->ext_threads - 1) < 0.05 ? "" : "s",
-                       in->cpus);
+                       in->cpus, load);
+    else if (m->load_bound && in->other_load_cores >= 0.1)
+        an_decide_note(out,
+                       "other processes kept %.2f of the %.4g CPUs busy over the measured steps "
+                       "(machine CPU time less the run's own, measured); the model counts %.1f "
+                       "busy thread%s of them",
+                       in->other_load_cores, in->cpus, m->ext_threads,
+                       fabs(m->ext_threads - 1) < 0.05 ? "" : "s");
     const double wt_use = m->t_weight;
     const double now = m->now_fit_ms;
     /* the third way: the other processes' load as busy groups that the
@@ -230,7 +282,7 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
      * then get less more CPU than one by one */
     ctx cgrp = c;
     cgrp.groups = 1;
-    const double ext_grp = rho < 0 ? 0 : fit_ext(&cgrp, wt_use, rho);
+    const double ext_grp = at_least_load(&cgrp, wt_use, rho < 0 ? 0 : fit_ext(&cgrp, wt_use, rho));
     m->ext_groups = ext_grp;
     const double now_grp = model_step(&cgrp, cur, wt_use, ext_grp, NULL);
     if (now <= 0 || fabs(step - now) > MODEL_ERROR * step) {

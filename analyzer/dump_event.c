@@ -189,6 +189,11 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         x_u64(w, XK("quota_millicpus"), ev->aux2);
         x_u64(w, XK("online_cpus"), ev->bytes);
         break;
+    case GS_K_HOST_CPU:
+        x_u64(w, XK("busy_ns"), gs_host_busy_ns(ev));
+        x_u64(w, XK("idle_ns"), gs_host_idle_ns(ev));
+        x_u64(w, XK("cpus"), gs_host_cpus(ev));
+        break;
     case GS_K_CPU: {
         const unsigned has = gs_cpu_has(ev);
         x_u64(w, XK("target_tid"), gs_cpu_tid(ev));

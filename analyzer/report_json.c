@@ -51,6 +51,12 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
     rep_json_num(w, m->ext_threads);
     gs_jw_key(w, "other_process_groups");
     rep_json_num(w, m->ext_groups);
+    gs_jw_key(w, "other_load_cores");
+    if (m->other_load_cores < 0)
+        gs_jw_null(w);
+    else
+        rep_json_num(w, m->other_load_cores);
+    gs_jw_kbool(w, "other_load_bounds", m->load_bound);
     gs_jw_key(w, "trainer_weight");
     rep_json_num(w, m->t_weight);
     gs_jw_ki64(w, "workers_now", m->cur);

@@ -12,7 +12,11 @@
  * ring, its major faults as the writer read them in the same drain and the
  * bytes it had read from storage, task io's read_bytes), which also covers
  * threads that make no hooked call (C/C++ loader threads, intra-op pools)
- * and names them with a THREAD record the first time they are seen.
+ * and names them with a THREAD record the first time they are seen; (c) the
+ * machine's CPU time (/proc/stat) over the CPUs the process may run on, at
+ * most every HOST_PERIOD_NS, as a HOST_CPU record: what every process of
+ * the machine kept busy, which the analyzer sets against the run's own
+ * threads (docs/trace-format.md, "Machine CPU samples").
  *
  * Must never: call a hooked function or anything that allocates (raw system
  * calls only), keep a descriptor open (every /proc file is opened, read and
@@ -23,6 +27,8 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/auxv.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -75,6 +81,8 @@ enum { SEEN_NAMED = 1, SEEN_OURS = 2 };
 
 static uint64_t g_last;
 static int g_force;
+static uint64_t g_host_last; /* (c) below */
+static void host_sample(uint64_t now, uint32_t tid);
 static pid_t g_for_pid; /* the process the tables below describe (a fork child starts afresh) */
 static uint32_t g_seen_tid[SEEN_CAP];
 static uint8_t g_seen_flags[SEEN_CAP];
@@ -189,12 +197,14 @@ void gs_cpu_periodic(uint64_t now)
     if (pid != g_for_pid) {
         g_for_pid = pid;
         g_last = 0;
+        g_host_last = 0;
         memset(g_seen_tid, 0, sizeof g_seen_tid);
     }
     if (!g_force && g_last && now - g_last < MIN_PERIOD_NS)
         return;
     g_force = 0;
     g_last = now;
+    host_sample(now, (uint32_t)pid);
     long dfd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
                        O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
     if (dfd < 0)
@@ -256,7 +266,87 @@ void gs_cpu_periodic(uint64_t now)
     syscall(SYS_close, (int)dfd);
 }
 
+/* ---- (c) the machine, from the writer ----------------------------------------------- */
+
+/* RATIONALE: /proc/stat is made whole on every read (all CPUs, every
+ * interrupt counter); its values tick at USER_HZ (10 ms), so samples closer
+ * than this say nothing more and only cost (docs/performance.md). */
+#define HOST_PERIOD_NS 200000000ull
+
+static int g_host_force;
+/* RATIONALE: static, not on the writer's stack: one writer thread calls
+ * this, and 16 KiB holds the per-CPU lines of about 150 CPUs */
+static char g_stat[16384];
+
+/* One "cpu..." line's fields after the name: busy and idle ticks. busy is
+ * user + nice + system + irq + softirq + steal (time the CPU was not
+ * there for anyone who waited), idle is idle + iowait. */
+static const char *stat_line(const char *p, uint64_t *busy, uint64_t *idle)
+{
+    uint64_t v[8] = {0};
+    for (int i = 0; i < 8; i++) {
+        const char *q = parse_u64(p, &v[i]);
+        if (!q)
+            return i >= 4 ? p : NULL; /* old kernels have fewer fields */
+        p = q;
+    }
+    *busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    *idle = v[3] + v[4];
+    return p;
+}
+
+static void host_sample(uint64_t now, uint32_t tid)
+{
+    if (!g_host_force && g_host_last && now - g_host_last < HOST_PERIOD_NS)
+        return;
+    g_host_force = 0;
+    g_host_last = now;
+    const unsigned long hz = getauxval(AT_CLKTCK);
+    if (!hz)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const long ns = syscall(SYS_sched_getaffinity, 0, sizeof set, &set);
+    if (gs_proc_read_at(AT_FDCWD, "/proc/stat", g_stat, sizeof g_stat) <= 0 ||
+        memcmp(g_stat, "cpu ", 4) != 0)
+        return;
+    uint64_t all_busy = 0, all_idle = 0, busy = 0, idle = 0;
+    if (!stat_line(g_stat + 4, &all_busy, &all_idle))
+        return;
+    /* the per-CPU lines of the CPUs in the affinity mask */
+    unsigned seen = 0, counted = 0;
+    for (const char *p = strchr(g_stat, '\n'); p && memcmp(p + 1, "cpu", 3) == 0;
+         p = strchr(p + 1, '\n')) {
+        uint64_t cpu, b, i;
+        const char *q = parse_u64(p + 4, &cpu);
+        if (!q || !stat_line(q, &b, &i))
+            break;
+        seen++;
+        if (ns > 0 && cpu < CPU_SETSIZE && CPU_ISSET((int)cpu, &set)) {
+            busy += b;
+            idle += i;
+            counted++;
+        }
+    }
+    if (!counted || counted == seen) {
+        /* every CPU (or the lines did not fit): the first line */
+        busy = all_busy;
+        idle = all_idle;
+        counted = seen;
+    }
+    const uint64_t tick = 1000000000ull / hz;
+    gs_event ev;
+    gs_event_clear(&ev);
+    ev.kind = GS_K_HOST_CPU;
+    ev.ts = now;
+    ev.bytes = busy * tick;
+    ev.aux = idle * tick;
+    ev.aux2 = counted;
+    gs_put_event(tid, &ev);
+}
+
 void gs_cpu_periodic_force(void)
 {
     g_force = 1;
+    g_host_force = 1;
 }

@@ -21,7 +21,8 @@ long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap);
  * stamp. Inside gs_enter/gs_leave; errno is the caller's to keep. */
 void gs_cpu_at_marker(uint64_t t0);
 /* Put a CPU record (source periodic) for every thread of the process but
- * the collector's own, at most every 50 ms; now is CLOCK_MONOTONIC ns. */
+ * the collector's own, at most every 50 ms, and a HOST_CPU record of the
+ * machine's CPU time at most every 200 ms; now is CLOCK_MONOTONIC ns. */
 void gs_cpu_periodic(uint64_t now);
 /* The next gs_cpu_periodic samples whatever the time since the last (the
  * final drain of a process: a short-lived worker still gets two samples). */

@@ -26,7 +26,7 @@
  * byte order (the format is little-endian only; such files are refused). */
 #define GS_BYTE_ORDER_MARK 0x01020304u
 #define GS_VERSION_MAJOR 1
-#define GS_VERSION_MINOR 3
+#define GS_VERSION_MINOR 4
 
 /* A run is a directory of trace files, one per process image, named
  * <host>-<pid>.gst, then <host>-<pid>.<n>.gst after the n-th exec
@@ -233,7 +233,8 @@ enum gs_class {
  * STACK, CALLSITE and MAPPING are new in 1.1 (call stacks, GPUSTARVE_STACKS);
  * REPEAT, CPU and CPU_LIMITS are new in 1.3 (an event like the one before
  * it, docs/trace-format.md; a thread's own clocks: gs_cpu_* in gs_trace.h;
- * the CPUs the process may use). */
+ * the CPUs the process may use); HOST_CPU is new in 1.4 (the machine's CPU
+ * time over the CPUs the process may run on: gs_host_* in gs_trace.h). */
 #define GS_KIND_LIST(X)                                                                        \
     X(STRING, 1, "string", 0, RECORD)                                                          \
     X(TID, 2, "tid", 0, RECORD)                                                                \
@@ -242,6 +243,7 @@ enum gs_class {
     X(REPEAT, 15, "repeat", 0, RECORD)                                                         \
     X(MAPPING, 11, "mapping", GS_F_TS | GS_F_STR | GS_F_BYTES | GS_F_OFFSET | GS_F_AUX | GS_F_AUX2, PROC) \
     X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                \
+    X(HOST_CPU, 14, "host_cpu", GS_F_TS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2, PROC)                 \
     X(CPU_LIMITS, 13, "cpu_limits", GS_F_TS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2, PROC)               \
     X(FAULTS, 4, "faults", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                               \
     X(DROPS, 5, "drops", GS_F_TS | GS_F_AUX | GS_F_AUX2, PROC)                                 \

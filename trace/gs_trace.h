@@ -187,6 +187,14 @@ static inline uint64_t gs_cpu_nivcsw(const gs_event *e) { return e->corr; }    /
 static inline uint64_t gs_cpu_storage_bytes(const gs_event *e) { return (uint64_t)e->ret; }
 const char *gs_cpu_source_name(unsigned src); /* "periodic", "marker", "unknown" */
 
+/* host_cpu (1.4): the machine's CPU time, cumulative since boot, summed over
+ * the CPUs the process may run on (its affinity mask; every CPU when the
+ * mask holds them all), in ns at the kernel's tick (USER_HZ, 10 ms). */
+static inline uint64_t gs_host_busy_ns(const gs_event *e) { return e->bytes; } /* user, nice,
+                                                    system, irq, softirq, steal */
+static inline uint64_t gs_host_idle_ns(const gs_event *e) { return e->aux; }   /* idle, iowait */
+static inline uint64_t gs_host_cpus(const gs_event *e) { return e->aux2; }     /* CPUs summed */
+
 /* Names of packed values, as dump prints them. Unknown values give
  * "unknown" (gs_exit_how_name: NULL). */
 const char *gs_dir_name(uint64_t dir);        /* "HtoD", "DtoH", ... */

@@ -168,6 +168,8 @@ def _extras(e):
         return {"timeout_ms": None if aux == 0 else aux - 1}
     if k == "thread":
         return {"target_tid": aux, "name": _s(e["str"])}
+    if k == "host_cpu":
+        return {"busy_ns": e["bytes"], "idle_ns": aux, "cpus": aux2}
     if k == "cpu_limits":
         return {"affinity_cpus": aux, "quota_millicpus": aux2, "online_cpus": e["bytes"]}
     if k == "faults":

@@ -142,3 +142,29 @@ def test_v13_repeated_reads_come_back_whole(built):
     assert [r["offset"] for r in reads] == [(i % 16) * 4096 for i in range(56)]
     assert {(r["fd"], r["path"], r["bytes"], r["ret"]) for r in reads} == {(3, "d.bin", 4096, 4096)}
     assert all(a["ts_ns"] + a["dur_ns"] <= b["ts_ns"] for a, b in zip(reads, reads[1:]))
+
+
+def test_v14_processes_record_the_machines_cpu_time(built):
+    """What makes 1.4: host_cpu records, the machine's CPU time over the CPUs
+    a process may run on, cumulative (a `sh -c 'head -c 8 ...; sleep 0.5'`
+    traced on a 2-CPU machine: every CPU in its affinity mask)."""
+    p = run_plain([CLI, "dump", "--json", os.path.join("tests", "data", "v1.4")], cwd=ROOT)
+    assert p.returncode == 0, p.stderr.decode()
+    recs = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    pids = {r["pid"] for r in recs if r["kind"] == "process"}
+    assert len(pids) == 3
+    for pid in pids:
+        host = sorted((r["ts_ns"], r["busy_ns"], r["idle_ns"], r["cpus"])
+                      for r in recs if r["kind"] == "host_cpu" and r["pid"] == pid)
+        assert len(host) >= 2, pid  # one at the first drain, one at the last
+        assert {h[3] for h in host} == {2}
+        # cumulative: never going back; counted in ticks of 10 ms
+        assert all(b[1] >= a[1] and b[2] >= a[2] for a, b in zip(host, host[1:])), host
+        assert all(h[1] % 10000000 == 0 and h[2] % 10000000 == 0 for h in host)
+    # the sleeping process's samples span its 0.5 s: the machine's CPU time
+    # grew by about 2 CPUs x 0.5 s (ticks: within 0.2 s)
+    sleep = [r["pid"] for r in recs if r["kind"] == "process" and r["argv"][0] == "sleep"][0]
+    host = sorted((r["ts_ns"], r["busy_ns"] + r["idle_ns"]) for r in recs
+                  if r["kind"] == "host_cpu" and r["pid"] == sleep)
+    wall = host[-1][0] - host[0][0]
+    assert abs((host[-1][1] - host[0][1]) - 2 * wall) <= 2e8, (host, wall)

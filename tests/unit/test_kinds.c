@@ -40,6 +40,7 @@ static const struct {
     {"note", GS_CLASS_PROC},         {"exec", GS_CLASS_PROC},
     {"exit", GS_CLASS_PROC},         {"cpu", GS_CLASS_PROC},
     {"cpu_limits", GS_CLASS_PROC},
+    {"host_cpu", GS_CLASS_PROC},
     {"open", GS_CLASS_OPEN},
     {"open64", GS_CLASS_OPEN},       {"openat", GS_CLASS_OPEN},
     {"openat64", GS_CLASS_OPEN},     {"creat", GS_CLASS_OPEN},
