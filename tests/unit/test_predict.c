@@ -111,6 +111,7 @@ static an_decide_in measured_run(void)
     in.w_runq_ms = 0;
     in.w_wall_ms = 60;
     in.prefetch = 2;
+    in.other_load_cores = -1; /* no host_cpu records */
     strcpy(in.argv, "train_loop");
     return in;
 }
@@ -161,9 +162,54 @@ static void test_advice(void)
     ASSERT_TRUE(d.model.handoff_ms > 30);
 }
 
+/* Other processes' load measured from the machine's CPU time: the fitted
+ * load is at least what takes that many cores in the model of the run. */
+static void test_measured_load(void)
+{
+    /* latency-bound, its threads hardly run (no run-queue fit): 1.5 cores
+     * of other load are 1.5 busy threads; 3 workers still need little CPU */
+    an_decide_in in = measured_run();
+    in.other_load_cores = 1.5;
+    in.host_cpus = 2;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.model.load_bound == 1);
+    ASSERT_TRUE(NEAR(d.model.other_load_cores, 1.5, 1e-9));
+    ASSERT_MSG(NEAR(d.model.ext_threads, 1.5, 0.05), "%g", d.model.ext_threads);
+    ASSERT_TRUE(d.model.ext_groups > 0);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 3);
+    int noted = 0;
+    for (size_t i = 0; i < d.nnotes; i++)
+        noted |= strstr(d.notes[i], "other processes kept 1.50 of the 2 CPUs busy") != NULL;
+    ASSERT_TRUE(noted);
+    /* measured on other CPUs than the model's (4 summed, 2 allowed by the
+     * quota): reported, not used */
+    in.host_cpus = 4;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.load_bound == 0 && d.model.ext_threads == 0);
+    ASSERT_TRUE(NEAR(d.model.other_load_cores, 1.5, 1e-9));
+    /* CPU-bound workers: a measured load of 1 core leaves less for more
+     * workers than the cores alone (40 ms a step at best, above) */
+    in = measured_run();
+    in.w_blocked_ms = 0;
+    in.w_cpu_ms = 60;
+    in.t_cpu_ms = 20;
+    in.t_blocked_ms = 40;
+    const an_decision free_cores = decide(&in);
+    in.other_load_cores = 1;
+    in.host_cpus = 2;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.load_bound == 1 && d.model.ext_threads > 0.5);
+    ASSERT_TRUE(free_cores.nadvice == 1);
+    ASSERT_MSG(d.nadvice == 0 || d.advice[0].predicted_step_ms >
+                                     free_cores.advice[0].predicted_step_ms + 5,
+               "%g vs %g", d.nadvice ? d.advice[0].predicted_step_ms : -1,
+               free_cores.advice[0].predicted_step_ms);
+}
+
 int main(void)
 {
     test_simulation();
     test_advice();
+    test_measured_load();
     return gs_check_done("test_predict");
 }
