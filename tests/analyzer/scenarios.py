@@ -218,3 +218,43 @@ def no_steps():
     for i in range(5):
         tr.file_read(100, T0 + i * MS, T0 + i * MS + MS // 2, 4096)
     return sc
+
+
+def measured_load(nsteps=20, other_ms=120, host=True):
+    """A CPU-only trainer on 2 CPUs (cpu_limits) that loads its own batches
+    (num_workers=0): each 100 ms step a 60 ms fetch (a 59 ms file read, 1 ms
+    of CPU) and 40 ms of training CPU, its clocks sampled at its markers
+    and periodically (no run-queue delay). host=True: host_cpu records at
+    each step begin, the machine busy with the trainer's 41 ms and other
+    processes' other_ms per step (over 2 CPUs: other_ms / 100 cores)."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train_cpu.py")
+    tr.ev(100, "cpu_limits", ts=T0 - 5 * MS, aux=2, aux2=0, bytes=2)
+    tr.config(100, T0 - 2 * MS, "num_workers", 0)
+    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                     for i in range(nsteps)]
+    marker = lambda: 100 | 1 << 32 | (2 | 4) << 40
+    periodic = 100 | 0 << 32 | 1 << 40
+    cpu = busy = idle = 0
+    for n, (a, b) in enumerate(steps):
+        if host:
+            tr.ev(100, "host_cpu", ts=a, bytes=busy, aux=idle, aux2=2)
+        step = (b - a) // MS
+        own = step - 59  # 1 ms receiving + the rest of the step training
+        other = min(other_ms * step // 100, 2 * step - own)
+        busy += (own + other) * MS
+        idle += (2 * step - own - other) * MS
+        tr.ev(100, "step_begin", ts=a, aux=n)
+        tr.ev(100, "cpu", ts=a, bytes=cpu, aux=marker())
+        tr.ev(100, "fetch_begin", ts=a, aux=n)
+        tr.file_read(100, a, a + 59 * MS, 1 << 20, off=n << 20)
+        tr.ev(100, "cpu", ts=a + 60 * MS, bytes=cpu + MS, aux=marker())
+        tr.ev(100, "fetch_end", ts=a + 60 * MS, aux=n)
+        tr.ev(100, "cpu", ts=a + 80 * MS, bytes=cpu + 21 * MS, aux=periodic, aux2=0)
+        cpu += own * MS
+        tr.ev(100, "cpu", ts=b, bytes=cpu, aux=marker())
+        tr.ev(100, "step_end", ts=b, aux=n)
+        tr.frame()
+    if host:
+        tr.ev(100, "host_cpu", ts=steps[-1][1], bytes=busy, aux=idle, aux2=2)
+    return sc

@@ -494,3 +494,24 @@ def test_run_line_and_loader_line_give_one_worker_count(gs, gen, tmp_path):
     assert "1 trainer (pid 100), 4 loader workers (configuration)" in txt
     assert "loader   num_workers=4 (configuration)" in txt
     assert "0 loader workers" not in txt
+
+
+def test_other_load_is_measured_from_the_machines_cpu_time(gs, gen, tmp_path):
+    """host_cpu records (format 1.4): the machine's busy cores over the
+    measured steps less the run's own threads' CPU are other processes'
+    load, reported and bounding the model's fitted load from below
+    (docs/report-schema.md, "The model")."""
+    d = scenarios.measured_load(other_ms=120).write(gen, tmp_path / "load")
+    m = report_json(gs, d)["model"]
+    assert m is not None
+    # 2 x 161 ms busy of 200 ms: 1.61 cores, 0.41 of them the trainer's
+    assert abs(m["other_load_cores"] - 1.2) < 0.02, m
+    assert m["other_load_bounds"] is True
+    assert m["other_process_threads"] > 1.0, m  # no run-queue delay: the measurement alone
+    notes = report_json(gs, d)["notes"]
+    assert any("other processes kept 1.20 of the 2 CPUs busy" in n for n in notes), notes
+    # the same run without the records (format 1.3): the fit alone
+    d = scenarios.measured_load(host=False).write(gen, tmp_path / "nohost")
+    m = report_json(gs, d)["model"]
+    assert m["other_load_cores"] is None and m["other_load_bounds"] is False
+    assert m["other_process_threads"] == 0
