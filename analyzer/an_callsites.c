@@ -635,6 +635,23 @@ void an_cs_proc_end(an_cs *cs, const gs_reader *r)
             a[k] = &cs->accs[k][ai];
         add_stack(cs, kf, (uint32_t)n, a);
     }
+    if (cs->shard) {
+        /* what the merge does not need: the process's maps, perf map and
+         * per-stack accumulators (a shard may wait for earlier files) */
+        free(cs->maps);
+        free(cs->perf);
+        free(cs->acc_ids);
+        cs->maps = NULL;
+        cs->perf = NULL;
+        cs->acc_ids = NULL;
+        cs->nmaps = cs->capmaps = cs->nperf = cs->capperf = 0;
+        for (int k = 0; k < AN_CS_NFIND; k++) {
+            free(cs->accs[k]);
+            cs->accs[k] = NULL;
+        }
+        cs->acc_n = cs->acc_cap = 0;
+        an_index_free(&cs->acc_ix);
+    }
 }
 
 /* ---- finish: top sites, symbolised ----------------------------------------------- */

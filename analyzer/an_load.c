@@ -273,56 +273,33 @@ int an_default_threads(void)
 /* ---- several threads ------------------------------------------------------------- */
 
 /* RATIONALE: each file is read whole by one thread into a run of its own
- * (a slot), and the slots are appended to the run in file order once all
- * are read, so the run is the one a single thread makes. Memory: a thread
- * holds one open file at a time (its reader's frame and batch buffers and
- * the pass's state, as with one thread); what a slot keeps after its file
- * is what the run keeps of it anyway. */
+ * (a slot); a finished slot is appended to the run as soon as every file
+ * before it is appended too (under the pool's lock, by whichever thread
+ * finished last), so the run is the one a single thread makes. Files are
+ * taken in file order, so the slots waiting for an earlier file are about
+ * as many as the threads. Memory: a thread holds one open file at a time
+ * (its reader's frame and batch buffers and the pass's state, as with one
+ * thread); what a waiting slot keeps is what the run keeps of its file
+ * anyway, and its call-site shard. */
 typedef struct slot {
     const char *path;
-    uint64_t size;
     an_run run;
     void *fctx; /* the hooks' context of this file (file_new), NULL */
     int failed; /* out of memory */
+    int done;   /* read (under the pool's lock) */
 } slot;
 
 typedef struct pool {
     slot *slots;
     size_t n;
-    size_t *order; /* slots by size, largest first: the long files start first */
-    _Atomic size_t next;
+    _Atomic size_t next; /* the next file to take */
     const an_opts *o;
     prog *g;
+    pthread_mutex_t lock; /* done, merged, run, rc and the hooks' file_merge */
+    size_t merged;        /* slots appended */
+    an_run *run;
+    int rc;
 } pool;
-
-static void *reader_thread(void *arg)
-{
-    pool *pl = arg;
-    const an_hooks *hk = pl->o->hooks;
-    for (;;) {
-        const size_t k = atomic_fetch_add(&pl->next, 1);
-        if (k >= pl->n)
-            break;
-        slot *s = &pl->slots[pl->order[k]];
-        void *hctx = NULL;
-        if (hk) {
-            s->fctx = hk->file_new(hk->ctx);
-            hctx = s->fctx;
-        }
-        if (load_file(&s->run, s->path, pl->o, hctx ? hk : NULL, hctx, pl->g) < 0)
-            s->failed = 1;
-    }
-    return NULL;
-}
-
-static int by_size_desc(const void *a, const void *b, void *ctx)
-{
-    const slot *s = ctx;
-    const size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (s[x].size != s[y].size)
-        return s[x].size > s[y].size ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
 
 /* Append slot s's run to run (moves its allocations). */
 static int slot_merge(an_run *run, slot *s)
@@ -344,9 +321,11 @@ static int slot_merge(an_run *run, slot *s)
             return -1;
         run->skipped = n;
     }
-    memcpy(run->procs + run->nprocs, m->procs, m->nprocs * sizeof *m->procs);
+    if (m->nprocs) /* (memcpy from a NULL array is undefined even for 0 bytes) */
+        memcpy(run->procs + run->nprocs, m->procs, m->nprocs * sizeof *m->procs);
     run->nprocs += m->nprocs;
-    memcpy(run->skipped + run->nskipped, m->skipped, m->nskipped * sizeof *m->skipped);
+    if (m->nskipped)
+        memcpy(run->skipped + run->nskipped, m->skipped, m->nskipped * sizeof *m->skipped);
     run->nskipped += m->nskipped;
     run->events += m->events;
     run->dropped += m->dropped;
@@ -361,9 +340,43 @@ static int slot_merge(an_run *run, slot *s)
     return 0;
 }
 
-static void slot_free(slot *s)
+/* Slot i is read: append it and every read slot after it that can go now. */
+static void slot_done(pool *pl, size_t i)
 {
-    an_run_free(&s->run);
+    const an_hooks *hk = pl->o->hooks;
+    pthread_mutex_lock(&pl->lock);
+    pl->slots[i].done = 1;
+    while (pl->merged < pl->n && pl->slots[pl->merged].done) {
+        slot *s = &pl->slots[pl->merged++];
+        if (pl->rc == 0 && (s->failed || slot_merge(pl->run, s) < 0))
+            pl->rc = -1;
+        if (hk && s->fctx)
+            hk->file_merge(hk->ctx, s->fctx); /* takes it, merged or not */
+        s->fctx = NULL;
+        an_run_free(&s->run);
+    }
+    pthread_mutex_unlock(&pl->lock);
+}
+
+static void *reader_thread(void *arg)
+{
+    pool *pl = arg;
+    const an_hooks *hk = pl->o->hooks;
+    for (;;) {
+        const size_t i = atomic_fetch_add(&pl->next, 1);
+        if (i >= pl->n)
+            break;
+        slot *s = &pl->slots[i];
+        void *hctx = NULL;
+        if (hk) {
+            s->fctx = hk->file_new(hk->ctx);
+            hctx = s->fctx;
+        }
+        if (load_file(&s->run, s->path, pl->o, hctx ? hk : NULL, hctx, pl->g) < 0)
+            s->failed = 1;
+        slot_done(pl, i);
+    }
+    return NULL;
 }
 
 /* Read paths[0..n) on nthreads threads (the caller's among them) into run. */
@@ -372,25 +385,20 @@ static int load_parallel(an_run *run, char **paths, size_t n, int nthreads, cons
 {
     pool pl = {0};
     pl.slots = calloc(n, sizeof *pl.slots);
-    pl.order = calloc(n, sizeof *pl.order);
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
-    if (!pl.slots || !pl.order || !tids) {
+    if (!pl.slots || !tids) {
         free(pl.slots);
-        free(pl.order);
         free(tids);
         return -1;
     }
     pl.n = n;
     pl.o = o;
     pl.g = g;
+    pl.run = run;
     atomic_init(&pl.next, 0);
-    for (size_t i = 0; i < n; i++) {
-        struct stat st;
+    pthread_mutex_init(&pl.lock, NULL);
+    for (size_t i = 0; i < n; i++)
         pl.slots[i].path = paths[i];
-        pl.slots[i].size = stat(paths[i], &st) == 0 ? (uint64_t)st.st_size : 0;
-        pl.order[i] = i;
-    }
-    qsort_r(pl.order, n, sizeof *pl.order, by_size_desc, pl.slots);
     int started = 0;
     for (int t = 1; t < nthreads; t++) {
         if (pthread_create(&tids[t], NULL, reader_thread, &pl) != 0)
@@ -400,20 +408,10 @@ static int load_parallel(an_run *run, char **paths, size_t n, int nthreads, cons
     reader_thread(&pl);
     for (int t = 1; t <= started; t++)
         pthread_join(tids[t], NULL);
-    int rc = 0;
-    const an_hooks *hk = o->hooks;
-    for (size_t i = 0; i < n; i++) {
-        slot *s = &pl.slots[i];
-        if (rc == 0 && (s->failed || slot_merge(run, s) < 0))
-            rc = -1;
-        if (hk && s->fctx)
-            hk->file_merge(hk->ctx, s->fctx); /* takes it, merged or not */
-        slot_free(s);
-    }
+    pthread_mutex_destroy(&pl.lock);
     free(pl.slots);
-    free(pl.order);
     free(tids);
-    return rc;
+    return pl.rc;
 }
 
 int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts *o, char *err,

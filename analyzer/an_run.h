@@ -178,10 +178,11 @@ typedef struct an_hooks {
     /* Files read on several threads (an_opts.threads): file_new(ctx) makes
      * the context that one file's on_file, on_event and on_file_end get
      * (called on the thread reading that file, NULL: out of memory, the
-     * file's hooks are not called); once every file is read, file_merge(ctx,
-     * fctx) takes each of them back on the caller's thread, in the order
-     * one thread would have read the files. Hooks without file_new (and any
-     * with on_piece) make the run read on one thread. */
+     * file's hooks are not called); file_merge(ctx, fctx) takes each back
+     * once its file and every file before it are read, one call at a time
+     * (under a lock, on any of the reading threads), in the order one
+     * thread reads the files. Hooks without file_new (and any with
+     * on_piece) make the run read on one thread. */
     void *(*file_new)(void *ctx);
     void (*file_merge)(void *ctx, void *fctx);
 } an_hooks;
