@@ -15,9 +15,10 @@ in text, --json and --summary form on the small trace (wall time, events/s).
 
 Last, a distributed job (--ranks ranks x --workers-job workers, 64 x 8 = 576
 files, --job-events in all) and the same job at half the events per file:
-`report --json` with --threads 1 and --threads 2 (best wall of --repeat
-runs each): wall, user and system CPU, events/s of wall and per CPU second,
-peak RSS; the two reports must be byte-identical.
+`report --json` with --threads 1 and --threads 2 (and --baseline GS, an
+older build, as it runs; the runs alternate; best wall of --repeat runs
+each): wall, user and system CPU, events/s of wall and per CPU second, peak
+RSS; the reports of 1 and 2 threads must be byte-identical.
 
 Targets (docs/performance.md, "Report"): >= 20M events/s on one core (aim
 50); >= 50M events/s of wall on 2 cores for the job; peak memory that does
@@ -65,14 +66,14 @@ def run_report(d, threads=1):
     return p.stdout
 
 
-def measure(d, cmd=("report", "--json", "--cores", "8", "--threads", "1")):
+def measure(d, cmd=("report", "--json", "--cores", "8", "--threads", "1"), gs=GS):
     """(wall s, user s, sys s, peak RSS bytes) of one `gpustarve CMD d`
     (output to /dev/null), from wait4."""
     pid = os.fork()
     if pid == 0:
         fd = os.open(os.devnull, os.O_WRONLY)
         os.dup2(fd, 1)
-        os.execv(GS, [GS] + list(cmd) + [d])
+        os.execv(gs, [gs] + list(cmd) + [d])
     t0 = time.perf_counter()
     _, status, ru = os.wait4(pid, 0)
     wall = time.perf_counter() - t0
@@ -108,13 +109,22 @@ def bench_job(gen, tmp, a):
             sys.exit("bench_report: %s: --threads 2 wrote another report than --threads 1" % d)
         events = json.loads(one)["run"]["events"]
         size = du(d)
-        for threads in (1, 2):
-            cmd = ("report", "--json", "--cores", "8", "--threads", str(threads))
-            best = min((measure(d, cmd) for _ in range(a.repeat)), key=lambda m: m[0])
-            wall, user, sys_s, rss = best
-            rows[name, threads] = (events, wall, user + sys_s, rss)
-            print("%-6s %11d %9.1f %7d %7.2f %7.2f %7.2f %11.1f %11.1f %8.1f" % (
-                name, events, size / 1e6, threads, wall, user, sys_s, events / wall / 1e6,
+        # the runs alternate (1, 2[, baseline], 1, 2, ...) so that a change of
+        # the machine's load falls on each alike
+        kinds = [1, 2] + (["base"] if a.baseline else [])
+        runs = {k: [] for k in kinds}
+        for _ in range(a.repeat):
+            for k in kinds:
+                if k == "base":
+                    runs[k].append(measure(d, ("report", "--json", "--cores", "8"), a.baseline))
+                else:
+                    runs[k].append(measure(d, ("report", "--json", "--cores", "8", "--threads",
+                                               str(k))))
+        for k in kinds:
+            wall, user, sys_s, rss = min(runs[k], key=lambda m: m[0])
+            rows[name, k] = (events, wall, user + sys_s, rss)
+            print("%-6s %11d %9.1f %7s %7.2f %7.2f %7.2f %11.1f %11.1f %8.1f" % (
+                name, events, size / 1e6, k, wall, user, sys_s, events / wall / 1e6,
                 events / (user + sys_s) / 1e6, rss / 1e6))
     j1, j2, h2 = rows["job", 1], rows["job", 2], rows["job/2", 2]
     print("job: 2 threads %.2fx the events/s of 1 (wall); peak memory job/(job/2) = %.2fx for "
@@ -135,6 +145,9 @@ def main():
     ap.add_argument("--workers-job", type=int, default=8, help="loader workers per rank")
     ap.add_argument("--job-steps", type=int, default=500)
     ap.add_argument("--only-job", action="store_true", help="only the job (threads 1 vs 2)")
+    ap.add_argument("--baseline", metavar="GS",
+                    help="also time this gpustarve (an older build; run without --threads) "
+                         "on the job")
     a = ap.parse_args()
     if not os.access(GS, os.X_OK):
         sys.exit("%s missing: make build/gpustarve" % GS)
