@@ -261,12 +261,21 @@ int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_
     return an_run_load_dirs(run, dirs, 1, o, err, errlen);
 }
 
+/* RATIONALE: each thread holds one open file's buffers and pass state (a
+ * few MiB, up to the timeline's window); on a large shared machine the
+ * report need not take every core and that much memory per core. */
+#define AN_THREADS_DEFAULT_MAX 16
+
 int an_default_threads(void)
 {
     cpu_set_t set;
+    long n;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+        n = CPU_COUNT(&set);
+    else
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > AN_THREADS_DEFAULT_MAX)
+        n = AN_THREADS_DEFAULT_MAX;
     return n > 0 ? (int)n : 1;
 }
 

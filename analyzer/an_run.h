@@ -197,8 +197,8 @@ typedef struct an_opts {
     double probe_h2d_pageable_GBps;
     uint64_t burst_gap_ns; /* waits/copies closer than this form one arrival */
     /* threads reading the trace files, one file per thread at a time
-     * (an_load.c); 0 = the CPUs this process may run on. The result does not
-     * depend on it. */
+     * (an_load.c); 0 = the CPUs this process may run on, at most 16
+     * (an_default_threads). The result does not depend on it. */
     int threads;
     /* progress: called about every second with bytes done / total */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
@@ -253,7 +253,7 @@ int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts
 int an_run_load_file(an_run *run, const char *path, const an_opts *o);
 void an_run_free(an_run *run);
 /* The threads a load with o->threads == 0 uses: the CPUs this process may
- * run on (its affinity mask), at least 1. */
+ * run on (its affinity mask), at least 1, at most 16. */
 int an_default_threads(void);
 
 #endif
