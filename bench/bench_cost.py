@@ -25,7 +25,11 @@ cache, after one warm-up pass of 4096 preads):
 3. build/bench/frame_cost: the writer's encoding and compression of one
    traced run's frames, offline, by level (thread CPU time).
 
-Usage: bench_cost.py [--rounds N] [--calls N] [--levels=-3,1,3]
+With --other-lib PATH, table 2 also has "other lib": the same traced run
+through another build of libgpustarve.so (an older commit, built elsewhere),
+in the same rounds, so that two versions are compared under the same load.
+
+Usage: bench_cost.py [--rounds N] [--calls N] [--levels=-3,1,3] [--other-lib PATH]
 """
 import argparse
 import os
@@ -99,7 +103,12 @@ def main():
     ap.add_argument("--calls", type=int, default=1_000_000)
     ap.add_argument("--levels", default="-3,-5,-1,1,3",
                     help="zstd levels, comma-separated, the default first (give as --levels=-3,1)")
+    ap.add_argument("--other-lib", default="",
+                    help="another libgpustarve.so, traced at the first level in table 2")
     a = ap.parse_args()
+    if a.other_lib and not os.path.isfile(a.other_lib):
+        print("bench_cost: --other-lib %s: no such file" % a.other_lib, file=sys.stderr)
+        return 2
     levels = [int(x) for x in a.levels.split(",") if x]
     events = a.calls + WARM_CALLS
     with tempfile.TemporaryDirectory(prefix="gs_cost_") as tmp:
@@ -128,13 +137,18 @@ def main():
             hook, other, whole, size = per[lv]
             print("  %-9d %-24s %-24s %-24s %.2f" % (lv, stats(hook), stats(other), stats(whole),
                                                      statistics.median(size)))
-        print("  (not in these figures: the price of a second thread in a single-threaded "
-              "program, glibc's cancellation bookkeeping around each system call; see 2., "
-              "'idle thread')")
+        print("  (not in these figures: what any second thread costs a single-threaded "
+              "program's own calls, glibc's cancellation bookkeeping; the kernel's shared-table "
+              "file references, 'idle thread' against 'idle, own fd table' in 2., are not paid: "
+              "the collector's threads keep descriptor tables of their own while no GPU source "
+              "runs; a multi-threaded program's table is shared anyway, so nothing changes for "
+              "it)")
 
         configs = [("untraced", [], None), ("idle thread", ["--idle-thread"], None),
                    ("idle, own fd table", ["--idle-thread-own-table"], None)]
         configs += [("traced, level %d" % lv, [], lv) for lv in levels]
+        if a.other_lib:
+            configs.append(("other lib, lv %d" % levels[0], [], levels[0]))
         res = {name: [] for name, _, _ in configs}
         size = {name: [] for name, _, _ in configs}
         fixed = []  # traced minus untraced CPU s of a process with no timed calls
@@ -145,10 +159,11 @@ def main():
                     e = env()
                 else:
                     run = os.path.join(tmp, "run%d_%d" % (r, lv))
-                    e = env(LD_PRELOAD=LIB, GPUSTARVE_DIR=run, GPUSTARVE_ZSTD_LEVEL=str(lv))
+                    lib = a.other_lib if name.startswith("other lib") else LIB
+                    e = env(LD_PRELOAD=lib, GPUSTARVE_DIR=run + name[0], GPUSTARVE_ZSTD_LEVEL=str(lv))
                 res[name].append(run_once(blob, a.calls, extra, e))
                 if lv is not None:
-                    size[name].append(trace_bytes(run) / events)
+                    size[name].append(trace_bytes(run + name[0]) / events)
             _, u0, _ = run_once(blob, 0, [], env())
             _, t0, _ = run_once(blob, 0, [], env(LD_PRELOAD=LIB, GPUSTARVE_DIR=os.path.join(
                 tmp, "fixed%d" % r), GPUSTARVE_ZSTD_LEVEL=str(levels[0])))
@@ -184,6 +199,8 @@ def main():
                                  capture_output=True, text=True, check=True).stdout
             for line in out.splitlines()[1:]:
                 print("  " + line)
+        if a.other_lib:
+            print("  other lib: %s" % a.other_lib)
         print("load average at the end: %s" % load())
     return 0
 

@@ -56,3 +56,12 @@ $(BUILD)/bench/frame_cost: bench/frame_cost.c bench/bench_median.h $(TRACE_SRC) 
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
+
+# clock_cost: what one read of the hooks' clock costs (rdtsc, fenced forms,
+# clock_gettime): two of them are in every hooked call.
+BENCH_BINS += $(BUILD)/bench/clock_cost
+bench-bins: $(BUILD)/bench/clock_cost
+$(BUILD)/bench/clock_cost: bench/clock_cost.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $<

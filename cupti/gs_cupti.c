@@ -865,6 +865,7 @@ static void start_impl(void)
         CUPTI_CALL(C.cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RUNTIME_API, g_corr_cbids[i]));
     if (C.cuptiActivityFlushPeriod)
         CUPTI_CALL(C.cuptiActivityFlushPeriod(GS_CUPTI_FLUSH_PERIOD_MS));
+    gs_sink_started(); /* tick and drain from the program's descriptor table */
     atomic_store(&g_state, ST_ON);
     atexit(at_exit_flush);
 }

@@ -89,6 +89,15 @@ void gs_out_fail(const char *what, int err);
 int gs_out_alive(void);
 /* 1 when the trace file is held in a descriptor table of its own. */
 int gs_out_private(void);
+/* The calling collector thread leaves the program's descriptor table: it
+ * gets a copy (unshare(CLONE_FILES)) and closes every descriptor in it, so
+ * it holds no file of the program's. 0, or -1 (still in the program's). */
+int gs_out_leave_table(void);
+/* 1 when the calling thread has left the program's descriptor table. */
+int gs_out_own_table(void);
+/* A thread of the program's table prints a warning a thread in a table of
+ * its own could not (no pidfd_getfd); nothing from a thread of its own. */
+void gs_out_say_pending(void);
 /* Run fn(arg) where the trace file lives (output lock held): on the file
  * thread, in its own descriptor table, while the caller waits (at most the
  * gs_out_limit_wait bound); inline when there is no file thread. Files the
@@ -118,6 +127,10 @@ int gs_writer_init(void);
 int gs_writer_start(void);
 void gs_writer_stop(void);
 void gs_writer_after_fork_child(void);
+/* A GPU source started (its tick and drain call a library that may use the
+ * program's descriptors): the writer runs in the program's descriptor table
+ * from now on. Call from a thread of the program's table. */
+void gs_writer_share_table(void);
 void gs_out_lock(void);
 /* Lock with a bounded wait; 0 when not taken (held too long or by us). */
 int gs_out_trylock_for(unsigned ms);

@@ -23,7 +23,11 @@
  * each write the descriptor is checked to still be the trace file (device
  * and inode) and the file is reopened when it is not. When neither is
  * possible (no 900 under the limit), tracing stops: the collector never
- * holds a low descriptor.
+ * holds a low descriptor. The writer thread leaves the program's table the
+ * same way (gs_out_leave_table) while no GPU source runs; a warning made on
+ * a thread of its own table is written through a copy of the program's
+ * descriptor 2 taken for that write (pidfd_getfd), or kept for the next
+ * thread of the program's table that posts to the file thread.
  *
  * Must never: be called from a hook's hot path; print more than one line per
  * kind of problem per run; let a failure reach the program (errno is the
@@ -67,12 +71,16 @@ static dev_t g_dev;              /* the trace file's identity */
 static ino_t g_ino;
 static _Atomic int g_busy_fd = -1; /* shared-table descriptor a write is using */
 static unsigned g_wait_ms;       /* bound on each write (exit paths), 0 = none */
-static char g_pending[PATH_MAX + 256]; /* a warning made on the file thread */
+static char g_pending[PATH_MAX + 256]; /* a warning made where descriptor 2 is not */
+static _Atomic int g_pending_state;    /* 0 empty, 1 being filled or printed, 2 full */
 static __thread int t_in_ft GS_TLS_IE; /* this is the file thread */
+static __thread int t_own GS_TLS_IE;   /* this thread left the program's table */
 
 static dev_t g_err_dev; /* what descriptor 2 was when this image started */
 static ino_t g_err_ino;
 static int g_err_known;
+
+static void close_all_private(void);
 
 int gs_out_warn_init(void)
 {
@@ -118,14 +126,90 @@ uint64_t gs_out_size(void)
 /* RATIONALE: a program that closed its stderr may have a file of its own
  * at number 2 now (daemons do): a warning goes to descriptor 2 only while
  * it is still the file it was when this image started. */
-void gs_out_say(const char *msg, size_t n)
+static void say_on(int fd, const char *msg, size_t n)
 {
     struct stat st;
-    if (!g_err_known || syscall(SYS_fstat, 2, &st) != 0 || st.st_dev != g_err_dev ||
+    if (!g_err_known || syscall(SYS_fstat, fd, &st) != 0 || st.st_dev != g_err_dev ||
         st.st_ino != g_err_ino)
         return;
-    ssize_t w = write(2, msg, n);
+    long w = syscall(SYS_write, fd, msg, n);
     (void)w;
+}
+
+/* Keep msg for the next thread of the program's table that posts to the
+ * file thread (gs_out_run), or that exits: the first one kept wins. */
+static void keep_pending(const char *msg, size_t n)
+{
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&g_pending_state, &expect, 1))
+        return;
+    if (n >= sizeof g_pending)
+        n = sizeof g_pending - 1;
+    memcpy(g_pending, msg, n);
+    g_pending[n] = 0;
+    atomic_store(&g_pending_state, 2);
+}
+
+/* Print a kept warning; the caller is a thread of the program's table. */
+static void say_pending(void)
+{
+    int expect = 2;
+    if (atomic_load(&g_pending_state) != 2 ||
+        !atomic_compare_exchange_strong(&g_pending_state, &expect, 1))
+        return;
+    say_on(2, g_pending, strlen(g_pending));
+    atomic_store(&g_pending_state, 0);
+}
+
+/* RATIONALE: a thread in a table of its own (the file thread, the writer
+ * when no GPU source runs) has no descriptor 2. It borrows the program's
+ * for one write: pidfd_getfd copies descriptor 2 of the process's table into
+ * its own (a thread of the same process needs no ptrace permission) and the
+ * copy is closed at once, so no file of the program is held past the write.
+ * Where pidfd_getfd is missing or refused, the line waits for a thread of
+ * the program's table (keep_pending). */
+static void say_from_own_table(const char *msg, size_t n)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+    long pfd = syscall(SYS_pidfd_open, (pid_t)syscall(SYS_getpid), 0);
+    long fd = pfd >= 0 ? syscall(SYS_pidfd_getfd, (int)pfd, 2, 0) : -1;
+    if (pfd >= 0)
+        syscall(SYS_close, (int)pfd);
+    if (fd >= 0) {
+        say_on((int)fd, msg, n);
+        syscall(SYS_close, (int)fd);
+        return;
+    }
+#endif
+    keep_pending(msg, n);
+}
+
+void gs_out_say(const char *msg, size_t n)
+{
+    if (t_own)
+        say_from_own_table(msg, n);
+    else
+        say_on(2, msg, n);
+}
+
+int gs_out_leave_table(void)
+{
+    if (syscall(SYS_unshare, CLONE_FILES) != 0)
+        return -1;
+    t_own = 1;
+    close_all_private();
+    return 0;
+}
+
+int gs_out_own_table(void)
+{
+    return t_own;
+}
+
+void gs_out_say_pending(void)
+{
+    if (!t_own)
+        say_pending();
 }
 
 /* 1 when another process of the run printed a warning of this kind: a
@@ -158,11 +242,6 @@ void gs_out_warn(unsigned kind, const char *what, const char *path, int err)
                      path, es ? ": " : "", es ? es : "");
     if (n <= 0)
         return;
-    if (t_in_ft) {
-        /* the file thread's table has no stderr: its poster prints it */
-        snprintf(g_pending, sizeof g_pending, "%s", msg);
-        return;
-    }
     gs_out_say(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
@@ -517,8 +596,7 @@ static void *file_thread(void *arg)
     gs_t_depth = 1;
     t_in_ft = 1;
     int state = 3;
-    if (syscall(SYS_unshare, CLONE_FILES) == 0) {
-        close_all_private();
+    if (gs_out_leave_table() == 0) {
         int fd = reopen_trace();
         if (fd >= 0) {
             g_priv_fd = fd;
@@ -627,10 +705,7 @@ void gs_out_run(void (*fn)(void *), void *arg)
         g_dead = 1;
         return;
     }
-    if (g_pending[0]) {
-        gs_out_say(g_pending, strlen(g_pending));
-        g_pending[0] = 0;
-    }
+    gs_out_say_pending();
 }
 
 /* ---- opening -------------------------------------------------------------------------- */

@@ -137,6 +137,11 @@ void gs_sink_put(const gs_event *ev)
     gs_put_event(0, ev);
 }
 
+void gs_sink_started(void)
+{
+    gs_writer_share_table();
+}
+
 void gs_sink_wake(void)
 {
     gs_writer_poke();

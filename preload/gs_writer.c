@@ -7,7 +7,8 @@
  * encoding them into raw frames (TID before each thread's run, STRING before
  * a string's first use in the file), THREAD / FAULTS / DROPS records,
  * compressing (zstd) and writing one frame per write(), and the writer
- * thread that does all this every GPUSTARVE_FLUSH_MS or when poked.
+ * thread that does all this every GPUSTARVE_FLUSH_MS or when poked, in a
+ * descriptor table of its own until a GPU source starts.
  *
  * Must never: run with the nesting guard clear, call a hooked function,
  * wait on a producer, or write a frame except whole and under the lock.
@@ -17,6 +18,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -39,6 +41,11 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_owner; /* tid holding g_lock, 0 when none */
 static _Atomic uint32_t g_wake;
 static _Atomic int g_stop;
+/* Where the writer thread runs (docs/collector-safety.md): 0 not chosen
+ * yet, 1 in a descriptor table of its own, 2 in the program's (a GPU source
+ * started, or the trace file is in the program's table). */
+static _Atomic int g_table;
+static _Atomic uint32_t g_gen; /* a writer started under an older generation ends */
 static int g_final; /* the EXIT record is written: write nothing more */
 
 static uint8_t *g_raw;
@@ -552,7 +559,10 @@ void gs_drain_locked(int final)
         gs_t_depth = depth;
         return;
     }
-    gs_sources_drain(final);
+    /* a source's drain calls its library, which belongs in the program's
+     * table; a writer in its own runs only while no source has started */
+    if (!gs_out_own_table())
+        gs_sources_drain(final);
     uint64_t base;
     uint64_t dropped = count_dropped(n, &base);
     if (gs_out_alive() && (final || dropped != g_rep_dropped || g_lost != g_rep_lost)) {
@@ -610,11 +620,40 @@ void gs_writer_poke(void)
     syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* Wake every writer thread (one that must end, and its successor). */
+static void poke_all(void)
+{
+    atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
+    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* RATIONALE: once a second thread shares the program's descriptor table,
+ * the kernel takes and drops a reference on the file of every I/O call the
+ * program makes (about 55 ns per call here, docs/performance.md): a
+ * single-threaded program (a DataLoader worker) paid that for our writer.
+ * The writer needs the program's table only for a GPU source's calls (the
+ * CUDA driver's descriptors are there), so it leaves the table until a
+ * source starts, when a thread of the program starts a successor in it
+ * (gs_writer_share_table). It needs the file thread for every write, so it
+ * stays when the trace file is in the program's table (unshare refused). */
+static void choose_table(void)
+{
+    int expect = 0;
+    if (gs_out_private() && atomic_compare_exchange_strong(&g_table, &expect, 1) &&
+        gs_out_leave_table() != 0) {
+        expect = 1;
+        atomic_compare_exchange_strong(&g_table, &expect, 2);
+    }
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
     gs_t_depth = 1;
+    const uint32_t gen = atomic_load(&g_gen);
     prctl(PR_SET_NAME, "gpustarve", 0, 0, 0);
+    choose_table();
+    const int own = gs_out_own_table();
     unsigned ms = gs_cfg.flush_ms;
     /* RATIONALE: a first calibration segment a few ms after start, so that
      * the records of a process that dies before its first flush can still
@@ -626,13 +665,14 @@ static void *writer_main(void *arg)
     gs_live_calib(&g_cal);
     gs_live_prepare_locked();
     gs_out_unlock();
-    while (!atomic_load(&g_stop)) {
+    while (!atomic_load(&g_stop) && atomic_load(&g_gen) == gen) {
         uint32_t seen = atomic_load_explicit(&g_wake, memory_order_acquire);
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
         syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
-        if (atomic_load(&g_stop))
+        if (atomic_load(&g_stop) || atomic_load(&g_gen) != gen)
             break;
-        gs_sources_tick(); /* CUPTI calls: before the lock, never under it */
+        if (!own)
+            gs_sources_tick(); /* CUPTI calls: before the lock, never under it */
         gs_out_lock();
         if (!g_final) {
             gs_drain_locked(0);
@@ -640,7 +680,19 @@ static void *writer_main(void *arg)
         }
         gs_out_unlock();
     }
+    if (atomic_load(&g_gen) != gen)
+        gs_writer_poke(); /* a wake-up this writer took was its successor's */
     return NULL;
+}
+
+void gs_writer_share_table(void)
+{
+    if (gs_out_own_table() || atomic_exchange(&g_table, 2) != 1 || atomic_load(&g_stop))
+        return; /* already there, not chosen yet (it will stay), or not from the program */
+    atomic_fetch_add(&g_gen, 1);
+    if (gs_thread_start(writer_main) != 0)
+        atomic_fetch_sub(&g_gen, 1); /* the one in its own table goes on */
+    poke_all();
 }
 
 int gs_thread_start(void *(*fn)(void *))
@@ -668,13 +720,14 @@ int gs_writer_start(void)
 void gs_writer_stop(void)
 {
     atomic_store(&g_stop, 1);
-    gs_writer_poke();
+    poke_all();
 }
 
 void gs_writer_after_fork_child(void)
 {
     pthread_mutex_init(&g_lock, NULL);
     atomic_store(&g_owner, 0);
+    atomic_store(&g_table, 0); /* the child's writer chooses again */
     gs_encoder_reset(&g_enc);
     g_enc_tid = 0;
     g_frame_events = 0;

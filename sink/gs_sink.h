@@ -96,6 +96,12 @@ const char *gs_sink_string(uint32_t id, uint32_t *len);
  * (0: none); the CUDA hooks put it in their records. */
 void gs_sink_set_corr(uint32_t corr);
 
+/* The source has started (call from the thread that started it, one of
+ * the program's): from now on tick and drain run on a writer thread in the
+ * program's descriptor table, where its library's descriptors are. Before
+ * this, a writer in a table of its own calls neither. */
+void gs_sink_started(void);
+
 /* From drain only: put one device event (tid 0) into the pending frame. */
 void gs_sink_put(const gs_event *ev);
 /* Wake the writer thread (it calls tick, then drain). */

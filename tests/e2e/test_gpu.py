@@ -9,15 +9,20 @@
   record, and a run that goes on with the hooks only;
 - nothing dropped at default settings;
 - a program started with LD_PRELOAD alone (no CUDA_INJECTION64_PATH) still
-  gets CUPTI, started at its first CUDA call.
+  gets CUPTI, started at its first CUDA call;
+- once CUPTI runs, the writer is in the program's descriptor table and
+  writes GPU records while the program runs (a SIGKILL keeps them).
 """
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
 
+import gstest
 from conftest import BUILD, CLI, LIB, clean_env, dump, report_json, run_plain, run_traced
 
 SIM = os.path.join(BUILD, "simcuda")
@@ -384,6 +389,67 @@ def test_driver_api_pinning(tmp_path, mode, how):
     assert j["host_copy_kinds"]["matched"] == 5  # 4 batches and the final header read back
     assert j["host_copy_kinds"]["pageable_by_hooks_pinned_by_cupti"] == 0
     assert j["share"]["idle_pageable_copy"] == 0
+
+
+def _gpustarve_threads_hold(pid, fd):
+    """Whether every thread of pid named gpustarve (the writer) sees fd,
+    a descriptor of the program's table; None when there is none."""
+    seen = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() != "gpustarve":
+                    continue
+            seen.append(str(fd) in os.listdir("/proc/%d/task/%s/fd" % (pid, tid)))
+        except OSError:
+            continue  # the thread ended
+    return all(seen) if seen else None
+
+
+def test_gpu_records_are_written_while_the_program_runs(sim, tmp_path):
+    """Once CUPTI runs, the writer thread is in the program's descriptor
+    table (docs/collector-safety.md: it sees the program's descriptors) and
+    decodes CUPTI's buffers into the file while the program runs: kernels
+    are in the trace before the program ends, and a SIGKILL keeps them."""
+    r, w = os.pipe()  # a descriptor the program holds all along
+    run_dir = tmp_path / "run"
+    env = sim_env(SIMCUDA_KERNEL_US="train_step_kernel=1000")
+    if gstest.SAN_LIB:
+        env["GPUSTARVE_LIB"] = gstest.SAN_LIB
+        env["LD_PRELOAD"] = gstest.SAN_RUNTIME
+    p = subprocess.Popen([CLI, "run", "-o", str(run_dir), "--", os.path.join(SIM, "sim_step"),
+                          "--steps", "10000000"], env=env, pass_fds=(w,),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=gstest.default_signals)
+    os.close(w)
+    os.close(r)
+    pid, kernels, shared = None, 0, None
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and p.poll() is None:
+            names = [f for f in os.listdir(run_dir) if f.endswith(".gst")] \
+                if run_dir.exists() else []
+            if names and pid is None:
+                pid = int(names[0][:-len(".gst")].rsplit("-", 1)[1])
+            if pid is not None:
+                recs, _, _ = dump(run_dir, check=False)
+                kernels = len(of(recs, "gpu_kernel", name="train_step_kernel"))
+                shared = _gpustarve_threads_hold(pid, w)
+                if kernels and shared:
+                    break
+            time.sleep(0.05)
+        assert pid is not None and p.poll() is None, p.stderr.read().decode() if p.poll() else ""
+        assert kernels > 0, "no kernel reached the trace while the program ran"
+        assert shared, "the writer does not see the program's descriptors"
+        os.kill(pid, signal.SIGKILL)
+        p.wait(timeout=300)
+    finally:
+        if p.poll() is None:
+            if pid is not None:
+                os.kill(pid, signal.SIGKILL)
+            p.wait(timeout=300)
+    recs, _, _ = dump(run_dir, check=False)
+    assert len(of(recs, "gpu_kernel", name="train_step_kernel")) >= kernels
 
 
 def test_cupti_witness_wins_where_no_hook_sees_the_pinning(tmp_path):

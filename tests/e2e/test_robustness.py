@@ -3,11 +3,13 @@ flushed, a full disk or an unwritable directory leave output and exit code
 unchanged with at most one warning line; damaged traces give clear errors."""
 import json
 import os
+import select
 import shutil
 import signal
 import struct
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -384,6 +386,152 @@ def test_child_that_closes_everything_and_execs(built, tmp_path, table):
     assert {r["pid"] for r in reads} >= {procs[0]["pid"]}
     assert sum(max(r["ret"], 0) for r in reads if r["pid"] == procs[0]["pid"]) >= 2 * 5000
     assert len([r for r in recs if r["kind"] == "exit"]) >= 2
+
+
+def _collector_tables(pid):
+    """{tid: descriptor numbers} of the process's threads named gpustarve
+    (the writer), and the numbers of its main thread's table."""
+    writers = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                comm = f.read().strip()
+            fds = {int(x) for x in os.listdir("/proc/%d/task/%s/fd" % (pid, tid))}
+        except OSError:
+            continue  # the thread ended
+        if comm == "gpustarve":
+            writers[int(tid)] = fds
+    return writers, {int(x) for x in os.listdir("/proc/%d/fd" % pid)}
+
+
+def _wait_writer_in_own_table(pid, fd, deadline_s=60):
+    """Wait until the writer thread of pid holds no copy of fd while the
+    program's table still has it (the writer left the program's table)."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        writers, program = _collector_tables(pid)
+        if writers and fd in program and all(fd not in w for w in writers.values()):
+            return writers
+        time.sleep(0.01)
+    raise AssertionError("the writer never left the program's descriptor table: %r"
+                         % (_collector_tables(pid),))
+
+
+PIPE_EOF = r"""
+import os, sys
+w = int(sys.argv[1])
+sys.stdin.readline()          # the parent saw the writer thread in a table of its own
+os.close(w)
+print("closed", flush=True)
+sys.stdin.readline()          # the parent saw end-of-file (or gave up)
+print("done")
+"""
+
+
+def test_pipe_end_closed_by_the_program_reaches_eof(built, tmp_path):
+    """A single-threaded traced program closes its end of a pipe and keeps
+    running: the reader sees end-of-file at once, as untraced. The writer
+    thread left the program's descriptor table (docs/collector-safety.md)
+    and closed its copy of every descriptor, so no collector thread keeps
+    the pipe open."""
+    r, w = os.pipe()
+    env = clean_env(LD_PRELOAD=PRELOAD, GPUSTARVE_DIR=str(tmp_path / "run"))
+    p = subprocess.Popen([PY, "-c", PIPE_EOF, str(w)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, pass_fds=(w,), env=env,
+                         preexec_fn=gstest.default_signals)
+    os.close(w)
+    try:
+        writers = _wait_writer_in_own_table(p.pid, w)
+        assert all(fds <= {0, 1, 2} for fds in writers.values()), writers
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        assert p.stdout.readline() == b"closed\n"
+        ready, _, _ = select.select([r], [], [], 60)
+        assert ready, "no end-of-file within 60 s of the program closing its end"
+        assert os.read(r, 1) == b""
+        assert p.poll() is None  # end-of-file came while the program ran on
+        out, _ = p.communicate(b"end\n", timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(r)
+    assert p.returncode == 0 and out == b"done\n"
+    recs, _, code = dump(tmp_path / "run")
+    assert code == 0
+    assert [r["kind"] for r in recs if r["kind"] == "exit"] == ["exit"]
+
+
+FD_TABLE = r"""
+import ctypes, errno, os, stat, sys, time
+data, traced = sys.argv[1], sys.argv[2] == "traced"
+libc = ctypes.CDLL(None, use_errno=True)
+def writer_fds():
+    for t in os.listdir("/proc/self/task"):
+        with open("/proc/self/task/%s/comm" % t) as f:
+            if f.read().strip() == "gpustarve":
+                return sorted(int(x) for x in os.listdir("/proc/self/task/%s/fd" % t))
+    return None
+if traced and sys.argv[3] == "own":
+    deadline = time.monotonic() + 60
+    while writer_fds() != [] and time.monotonic() < deadline:  # the writer left our table
+        time.sleep(0.01)
+    print("writer", writer_fds(), file=sys.stderr)
+run_dir = os.environ.get("GPUSTARVE_DIR")
+def table():
+    out = []
+    for n in sorted(int(x) for x in os.listdir("/proc/self/fd")):
+        try:
+            st = os.fstat(n)
+            if run_dir and os.readlink("/proc/self/fd/%d" % n).startswith(run_dir + "/"):
+                continue  # the trace file, where unshare is refused (900 and above)
+        except OSError:
+            continue  # the listing's own descriptor
+        out.append((n, stat.S_IFMT(st.st_mode), st.st_ino if stat.S_ISREG(st.st_mode) else 0))
+    return out
+def err(f, *a):
+    try:
+        return f(*a)
+    except OSError as e:
+        return errno.errorcode[e.errno]
+a = os.open(data, os.O_RDONLY)
+print("open", a, "dup2", os.dup2(a, 100), os.dup2(a, 5), os.dup(a))
+print("table", table())
+print("dup2 high", err(os.dup2, a, 900), err(os.dup2, a, 901), "close", err(os.close, 950),
+      err(os.dup, 951), err(os.close, 900))
+print("close_range", libc.close_range(3, ctypes.c_uint(~0 & 0xffffffff), 0), ctypes.get_errno())
+print("after", table())
+fds = [os.open(data, os.O_RDONLY) for _ in range(10)]
+print("reopened", fds, [len(os.pread(f, 4096, 0)) for f in fds])
+r, w = os.pipe()
+print("pipe", r, w, "table", table())
+"""
+
+
+@pytest.mark.parametrize("table", ["own", "shared"])
+def test_descriptor_table_as_untraced(built, tmp_path, table):
+    """With the writer thread in a descriptor table of its own (or, where
+    unshare is refused, the trace file in the program's table at 900 and
+    above), the program's open, dup, dup2 onto low and high numbers,
+    close_range over everything and the numbers it gets afterwards are the
+    same as untraced, call for call."""
+    data = tmp_path / "blob"
+    data.write_bytes(os.urandom(8192))
+    wrap = []
+    if table == "shared":
+        wrap = [os.path.join(gstest.BUILD, "tests", "hooks", "hk_noshare")]
+        gstest.require(wrap[0])
+    plain = run_plain(wrap + [PY, "-c", FD_TABLE, str(data), "plain", table])
+    traced = run_traced(wrap + [PY, "-c", FD_TABLE, str(data), "traced", table], tmp_path / "run")
+    assert plain.returncode == 0, plain.stderr.decode()
+    assert traced.returncode == 0, traced.stderr.decode()
+    assert traced.stdout == plain.stdout
+    assert b"close_range 0 0" in plain.stdout and b"reopened [3, 4, 5," in plain.stdout
+    if table == "own":
+        assert b"writer []" in traced.stderr, traced.stderr.decode()
+    recs, _, code = dump(tmp_path / "run")
+    assert code == 0
+    assert any(r["kind"] == "exit" for r in recs)
 
 
 # ---- nothing lost when a process dies (docs/collector-safety.md) ---------------------
