@@ -47,6 +47,14 @@ typedef struct kframe {
     uint64_t addr; /* as recorded, first process seen */
 } kframe;
 
+/* What one stack of a process adds to the sites: kept by a shard (one
+ * file read on another thread) until an_cs_merge adds it in file order. */
+typedef struct contrib {
+    uint32_t n;
+    kframe *f;
+    acc a[AN_CS_NFIND];
+} contrib;
+
 typedef struct gsite {
     uint32_t n, hash;
     kframe *f;
@@ -81,6 +89,10 @@ struct an_cs {
     size_t nsites[AN_CS_NFIND], capsites[AN_CS_NFIND];
     an_cs_find find[AN_CS_NFIND];
     char note[256];
+    /* a shard (an_cs_shard): proc_end keeps the process's stacks here */
+    int shard;
+    contrib *contribs;
+    size_t ncontribs, capcontribs;
 };
 
 static const char *const k_names[AN_CS_NFIND] = {"small_reads", "metadata", "pageable_copy",
@@ -124,6 +136,9 @@ void an_cs_free(an_cs *cs)
     free(cs->maps);
     free(cs->perf);
     free(cs->acc_ids);
+    for (size_t i = 0; i < cs->ncontribs; i++)
+        free(cs->contribs[i].f);
+    free(cs->contribs);
     an_index_free(&cs->acc_ix);
     an_index_free(&cs->mod_ix);
     for (int k = 0; k < AN_CS_NFIND; k++) {
@@ -498,6 +513,95 @@ static kframe key_frame(an_cs *cs, uint64_t addr)
     return kf;
 }
 
+/* A shard keeps stack ai's frames and accumulators for an_cs_merge. */
+static void keep_contrib(an_cs *cs, const kframe *kf, uint32_t n, uint32_t ai)
+{
+    if (cs->ncontribs == cs->capcontribs) {
+        size_t nc = cs->capcontribs ? 2 * cs->capcontribs : 64;
+        contrib *c = realloc(cs->contribs, nc * sizeof *c);
+        if (!c)
+            return;
+        cs->contribs = c;
+        cs->capcontribs = nc;
+    }
+    contrib *c = &cs->contribs[cs->ncontribs];
+    c->f = malloc(n * sizeof *kf);
+    if (!c->f)
+        return;
+    memcpy(c->f, kf, n * sizeof *kf);
+    c->n = n;
+    for (int k = 0; k < AN_CS_NFIND; k++)
+        c->a[k] = cs->accs[k][ai];
+    cs->ncontribs++;
+}
+
+/* The sites of one process: each stack's accumulators added to the site of
+ * its frames (cs->proc_seq names the process). */
+static void add_stack(an_cs *cs, const kframe *kf, uint32_t n, const acc *const *a)
+{
+    for (int k = 0; k < AN_CS_NFIND; k++) {
+        if (!a[k]->samples)
+            continue;
+        gsite *s = site_get(cs, k, kf, n);
+        if (!s)
+            continue;
+        s->a.ns += a[k]->ns;
+        s->a.calls += a[k]->calls;
+        s->a.bytes += a[k]->bytes;
+        s->a.samples += a[k]->samples;
+        if (s->last_proc != cs->proc_seq) {
+            s->last_proc = cs->proc_seq;
+            s->nprocs++;
+        }
+    }
+}
+
+an_cs *an_cs_shard(const an_cs *cs)
+{
+    an_cs *sh = an_cs_new(&cs->o);
+    if (sh)
+        sh->shard = 1;
+    return sh;
+}
+
+void an_cs_merge(an_cs *cs, an_cs *sh)
+{
+    /* its modules, in the order it met them: new ones are appended to cs's
+     * in the order one pass over the files meets them */
+    uint32_t *map = sh->nmods ? malloc(sh->nmods * sizeof *map) : NULL;
+    if (sh->nmods && !map)
+        return;
+    for (size_t i = 0; i < sh->nmods; i++) {
+        const gmod *m = &sh->mods[i];
+        map[i] = mod_get(cs, m->path, m->build_id, m->perf, m->anon);
+    }
+    cs->proc_seq++;
+    if (sh->py_minor && (!cs->py_minor || sh->py_minor < cs->py_minor))
+        cs->py_minor = sh->py_minor;
+    cs->py_with_perf |= sh->py_with_perf;
+    cs->py_without_perf |= sh->py_without_perf;
+    cs->has_stacks |= sh->has_stacks;
+    for (int k = 0; k < AN_CS_NFIND; k++) {
+        an_cs_find *f = &cs->find[k];
+        const an_cs_find *g = &sh->find[k];
+        f->calls += g->calls;
+        f->time_ns += g->time_ns;
+        f->bytes += g->bytes;
+        f->requested += g->requested;
+        f->stacked += g->stacked;
+    }
+    for (size_t i = 0; i < sh->ncontribs; i++) {
+        contrib *c = &sh->contribs[i];
+        for (uint32_t j = 0; j < c->n; j++)
+            c->f[j].mod = map[c->f[j].mod];
+        const acc *a[AN_CS_NFIND];
+        for (int k = 0; k < AN_CS_NFIND; k++)
+            a[k] = &c->a[k];
+        add_stack(cs, c->f, c->n, a);
+    }
+    free(map);
+}
+
 void an_cs_proc_end(an_cs *cs, const gs_reader *r)
 {
     if (cs->proc_python) {
@@ -522,22 +626,31 @@ void an_cs_proc_end(an_cs *cs, const gs_reader *r)
             continue;
         for (size_t i = 0; i < n; i++)
             kf[i] = key_frame(cs, fr[i]);
-        for (int k = 0; k < AN_CS_NFIND; k++) {
-            const acc *a = &cs->accs[k][ai];
-            if (!a->samples)
-                continue;
-            gsite *s = site_get(cs, k, kf, (uint32_t)n);
-            if (!s)
-                continue;
-            s->a.ns += a->ns;
-            s->a.calls += a->calls;
-            s->a.bytes += a->bytes;
-            s->a.samples += a->samples;
-            if (s->last_proc != cs->proc_seq) {
-                s->last_proc = cs->proc_seq;
-                s->nprocs++;
-            }
+        if (cs->shard) {
+            keep_contrib(cs, kf, (uint32_t)n, ai);
+            continue;
         }
+        const acc *a[AN_CS_NFIND];
+        for (int k = 0; k < AN_CS_NFIND; k++)
+            a[k] = &cs->accs[k][ai];
+        add_stack(cs, kf, (uint32_t)n, a);
+    }
+    if (cs->shard) {
+        /* what the merge does not need: the process's maps, perf map and
+         * per-stack accumulators (a shard may wait for earlier files) */
+        free(cs->maps);
+        free(cs->perf);
+        free(cs->acc_ids);
+        cs->maps = NULL;
+        cs->perf = NULL;
+        cs->acc_ids = NULL;
+        cs->nmaps = cs->capmaps = cs->nperf = cs->capperf = 0;
+        for (int k = 0; k < AN_CS_NFIND; k++) {
+            free(cs->accs[k]);
+            cs->accs[k] = NULL;
+        }
+        cs->acc_n = cs->acc_cap = 0;
+        an_index_free(&cs->acc_ix);
     }
 }
 

@@ -13,8 +13,9 @@
  * per-process accumulators are indexed by stack id).
  *
  * Use: an_cs_new; per process an_cs_proc_begin, an_cs_event for each event,
- * an_cs_proc_end (while the reader is open: it holds the stacks); then
- * an_cs_finish once; then read or write the results.
+ * an_cs_proc_end (while the reader is open: it holds the stacks), on the
+ * an_cs or on a shard of it (an_cs_shard, an_cs_merge: processes read on
+ * several threads); then an_cs_finish once; then read or write the results.
  */
 #ifndef AN_CALLSITES_H
 #define AN_CALLSITES_H
@@ -88,6 +89,12 @@ void an_cs_event(an_cs *cs, const gs_reader *r, const gs_event *ev);
  * caller can skip the rest (an_hooks.event_kinds). */
 const unsigned char *an_cs_kinds(void);
 void an_cs_proc_end(an_cs *cs, const gs_reader *r);
+/* Files read on other threads: a shard of cs takes one process (proc_begin,
+ * events, proc_end, on any one thread); an_cs_merge then adds it to cs, the
+ * shards in file order, with the result one an_cs fed every file in that
+ * order makes. The shard is then only to be freed. */
+an_cs *an_cs_shard(const an_cs *cs);
+void an_cs_merge(an_cs *cs, an_cs *shard);
 void an_cs_finish(an_cs *cs);
 
 /* Finding k (enum an_cs_finding); never NULL after an_cs_finish. */

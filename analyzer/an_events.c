@@ -518,7 +518,8 @@ static void on_event(lctx *c, const gs_event *e)
         const unsigned cls = an_gpu_busy(e, (sflags(c, e->str) & SF_COMM) != 0);
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
-        an_kstats_add(&p->kstats, e->str, gs_reader_string(c->r, e->str), e->dur);
+        if (!an_kstats_add_known(&p->kstats, e->str, e->dur))
+            an_kstats_add(&p->kstats, e->str, gs_reader_string(c->r, e->str), e->dur);
         p->gpu_events++;
         return;
     }

@@ -52,6 +52,18 @@ typedef struct an_kstats {
 
 /* Add one kernel of string id (name: its string, NULL when not defined). */
 void an_kstats_add(an_kstats *k, uint32_t id, const char *name, uint64_t dur);
+/* Add one kernel of a string id already added (1), else nothing (0: call
+ * an_kstats_add with its name). RATIONALE: a trace's kernels are mostly a
+ * few names again and again; this skips the name lookup for them. */
+static inline int an_kstats_add_known(an_kstats *k, uint32_t id, uint64_t dur)
+{
+    if (id >= k->nid || !k->by_id[id])
+        return 0;
+    an_kstat *s = &k->v[k->by_id[id] - 1];
+    s->ns += dur;
+    s->count++;
+    return 1;
+}
 /* The n largest by time, into top (pointers into k); returns how many. */
 size_t an_kstats_top(const an_kstats *k, const an_kstat **top, size_t n);
 void an_kstats_free(an_kstats *k);

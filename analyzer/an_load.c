@@ -1,17 +1,23 @@
 /* an_load.c — reading a run: the directory's trace files (trace/'s
  * gs_run_files_list), each decoded batch by batch and handed to the pass
  * (an_events.c) and to a second pass's hooks, progress about every second,
- * and damaged or unreadable files listed in run->skipped with the reason.
+ * and damaged or unreadable files listed in run->skipped with the reason;
+ * the files spread over threads (an_opts.threads), the run the same as one
+ * thread makes.
  *
  * Must never: keep events, or stop at a damaged file (what was readable is
  * used, the rest is listed in run->skipped).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "an_events.h"
 #include "an_model.h"
@@ -104,28 +110,49 @@ static int proc_new(an_run *run, const char *path, const gs_proc_info *pi, an_pr
     return 0;
 }
 
-/* Progress of the whole run, about every second. */
+/* Progress of the whole run, about every second, from whichever thread
+ * reads: the bytes of every file as far as it is read. */
 typedef struct prog {
     const an_opts *o;
-    const an_run *run;
-    uint64_t bytes_before; /* of the files before this one */
+    uint64_t total;
+    _Atomic uint64_t done;
+    pthread_mutex_t lock; /* held while o->progress runs; t_last */
     struct timespec t_last;
 } prog;
 
-static void progress(prog *g, const gs_reader *r)
+static void prog_init(prog *g, const an_opts *o, uint64_t done, uint64_t total)
 {
-    if (!g->o->progress)
+    g->o = o;
+    g->total = total;
+    atomic_init(&g->done, done);
+    pthread_mutex_init(&g->lock, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &g->t_last);
+}
+
+/* add the bytes read since *seen (a file's offset) */
+static void progress(prog *g, uint64_t offset, uint64_t *seen)
+{
+    if (offset > *seen) {
+        atomic_fetch_add_explicit(&g->done, offset - *seen, memory_order_relaxed);
+        *seen = offset;
+    }
+    if (!g->o->progress || pthread_mutex_trylock(&g->lock) != 0)
         return;
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     double since_last = (double)(t.tv_sec - g->t_last.tv_sec) + (t.tv_nsec - g->t_last.tv_nsec) / 1e9;
-    if (since_last < 1.0)
-        return;
-    g->t_last = t;
-    g->o->progress(g->o->progress_ctx, g->bytes_before + gs_reader_offset(r), g->run->bytes);
+    if (since_last >= 1.0) {
+        g->t_last = t;
+        g->o->progress(g->o->progress_ctx, atomic_load_explicit(&g->done, memory_order_relaxed),
+                       g->total);
+    }
+    pthread_mutex_unlock(&g->lock);
 }
 
-int an_run_load_file(an_run *run, const char *path, const an_opts *o)
+/* One file into run (procs, skipped and the totals), with hooks hk whose
+ * context is hctx (NULL hk: none). */
+static int load_file(an_run *run, const char *path, const an_opts *o, const an_hooks *hk,
+                     void *hctx, prog *g)
 {
     gs_reader *r = NULL;
     int err = gs_reader_open(&r, path);
@@ -148,7 +175,10 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
         } else
             damage_reason(why, sizeof why, err, NULL);
         struct stat st;
-        skipped_add(run, path, why, stat(path, &st) == 0 ? (uint64_t)st.st_size : 0, 1);
+        const uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+        skipped_add(run, path, why, size, 1);
+        uint64_t seen = 0;
+        progress(g, size, &seen);
         return 0;
     }
     const gs_proc_info *pi = gs_reader_info(r);
@@ -162,15 +192,13 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
         gs_reader_close(r);
         return -1;
     }
-    prog g = {o, run, run->bytes_done, {0, 0}};
-    clock_gettime(CLOCK_MONOTONIC, &g.t_last);
-    const an_hooks *hk = o->hooks;
+    uint64_t seen = 0;
     if (hk && hk->on_piece &&
         (hk->piece_path ? strcmp(p->path, hk->piece_path) == 0
                         : p->pid == hk->piece_pid && p->exec_seq == hk->piece_exec_seq))
-        an_pass_watch(c, hk->piece_tid, hk->on_piece, hk->ctx);
+        an_pass_watch(c, hk->piece_tid, hk->on_piece, hctx);
     if (hk && hk->on_file)
-        hk->on_file(hk->ctx, p, r);
+        hk->on_file(hctx, p, r);
     const gs_event *ev;
     size_t n;
     int rc;
@@ -179,9 +207,9 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
         if (hk && hk->on_event)
             for (size_t i = 0; i < n; i++)
                 if (!hk->event_kinds || hk->event_kinds[ev[i].kind])
-                    hk->on_event(hk->ctx, p, r, &ev[i]);
+                    hk->on_event(hctx, p, r, &ev[i]);
         an_pass_events(c, ev, n);
-        progress(&g, r);
+        progress(g, gs_reader_offset(r), &seen);
     }
     gs_reader_totals tot;
     gs_reader_get_totals(r, &tot);
@@ -200,7 +228,7 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
     run->abrupt += !p->running && (tot.ended == GS_END_SIGNAL || tot.ended == GS_END_ABRUPT);
     an_pass_finish(c);
     if (hk && hk->on_file_end)
-        hk->on_file_end(hk->ctx, p);
+        hk->on_file_end(hctx, p);
     run->events += p->events;
     if (rc < 0) {
         p->damaged = rc;
@@ -211,16 +239,188 @@ int an_run_load_file(an_run *run, const char *path, const an_opts *o)
                  (unsigned long long)gs_reader_offset(r), (unsigned long long)p->unread);
         skipped_add(run, path, msg, p->unread, 0);
     }
-    run->bytes_done = g.bytes_before + gs_reader_file_size(r);
+    progress(g, gs_reader_file_size(r), &seen);
+    run->bytes_done += gs_reader_file_size(r);
     an_pass_free(c);
     gs_reader_close(r);
     return 0;
+}
+
+int an_run_load_file(an_run *run, const char *path, const an_opts *o)
+{
+    prog g;
+    prog_init(&g, o, run->bytes_done, run->bytes);
+    const int rc = load_file(run, path, o, o->hooks, o->hooks ? o->hooks->ctx : NULL, &g);
+    pthread_mutex_destroy(&g.lock);
+    return rc;
 }
 
 int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen)
 {
     char *const dirs[1] = {(char *)dir};
     return an_run_load_dirs(run, dirs, 1, o, err, errlen);
+}
+
+/* RATIONALE: each thread holds one open file's buffers and pass state (a
+ * few MiB, up to the timeline's window); on a large shared machine the
+ * report need not take every core and that much memory per core. */
+#define AN_THREADS_DEFAULT_MAX 16
+
+int an_default_threads(void)
+{
+    cpu_set_t set;
+    long n;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        n = CPU_COUNT(&set);
+    else
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > AN_THREADS_DEFAULT_MAX)
+        n = AN_THREADS_DEFAULT_MAX;
+    return n > 0 ? (int)n : 1;
+}
+
+/* ---- several threads ------------------------------------------------------------- */
+
+/* RATIONALE: each file is read whole by one thread into a run of its own
+ * (a slot); a finished slot is appended to the run as soon as every file
+ * before it is appended too (under the pool's lock, by whichever thread
+ * finished last), so the run is the one a single thread makes. Files are
+ * taken in file order, so the slots waiting for an earlier file are about
+ * as many as the threads. Memory: a thread holds one open file at a time
+ * (its reader's frame and batch buffers and the pass's state, as with one
+ * thread); what a waiting slot keeps is what the run keeps of its file
+ * anyway, and its call-site shard. */
+typedef struct slot {
+    const char *path;
+    an_run run;
+    void *fctx; /* the hooks' context of this file (file_new), NULL */
+    int failed; /* out of memory */
+    int done;   /* read (under the pool's lock) */
+} slot;
+
+typedef struct pool {
+    slot *slots;
+    size_t n;
+    _Atomic size_t next; /* the next file to take */
+    const an_opts *o;
+    prog *g;
+    pthread_mutex_t lock; /* done, merged, run, rc and the hooks' file_merge */
+    size_t merged;        /* slots appended */
+    an_run *run;
+    int rc;
+} pool;
+
+/* Append slot s's run to run (moves its allocations). */
+static int slot_merge(an_run *run, slot *s)
+{
+    an_run *m = &s->run;
+    if (m->nprocs && run->nprocs + m->nprocs > run->capprocs) {
+        size_t nc = run->capprocs ? run->capprocs * 2 : 16;
+        while (nc < run->nprocs + m->nprocs)
+            nc *= 2;
+        an_proc *n = realloc(run->procs, nc * sizeof *n);
+        if (!n)
+            return -1;
+        run->procs = n;
+        run->capprocs = nc;
+    }
+    if (m->nskipped) {
+        an_skipped *n = realloc(run->skipped, (run->nskipped + m->nskipped) * sizeof *n);
+        if (!n)
+            return -1;
+        run->skipped = n;
+    }
+    if (m->nprocs) /* (memcpy from a NULL array is undefined even for 0 bytes) */
+        memcpy(run->procs + run->nprocs, m->procs, m->nprocs * sizeof *m->procs);
+    run->nprocs += m->nprocs;
+    if (m->nskipped)
+        memcpy(run->skipped + run->nskipped, m->skipped, m->nskipped * sizeof *m->skipped);
+    run->nskipped += m->nskipped;
+    run->events += m->events;
+    run->dropped += m->dropped;
+    run->lost += m->lost;
+    run->recovered += m->recovered;
+    run->abrupt += m->abrupt;
+    run->running += m->running;
+    run->bytes_done += m->bytes_done;
+    free(m->procs);
+    free(m->skipped);
+    memset(m, 0, sizeof *m);
+    return 0;
+}
+
+/* Slot i is read: append it and every read slot after it that can go now. */
+static void slot_done(pool *pl, size_t i)
+{
+    const an_hooks *hk = pl->o->hooks;
+    pthread_mutex_lock(&pl->lock);
+    pl->slots[i].done = 1;
+    while (pl->merged < pl->n && pl->slots[pl->merged].done) {
+        slot *s = &pl->slots[pl->merged++];
+        if (pl->rc == 0 && (s->failed || slot_merge(pl->run, s) < 0))
+            pl->rc = -1;
+        if (hk && s->fctx)
+            hk->file_merge(hk->ctx, s->fctx); /* takes it, merged or not */
+        s->fctx = NULL;
+        an_run_free(&s->run);
+    }
+    pthread_mutex_unlock(&pl->lock);
+}
+
+static void *reader_thread(void *arg)
+{
+    pool *pl = arg;
+    const an_hooks *hk = pl->o->hooks;
+    for (;;) {
+        const size_t i = atomic_fetch_add(&pl->next, 1);
+        if (i >= pl->n)
+            break;
+        slot *s = &pl->slots[i];
+        void *hctx = NULL;
+        if (hk) {
+            s->fctx = hk->file_new(hk->ctx);
+            hctx = s->fctx;
+        }
+        if (load_file(&s->run, s->path, pl->o, hctx ? hk : NULL, hctx, pl->g) < 0)
+            s->failed = 1;
+        slot_done(pl, i);
+    }
+    return NULL;
+}
+
+/* Read paths[0..n) on nthreads threads (the caller's among them) into run. */
+static int load_parallel(an_run *run, char **paths, size_t n, int nthreads, const an_opts *o,
+                         prog *g)
+{
+    pool pl = {0};
+    pl.slots = calloc(n, sizeof *pl.slots);
+    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+    if (!pl.slots || !tids) {
+        free(pl.slots);
+        free(tids);
+        return -1;
+    }
+    pl.n = n;
+    pl.o = o;
+    pl.g = g;
+    pl.run = run;
+    atomic_init(&pl.next, 0);
+    pthread_mutex_init(&pl.lock, NULL);
+    for (size_t i = 0; i < n; i++)
+        pl.slots[i].path = paths[i];
+    int started = 0;
+    for (int t = 1; t < nthreads; t++) {
+        if (pthread_create(&tids[t], NULL, reader_thread, &pl) != 0)
+            break; /* fewer threads: the files are still all read */
+        started++;
+    }
+    reader_thread(&pl);
+    for (int t = 1; t <= started; t++)
+        pthread_join(tids[t], NULL);
+    pthread_mutex_destroy(&pl.lock);
+    free(pl.slots);
+    free(tids);
+    return pl.rc;
 }
 
 int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts *o, char *err,
@@ -261,13 +461,37 @@ int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts
         if (rc == 0)
             run->nfiles += files[d].n;
     }
+    /* every path, in the order one thread reads them */
+    char **paths = rc == 0 ? calloc(run->nfiles ? run->nfiles : 1, sizeof *paths) : NULL;
+    if (rc == 0 && !paths) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    size_t npaths = 0;
     for (size_t d = 0; d < ndirs && rc == 0; d++)
-        for (size_t i = 0; i < files[d].n && rc == 0; i++) {
-            if (an_run_load_file(run, files[d].path[i], o) < 0) {
-                snprintf(err, errlen, "out of memory reading %s", files[d].path[i]);
+        for (size_t i = 0; i < files[d].n; i++)
+            paths[npaths++] = files[d].path[i];
+    const an_hooks *hk = o->hooks;
+    int nthreads = o->threads > 0 ? o->threads : an_default_threads();
+    if (hk && (!hk->file_new || !hk->file_merge || hk->on_piece))
+        nthreads = 1;
+    if ((size_t)nthreads > npaths)
+        nthreads = (int)(npaths ? npaths : 1);
+    prog g;
+    prog_init(&g, o, 0, run->bytes);
+    if (rc == 0 && nthreads > 1) {
+        if (load_parallel(run, paths, npaths, nthreads, o, &g) < 0) {
+            snprintf(err, errlen, "out of memory reading %s", dirs[0]);
+            rc = -1;
+        }
+    } else
+        for (size_t i = 0; i < npaths && rc == 0; i++)
+            if (load_file(run, paths[i], o, hk, hk ? hk->ctx : NULL, &g) < 0) {
+                snprintf(err, errlen, "out of memory reading %s", paths[i]);
                 rc = -1;
             }
-        }
+    pthread_mutex_destroy(&g.lock);
+    free(paths);
     for (size_t d = 0; d < ndirs; d++)
         gs_run_files_free(&files[d]);
     free(files);

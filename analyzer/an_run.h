@@ -180,6 +180,16 @@ typedef struct an_hooks {
     const char *piece_path; /* when set, the image is the file at this path */
     uint64_t piece_pid;
     uint32_t piece_exec_seq, piece_tid;
+    /* Files read on several threads (an_opts.threads): file_new(ctx) makes
+     * the context that one file's on_file, on_event and on_file_end get
+     * (called on the thread reading that file, NULL: out of memory, the
+     * file's hooks are not called); file_merge(ctx, fctx) takes each back
+     * once its file and every file before it are read, one call at a time
+     * (under a lock, on any of the reading threads), in the order one
+     * thread reads the files. Hooks without file_new (and any with
+     * on_piece) make the run read on one thread. */
+    void *(*file_new)(void *ctx);
+    void (*file_merge)(void *ctx, void *fctx);
 } an_hooks;
 
 /* Options of the analysis. */
@@ -191,6 +201,10 @@ typedef struct an_opts {
     double probe_h2d_pinned_GBps;
     double probe_h2d_pageable_GBps;
     uint64_t burst_gap_ns; /* waits/copies closer than this form one arrival */
+    /* threads reading the trace files, one file per thread at a time
+     * (an_load.c); 0 = the CPUs this process may run on, at most 16
+     * (an_default_threads). The result does not depend on it. */
+    int threads;
     /* progress: called about every second with bytes done / total */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
@@ -230,16 +244,21 @@ typedef struct an_run {
  * host) is running now on this host: it still maps its live file. */
 int an_trace_running(const char *trace_path, uint64_t pid, const char *host);
 
-/* Read every *.gst file of dir in one streaming pass. Returns 0, or -1 with
- * a message in err (dir unreadable, no trace files, out of memory). Damaged
- * and unreadable files are listed in run->skipped and the rest is used. */
+/* Read every *.gst file of dir in one streaming pass (the files spread over
+ * o->threads threads; the run is the same as one thread makes). Returns 0,
+ * or -1 with a message in err (dir unreadable, no trace files, out of
+ * memory). Damaged and unreadable files are listed in run->skipped and the
+ * rest is used. */
 int an_run_load(an_run *run, const char *dir, const an_opts *o, char *err, size_t errlen);
 /* The same over several directories (one job's hosts, each with its own
  * run directory) read as one run. */
 int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts *o, char *err,
                      size_t errlen);
-/* Read one file into the run (exposed for tests). */
+/* Read one file into the run, on the calling thread (exposed for tests). */
 int an_run_load_file(an_run *run, const char *path, const an_opts *o);
 void an_run_free(an_run *run);
+/* The threads a load with o->threads == 0 uses: the CPUs this process may
+ * run on (its affinity mask), at least 1, at most 16. */
+int an_default_threads(void);
 
 #endif

@@ -60,6 +60,9 @@ static const char usage_text[] =
     "                      too, to name the call sites of a run traced with\n"
     "                      --stacks on another machine (repeatable)\n"
     "  --no-lines          call sites without file:line (addr2line is not run)\n"
+    "  --threads N         read the trace files on N threads, one file per thread\n"
+    "                      at a time (default: the CPUs this process may run on,\n"
+    "                      at most 16); the report is the same for any N\n"
     "  -q, --quiet         fewer messages on stderr\n"
     "  -v, --verbose       more messages on stderr\n"
     "  -h, --help          show this help\n"
@@ -200,6 +203,30 @@ static void cs_on_file_end(void *ctx, const an_proc *p)
     c->r = NULL;
 }
 
+/* files read on other threads: each one's call sites go to a shard of the
+ * run's, merged back in file order */
+static void *cs_file_new(void *ctx)
+{
+    cs_pass *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->cs = an_cs_shard(((cs_pass *)ctx)->cs);
+    c->r = NULL;
+    if (!c->cs) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void cs_file_merge(void *ctx, void *fctx)
+{
+    cs_pass *c = fctx;
+    an_cs_merge(((cs_pass *)ctx)->cs, c->cs);
+    an_cs_free(c->cs);
+    free(c);
+}
+
 int gs_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -217,12 +244,13 @@ int gs_cmd_report(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {"symbol-path", required_argument, NULL, 'Y'},
         {"no-lines", no_argument, NULL, 'L'},
+        {"threads", required_argument, NULL, 'J'},
         {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "qvh";
     int json = 0, per_step = 0, opt;
     const char *step_re = NULL, *fetch_re = NULL, *probe = NULL, *perfetto = NULL, *html = NULL;
-    long skip = -1, cores = 0;
+    long skip = -1, cores = 0, threads = 0;
     an_cs_opts cso = {0};
     const char *sympaths[64];
     cso.symbol_paths = sympaths;
@@ -251,6 +279,11 @@ int gs_cmd_report(int argc, char **argv)
             sympaths[cso.nsymbol_paths++] = optarg;
             break;
         case 'L': cso.no_lines = 1; break;
+        case 'J':
+            if (gs_cli_long(optarg, 1, 1024, &threads) < 0)
+                return gs_cli_usage_error("report", "--threads needs a number from 1 to 1024, "
+                                                    "not '%s'", optarg);
+            break;
         case 'q': gs_verbosity--; break;
         case 'v': gs_verbosity++; break;
         case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
@@ -301,6 +334,7 @@ int gs_cmd_report(int argc, char **argv)
         return gs_cli_usage_error("report", "bad regular expression '%s'", bad);
     o.skip = (int)skip;
     o.cores = (int)cores;
+    o.threads = (int)threads;
     if (probe && read_probe(probe, &o) < 0) {
         an_opts_free(&o);
         return GS_EXIT_USAGE;
@@ -320,6 +354,8 @@ int gs_cmd_report(int argc, char **argv)
         hk.on_event = cs_on_event;
         hk.event_kinds = an_cs_kinds();
         hk.on_file_end = cs_on_file_end;
+        hk.file_new = cs_file_new;
+        hk.file_merge = cs_file_merge;
         o.hooks = &hk;
     }
     an_run run;

@@ -11,6 +11,11 @@
  * from --events / --steps. Frames hold 1 MiB of raw records, zstd level 3,
  * as the collector writes them. Output depends on the options only.
  *
+ * With RANKS > 1 (a distributed job: 64 ranks x 8 workers is 576 files), the
+ * same for every rank: EVENTS are split between the ranks, rank r's trainer
+ * is pid 1000 + 100 r on host node<r / 8> (8 ranks a node) with its rank,
+ * local rank and world size in its header, its workers forked from it.
+ *
  * Must never: depend on the analyzer.
  */
 #include <errno.h>
@@ -88,7 +93,14 @@ static void str(out *o, uint32_t id, const char *s)
         die("encode string");
 }
 
-static void open_out(out *o, const char *dir, uint64_t pid, uint64_t ppid, int forked)
+/* the job: one rank (-1: no rank in the headers) */
+typedef struct job {
+    int32_t rank, world;
+    char host[32];
+} job;
+
+static void open_out(out *o, const char *dir, uint64_t pid, uint64_t ppid, int forked,
+                     const job *jb)
 {
     memset(o, 0, sizeof *o);
     o->raw = malloc(RAW_CAP + 4096);
@@ -105,16 +117,18 @@ static void open_out(out *o, const char *dir, uint64_t pid, uint64_t ppid, int f
     pi.ppid = ppid;
     pi.mono_ns = 1000 * MS;
     pi.real_ns = 1764430000000000000ull;
-    pi.rank = pi.local_rank = pi.world_size = -1;
+    pi.rank = jb->rank;
+    pi.local_rank = jb->rank < 0 ? -1 : jb->rank % 8;
+    pi.world_size = jb->world;
     pi.flags = forked ? GS_HDR_F_FORKED : 0;
-    pi.host = "benchhost";
+    pi.host = jb->host;
     pi.argc = 4;
     pi.argv = argv;
     pi.argv_len = sizeof argv;
     uint8_t hdr[8192];
     long hl = gs_header_build(hdr, sizeof hdr, &pi);
     char path[4096];
-    snprintf(path, sizeof path, "%s/benchhost-%llu.gst", dir, (unsigned long long)pid);
+    snprintf(path, sizeof path, "%s/%s-%llu.gst", dir, jb->host, (unsigned long long)pid);
     o->f = fopen(path, "wb");
     if (hl < 0 || !o->f || fwrite(hdr, 1, (size_t)hl, o->f) != (size_t)hl)
         die("cannot write a trace file");
@@ -141,45 +155,36 @@ static gs_event mk(unsigned kind, uint32_t tid, uint64_t ts, uint64_t dur)
     return e;
 }
 
-int main(int argc, char **argv)
+/* One rank's trainer (pid0) and workers; returns the events written. */
+static uint64_t gen_rank(const char *dir, uint64_t pid0, const job *jb, uint64_t events,
+                         uint64_t steps, unsigned workers)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: gen_bigtrace OUTDIR EVENTS STEPS WORKERS\n");
-        return 2;
-    }
-    const char *dir = argv[1];
-    const uint64_t events = strtoull(argv[2], NULL, 10), steps = strtoull(argv[3], NULL, 10);
-    const unsigned workers = (unsigned)strtoul(argv[4], NULL, 10);
-    if (!events || !steps || !workers || workers > 64)
-        die("EVENTS, STEPS > 0 and 1 <= WORKERS <= 64");
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        die("cannot create OUTDIR");
     /* events per step: trainer 10 + K kernels, worker 5 + R reads */
     const uint64_t per = events / steps;
     if (per < 20)
-        die("need at least 20 events per step");
+        die("need at least 20 events per step (and rank)");
     const uint64_t K = (per - 15) / 2, R = per - 15 - K;
     const uint64_t step_ns = 100 * MS, wait_ns = 20 * MS;
     const uint64_t t0 = 2000 * MS;
 
     out tr;
-    open_out(&tr, dir, 1000, 1, 0);
+    open_out(&tr, dir, pid0, 1, 0, jb);
     str(&tr, 1, "MainThread");
     str(&tr, 2, "num_workers=4");
     str(&tr, 3, "pin_memory=True");
     str(&tr, 4, "cudaMemcpyAsync");
     str(&tr, 5, "void gemm_kernel<float, 128>(float const*, float*, int)");
     str(&tr, 6, "NVIDIA H200");
-    gs_event e = mk(GS_K_THREAD, 1000, t0 - 5 * MS, 0);
+    gs_event e = mk(GS_K_THREAD, pid0, t0 - 5 * MS, 0);
     e.str = 1;
-    e.aux = 1000;
+    e.aux = pid0;
     ev(&tr, &e);
-    e = mk(GS_K_CONFIG, 1000, t0 - 4 * MS, 0);
+    e = mk(GS_K_CONFIG, pid0, t0 - 4 * MS, 0);
     e.str = 2;
     ev(&tr, &e);
     e.str = 3;
     ev(&tr, &e);
-    e = mk(GS_K_GPU_DEVICE, 1000, t0 - 3 * MS, 0);
+    e = mk(GS_K_GPU_DEVICE, pid0, t0 - 3 * MS, 0);
     e.str = 6;
     e.bytes = 141ull << 30;
     e.aux = 132;
@@ -187,37 +192,37 @@ int main(int argc, char **argv)
     const uint64_t kern_ns = (step_ns - wait_ns - 2 * MS) / K;
     for (uint64_t s = 0; s < steps; s++) {
         const uint64_t a = t0 + s * step_ns, b = a + step_ns;
-        e = mk(GS_K_STEP_BEGIN, 1000, a, 0);
+        e = mk(GS_K_STEP_BEGIN, pid0, a, 0);
         e.aux = s;
         ev(&tr, &e);
         e.kind = GS_K_FETCH_BEGIN;
         ev(&tr, &e);
-        e = mk(GS_K_POLL, 1000, a + 10 * US, wait_ns - 60 * US);
+        e = mk(GS_K_POLL, pid0, a + 10 * US, wait_ns - 60 * US);
         e.fd = 12;
         e.fd_kind = GS_FDK_PIPE;
         e.ret = 1;
         ev(&tr, &e);
-        e = mk(GS_K_READ, 1000, a + wait_ns - 40 * US, 30 * US);
+        e = mk(GS_K_READ, pid0, a + wait_ns - 40 * US, 30 * US);
         e.fd = 12;
         e.fd_kind = GS_FDK_PIPE;
         e.bytes = 4096;
         e.ret = 4096;
         ev(&tr, &e);
-        e = mk(GS_K_FETCH_END, 1000, a + wait_ns, 0);
+        e = mk(GS_K_FETCH_END, pid0, a + wait_ns, 0);
         e.aux = s;
         ev(&tr, &e);
-        e = mk(GS_K_CUDA_MEMCPY, 1000, a + wait_ns + 50 * US, 20 * US);
+        e = mk(GS_K_CUDA_MEMCPY, pid0, a + wait_ns + 50 * US, 20 * US);
         e.str = 4;
         e.bytes = 8 << 20;
         e.aux = gs_pack_host_copy(GS_DIR_HTOD, GS_MEM_PINNED);
         e.stream = 7;
         e.corr = s * 2 + 1;
         ev(&tr, &e);
-        e = mk(GS_K_STEP_END, 1000, b - 10 * US, 0);
+        e = mk(GS_K_STEP_END, pid0, b - 10 * US, 0);
         e.aux = s;
         ev(&tr, &e);
         /* the GPU's records of the step (CUPTI delivers them in buffers) */
-        e = mk(GS_K_GPU_MEMCPY, 1000, a + wait_ns + 60 * US, 2 * MS - 60 * US);
+        e = mk(GS_K_GPU_MEMCPY, pid0, a + wait_ns + 60 * US, 2 * MS - 60 * US);
         e.bytes = 8 << 20;
         e.aux = gs_pack_gpu_copy(GS_DIR_HTOD, GS_MEM_PINNED, GS_MEM_DEVICE);
         e.stream = 7;
@@ -225,7 +230,7 @@ int main(int argc, char **argv)
         ev(&tr, &e);
         uint64_t t = a + wait_ns + 2 * MS;
         for (uint64_t k = 0; k < K; k++) {
-            e = mk(GS_K_GPU_KERNEL, 1000, t, kern_ns - 200 - jitter(kern_ns / 4));
+            e = mk(GS_K_GPU_KERNEL, pid0, t, kern_ns - 200 - jitter(kern_ns / 4));
             e.str = 5;
             e.stream = 7;
             e.corr = s * 1000003 + k;
@@ -233,7 +238,7 @@ int main(int argc, char **argv)
             t += kern_ns;
         }
     }
-    e = mk(GS_K_EXIT, 1000, t0 + steps * step_ns + MS, 0);
+    e = mk(GS_K_EXIT, pid0, t0 + steps * step_ns + MS, 0);
     ev(&tr, &e);
     close_out(&tr);
     uint64_t total = tr.events;
@@ -242,8 +247,8 @@ int main(int argc, char **argv)
      * W steps' time, so the loader just keeps up */
     for (unsigned w = 0; w < workers; w++) {
         out wo;
-        const uint32_t pid = 1001 + w;
-        open_out(&wo, dir, pid, 1000, 1);
+        const uint32_t pid = (uint32_t)pid0 + 1 + w;
+        open_out(&wo, dir, pid, pid0, 1, jb);
         str(&wo, 1, "loader_worker");
         str(&wo, 2, "/data/train/shard-00017.tar");
         e = mk(GS_K_ROLE, pid, t0 - MS, 0);
@@ -291,6 +296,33 @@ int main(int argc, char **argv)
         ev(&wo, &e);
         close_out(&wo);
         total += wo.events;
+    }
+    return total;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: gen_bigtrace OUTDIR EVENTS STEPS WORKERS [RANKS]\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+    const uint64_t events = strtoull(argv[2], NULL, 10), steps = strtoull(argv[3], NULL, 10);
+    const unsigned workers = (unsigned)strtoul(argv[4], NULL, 10);
+    const unsigned ranks = argc == 6 ? (unsigned)strtoul(argv[5], NULL, 10) : 1;
+    if (!events || !steps || !workers || workers > 64 || !ranks || ranks > 4096)
+        die("EVENTS, STEPS > 0, 1 <= WORKERS <= 64 and 1 <= RANKS <= 4096");
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        die("cannot create OUTDIR");
+    uint64_t total = 0;
+    for (unsigned r = 0; r < ranks; r++) {
+        job jb = {-1, -1, "benchhost"};
+        if (ranks > 1) {
+            jb.rank = (int32_t)r;
+            jb.world = (int32_t)ranks;
+            snprintf(jb.host, sizeof jb.host, "node%02u", r / 8);
+        }
+        total += gen_rank(dir, 1000 + 100ull * r, &jb, events / ranks, steps, workers);
     }
     printf("%llu\n", (unsigned long long)total);
     return 0;

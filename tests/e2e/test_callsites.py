@@ -310,3 +310,30 @@ def test_small_reads_are_counted_in_bytes_read_not_asked(tmp_path):
     assert f["requested_bytes"] == 500 * 32768
     p = subprocess.run([CLI, "dump", "--callsites", str(run)], capture_output=True, timeout=120)
     assert "488.3 KiB read (15.6 MiB requested)" in p.stdout.decode(), p.stdout.decode()
+
+
+def test_processes_read_on_threads_merge_as_on_one(prog, tmp_path):
+    """Three traced processes (two at once): `report --threads N` reads each
+    file's call sites on its own thread and merges them in file order, so the
+    sites, their estimates, process counts and first addresses (each process
+    has its own address layout) are those of --threads 1, byte for byte."""
+    d, exe, data = prog
+    run = tmp_path / "run"
+    p = subprocess.run([CLI, "run", "-q", "--stacks", "-o", str(run), "--", "/bin/sh", "-c",
+                        '"$0" "$1" 20; "$0" "$1" 30 & "$0" "$1" 25; wait', str(exe), str(data)],
+                       env=clean_env(), capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    outs = {}
+    for n in (1, 2, 4):
+        for mode in ("--json", "--per-step"):
+            r = subprocess.run([CLI, "report", "--threads", str(n), mode, str(run)],
+                               capture_output=True, timeout=120)
+            assert r.returncode == 0, r.stderr.decode()
+            outs[n, mode] = r.stdout
+    for n in (2, 4):
+        for mode in ("--json", "--per-step"):
+            assert outs[n, mode] == outs[1, mode], (n, mode)
+    f = small_reads(json.loads(outs[1, "--json"])["call_sites"])
+    assert f["calls"] == 200 * (20 + 30 + 25)
+    by_fn = {s["frames"][0]["function"]: s for s in f["sites"]}
+    assert by_fn["read_small_a"]["processes"] == 3

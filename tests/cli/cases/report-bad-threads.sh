@@ -1,0 +1,2 @@
+mkdir d
+gpustarve report --threads 0 d
