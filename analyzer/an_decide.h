@@ -125,7 +125,8 @@ typedef struct an_model_info {
     double ext_groups;       /* or busy groups of other processes, fitted (the third way) */
     double other_load_cores; /* other processes' load measured (machine CPU time less
                               * the run's own), cores; -1 not measured */
-    int load_bound;          /* 1: that load bounds ext_threads and ext_groups from below */
+    int load_bound;          /* 1: that load raised ext_threads or ext_groups above their fit
+                              * to the run-queue delays (it bounds them from below) */
     struct { int workers; double fit_ms, fair_ms, grp_ms; } pred[AN_MODEL_NPRED];
     char sweep[600];         /* the command that would settle what the model cannot */
 } an_model_info;

@@ -38,6 +38,7 @@ typedef struct ctx {
     const an_decide_in *in;
     an_pred_in base; /* the run as measured, workers = current */
     int groups;      /* the other processes' load is groups (ext_groups), not threads */
+    int *raised;     /* set when the measured load raised a fit (an_model_info.load_bound) */
 } ctx;
 
 /* Modelled step with n workers; -1 when the model has no answer. */
@@ -112,7 +113,10 @@ static double at_least_load(const ctx *c, double wt, double fitted)
     const an_decide_in *in = c->in;
     if (in->other_load_cores < 0 || fabs(in->host_cpus - in->cpus) >= 0.5)
         return fitted;
-    return fmax(fitted, fit_ext_load(c, wt, in->other_load_cores));
+    const double load = fit_ext_load(c, wt, in->other_load_cores);
+    if (load > fitted + 1e-3 && c->raised)
+        *c->raised = 1;
+    return fmax(fitted, load);
 }
 
 /* The trainer's weight that makes its run-queue delay against the
@@ -222,7 +226,8 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         b->t_off_ms += t_runq;
     }
     m->other_load_cores = in->other_load_cores;
-    m->load_bound = in->other_load_cores >= 0 && fabs(in->host_cpus - in->cpus) < 0.5;
+    c.raised = &m->load_bound;
+    const int load_usable = in->other_load_cores >= 0 && fabs(in->host_cpus - in->cpus) < 0.5;
     double ext_fair = at_least_load(&c, 1, fit_ext(&c, 1, rho)), ext = 0;
     const double wt = fit_weight(&c, rt, rw, rho, &ext);
     ext = at_least_load(&c, wt, ext);
@@ -255,7 +260,7 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                        handoff, in->w_wall_ms, cur * step);
     }
     char load[160] = "";
-    if (m->load_bound)
+    if (load_usable)
         snprintf(load, sizeof load,
                  " (other processes kept %.2f of them busy over the measured steps: machine CPU "
                  "time less the run's own, measured)",
@@ -267,7 +272,7 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                        "busy thread%s of other processes on the %.4g CPUs%s",
                        100 * rho, m->ext_threads, fabs(m->ext_threads - 1) < 0.05 ? "" : "s",
                        in->cpus, load);
-    else if (m->load_bound && in->other_load_cores >= 0.1)
+    else if (load_usable && in->other_load_cores >= 0.1)
         an_decide_note(out,
                        "other processes kept %.2f of the %.4g CPUs busy over the measured steps "
                        "(machine CPU time less the run's own, measured); the model counts %.1f "
