@@ -177,3 +177,28 @@ def test_numpy_memmap_read_cold_is_page_fault_io(built, tmp_path):
         assert m["page_fault_MBps"] > 0, m
         assert m["page_fault_bytes"] >= m["major_faults"] * 4096 * 0.99, m
         assert parts_make_the_batch(m), m
+
+
+def test_machine_cpu_time_is_summed_over_the_affinity_mask(built, tmp_path):
+    """host_cpu records (format 1.4) sum the per-CPU lines of /proc/stat of
+    the CPUs the process may run on: with its affinity set to one CPU, one
+    CPU's time, growing by about the wall time between samples."""
+    import json
+    from conftest import CLI, run_plain
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs to choose one of")
+    cpu = min(os.sched_getaffinity(0))
+    p = run_traced(["sh", "-c", "sleep 0.5"], tmp_path / "run",
+                   preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    assert p.returncode == 0, p.stderr.decode()
+    d = run_plain([CLI, "dump", "--json", str(tmp_path / "run")])
+    recs = [json.loads(l) for l in d.stdout.decode().splitlines()]
+    host = sorted((r["ts_ns"], r["busy_ns"] + r["idle_ns"], r["cpus"])
+                  for r in recs if r["kind"] == "host_cpu")
+    assert len(host) >= 2 and {h[2] for h in host} == {1}, host
+    pid = [r["pid"] for r in recs if r["kind"] == "process" and r["argv"][0] == "sleep"]
+    mine = sorted((r["ts_ns"], r["busy_ns"] + r["idle_ns"]) for r in recs
+                  if r["kind"] == "host_cpu" and r["pid"] in pid)
+    wall = mine[-1][0] - mine[0][0]
+    # one CPU's ticks (10 ms each) over the span: within 0.1 s of it
+    assert abs((mine[-1][1] - mine[0][1]) - wall) <= 1e8, (mine, wall)
