@@ -304,8 +304,8 @@ static void p2_read_counter_flush(pass2 *x)
     if (!x->pf || x->rbin < 0)
         return;
     const uint64_t t = x->base + (uint64_t)x->rbin * PF_BIN_NS;
-    pf_counter(x, x->pid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
-    pf_counter(x, x->pid, "read MB/s", t + PF_BIN_NS, 0);
+    pf_counter(x, x->tpid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
+    pf_counter(x, x->tpid, "read MB/s", t + PF_BIN_NS, 0);
 }
 
 static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
@@ -315,9 +315,9 @@ static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
         if (bin > x->rbin) {
             if (x->rbin >= 0) {
                 const uint64_t t = x->base + (uint64_t)x->rbin * PF_BIN_NS;
-                pf_counter(x, x->pid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
+                pf_counter(x, x->tpid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
                 if (bin > x->rbin + 1)
-                    pf_counter(x, x->pid, "read MB/s", t + PF_BIN_NS, 0);
+                    pf_counter(x, x->tpid, "read MB/s", t + PF_BIN_NS, 0);
             }
             x->rbin = bin;
             x->rbytes = 0;
@@ -338,6 +338,26 @@ static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
         x->step_bytes[lo - 1] += (double)bytes;
 }
 
+/* The Perfetto pid of a process: its pid on the run's first host; on the
+ * k-th other host, pid + k x PF_PID_HOST_STRIDE, so that processes of two
+ * hosts with the same pid keep tracks of their own. */
+static uint64_t track_pid(const pass2 *x, const an_proc *p)
+{
+    uint64_t k = 0;
+    for (size_t i = 0; p->host && i < x->run->nprocs; i++) {
+        const char *h = x->run->procs[i].host;
+        if (!h || strcmp(h, p->host) == 0)
+            break;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = x->run->procs[j].host && strcmp(x->run->procs[j].host, h) == 0;
+        k += !seen;
+    }
+    if (!k)
+        return p->pid;
+    return p->pid % PF_PID_HOST_STRIDE + (k % PF_MAX_HOSTS) * PF_PID_HOST_STRIDE;
+}
+
 static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
 {
     pass2 *x = ctx;
@@ -348,6 +368,7 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
             x->img = i;
         }
     x->pid = p->pid;
+    x->tpid = track_pid(x, x->p1 ? x->p1 : p);
     if (x->res->callsites && an_cs_has_stacks(x->res->callsites))
         an_cs_proc_begin(x->res->callsites, p->path, gs_reader_info(r)); /* its mappings */
     x->nth = x->nst = x->nrg = 0;
@@ -378,13 +399,18 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
             snprintf(name, sizeof name, "loader worker %ld: %.120s", wi, argv);
         else
             snprintf(name, sizeof name, "%.150s", argv);
-        pf_meta(x, "process_name", p->pid, 0, name);
-        pf_sort(x, p->pid, x->is_trainer ? 0 : x->is_worker ? 10 + wi : 100);
+        if (x->job && x->job->nhosts >= 2 && x->p1->host) {
+            const size_t n = strlen(name);
+            snprintf(name + n, sizeof name - n, " (pid %llu on %.40s)",
+                     (unsigned long long)p->pid, x->p1->host);
+        }
+        pf_meta(x, "process_name", x->tpid, 0, name);
+        pf_sort(x, x->tpid, x->is_trainer ? 0 : x->is_worker ? 10 + wi : 100);
         if (x->is_trainer && x->res->thread) {
             const an_thread *t = x->res->thread;
             char tn[96];
             snprintf(tn, sizeof tn, "%s (training thread)", t->name[0] ? t->name : "thread");
-            pf_meta(x, "thread_name", p->pid, t->tid, tn);
+            pf_meta(x, "thread_name", x->tpid, t->tid, tn);
         }
     }
     x->gbin = -1;
@@ -548,14 +574,14 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
     uint64_t t0 = e->ts, t1 = e->ts + e->dur;
     if (io) {
         leaf_clip(&t->last_end, &t0, t1);
-        pf_slice(x, x->pid, e->tid, t0, t1, gs_kind_name(k), "io");
+        pf_slice(x, x->tpid, e->tid, t0, t1, gs_kind_name(k), "io");
         p2_io_args(x, r, e);
         return;
     }
     if (cuda) {
         leaf_clip(&t->last_end, &t0, t1);
         const char *n = p2_str(r, e->str);
-        pf_slice(x, x->pid, e->tid, t0, t1, n ? n : gs_kind_name(k), "cuda");
+        pf_slice(x, x->tpid, e->tid, t0, t1, n ? n : gs_kind_name(k), "cuda");
         pf_args(x);
         GS_JW_KU64(x->pj, "bytes", e->bytes);
         if (k == GS_K_CUDA_MEMCPY) {
@@ -576,7 +602,7 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         char tn[96];
         const int training = x->is_trainer && x->res->thread && x->res->thread->tid == (uint32_t)e->aux;
         snprintf(tn, sizeof tn, "%s%s", n ? n : "thread", training ? " (training thread)" : "");
-        pf_meta(x, "thread_name", x->pid, (uint32_t)e->aux, tn);
+        pf_meta(x, "thread_name", x->tpid, (uint32_t)e->aux, tn);
         return;
     }
     case GS_K_NVTX_PUSH:
@@ -598,7 +624,7 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
             if (t->nv_stack[i].dom != (uint32_t)e->aux)
                 continue;
             const char *n = p2_str(r, t->nv_stack[i].str);
-            pf_slice(x, x->pid, e->tid, t->nv_stack[i].ts, e->ts, n ? n : "nvtx range", "nvtx");
+            pf_slice(x, x->tpid, e->tid, t->nv_stack[i].ts, e->ts, n ? n : "nvtx range", "nvtx");
             pf_args(x);
             GS_JW_KU64(x->pj, "domain", t->nv_stack[i].dom);
             pf_args_end(x);
@@ -626,7 +652,7 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
             const pf_range g = x->rg[i];
             x->rg[i] = x->rg[--x->nrg];
             for (int be = 0; be < 2; be++) {
-                pf_open(x, be ? 'e' : 'b', x->pid, g.tid);
+                pf_open(x, be ? 'e' : 'b', x->tpid, g.tid);
                 PF_TS(x, "ts", rel(x, be ? e->ts : g.ts));
                 pf_name(x, g.name);
                 GS_JW_KSTR(x->pj, "cat", "nvtx");
@@ -637,15 +663,15 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         }
         return;
     case GS_K_NVTX_MARK:
-        pf_instant(x, x->pid, e->tid, e->ts, p2_str(r, e->str));
+        pf_instant(x, x->tpid, e->tid, e->ts, p2_str(r, e->str));
         return;
     case GS_K_STEP_BEGIN: case GS_K_STEP_END: case GS_K_FETCH_BEGIN: case GS_K_FETCH_END:
         snprintf(buf, sizeof buf, "%s %llu", gs_kind_name(k), (unsigned long long)e->aux);
-        pf_instant(x, x->pid, e->tid, e->ts, buf);
+        pf_instant(x, x->tpid, e->tid, e->ts, buf);
         return;
     case GS_K_EXIT:
         snprintf(buf, sizeof buf, "exit %llu", (unsigned long long)gs_exit_status(e));
-        pf_instant(x, x->pid, e->tid, e->ts, buf);
+        pf_instant(x, x->tpid, e->tid, e->ts, buf);
         return;
     default:
         return;

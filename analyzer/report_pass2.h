@@ -22,6 +22,8 @@
 #define PF_BIN_NS 10000000ull       /* counter bins: 10 ms */
 #define PF_PID_ANALYSIS 999999999ull /* pseudo-process: steps, starvation, counters */
 #define PF_PID_GPU 1000000000ull     /* pseudo-processes: + 1000 x image + device */
+#define PF_PID_HOST_STRIDE 4194304ull /* 2^22, Linux's largest pid + 1: a host's pids */
+#define PF_MAX_HOSTS 238ull          /* hosts below PF_PID_ANALYSIS; more share */
 #define PF_TID_RANK_STEPS 16ull     /* analysis tracks: + rank index, each rank's steps */
 #define PF_MAX_THREADS 4096
 #define PF_MAX_STREAMS 256           /* GPU stream tracks per image; the rest share one */
@@ -97,6 +99,7 @@ typedef struct pass2 {
     size_t img;        /* its index */
     int is_trainer, is_worker;
     uint64_t pid;
+    uint64_t tpid; /* its Perfetto pid (track_pid) */
     pf_thread *th;
     size_t nth, capth;
     long last_th;

@@ -159,6 +159,13 @@ def test_perfetto_puts_the_hosts_on_one_clock(gs, gen, tmp_path):
     for n in range(NSTEPS):
         ts = [e["ts"] for e in ev if e["ph"] == "i" and e["name"] == "step_end %d" % n]
         assert len(ts) == 2 and abs(ts[0] - ts[1]) <= tol_us, (n, ts)
+    # pid 100 on both hosts: two processes of their own, named with their host
+    names = {e["pid"]: e["args"]["name"] for e in ev
+             if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] < 999999999}
+    assert names[100] == "python train.py (pid 100 on n0)", names
+    assert names[100 + (1 << 22)] == "trainer: python train.py (pid 100 on n1)", names
+    ends = {e["pid"] for e in ev if e["ph"] == "i" and e["name"].startswith("step_end")}
+    assert ends == {100, 100 + (1 << 22)}
     # each rank's steps on a track of its own
     tracks = {e["args"]["name"]: e["tid"] for e in ev
               if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == 999999999}
