@@ -338,24 +338,32 @@ static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
         x->step_bytes[lo - 1] += (double)bytes;
 }
 
-/* The Perfetto pid of a process: its pid on the run's first host; on the
+/* Each process's host as a number, in the order the run's files were read
+ * (0: the first host; a process of no host: 0). NULL when out of memory:
+ * every process then counts as the first host's. */
+static uint32_t *host_numbers(const an_run *run)
+{
+    uint32_t *k = calloc(run->nprocs ? run->nprocs : 1, sizeof *k);
+    uint32_t next = 0;
+    for (size_t i = 0; k && i < run->nprocs; i++) {
+        const char *h = run->procs[i].host;
+        size_t j = 0;
+        while (j < i && !(h && run->procs[j].host && strcmp(run->procs[j].host, h) == 0))
+            j++;
+        k[i] = !h ? 0 : j < i ? k[j] : next++;
+    }
+    return k;
+}
+
+/* The Perfetto pid of process img: its pid on the run's first host; on the
  * k-th other host, pid + k x PF_PID_HOST_STRIDE, so that processes of two
  * hosts with the same pid keep tracks of their own. */
-static uint64_t track_pid(const pass2 *x, const an_proc *p)
+static uint64_t track_pid(const pass2 *x, size_t img, uint64_t pid)
 {
-    uint64_t k = 0;
-    for (size_t i = 0; p->host && i < x->run->nprocs; i++) {
-        const char *h = x->run->procs[i].host;
-        if (!h || strcmp(h, p->host) == 0)
-            break;
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = x->run->procs[j].host && strcmp(x->run->procs[j].host, h) == 0;
-        k += !seen;
-    }
+    const uint64_t k = x->hostk && img < x->run->nprocs ? x->hostk[img] : 0;
     if (!k)
-        return p->pid;
-    return p->pid % PF_PID_HOST_STRIDE + (k % PF_MAX_HOSTS) * PF_PID_HOST_STRIDE;
+        return pid;
+    return pid % PF_PID_HOST_STRIDE + (k % PF_MAX_HOSTS) * PF_PID_HOST_STRIDE;
 }
 
 static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
@@ -368,7 +376,7 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
             x->img = i;
         }
     x->pid = p->pid;
-    x->tpid = track_pid(x, x->p1 ? x->p1 : p);
+    x->tpid = track_pid(x, x->p1 ? x->img : (size_t)-1, p->pid);
     if (x->res->callsites && an_cs_has_stacks(x->res->callsites))
         an_cs_proc_begin(x->res->callsites, p->path, gs_reader_info(r)); /* its mappings */
     x->nth = x->nst = x->nrg = 0;
@@ -901,6 +909,7 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     x->run = run;
     x->res = res;
     x->job = job;
+    x->hostk = host_numbers(run);
     x->top_off = an_job_clock_offset(job, run, res->trainer);
     x->base = UINT64_MAX;
     for (size_t i = 0; i < run->nprocs; i++) {
@@ -921,6 +930,7 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
             if (pff)
                 fclose(pff);
             free(x->step_bytes);
+            free(x->hostk);
             free(x);
             return -1;
         }
@@ -1002,6 +1012,7 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     free(x->st);
     free(x->rg);
     free(x->step_bytes);
+    free(x->hostk);
     free(x);
     return rc;
 }

@@ -100,6 +100,7 @@ typedef struct pass2 {
     int is_trainer, is_worker;
     uint64_t pid;
     uint64_t tpid; /* its Perfetto pid (track_pid) */
+    uint32_t *hostk; /* per image of the run: its host's number (host_numbers) */
     pf_thread *th;
     size_t nth, capth;
     long last_th;
