@@ -355,27 +355,21 @@ static inline void accrue(an_tl *tl, uint64_t dt)
     }
 }
 
+/* RATIONALE: the bit of a class or slot is set from its count without a
+ * branch on the count (it goes 0 -> 1 -> 0 for most intervals, which a
+ * branch predictor guesses badly). */
 static inline void set_state(an_tl *tl, uint32_t tag, int d)
 {
     const unsigned cls = tag & 15u, slot = tag >> 4;
     if (cls < AN_NBUSY) {
-        tl->busy_cnt[cls] += (uint32_t)d;
-        if (tl->busy_cnt[cls])
-            tl->busy_mask |= 1u << cls;
-        else
-            tl->busy_mask &= ~(1u << cls);
+        const uint32_t c = tl->busy_cnt[cls] += (uint32_t)d;
+        tl->busy_mask = (tl->busy_mask & ~(1u << cls)) | (uint32_t)(c != 0) << cls;
     } else if (cls == AN_CLS_DW) {
-        tl->dw_cnt[slot] += (uint32_t)d;
-        if (tl->dw_cnt[slot])
-            tl->dw_mask |= 1ull << slot;
-        else
-            tl->dw_mask &= ~(1ull << slot);
+        const uint32_t c = tl->dw_cnt[slot] += (uint32_t)d;
+        tl->dw_mask = (tl->dw_mask & ~(1ull << slot)) | (uint64_t)(c != 0) << slot;
     } else {
-        tl->pg_cnt[slot] += (uint32_t)d;
-        if (tl->pg_cnt[slot])
-            tl->pg_mask |= 1ull << slot;
-        else
-            tl->pg_mask &= ~(1ull << slot);
+        const uint32_t c = tl->pg_cnt[slot] += (uint32_t)d;
+        tl->pg_mask = (tl->pg_mask & ~(1ull << slot)) | (uint64_t)(c != 0) << slot;
     }
 }
 
