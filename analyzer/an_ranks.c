@@ -64,6 +64,20 @@ int32_t an_proc_rank(const an_run *run, const an_proc *p)
     return -1;
 }
 
+int64_t an_job_clock_offset(const an_job *job, const an_run *run, const an_proc *p)
+{
+    if (!job || job->clock_ref < 0 || !p)
+        return 0;
+    const int32_t r = an_proc_rank(run, p);
+    for (size_t k = 0; r >= 0 && k < job->nranks; k++)
+        if (job->ranks[k].ok && job->ranks[k].rank == r)
+            return job->ranks[k].clock_offset_ns;
+    for (size_t k = 0; p->host && k < job->nranks; k++)
+        if (job->ranks[k].ok && job->ranks[k].host && strcmp(job->ranks[k].host, p->host) == 0)
+            return job->ranks[k].clock_offset_ns;
+    return 0;
+}
+
 /* ---- the views -------------------------------------------------------------------- */
 
 static int cmp_i32(const void *a, const void *b)

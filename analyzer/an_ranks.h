@@ -89,4 +89,11 @@ void an_job_align(an_job *job);
  * ancestor's on the same host; -1 when neither has one. */
 int32_t an_proc_rank(const an_run *run, const an_proc *p);
 
+/* What to add to process p's timestamps (its host's CLOCK_MONOTONIC) to put
+ * them on the job's clock: its rank's clock_offset_ns, else (a process of no
+ * rank: the launcher) that of a rank on its host; 0 when neither is known.
+ * Every output that draws several hosts on one time axis goes through this
+ * (docs/report-outputs.md). */
+int64_t an_job_clock_offset(const an_job *job, const an_run *run, const an_proc *p);
+
 #endif

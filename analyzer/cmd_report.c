@@ -415,7 +415,7 @@ int gs_cmd_report(int argc, char **argv)
             free(out);
         }
         if (rc == GS_EXIT_OK && (perfetto || html) &&
-            rep_second_pass(dir, &o, &run, res, perfetto, html) < 0)
+            rep_second_pass(dir, &o, &run, res, &job, perfetto, html) < 0)
             rc = GS_EXIT_FAIL;
     }
     res->callsites = NULL;

@@ -67,8 +67,9 @@ void rep_write_ranks_side_json(gs_jw *w, const struct an_job *job);
 void rep_write_ranks_html(gs_out *o, const struct an_job *job);
 void rep_write_ranks_compare_text(gs_out *o, const struct an_job *a, const struct an_job *b);
 /* Read the files again for --perfetto FILE and/or --html FILE (either may be
- * NULL). Returns 0, or -1 with a message printed. */
+ * NULL), every time on the job's clock (job: its ranks' clock offsets; NULL
+ * when the run has one clock). Returns 0, or -1 with a message printed. */
 int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,
-                    const char *perfetto, const char *html);
+                    const struct an_job *job, const char *perfetto, const char *html);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "an_model.h"
+#include "an_ranks.h"
 #include "cli_util.h"
 #include "gs_format.h"
 #include "gs_trace.h"
@@ -303,8 +304,8 @@ static void p2_read_counter_flush(pass2 *x)
     if (!x->pf || x->rbin < 0)
         return;
     const uint64_t t = x->base + (uint64_t)x->rbin * PF_BIN_NS;
-    pf_counter(x, x->pid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
-    pf_counter(x, x->pid, "read MB/s", t + PF_BIN_NS, 0);
+    pf_counter(x, x->tpid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
+    pf_counter(x, x->tpid, "read MB/s", t + PF_BIN_NS, 0);
 }
 
 static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
@@ -314,9 +315,9 @@ static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
         if (bin > x->rbin) {
             if (x->rbin >= 0) {
                 const uint64_t t = x->base + (uint64_t)x->rbin * PF_BIN_NS;
-                pf_counter(x, x->pid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
+                pf_counter(x, x->tpid, "read MB/s", t, (double)x->rbytes / 1e6 / (PF_BIN_NS / 1e9));
                 if (bin > x->rbin + 1)
-                    pf_counter(x, x->pid, "read MB/s", t + PF_BIN_NS, 0);
+                    pf_counter(x, x->tpid, "read MB/s", t + PF_BIN_NS, 0);
             }
             x->rbin = bin;
             x->rbytes = 0;
@@ -328,13 +329,41 @@ static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
     size_t lo = 0, hi = r->nsteps;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (r->steps[mid].v.t0 <= e->ts)
+        if (jt(x->top_off, r->steps[mid].v.t0) <= e->ts)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo && e->ts < r->steps[lo - 1].v.t1 && x->step_bytes)
+    if (lo && e->ts < jt(x->top_off, r->steps[lo - 1].v.t1) && x->step_bytes)
         x->step_bytes[lo - 1] += (double)bytes;
+}
+
+/* Each process's host as a number, in the order the run's files were read
+ * (0: the first host; a process of no host: 0). NULL when out of memory:
+ * every process then counts as the first host's. */
+static uint32_t *host_numbers(const an_run *run)
+{
+    uint32_t *k = calloc(run->nprocs ? run->nprocs : 1, sizeof *k);
+    uint32_t next = 0;
+    for (size_t i = 0; k && i < run->nprocs; i++) {
+        const char *h = run->procs[i].host;
+        size_t j = 0;
+        while (j < i && !(h && run->procs[j].host && strcmp(run->procs[j].host, h) == 0))
+            j++;
+        k[i] = !h ? 0 : j < i ? k[j] : next++;
+    }
+    return k;
+}
+
+/* The Perfetto pid of process img: its pid on the run's first host; on the
+ * k-th other host, pid + k x PF_PID_HOST_STRIDE, so that processes of two
+ * hosts with the same pid keep tracks of their own. */
+static uint64_t track_pid(const pass2 *x, size_t img, uint64_t pid)
+{
+    const uint64_t k = x->hostk && img < x->run->nprocs ? x->hostk[img] : 0;
+    if (!k)
+        return pid;
+    return pid % PF_PID_HOST_STRIDE + (k % PF_MAX_HOSTS) * PF_PID_HOST_STRIDE;
 }
 
 static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
@@ -347,6 +376,7 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
             x->img = i;
         }
     x->pid = p->pid;
+    x->tpid = track_pid(x, x->p1 ? x->img : (size_t)-1, p->pid);
     if (x->res->callsites && an_cs_has_stacks(x->res->callsites))
         an_cs_proc_begin(x->res->callsites, p->path, gs_reader_info(r)); /* its mappings */
     x->nth = x->nst = x->nrg = 0;
@@ -367,6 +397,7 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
         }
     if (!x->p1) /* cannot happen: the same files in the same order */
         x->p1 = p;
+    x->off = an_job_clock_offset(x->job, x->run, x->p1);
     if (x->pf) {
         char name[200];
         const char *argv = p->argv[0] ? p->argv : p->file;
@@ -376,13 +407,18 @@ static void p2_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
             snprintf(name, sizeof name, "loader worker %ld: %.120s", wi, argv);
         else
             snprintf(name, sizeof name, "%.150s", argv);
-        pf_meta(x, "process_name", p->pid, 0, name);
-        pf_sort(x, p->pid, x->is_trainer ? 0 : x->is_worker ? 10 + wi : 100);
+        if (x->job && x->job->nhosts >= 2 && x->p1->host) {
+            const size_t n = strlen(name);
+            snprintf(name + n, sizeof name - n, " (pid %llu on %.40s)",
+                     (unsigned long long)p->pid, x->p1->host);
+        }
+        pf_meta(x, "process_name", x->tpid, 0, name);
+        pf_sort(x, x->tpid, x->is_trainer ? 0 : x->is_worker ? 10 + wi : 100);
         if (x->is_trainer && x->res->thread) {
             const an_thread *t = x->res->thread;
             char tn[96];
             snprintf(tn, sizeof tn, "%s (training thread)", t->name[0] ? t->name : "thread");
-            pf_meta(x, "thread_name", p->pid, t->tid, tn);
+            pf_meta(x, "thread_name", x->tpid, t->tid, tn);
         }
     }
     x->gbin = -1;
@@ -455,7 +491,7 @@ static unsigned gpu_cls(struct gs_reader *r, const gs_event *e)
 
 static void p2_gpu(pass2 *x, struct gs_reader *r, const gs_event *e)
 {
-    uint64_t t0 = e->ts, t1 = e->ts + e->dur;
+    uint64_t t0 = e->ts, t1 = e->ts + e->dur; /* e is on the job's clock (p2_on_event) */
     if (x->html && x->is_trainer && hx_in_any(x, t0, t1)) {
         char name[96];
         snprintf(name, sizeof name, "GPU %u stream %llu", e->dev, (unsigned long long)e->stream);
@@ -499,6 +535,10 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         an_cs_mapping(x->res->callsites, r, e); /* so call sites can be named */
         return;
     }
+    /* from here on, every time is on the job's clock */
+    gs_event ev = *e;
+    ev.ts = jt(x->off, e->ts);
+    e = &ev;
     if (k == GS_K_GPU_KERNEL || k == GS_K_GPU_MEMCPY || k == GS_K_GPU_MEMSET) {
         p2_gpu(x, r, e);
         return;
@@ -542,14 +582,14 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
     uint64_t t0 = e->ts, t1 = e->ts + e->dur;
     if (io) {
         leaf_clip(&t->last_end, &t0, t1);
-        pf_slice(x, x->pid, e->tid, t0, t1, gs_kind_name(k), "io");
+        pf_slice(x, x->tpid, e->tid, t0, t1, gs_kind_name(k), "io");
         p2_io_args(x, r, e);
         return;
     }
     if (cuda) {
         leaf_clip(&t->last_end, &t0, t1);
         const char *n = p2_str(r, e->str);
-        pf_slice(x, x->pid, e->tid, t0, t1, n ? n : gs_kind_name(k), "cuda");
+        pf_slice(x, x->tpid, e->tid, t0, t1, n ? n : gs_kind_name(k), "cuda");
         pf_args(x);
         GS_JW_KU64(x->pj, "bytes", e->bytes);
         if (k == GS_K_CUDA_MEMCPY) {
@@ -570,7 +610,7 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         char tn[96];
         const int training = x->is_trainer && x->res->thread && x->res->thread->tid == (uint32_t)e->aux;
         snprintf(tn, sizeof tn, "%s%s", n ? n : "thread", training ? " (training thread)" : "");
-        pf_meta(x, "thread_name", x->pid, (uint32_t)e->aux, tn);
+        pf_meta(x, "thread_name", x->tpid, (uint32_t)e->aux, tn);
         return;
     }
     case GS_K_NVTX_PUSH:
@@ -592,7 +632,7 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
             if (t->nv_stack[i].dom != (uint32_t)e->aux)
                 continue;
             const char *n = p2_str(r, t->nv_stack[i].str);
-            pf_slice(x, x->pid, e->tid, t->nv_stack[i].ts, e->ts, n ? n : "nvtx range", "nvtx");
+            pf_slice(x, x->tpid, e->tid, t->nv_stack[i].ts, e->ts, n ? n : "nvtx range", "nvtx");
             pf_args(x);
             GS_JW_KU64(x->pj, "domain", t->nv_stack[i].dom);
             pf_args_end(x);
@@ -620,7 +660,7 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
             const pf_range g = x->rg[i];
             x->rg[i] = x->rg[--x->nrg];
             for (int be = 0; be < 2; be++) {
-                pf_open(x, be ? 'e' : 'b', x->pid, g.tid);
+                pf_open(x, be ? 'e' : 'b', x->tpid, g.tid);
                 PF_TS(x, "ts", rel(x, be ? e->ts : g.ts));
                 pf_name(x, g.name);
                 GS_JW_KSTR(x->pj, "cat", "nvtx");
@@ -631,15 +671,15 @@ static void p2_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const 
         }
         return;
     case GS_K_NVTX_MARK:
-        pf_instant(x, x->pid, e->tid, e->ts, p2_str(r, e->str));
+        pf_instant(x, x->tpid, e->tid, e->ts, p2_str(r, e->str));
         return;
     case GS_K_STEP_BEGIN: case GS_K_STEP_END: case GS_K_FETCH_BEGIN: case GS_K_FETCH_END:
         snprintf(buf, sizeof buf, "%s %llu", gs_kind_name(k), (unsigned long long)e->aux);
-        pf_instant(x, x->pid, e->tid, e->ts, buf);
+        pf_instant(x, x->tpid, e->tid, e->ts, buf);
         return;
     case GS_K_EXIT:
         snprintf(buf, sizeof buf, "exit %llu", (unsigned long long)gs_exit_status(e));
-        pf_instant(x, x->pid, e->tid, e->ts, buf);
+        pf_instant(x, x->tpid, e->tid, e->ts, buf);
         return;
     default:
         return;
@@ -666,6 +706,8 @@ static void p2_on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)
     pass2 *x = ctx;
     if (cls >= AN_NPC)
         return;
+    t0 = jt(x->top_off, t0); /* the trainer's clock on the job's */
+    t1 = jt(x->top_off, t1);
     if (x->html)
         hx_add(x, hx_row_of(x, 0, 0, 0, "training thread"), t0, t1, (unsigned)piece_share[cls]);
     if (!x->pf)
@@ -706,13 +748,14 @@ static void p2_on_piece(void *ctx, uint64_t t0, uint64_t t1, unsigned cls)
     if (cls < AN_PC_DW)
         return;
     const an_result *r = x->res;
-    while (x->pk < r->nsteps && r->steps[x->pk].v.t1 <= t0)
+    while (x->pk < r->nsteps && jt(x->top_off, r->steps[x->pk].v.t1) <= t0)
         x->pk++;
-    for (size_t j = x->pk; j < r->nsteps && r->steps[j].v.t0 < t1; j++) {
+    for (size_t j = x->pk; j < r->nsteps && jt(x->top_off, r->steps[j].v.t0) < t1; j++) {
         const an_step *s = &r->steps[j];
-        if (s->warmup || s->v.t1 <= t0)
+        const uint64_t s0 = jt(x->top_off, s->v.t0), s1 = jt(x->top_off, s->v.t1);
+        if (s->warmup || s1 <= t0)
             continue;
-        const uint64_t a = t0 > s->v.t0 ? t0 : s->v.t0, b = t1 < s->v.t1 ? t1 : s->v.t1;
+        const uint64_t a = t0 > s0 ? t0 : s0, b = t1 < s1 ? t1 : s1;
         pf_slice(x, PF_PID_ANALYSIS, 2, a, b, piece_names[cls], "starvation");
         GS_JW_KSTR(x->pj, "cname", cls == AN_PC_DW ? "terrible" : cls == AN_PC_PG ? "bad" : "yellow");
         pf_args(x);
@@ -732,6 +775,35 @@ static void p2_on_file_end(void *ctx, const an_proc *p)
         p2_gbin_flush(x);
         pf_counter(x, PF_PID_ANALYSIS, "GPU busy %", x->base + (uint64_t)(x->gbin + 1) * PF_BIN_NS, 0);
         x->gbin = -1;
+    }
+}
+
+/* The steps of result r, whose clock is off from the job's, as slices of
+ * the analysis track tid (rank: the "rank" argument; -1 none). */
+static void pf_steps(pass2 *x, const an_result *r, int64_t off, uint64_t tid, int32_t rank)
+{
+    gs_jw *w = x->pj;
+    uint64_t last_end = 0;
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const an_step *s = &r->steps[i];
+        uint64_t t0 = jt(off, s->v.t0);
+        const uint64_t t1 = jt(off, s->v.t1);
+        leaf_clip(&last_end, &t0, t1);
+        char sn[64];
+        snprintf(sn, sizeof sn, "step %llu%s", (unsigned long long)s->num, s->warmup ? " (warm-up)" : "");
+        pf_slice(x, PF_PID_ANALYSIS, tid, t0, t1, sn, "step");
+        pf_args(x);
+        GS_JW_KU64(w, "index", i);
+        GS_JW_KBOOL(w, "warmup", s->warmup);
+        if (rank >= 0)
+            GS_JW_KI64(w, "rank", rank);
+        for (int k = 0; k < AN_NSH; k++) {
+            char key[48];
+            snprintf(key, sizeof key, "%s_ms", an_share_names[k]);
+            gs_jw_key(w, key);
+            rep_json_ms(w, an_stepv_part(&s->v, k));
+        }
+        pf_args_end(x);
     }
 }
 
@@ -756,24 +828,18 @@ static void pf_header(pass2 *x)
     pf_sort(x, PF_PID_ANALYSIS, -1);
     pf_meta(x, "thread_name", PF_PID_ANALYSIS, 1, "steps");
     pf_meta(x, "thread_name", PF_PID_ANALYSIS, 2, "GPU starvation (idle pieces by cause)");
-    uint64_t last_end = 0;
-    for (size_t i = 0; i < r->nsteps; i++) {
-        const an_step *s = &r->steps[i];
-        uint64_t t0 = s->v.t0;
-        leaf_clip(&last_end, &t0, s->v.t1);
-        char sn[64];
-        snprintf(sn, sizeof sn, "step %llu%s", (unsigned long long)s->num, s->warmup ? " (warm-up)" : "");
-        pf_slice(x, PF_PID_ANALYSIS, 1, t0, s->v.t1, sn, "step");
-        pf_args(x);
-        GS_JW_KU64(w, "index", i);
-        GS_JW_KBOOL(w, "warmup", s->warmup);
-        for (int k = 0; k < AN_NSH; k++) {
-            char key[48];
-            snprintf(key, sizeof key, "%s_ms", an_share_names[k]);
-            gs_jw_key(w, key);
-            rep_json_ms(w, an_stepv_part(&s->v, k));
-        }
-        pf_args_end(x);
+    pf_steps(x, r, x->top_off, 1, -1);
+    /* a job of several ranks: each rank's steps on its own track, on the
+     * job's clock, so the hosts' steps can be seen side by side */
+    const an_job *job = x->job;
+    for (size_t k = 0; job && job->nranks >= 2 && k < job->nranks; k++) {
+        const an_rank *R = &job->ranks[k];
+        if (!R->ok)
+            continue;
+        char tn[160];
+        snprintf(tn, sizeof tn, "steps of rank %d (host %.100s)", R->rank, R->host ? R->host : "?");
+        pf_meta(x, "thread_name", PF_PID_ANALYSIS, PF_TID_RANK_STEPS + k, tn);
+        pf_steps(x, &R->res, R->clock_offset_ns, PF_TID_RANK_STEPS + k, R->rank);
     }
 }
 
@@ -783,10 +849,11 @@ static void pf_footer(pass2 *x)
     for (size_t i = 0; i < r->nsteps && x->step_bytes; i++) {
         const an_step *s = &r->steps[i];
         const double sec = (double)(s->v.t1 - s->v.t0) / 1e9;
-        pf_counter(x, PF_PID_ANALYSIS, "read MB/s per step (all processes)", s->v.t0,
-                   sec > 0 ? x->step_bytes[i] / 1e6 / sec : 0);
+        pf_counter(x, PF_PID_ANALYSIS, "read MB/s per step (all processes)",
+                   jt(x->top_off, s->v.t0), sec > 0 ? x->step_bytes[i] / 1e6 / sec : 0);
         if (i + 1 == r->nsteps || r->steps[i + 1].v.t0 != s->v.t1)
-            pf_counter(x, PF_PID_ANALYSIS, "read MB/s per step (all processes)", s->v.t1, 0);
+            pf_counter(x, PF_PID_ANALYSIS, "read MB/s per step (all processes)",
+                       jt(x->top_off, s->v.t1), 0);
     }
     gs_out_char(x->pf, '\n'); /* the last event's line ends; no comma */
     gs_jw_end(x->pj);
@@ -831,7 +898,7 @@ static int close_out(FILE *f, gs_out *o, const char *path, const char *what)
 /* Read the run again for --perfetto and/or --html. Returns 0 or -1 (a
  * message was printed). */
 int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const an_result *res,
-                       const char *perfetto, const char *html)
+                    const an_job *job, const char *perfetto, const char *html)
 {
     pass2 *x = calloc(1, sizeof *x);
     if (!x) {
@@ -841,10 +908,15 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     int rc = 0;
     x->run = run;
     x->res = res;
+    x->job = job;
+    x->hostk = host_numbers(run);
+    x->top_off = an_job_clock_offset(job, run, res->trainer);
     x->base = UINT64_MAX;
-    for (size_t i = 0; i < run->nprocs; i++)
-        if (run->procs[i].first_ts && run->procs[i].first_ts < x->base)
-            x->base = run->procs[i].first_ts;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const uint64_t f = jt(an_job_clock_offset(job, run, &run->procs[i]), run->procs[i].first_ts);
+        if (f && f < x->base)
+            x->base = f;
+    }
     if (x->base == UINT64_MAX)
         x->base = 0;
     x->step_bytes = calloc(res->nsteps ? res->nsteps : 1, sizeof *x->step_bytes);
@@ -858,6 +930,7 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
             if (pff)
                 fclose(pff);
             free(x->step_bytes);
+            free(x->hostk);
             free(x);
             return -1;
         }
@@ -879,8 +952,8 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
         for (size_t i = 0; i < m && x->nwin < HX_WINDOWS; i++) {
             hx_window *w = &x->win[x->nwin++];
             w->step = idx[i];
-            w->t0 = res->steps[idx[i]].v.t0;
-            w->t1 = res->steps[idx[i]].v.t1;
+            w->t0 = jt(x->top_off, res->steps[idx[i]].v.t0);
+            w->t1 = jt(x->top_off, res->steps[idx[i]].v.t1);
             w->tol = (w->t1 - w->t0) / HX_MERGE;
         }
         free(idx);
@@ -939,6 +1012,7 @@ int rep_second_pass(const char *dir, const an_opts *o1, const an_run *run, const
     free(x->st);
     free(x->rg);
     free(x->step_bytes);
+    free(x->hostk);
     free(x);
     return rc;
 }

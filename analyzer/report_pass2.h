@@ -22,6 +22,9 @@
 #define PF_BIN_NS 10000000ull       /* counter bins: 10 ms */
 #define PF_PID_ANALYSIS 999999999ull /* pseudo-process: steps, starvation, counters */
 #define PF_PID_GPU 1000000000ull     /* pseudo-processes: + 1000 x image + device */
+#define PF_PID_HOST_STRIDE 4194304ull /* 2^22, Linux's largest pid + 1: a host's pids */
+#define PF_MAX_HOSTS 238ull          /* hosts below PF_PID_ANALYSIS; more share */
+#define PF_TID_RANK_STEPS 16ull     /* analysis tracks: + rank index, each rank's steps */
 #define PF_MAX_THREADS 4096
 #define PF_MAX_STREAMS 256           /* GPU stream tracks per image; the rest share one */
 #define HX_MAX_ROWS 64               /* HTML timeline rows (threads, streams) */
@@ -84,7 +87,10 @@ typedef struct hx_window {
 typedef struct pass2 {
     const an_run *run;
     const an_result *res;
-    uint64_t base; /* ts origin, ns */
+    const struct an_job *job; /* its ranks' clocks; NULL: one clock */
+    uint64_t base;    /* ts origin, ns, on the job's clock */
+    int64_t off;      /* the current file's offset to the job's clock (an_job_clock_offset) */
+    int64_t top_off;  /* res's trainer's: its steps and pieces */
     /* Perfetto: the JSON writer over the output (NULL: no --perfetto) */
     gs_out *pf;
     gs_jw *pj;
@@ -93,6 +99,8 @@ typedef struct pass2 {
     size_t img;        /* its index */
     int is_trainer, is_worker;
     uint64_t pid;
+    uint64_t tpid; /* its Perfetto pid (track_pid) */
+    uint32_t *hostk; /* per image of the run: its host's number (host_numbers) */
     pf_thread *th;
     size_t nth, capth;
     long last_th;
@@ -118,6 +126,15 @@ typedef struct pass2 {
     hx_row *rows;
     size_t nrows, caprows;
 } pass2;
+
+/* A time of a host's CLOCK_MONOTONIC on the job's clock (0 stays 0: "none"). */
+static inline uint64_t jt(int64_t off, uint64_t t)
+{
+    if (!t)
+        return 0;
+    const int64_t v = (int64_t)t + off;
+    return v > 0 ? (uint64_t)v : 1;
+}
 
 static inline uint64_t rel(const pass2 *x, uint64_t t)
 {

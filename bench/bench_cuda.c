@@ -16,16 +16,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_clock.h"
 #include "bench_median.h"
 
 typedef cudaError_t (*copy_fn)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static void *dev, *host;
 static cudaStream_t stream;

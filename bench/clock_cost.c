@@ -16,12 +16,7 @@
 #include <x86intrin.h>
 #endif
 
-static double thread_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
+#include "bench_clock.h"
 
 static uint64_t mono(void)
 {

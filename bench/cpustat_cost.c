@@ -22,18 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
 #include "bench_median.h"
 #include "gpustarve.h"
 
 #define BLOCK 5000
 #define ROUNDS 15
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static void pause_ms(int ms)
 {

@@ -37,6 +37,7 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
 
+#include "bench_clock.h"
 #include "bench_median.h"
 #include "gs_trace.h"
 
@@ -47,13 +48,6 @@ typedef struct frame {
     size_t len;
     uint32_t nrec;
 } frame;
-
-static double thread_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static uint8_t *slurp(const char *path, size_t *len)
 {

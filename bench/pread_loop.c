@@ -38,23 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
 #include "bench_median.h"
 
 typedef ssize_t (*pread_fn)(int, void *, size_t, off_t);
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static double cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static _Atomic int idle_ready;
 
@@ -75,7 +62,7 @@ static double last_cpu; /* CPU ns per call of the last run_block */
 
 static double run_block(pread_fn fn, int fd, long calls)
 {
-    const double c0 = cpu_ns();
+    const double c0 = thread_ns();
     const double t0 = now_ns();
     for (long i = 0; i < calls; i++) {
         if (fn(fd, buf, 4096, off) != 4096)
@@ -85,7 +72,7 @@ static double run_block(pread_fn fn, int fd, long calls)
             off = 0;
     }
     const double wall = calls > 0 ? (now_ns() - t0) / (double)calls : 0;
-    last_cpu = calls > 0 ? (cpu_ns() - c0) / (double)calls : 0;
+    last_cpu = calls > 0 ? (thread_ns() - c0) / (double)calls : 0;
     return wall;
 }
 
@@ -153,7 +140,7 @@ int main(int argc, char **argv)
     printf("%.2f %.2f %.2f", median(t, pairs), median(u, pairs), md);
     if (with_cpu)
         printf(" %.2f %.2f %.2f %ld %.0f", median(tc, pairs), median(uc, pairs),
-               median(dc, pairs), (long)pairs * BLOCK, cpu_ns());
+               median(dc, pairs), (long)pairs * BLOCK, thread_ns());
     printf("\n");
     return 0;
 }

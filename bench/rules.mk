@@ -2,7 +2,7 @@
 BENCH_BINS := $(BUILD)/bench/pread_loop
 .PHONY: bench-bins
 bench-bins: $(BENCH_BINS)
-$(BUILD)/bench/pread_loop: bench/pread_loop.c bench/bench_median.h
+$(BUILD)/bench/pread_loop: bench/pread_loop.c bench/bench_median.h bench/bench_clock.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -pthread -o $@ $<
@@ -11,7 +11,7 @@ $(BUILD)/bench/pread_loop: bench/pread_loop.c bench/bench_median.h
 # the periodic sampling of idle threads (docs/performance.md).
 BENCH_BINS += $(BUILD)/bench/cpustat_cost
 bench-bins: $(BUILD)/bench/cpustat_cost
-$(BUILD)/bench/cpustat_cost: bench/cpustat_cost.c bench/bench_median.h include/gpustarve.h
+$(BUILD)/bench/cpustat_cost: bench/cpustat_cost.c bench/bench_median.h bench/bench_clock.h include/gpustarve.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -Iinclude -pthread -o $@ $< -ldl
@@ -21,7 +21,7 @@ $(BUILD)/bench/cpustat_cost: bench/cpustat_cost.c bench/bench_median.h include/g
 ifneq ($(HAVE_CUPTI),)
 BENCH_BINS += $(BUILD)/bench/bench_cuda
 bench-bins: $(BUILD)/bench/bench_cuda
-$(BUILD)/bench/bench_cuda: bench/bench_cuda.c bench/bench_median.h $(BUILD)/simcuda/libcudart.so.13
+$(BUILD)/bench/bench_cuda: bench/bench_cuda.c bench/bench_median.h bench/bench_clock.h $(BUILD)/simcuda/libcudart.so.13
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -isystem $(CUDA_HOME)/include -o $@ $< \
@@ -52,7 +52,7 @@ endif
 # on the raw frames of a real trace (bench/bench_cost.py).
 BENCH_BINS += $(BUILD)/bench/frame_cost
 bench-bins: $(BUILD)/bench/frame_cost
-$(BUILD)/bench/frame_cost: bench/frame_cost.c bench/bench_median.h $(TRACE_SRC) $(wildcard trace/*.h)
+$(BUILD)/bench/frame_cost: bench/frame_cost.c bench/bench_median.h bench/bench_clock.h $(TRACE_SRC) $(wildcard trace/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -o $@ $< $(TRACE_SRC) $(LDLIBS_ZSTD) -lm
@@ -61,7 +61,7 @@ $(BUILD)/bench/frame_cost: bench/frame_cost.c bench/bench_median.h $(TRACE_SRC) 
 # clock_gettime): two of them are in every hooked call.
 BENCH_BINS += $(BUILD)/bench/clock_cost
 bench-bins: $(BUILD)/bench/clock_cost
-$(BUILD)/bench/clock_cost: bench/clock_cost.c
+$(BUILD)/bench/clock_cost: bench/clock_cost.c bench/bench_clock.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $<

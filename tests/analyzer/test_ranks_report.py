@@ -21,8 +21,10 @@ REAL = 1764430000000000000  # the generator's CLOCK_REALTIME at CLOCK_MONOTONIC 
 SKEW = 7 * 1000 * MS  # host n1's realtime clock is 7 s ahead
 
 
-def add_rank(sc, host, rank, dw_ms, comm_ms, workers, worker_rank, real=None):
+def add_rank(sc, host, rank, dw_ms, comm_ms, workers, worker_rank, real=None, mono=0):
+    """mono: how far this host's CLOCK_MONOTONIC is ahead of n0's (ns)."""
     pid = 100
+    T0 = globals()["T0"] + mono
     tr = sc.proc(pid, 50, "python train.py", host=host, rank=rank, local=0, world=2, real=real)
     tr.ev(pid, "thread", ts=T0 - 5 * MS, str="MainThread", aux=pid)
     tr.config(pid, T0 - 2 * MS, "num_workers", workers)
@@ -47,11 +49,15 @@ def add_rank(sc, host, rank, dw_ms, comm_ms, workers, worker_rank, real=None):
         w.file_read(pid + 1, t, t + 50 * MS, 1 << 20, off=n << 20)
 
 
-def job(gen, tmp_path, name="job"):
+def job(gen, tmp_path, name="job", mono=0):
+    """mono: host n1's CLOCK_MONOTONIC ahead of n0's (as on two real
+    machines, booted at different times); its realtime clock stays SKEW
+    ahead."""
     sc = Scenario()
     sc.proc(50, 1, "torchrun --nproc_per_node=1 train.py", host="n0")  # the launcher
     add_rank(sc, "n0", 0, dw_ms=2, comm_ms=85, workers=3, worker_rank=0)
-    add_rank(sc, "n1", 1, dw_ms=80, comm_ms=5, workers=1, worker_rank=None, real=REAL + SKEW)
+    add_rank(sc, "n1", 1, dw_ms=80, comm_ms=5, workers=1, worker_rank=None,
+             real=REAL + SKEW - mono, mono=mono)
     return sc.write(gen, str(tmp_path / name))
 
 
@@ -124,6 +130,73 @@ def test_job_text_and_html(gs, gen, tmp_path):
         # rank 1 waits 80 ms for data in each step: one data-wait piece of 80 ms
         waits = [it for it in mine if it[3] - it[2] > 70]
         assert len(waits) == 1, w
+
+
+BOOT = 5 * 1000 * MS  # host n1 booted 5 s before n0: its CLOCK_MONOTONIC is 5 s ahead
+
+
+def test_perfetto_puts_the_hosts_on_one_clock(gs, gen, tmp_path):
+    """--perfetto draws every host on the job's clock, with the offsets the
+    report prints: the two ranks' steps, and their trainers' own step
+    markers, start together although n1's clock reads 5 s more."""
+    d = job(gen, tmp_path, mono=BOOT)
+    pf = tmp_path / "t.json"
+    p = run_report(gs, d, "--json", "--perfetto", str(pf))
+    assert p.returncode == 0, p.stderr
+    r1 = json.loads(p.stdout)["ranks"][1]
+    clock = r1["clock"]
+    # the realtime pairs say +2 s (7 s of realtime skew, 5 s of boot); the
+    # step ends put n1 5 s back
+    assert (clock["source"], clock["realtime_offset_ns"], clock["offset_ns"]) == \
+        ("collectives", SKEW - BOOT, -BOOT), clock
+    # RATIONALE: after the report's offset, corresponding steps are as far
+    # apart as its spread of step ends, plus the trace's ts rounding (1 ns
+    # written as µs with 3 decimals)
+    tol_us = clock["spread_ms"] * 1000 + 0.001
+    with open(pf) as f:
+        ev = json.load(f)["traceEvents"]
+    # each trainer's own "step_end N" marker, one per host
+    for n in range(NSTEPS):
+        ts = [e["ts"] for e in ev if e["ph"] == "i" and e["name"] == "step_end %d" % n]
+        assert len(ts) == 2 and abs(ts[0] - ts[1]) <= tol_us, (n, ts)
+    # pid 100 on both hosts: two processes of their own, named with their host
+    names = {e["pid"]: e["args"]["name"] for e in ev
+             if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] < 999999999}
+    assert names[100] == "python train.py (pid 100 on n0)", names
+    assert names[100 + (1 << 22)] == "trainer: python train.py (pid 100 on n1)", names
+    ends = {e["pid"] for e in ev if e["ph"] == "i" and e["name"].startswith("step_end")}
+    assert ends == {100, 100 + (1 << 22)}
+    # each rank's steps on a track of its own
+    tracks = {e["args"]["name"]: e["tid"] for e in ev
+              if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == 999999999}
+    steps = {}
+    for rank, host in ((0, "n0"), (1, "n1")):
+        tid = tracks["steps of rank %d (host %s)" % (rank, host)]
+        steps[rank] = sorted((e["args"]["index"], e["ts"]) for e in ev
+                             if e["ph"] == "X" and e["pid"] == 999999999 and e["tid"] == tid)
+    assert [i for i, _ in steps[0]] == [i for i, _ in steps[1]] == list(range(NSTEPS))
+    for (i, a), (_, b) in zip(steps[0], steps[1]):
+        assert abs(a - b) <= tol_us, (i, a, b)
+    # the limiting rank's "steps" track and starvation pieces are on the
+    # same axis: rank 1's steps
+    top = sorted(e["ts"] for e in ev if e["ph"] == "X" and e["tid"] == tracks["steps"]
+                 and e["pid"] == 999999999)
+    assert top == [b for _, b in steps[1]]
+    # the page's timelines are one rank's (the limiting rank's processes, one
+    # host), drawn from its step's start on the same job clock: each slowest
+    # step shows rank 1's 80 ms data wait, every item inside its window
+    html = tmp_path / "r.html"
+    p = run_report(gs, d, "--html", str(html))
+    assert p.returncode == 0, p.stderr
+    m = re.search(r'<script type="application/json" id="gs-data">(.*?)</script>',
+                  html.read_text(), re.S)
+    data = json.loads(m.group(1))
+    thread_row = [row["name"] for row in data["rows"]].index("training thread")
+    assert data["windows"]
+    for w in data["windows"]:
+        assert all(0 <= it[2] <= it[3] <= w["d"] for it in w["items"]), w
+        waits = [it for it in w["items"] if it[0] == thread_row and it[3] - it[2] > 70]
+        assert len(waits) == 1 and data["classes"][waits[0][1]]["key"] == "idle_data_wait", w
 
 
 def test_compare_shows_ranks(gs, gen, tmp_path):

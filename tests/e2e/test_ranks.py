@@ -198,3 +198,23 @@ def test_two_hosts_per_node_launches_merged(tmp_path):
     # the two clocks); the step ends take it back out
     assert abs(c["realtime_offset_ns"] - SKEW_NS) < 10**6, c
     assert abs(c["offset_ns"]) < 30 * 10**6, c
+    # --perfetto draws both hosts with that offset: over the aligned steps
+    # (measured in both), the two ranks' step ends lie as far apart as the
+    # spread the report prints (its median), to the trace's 1 ns rounding
+    pf = tmp_path / "t.json"
+    p = gstest.run([gstest.CLI, "report", "-q", "--skip", str(SKIP), "--perfetto", pf,
+                    tmp_path / "node0", tmp_path / "node1"])
+    assert p.returncode == 0, p.stderr.decode()
+    with open(pf) as f:
+        ev = json.load(f)["traceEvents"]
+    tracks = {e["args"]["name"]: e["tid"] for e in ev
+              if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == 999999999}
+    ends = []
+    for rank, host in ((0, "node0"), (1, "node1")):
+        tid = tracks["steps of rank %d (host %s)" % (rank, host)]
+        ends.append({e["args"]["index"]: (e["ts"] + e["dur"], e["args"]["warmup"]) for e in ev
+                     if e["ph"] == "X" and e["pid"] == 999999999 and e["tid"] == tid})
+    d = sorted(abs(ends[0][i][0] - ends[1][i][0]) for i in ends[0]
+               if i in ends[1] and not ends[0][i][1] and not ends[1][i][1])
+    assert len(d) == rep["job"]["aligned_steps"], (d, rep["job"])
+    assert abs(d[len(d) // 2] - c["spread_ms"] * 1000) <= 0.003, (d, c)

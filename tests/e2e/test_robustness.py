@@ -344,6 +344,20 @@ def test_perf_map_traps_are_not_followed(built, tmp_path, kind):
 
 # ---- the trace descriptor is never the program's (docs/collector-safety.md) ----------
 
+def noshare():
+    """hk_noshare: runs a program where unshare(CLONE_FILES) is refused (as
+    in some containers), so the trace file stays in the program's table."""
+    path = os.path.join(gstest.BUILD, "tests", "hooks", "hk_noshare")
+    gstest.require(path)
+    return path
+
+
+def table_wrap(table):
+    """The command prefix for a test of the collector's descriptor table:
+    "own" (unshare allowed) or "shared" (refused)."""
+    return [noshare()] if table == "shared" else []
+
+
 FORK_CLOSE_EXEC = r"""
 import os, subprocess, sys
 data = sys.argv[1]
@@ -370,10 +384,7 @@ def test_child_that_closes_everything_and_execs(built, tmp_path, table):
     its own, and in the program's table (unshare refused, as in containers)."""
     data = tmp_path / "blob"
     data.write_bytes(os.urandom(5000))
-    wrap = []
-    if table == "shared":
-        wrap = [os.path.join(gstest.BUILD, "tests", "hooks", "hk_noshare")]
-        gstest.require(wrap[0])
+    wrap = table_wrap(table)
     p = run_traced(wrap + [PY, "-c", FORK_CLOSE_EXEC, str(data)], tmp_path / "run")
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout == b"done\n"
@@ -517,10 +528,7 @@ def test_descriptor_table_as_untraced(built, tmp_path, table):
     same as untraced, call for call."""
     data = tmp_path / "blob"
     data.write_bytes(os.urandom(8192))
-    wrap = []
-    if table == "shared":
-        wrap = [os.path.join(gstest.BUILD, "tests", "hooks", "hk_noshare")]
-        gstest.require(wrap[0])
+    wrap = table_wrap(table)
     plain = run_plain(wrap + [PY, "-c", FD_TABLE, str(data), "plain", table])
     traced = run_traced(wrap + [PY, "-c", FD_TABLE, str(data), "traced", table], tmp_path / "run")
     assert plain.returncode == 0, plain.stderr.decode()
@@ -806,11 +814,9 @@ def test_two_kinds_of_trouble_two_warnings_and_no_signal(built, dataset, tmp_pat
     stops, counted lost); the first, never traced, is not reported as
     killed."""
     root, _ = dataset
-    noshare = os.path.join(gstest.BUILD, "tests", "hooks", "hk_noshare")
-    gstest.require(noshare)
     script = ('(ulimit -n 256; exec cat "$0" >/dev/null); '
               '(ulimit -f 16; exec "$1" "$2" --mode pread --chunk 512 --exit 5); echo "status $?"')
-    cmd = [noshare, "bash", "-c", script, "/etc/hostname", READ_DATASET, root]
+    cmd = [noshare(), "bash", "-c", script, "/etc/hostname", READ_DATASET, root]
     plain = run_plain(cmd)
     traced = run_traced(cmd, tmp_path / "run")
     assert plain.returncode == traced.returncode == 0, traced.stderr.decode()
