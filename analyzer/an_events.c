@@ -53,6 +53,11 @@ struct an_pass {
     const an_opts *o;
     gs_reader *r;
     an_tl *tl;
+    /* the timeline source of the last GPU record's (device, stream): a
+     * stream keeps its source for the timeline's life; -1 until known */
+    uint32_t gdev;
+    uint64_t gstream;
+    int gsrc;
     uint8_t sflags[SF_DIRECT]; /* flags of string ids below SF_DIRECT */
     an_index sflags_far;       /* id -> flags, ids from SF_DIRECT */
     an_index tix;              /* tid -> index in p->th */
@@ -194,6 +199,18 @@ static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num)
     cd->type = type;
     an_tl_query(c->tl, (unsigned)slot, t, idx);
     return (long)idx;
+}
+
+/* The timeline source of a GPU record; consecutive records of one stream
+ * skip the timeline's lookup. */
+static inline int gpu_src(lctx *c, uint32_t dev, uint64_t stream)
+{
+    if (c->gsrc >= 0 && c->gdev == dev && c->gstream == stream)
+        return c->gsrc;
+    c->gdev = dev;
+    c->gstream = stream;
+    c->gsrc = an_tl_gpu_source(c->tl, dev, stream);
+    return c->gsrc;
 }
 
 /* RATIONALE: a thread's host intervals only matter between its candidates
@@ -514,7 +531,7 @@ static void on_event(lctx *c, const gs_event *e)
     }
     switch (e->kind) {
     case GS_K_GPU_KERNEL: {
-        const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
+        const int src = gpu_src(c, e->dev, e->stream);
         const unsigned cls = an_gpu_busy(e, (sflags(c, e->str) & SF_COMM) != 0);
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
@@ -524,7 +541,7 @@ static void on_event(lctx *c, const gs_event *e)
         return;
     }
     case GS_K_GPU_MEMCPY: {
-        const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
+        const int src = gpu_src(c, e->dev, e->stream);
         an_copy cp;
         if (e->corr && an_copies_take(&c->copies, e->corr, &cp)) {
             const unsigned cupti = cp.dir == GS_DIR_HTOD ? gs_copy_src_mem(e) : gs_copy_dst_mem(e);
@@ -545,7 +562,7 @@ static void on_event(lctx *c, const gs_event *e)
         return;
     }
     case GS_K_GPU_MEMSET: {
-        const int src = an_tl_gpu_source(c->tl, e->dev, e->stream);
+        const int src = gpu_src(c, e->dev, e->stream);
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, an_gpu_busy(e, 0));
         p->gpu_events++;
@@ -724,6 +741,7 @@ an_pass *an_pass_new(an_proc *p, const an_opts *o, struct gs_reader *r)
     c->r = r;
     c->last_ti = -1;
     c->first_ts = UINT64_MAX;
+    c->gsrc = -1;
     c->tl = an_tl_new(on_snap, c);
     if (!c->tl) {
         free(c);

@@ -204,10 +204,15 @@ static int load_file(an_run *run, const char *path, const an_opts *o, const an_h
     int rc;
     while ((rc = gs_reader_next_batch(r, &ev, &n)) > 0) {
         p->events += n;
-        if (hk && hk->on_event)
+        if (hk && hk->on_event) {
+            /* in locals: the call could change *hk as far as the compiler knows */
+            void (*const on_event)(void *, const an_proc *, struct gs_reader *,
+                                   const gs_event *) = hk->on_event;
+            const unsigned char *const kinds = hk->event_kinds;
             for (size_t i = 0; i < n; i++)
-                if (!hk->event_kinds || hk->event_kinds[ev[i].kind])
-                    hk->on_event(hctx, p, r, &ev[i]);
+                if (!kinds || kinds[ev[i].kind])
+                    on_event(hctx, p, r, &ev[i]);
+        }
         an_pass_events(c, ev, n);
         progress(g, gs_reader_offset(r), &seen);
     }

@@ -181,7 +181,7 @@ static inline item *fifo_at(fifo *f, uint32_t i)
     return &f->buf[(f->head + i) & (f->cap - 1)];
 }
 
-static int fifo_grow(fifo *f)
+static __attribute__((noinline, cold)) int fifo_grow(fifo *f)
 {
     uint32_t nc = f->cap ? f->cap * 2 : 256;
     if (nc == 0)
@@ -204,21 +204,29 @@ static int fifo_grow(fifo *f)
  * the sweep treats it as late. */
 #define FIFO_MAX_SHIFT 4096
 
-static void force_sweep(an_tl *tl);
+static __attribute__((noinline, cold)) void force_sweep(an_tl *tl);
 
-static int push(an_tl *tl, fifo *f, uint64_t start, uint64_t end, uint32_t tag)
+/* Always inlined into its two callers (it is most of what they do), with the
+ * rare paths (growing the ring, a forced sweep) left as calls. */
+static inline __attribute__((always_inline)) int push(an_tl *tl, fifo *f, uint64_t start,
+                                                      uint64_t end, uint32_t tag)
 {
     if (f->n == f->cap && fifo_grow(f) < 0) {
         tl->st.dropped++;
         return -1;
     }
+    /* RATIONALE: the ring's base, head and mask in locals, so that the
+     * shifting loop (and the common case, an item at the tail) does not
+     * reload them from the fifo after each store */
+    item *const buf = f->buf;
+    const uint32_t head = f->head, mask = f->cap - 1;
     uint32_t i = f->n;
-    uint32_t lim = f->n > FIFO_MAX_SHIFT ? f->n - FIFO_MAX_SHIFT : 0;
-    while (i > lim && fifo_at(f, i - 1)->start > start) {
-        *fifo_at(f, i) = *fifo_at(f, i - 1);
+    const uint32_t lim = i > FIFO_MAX_SHIFT ? i - FIFO_MAX_SHIFT : 0;
+    while (i > lim && buf[(head + i - 1) & mask].start > start) {
+        buf[(head + i) & mask] = buf[(head + i - 1) & mask];
         i--;
     }
-    item *it = fifo_at(f, i);
+    item *it = &buf[(head + i) & mask];
     it->start = start;
     it->end = end;
     it->tag = tag;
@@ -347,27 +355,21 @@ static inline void accrue(an_tl *tl, uint64_t dt)
     }
 }
 
+/* RATIONALE: the bit of a class or slot is set from its count without a
+ * branch on the count (it goes 0 -> 1 -> 0 for most intervals, which a
+ * branch predictor guesses badly). */
 static inline void set_state(an_tl *tl, uint32_t tag, int d)
 {
     const unsigned cls = tag & 15u, slot = tag >> 4;
     if (cls < AN_NBUSY) {
-        tl->busy_cnt[cls] += (uint32_t)d;
-        if (tl->busy_cnt[cls])
-            tl->busy_mask |= 1u << cls;
-        else
-            tl->busy_mask &= ~(1u << cls);
+        const uint32_t c = tl->busy_cnt[cls] += (uint32_t)d;
+        tl->busy_mask = (tl->busy_mask & ~(1u << cls)) | (uint32_t)(c != 0) << cls;
     } else if (cls == AN_CLS_DW) {
-        tl->dw_cnt[slot] += (uint32_t)d;
-        if (tl->dw_cnt[slot])
-            tl->dw_mask |= 1ull << slot;
-        else
-            tl->dw_mask &= ~(1ull << slot);
+        const uint32_t c = tl->dw_cnt[slot] += (uint32_t)d;
+        tl->dw_mask = (tl->dw_mask & ~(1ull << slot)) | (uint64_t)(c != 0) << slot;
     } else {
-        tl->pg_cnt[slot] += (uint32_t)d;
-        if (tl->pg_cnt[slot])
-            tl->pg_mask |= 1ull << slot;
-        else
-            tl->pg_mask &= ~(1ull << slot);
+        const uint32_t c = tl->pg_cnt[slot] += (uint32_t)d;
+        tl->pg_mask = (tl->pg_mask & ~(1ull << slot)) | (uint64_t)(c != 0) << slot;
     }
 }
 
@@ -542,7 +544,7 @@ static void sweep_to(an_tl *tl, uint64_t W)
     }
 }
 
-static void force_sweep(an_tl *tl)
+static __attribute__((noinline, cold)) void force_sweep(an_tl *tl)
 {
     uint64_t lag = tl->lag;
     while (tl->pending > AN_TL_PENDING_MAX / 4 * 3) {

@@ -383,17 +383,22 @@ static int load_frame(gs_reader *r)
     return 1;
 }
 
-/* What the trace itself says about drops, losses and the end, from each
- * batch of events handed out. */
-static void account(gs_reader *r, const gs_event *ev, size_t n, int recovered)
+/* Each batch of events handed out, in one pass: ends clamped (RATIONALE:
+ * every reader computes ts + dur; an event whose end would wrap past 2^64,
+ * which only a damaged or hostile file has, ends at 2^64 - 1), and what the
+ * trace itself says about drops, losses and the end. */
+static void account(gs_reader *r, gs_event *ev, size_t n, int recovered)
 {
     r->tot.events += n;
     if (recovered)
         r->tot.recovered += n;
+    uint64_t last_ts = r->last_ts; /* a local: ev[] could alias it */
     for (size_t i = 0; i < n; i++) {
-        const gs_event *e = &ev[i];
-        if (e->ts + e->dur > r->last_ts && e->ts + e->dur >= e->ts)
-            r->last_ts = e->ts + e->dur;
+        gs_event *e = &ev[i];
+        if (e->ts + e->dur < e->ts)
+            e->dur = UINT64_MAX - e->ts;
+        if (e->ts + e->dur > last_ts)
+            last_ts = e->ts + e->dur;
         if (e->kind > GS_K_EXIT && e->kind != GS_K_GPU_DROPS)
             continue;
         switch (e->kind) {
@@ -419,6 +424,7 @@ static void account(gs_reader *r, const gs_event *ev, size_t n, int recovered)
             break;
         }
     }
+    r->last_ts = last_ts;
     r->tot.dropped = r->file_dropped;
     r->tot.lost = r->file_lost;
 }
@@ -561,15 +567,6 @@ static void finish(gs_reader *r)
     r->phase = PH_DONE;
 }
 
-/* RATIONALE: every reader computes ts + dur; an event whose end would wrap
- * past 2^64 (only a damaged or hostile file has one) ends at 2^64 - 1. */
-static void clamp_ends(gs_event *ev, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (ev[i].ts + ev[i].dur < ev[i].ts)
-            ev[i].dur = UINT64_MAX - ev[i].ts;
-}
-
 /* Decode up to max events of the current frame into buf; closes the frame
  * when its records are done. */
 static int decode(gs_reader *r, gs_event *buf, size_t max, const gs_event **events, size_t *n)
@@ -577,7 +574,6 @@ static int decode(gs_reader *r, gs_event *buf, size_t max, const gs_event **even
     const long nev = gs_decode_some(&r->dec, buf, max, &r->tid, keep_string, keep_stack, r);
     if (nev < 0)
         return fail(r, (int)nev);
-    clamp_ends(buf, (size_t)nev);
     if (r->dec.left == 0) {
         r->in_frame = 0;
         r->off = r->frame_end;
@@ -643,7 +639,6 @@ static int after_frames(gs_reader *r, int rc, const gs_event **events, size_t *n
         const gs_recovery_stacks stk = {stack_defined, r};
         const long got = gs_recovery_next(r->rec, r->events, GS_READ_BATCH, &stk);
         if (got > 0) {
-            clamp_ends(r->events, (size_t)got);
             account(r, r->events, (size_t)got, 1);
             *events = r->events;
             *n = (size_t)got;
@@ -709,7 +704,7 @@ int gs_reader_next_batch(gs_reader *r, const gs_event **events, size_t *n)
     const int rc = decode(r, r->events, GS_READ_BATCH, events, n);
     if (rc < 0)
         return after_frames(r, rc, events, n);
-    account(r, *events, *n, 0);
+    account(r, r->events, *n, 0); /* decode handed out r->events */
     return 1;
 }
 
