@@ -57,24 +57,37 @@ static double model_step(const ctx *c, int n, double wt, double ext, an_pred_out
     return o.step_ms;
 }
 
+/* What a fit matches: the model's run-queue delay per CPU second, or the
+ * cores it gives other processes' load. */
+enum fit_on { FIT_RUNQ, FIT_EXT_CORES };
+
+static double fit_value(const an_pred_out *o, enum fit_on on)
+{
+    return on == FIT_RUNQ ? o->runq_per_cpu : o->ext_cores;
+}
+
 /* Other processes' runnable threads (or groups, c->groups) that make the
- * model's run-queue delay (training thread and workers together) what was
- * measured, with the trainer's weight wt and the current setting; 0 when
- * the measured delay needs none. */
-static double fit_ext(const ctx *c, double wt, double rho_meas)
+ * model's figure `on` (for the training thread and workers together, with
+ * the trainer's weight wt and the current setting) what was measured: a
+ * bisection over 0 to 4 x the CPUs; 0 when nothing was measured, or when a
+ * run-queue delay within RUNQ_NOISE of the model's without any; the top
+ * when even that is short of it. */
+static double fit_others(const ctx *c, double wt, enum fit_on on, double meas)
 {
     const int cur = c->base.workers;
     an_pred_out o;
-    if (rho_meas < 0 || model_step(c, cur, wt, 0, &o) < 0 || rho_meas <= o.runq_per_cpu + RUNQ_NOISE)
+    if (on == FIT_RUNQ ? meas < 0 : meas <= 0)
+        return 0;
+    if (model_step(c, cur, wt, 0, &o) < 0 || (on == FIT_RUNQ && meas <= o.runq_per_cpu + RUNQ_NOISE))
         return 0;
     double lo = 0, hi = 4 * c->base.cpus;
-    if (model_step(c, cur, wt, hi, &o) < 0 || o.runq_per_cpu <= rho_meas)
+    if (model_step(c, cur, wt, hi, &o) < 0 || fit_value(&o, on) <= meas)
         return hi;
     for (int i = 0; i < 24; i++) {
         const double mid = (lo + hi) / 2;
         if (model_step(c, cur, wt, mid, &o) < 0)
             break;
-        if (o.runq_per_cpu < rho_meas)
+        if (fit_value(&o, on) < meas)
             lo = mid;
         else
             hi = mid;
@@ -82,28 +95,19 @@ static double fit_ext(const ctx *c, double wt, double rho_meas)
     return (lo + hi) / 2;
 }
 
+/* Other processes' threads (or groups) that make the model's run-queue
+ * delay what was measured (rho_meas; 0 when the measured delay needs none). */
+static double fit_ext(const ctx *c, double wt, double rho_meas)
+{
+    return fit_others(c, wt, FIT_RUNQ, rho_meas);
+}
+
 /* Other processes' threads (or groups) that take, in the model of the
  * current setting, the cores that other processes' load measurably took
  * (load, machine CPU time less the run's own); 0 when none. */
 static double fit_ext_load(const ctx *c, double wt, double load)
 {
-    const int cur = c->base.workers;
-    an_pred_out o;
-    if (load <= 0 || model_step(c, cur, wt, 0, &o) < 0)
-        return 0;
-    double lo = 0, hi = 4 * c->base.cpus;
-    if (model_step(c, cur, wt, hi, &o) < 0 || o.ext_cores <= load)
-        return hi;
-    for (int i = 0; i < 24; i++) {
-        const double mid = (lo + hi) / 2;
-        if (model_step(c, cur, wt, mid, &o) < 0)
-            break;
-        if (o.ext_cores < load)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (lo + hi) / 2;
+    return fit_others(c, wt, FIT_EXT_CORES, load);
 }
 
 /* The fitted load of other processes, at least what was measured (when it

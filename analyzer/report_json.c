@@ -29,6 +29,16 @@ void rep_json_ms(gs_jw *w, uint64_t ns)
     gs_jw_fixed(w, (double)ns / 1e6, 6);
 }
 
+void rep_json_step_parts(gs_jw *w, const an_stepv *v)
+{
+    for (int k = 0; k < AN_NSH; k++) {
+        char key[48];
+        snprintf(key, sizeof key, "%s_ms", an_share_names[k]);
+        gs_jw_key(w, key);
+        rep_json_ms(w, an_stepv_part(v, k));
+    }
+}
+
 /* What the model said (docs/report-schema.md, "The model"); null when the
  * older rule sized num_workers (no measured time) or none was sized. */
 static void write_model_json(gs_jw *w, const an_model_info *m)
@@ -354,12 +364,7 @@ static void write_per_step(gs_jw *w, const an_result *r)
         gs_jw_ku64(w, "start_ns", s->v.t0);
         gs_jw_key(w, "dur_ms");
         rep_json_ms(w, s->v.t1 - s->v.t0);
-        for (int k = 0; k < AN_NSH; k++) {
-            char key[48];
-            snprintf(key, sizeof key, "%s_ms", an_share_names[k]);
-            gs_jw_key(w, key);
-            rep_json_ms(w, an_stepv_part(&s->v, k));
-        }
+        rep_json_step_parts(w, &s->v);
         gs_jw_end(w);
     }
     gs_jw_end(w);

@@ -23,6 +23,9 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
  * members. */
 void rep_json_num(gs_jw *w, double v);
 void rep_json_ms(gs_jw *w, uint64_t ns);
+/* A step's parts, one "<share name>_ms" member each, in the shares' order
+ * (the report's per-step rows and the Perfetto step slices' args). */
+void rep_json_step_parts(gs_jw *w, const an_stepv *v);
 void rep_json_cfg(gs_jw *w, const char *key, const char *v);
 /* 1 when the DataLoader setting key (or "requested.<key>") is a boolean. */
 int rep_cfg_is_bool(const char *key);

@@ -797,12 +797,7 @@ static void pf_steps(pass2 *x, const an_result *r, int64_t off, uint64_t tid, in
         GS_JW_KBOOL(w, "warmup", s->warmup);
         if (rank >= 0)
             GS_JW_KI64(w, "rank", rank);
-        for (int k = 0; k < AN_NSH; k++) {
-            char key[48];
-            snprintf(key, sizeof key, "%s_ms", an_share_names[k]);
-            gs_jw_key(w, key);
-            rep_json_ms(w, an_stepv_part(&s->v, k));
-        }
+        rep_json_step_parts(w, &s->v);
         pf_args_end(x);
     }
 }
