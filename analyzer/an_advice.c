@@ -228,6 +228,13 @@ static void advise_pin(const an_decide_in *in, an_decision *out)
     add(out, &a);
 }
 
+void an_decide(const an_decide_in *in, an_decision *out)
+{
+    memset(out, 0, sizeof *out);
+    an_decide_verdict(in, out);
+    an_decide_advice(in, out);
+}
+
 void an_decide_advice(const an_decide_in *in, an_decision *out)
 {
     const size_t before = out->nnotes;

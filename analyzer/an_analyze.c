@@ -271,9 +271,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     an_decide_in in;
     an_decide_in_build(res, o, &in);
     an_decision d;
-    memset(&d, 0, sizeof d);
-    an_decide_verdict(&in, &d);
-    an_decide_advice(&in, &d);
+    an_decide(&in, &d);
     res->verdict = d.verdict;
     res->borderline = d.borderline;
     memcpy(res->verdict_text, d.verdict_text, sizeof res->verdict_text);

@@ -150,6 +150,9 @@ typedef struct an_decision {
 void an_decide_verdict(const an_decide_in *in, an_decision *out);
 /* The advice for out->verdict (an_advice.c): num_workers, then pin_memory. */
 void an_decide_advice(const an_decide_in *in, an_decision *out);
+/* The whole decision (an_advice.c): *out cleared, then the verdict, then
+ * the advice for it. */
+void an_decide(const an_decide_in *in, an_decision *out);
 /* num_workers from measured time with the model (an_workers_model.c);
  * called by an_decide_advice when in->measured. */
 void an_decide_workers_model(const an_decide_in *in, an_decision *out);

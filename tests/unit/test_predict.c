@@ -119,9 +119,7 @@ static an_decide_in measured_run(void)
 static an_decision decide(const an_decide_in *in)
 {
     an_decision d;
-    memset(&d, 0, sizeof d);
-    an_decide_verdict(in, &d);
-    an_decide_advice(in, &d);
+    an_decide(in, &d);
     return d;
 }
 
