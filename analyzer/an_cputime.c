@@ -388,12 +388,20 @@ static double median(double *v, size_t n)
     return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Batches cut at the loader's own step_end marker samples: medians. */
-static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, an_loader_time *t)
+/* Batches cut at the loader's own marker samples: medians. A loader
+ * worker process's batch is one fetch_begin..fetch_end pair (fetches: the
+ * batches it loaded, docs/trace-format.md); a C loader thread's, from one
+ * step_end to the next. A batch counts when its last marker is in [a, b]. */
+static int is_cut(const an_cpu_sample *x, int fetches, uint64_t a, uint64_t b)
+{
+    return x->marker == (fetches ? GS_K_FETCH_END : GS_K_STEP_END) && x->ts >= a && x->ts <= b;
+}
+
+static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, int fetches, an_loader_time *t)
 {
     size_t nb = 0;
     for (size_t i = 0; i < l->n; i++)
-        nb += l->s[i].marker == GS_K_STEP_END && l->s[i].ts >= a && l->s[i].ts <= b;
+        nb += is_cut(&l->s[i], fetches, a, b);
     if (nb < 3)
         return 0;
     double *v = malloc(11 * nb * sizeof *v);
@@ -406,8 +414,15 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, an_loader_tim
     parts tot;
     memset(&tot, 0, sizeof tot);
     for (size_t i = 0; i < l->n; i++) {
-        if (l->s[i].marker != GS_K_STEP_END || l->s[i].ts < a || l->s[i].ts > b)
+        if (fetches && l->s[i].marker == GS_K_FETCH_BEGIN) {
+            prev = i; /* a begin without its end (the fetch raised) is dropped */
             continue;
+        }
+        if (!is_cut(&l->s[i], fetches, a, b)) {
+            if (fetches && l->s[i].marker == GS_K_FETCH_END)
+                prev = SIZE_MAX;
+            continue;
+        }
         if (prev != SIZE_MAX) {
             parts s;
             memset(&s, 0, sizeof s);
@@ -434,7 +449,11 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, an_loader_tim
             tot.storage_known |= s.storage_known;
             k++;
         }
-        prev = i;
+        prev = fetches ? SIZE_MAX : i;
+    }
+    if (!k) {
+        free(v);
+        return 0;
     }
     t->per_batch = AN_PB_MARKERS;
     t->wall_ms = median(wall, k);
@@ -475,7 +494,8 @@ static void loader_time(an_worker *w, uint64_t wa, uint64_t wb)
     const double rq = w->th ? (double)w->th->rq_bytes : (double)w->p->rq_bytes;
     t->read_bytes = bytes / w->batches;
     t->requested_bytes = rq / w->batches;
-    if (by_markers(l, a, b, t)) {
+    const int fetches = !w->th && an_is_worker_role(w->p);
+    if (by_markers(l, a, b, fetches, t) || (fetches && by_markers(l, a, b, 0, t))) {
         t->measured = 1;
         return;
     }

@@ -21,6 +21,7 @@
 
 #include "an_events.h"
 #include "an_index.h"
+#include "an_result.h"
 #include "gs_trace.h"
 
 /* per-string-id flags */
@@ -264,6 +265,22 @@ static void fetch_leave(lctx *c, long ti, uint64_t ts)
         return;
     if (--th->fetch_depth == 0)
         host_iv(c, ti, th->fetch_ts, ts, AN_CLS_DW);
+}
+
+/* fetch_begin/fetch_end in a loader worker process: the worker loads batch
+ * aux (docs/trace-format.md), not a training thread's wait; each fetch_end
+ * is one batch it loaded, and its CPU samples cut the batch */
+static void worker_batch(an_proc *p, long ti, const gs_event *e)
+{
+    an_thread *th = &p->th[ti];
+    if (e->kind == GS_K_FETCH_BEGIN) {
+        th->fetch_ts = e->ts; /* a begin without its end: the fetch raised */
+    } else if (th->fetch_ts && e->ts >= th->fetch_ts) {
+        p->n_batch_markers++;
+        p->batch_ns += e->ts - th->fetch_ts;
+        th->fetch_ts = 0;
+    }
+    an_cpu_marker(th->cpu, e->kind, e->ts);
 }
 
 /* ---- records that are rare: config, role, devices ------------------------------ */
@@ -635,6 +652,10 @@ static void on_event(lctx *c, const gs_event *e)
     case GS_K_FETCH_BEGIN:
         if ((ti = thread_ix(c, e->tid)) < 0)
             return;
+        if (an_is_worker_role(p)) {
+            worker_batch(p, ti, e);
+            return;
+        }
         p->th[ti].n_fetch_markers++;
         p->n_fetch_markers++;
         c->has_step_src = 1;
@@ -645,6 +666,10 @@ static void on_event(lctx *c, const gs_event *e)
     case GS_K_FETCH_END:
         if ((ti = thread_ix(c, e->tid)) < 0)
             return;
+        if (an_is_worker_role(p)) {
+            worker_batch(p, ti, e);
+            return;
+        }
         p->th[ti].n_fetch_markers++;
         p->n_fetch_markers++;
         cand_add(c, ti, AN_C_FETCH_E, e->ts, e->aux);

@@ -58,6 +58,16 @@ static int of_other_run(const an_run *run, const an_result *res, const an_proc *
     return 0;
 }
 
+double an_worker_batch_ms(const an_worker *w)
+{
+    if (w->batches <= 0)
+        return -1;
+    /* a worker process that marks its batches: their own time */
+    if (w->batches_from_markers && !w->th && w->p->batch_ns)
+        return ms(w->p->batch_ns) / w->batches;
+    return ms(w->io_ns + w->meta_ns + w->cpu_ns) / w->batches;
+}
+
 static int find_workers(const an_run *run, an_result *res)
 {
     const an_proc *tr = res->trainer;
@@ -122,7 +132,7 @@ static int find_workers(const an_run *run, an_result *res)
         res->worker_bytes += w->bytes;
         res->worker_MBps_total += w->MBps;
         if (w->batches > 0) {
-            sum_ms += ms(w->io_ns + w->meta_ns + w->cpu_ns) / w->batches;
+            sum_ms += an_worker_batch_ms(w);
             nb++;
         }
     }

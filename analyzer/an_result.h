@@ -71,7 +71,7 @@ typedef struct an_result {
     size_t nworker_slots; /* distinct workers: processes that said they are worker W of
                            * loader L count once per (L, W), as DataLoader workers
                            * re-spawned each epoch are the same worker */
-    double batch_ms; /* mean per-worker time per batch (busy, not idle) */
+    double batch_ms; /* mean per-worker time per batch (an_worker_batch_ms) */
     uint64_t worker_bytes;
     double worker_MBps_total;
     int cur_workers; /* from config, or workers seen; -1 unknown */
@@ -167,6 +167,10 @@ void an_input_share_interval(an_result *res);
  * settings in force (res->cur_workers, res->cur_pin_memory). Returns 0 or
  * -1 out of memory. */
 int an_find_workers(const an_run *run, an_result *res);
+/* One worker's time per batch (ms; -1 without batches): a worker process
+ * that marks its batches (fetch_begin..fetch_end), their mean; else its
+ * busy time (file I/O, metadata, CPU: active less idle) over its batches. */
+double an_worker_batch_ms(const an_worker *w);
 /* an_cputime.c: the measured time of the loaders (workers[i].time,
  * loader_time), the trainer (trainer_time) and every other thread
  * (other_time) over the measured steps, from the threads' cpu samples;

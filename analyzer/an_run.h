@@ -114,6 +114,7 @@ typedef struct an_proc {
     uint64_t wait_ns, wait_reqs;       /* waits on pipes/sockets (poll/select/epoll/read) */
     uint64_t hist[AN_HIST];
     uint64_t n_step_markers, n_fetch_markers, n_batch_markers;
+    uint64_t batch_ns; /* a loader worker: its batches' fetch_begin..fetch_end time */
     /* GPU and CUDA */
     uint64_t gpu_events, cuda_calls;
     uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;

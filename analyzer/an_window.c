@@ -14,6 +14,60 @@
 
 #include "an_window.h"
 
+/* A worker process's batches (its fetch_begin..fetch_end pairs with their
+ * CPU samples, an_cputime.h) that end in (from, to]: their summed time in
+ * *ns, how many in *n. */
+static void window_batches(const an_proc *p, uint64_t from, uint64_t to, uint64_t *ns, size_t *n)
+{
+    for (size_t t = 0; t < p->nth; t++) {
+        const an_cpu_log *l = p->th[t].cpu;
+        if (!l)
+            continue;
+        size_t lo = 0, hi = l->nf; /* the first batch ending after from */
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (l->f[mid].t1 <= from)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < l->nf && l->f[i].t1 <= to; i++) {
+            *ns += l->f[i].t1 - l->f[i].t0;
+            (*n)++;
+        }
+    }
+}
+
+/* The loader's time per batch: per worker, the mean of its batches that
+ * ended in (from, to] when it marks its batches, else its figure over the
+ * run so far (row->batch_run_so_far); the mean over workers. */
+static void window_batch_ms(const an_result *res, uint64_t from, uint64_t to, an_window_row *row)
+{
+    double sum = 0;
+    size_t nw = 0;
+    for (size_t i = 0; i < res->nworkers; i++) {
+        const an_worker *w = &res->workers[i];
+        if (w->batches_from_markers && !w->th && w->p->batch_ns) {
+            uint64_t ns = 0;
+            size_t n = 0;
+            window_batches(w->p, from, to, &ns, &n);
+            if (n) {
+                sum += (double)ns / 1e6 / (double)n;
+                nw++;
+            }
+            continue;
+        }
+        const double b = an_worker_batch_ms(w);
+        if (b > 0) {
+            sum += b;
+            nw++;
+            row->batch_run_so_far = 1;
+        }
+    }
+    if (nw)
+        row->batch_ms = sum / (double)nw;
+}
+
 void an_window_of(const an_result *res, uint64_t end_ns, uint64_t window_ns, an_window_row *row)
 {
     row->ok = res != NULL;
@@ -23,12 +77,12 @@ void an_window_of(const an_result *res, uint64_t end_ns, uint64_t window_ns, an_
     row->steps_per_s = 0;
     row->data_wait = row->gpu_busy = row->pageable = -1;
     row->batch_ms = -1;
+    row->batch_run_so_far = 0;
     if (!res)
         return;
     row->steps_total = res->nsteps;
-    if (res->nworkers && res->batch_ms > 0)
-        row->batch_ms = res->batch_ms;
     const uint64_t from = end_ns > window_ns ? end_ns - window_ns : 0;
+    window_batch_ms(res, from, end_ns, row);
     uint64_t total = 0, dw = 0, busy = 0, pg = 0, first = UINT64_MAX;
     for (size_t i = 0; i < res->nsteps; i++) {
         const an_stepv *v = &res->steps[i].v;

@@ -4,8 +4,8 @@
  * `gpustarve top` and `gpustarve run --live` show (docs/report-outputs.md,
  * "Live view").
  *
- * Must never: read trace files (an_load.c did), print, or count a step that
- * ended outside the window.
+ * Must never: read trace files (an_load.c did), print, or count a step (or
+ * a marked batch) that ended outside the window.
  */
 #ifndef AN_WINDOW_H
 #define AN_WINDOW_H
@@ -27,8 +27,13 @@ typedef struct an_window_row {
     double steps_per_s;   /* steps / span_s; 0 when no step ended inside */
     /* shares of the window's step time, -1 when no step ended inside */
     double data_wait, gpu_busy, pageable;
-    double batch_ms;      /* loader: mean per-worker time per batch, whole run so
-                           * far; -1 when no worker is traced */
+    double batch_ms;      /* loader: mean over workers of each one's time per
+                           * batch: over its batches that ended in the window
+                           * for a worker process that marks its batches
+                           * (fetch_begin/fetch_end), else over the run so far
+                           * (an_worker_batch_ms); -1 when no worker is traced
+                           * or none finished a batch in the window */
+    int batch_run_so_far; /* batch_ms holds a worker's run-so-far figure */
 } an_window_row;
 
 /* The row of one analysed rank (res may be NULL: no steps yet): steps with

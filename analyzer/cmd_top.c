@@ -38,9 +38,11 @@ static const char usage_text[] =
     "Follow a run in progress (gpustarve run writes its traces as it goes) and\n"
     "show, per rank (a run without ranks is one row), over the steps that ended\n"
     "in the last window: steps per second, data wait, GPU busy and pageable-copy\n"
-    "shares of the step time, and the loader's time per batch (per worker, over\n"
-    "the run so far). Exits when no process of the run is running any more,\n"
-    "or on q or Ctrl-C. Without a terminal, prints one line per refresh.\n"
+    "shares of the step time, and the loader's time per batch (the mean over\n"
+    "workers of their batches that ended in the window; over the run so far,\n"
+    "marked '*' or '(run so far)', for workers that do not mark their batches).\n"
+    "Exits when no process of the run is running any more, or on q or Ctrl-C.\n"
+    "Without a terminal, prints one line per refresh.\n"
     "\n"
     "arguments:\n"
     "  DIR               run directory; default: the newest gpustarve-* in the\n"
@@ -173,6 +175,9 @@ static void row_cells(cells *c, const an_window_row *r, const char *bm_fmt)
     pct(c->gb, sizeof c->gb, r->gpu_busy);
     pct(c->pg, sizeof c->pg, r->pageable);
     num(c->bm, sizeof c->bm, r->batch_ms, bm_fmt);
+    if (r->batch_ms >= 0 && r->batch_run_so_far) /* not over the window alone */
+        snprintf(c->bm + strlen(c->bm), sizeof c->bm - strlen(c->bm), "%s",
+                 strchr(bm_fmt, ' ') ? " (run so far)" : "*");
 }
 
 /* One line: the state, then each row. */
@@ -210,6 +215,12 @@ static void table(FILE *f, const top_snap *s, const char *dir, unsigned window_s
                 (unsigned long long)r->pid, s->rows[i].host, r->steps_total, c.sps, c.dw, c.gb,
                 c.pg, c.bm);
     }
+    for (size_t i = 0; s->nprocs && i < s->nrows; i++)
+        if (s->rows[i].w.batch_ms >= 0 && s->rows[i].w.batch_run_so_far) {
+            fprintf(f, "\n* BATCH ms over the run so far: workers that do not mark their "
+                       "batches\n");
+            break;
+        }
     fflush(f);
 }
 

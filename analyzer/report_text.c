@@ -106,8 +106,10 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     if (r->nworkers) {
         uint64_t io = 0, meta = 0, cpu = 0;
         double b = 0;
+        int marked = 0; /* batch_ms from marked batches (an_worker_batch_ms) */
         for (size_t i = 0; i < r->nworkers; i++) {
             const an_worker *w = &r->workers[i];
+            marked |= w->batches_from_markers && !w->th && w->p->batch_ns;
             io += w->io_ns;
             meta += w->meta_ns;
             cpu += w->cpu_ns;
@@ -119,13 +121,13 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
             snprintf(respawned, sizeof respawned, " (%zu processes: started again each epoch)",
                      r->nworkers);
         gs_out_printf(o,
-                      "%sloader%s   %zu %s%s, %.1f ms per batch each (file I/O %.1f ms, metadata "
-                      "%.1f ms, CPU %.1f ms), %.1f MB/s\n",
+                      "%sloader%s   %zu %s%s, %.1f ms per batch each (%sfile I/O %.1f ms, "
+                      "metadata %.1f ms, CPU %.1f ms), %.1f MB/s\n",
                       st->bold, st->off, r->nworker_slots,
                       r->workers[0].p == tr ? (r->nworker_slots == 1 ? "thread" : "threads")
                                             : (r->nworker_slots == 1 ? "worker" : "workers"),
-                      respawned,
-                      r->batch_ms, (double)io * per, (double)meta * per, (double)cpu * per,
+                      respawned, r->batch_ms,
+                      marked ? "their marked batches; their whole active time per batch: " : "", (double)io * per, (double)meta * per, (double)cpu * per,
                       r->worker_MBps_total);
         rep_text_measured_loader(o, r, st);
     } else if (r->cur_workers > 0) {

@@ -9,7 +9,19 @@ torch.utils.data.dataloader (handed in by gpustarve._hook),
   _BaseDataLoaderIter.__next__            fetch and step markers, GPUSTARVE_STEPS
   _MultiProcessingDataLoaderIter._shutdown_workers
                                           a dropped iterator's step ends first
+and, inside each worker process only (from the worker_init_fn wrapper), in
+torch.utils.data._utils.fetch
+  _MapDatasetFetcher.fetch, _IterableDatasetFetcher.fetch
+                                          the worker's batch markers
 Works with torch 1.13 and 2.x (the same private names exist in both).
+
+Worker batch model (docs/python.md): in a process tagged loader_worker,
+fetch_begin/fetch_end of batch i enclose the worker's loading of batch i
+(the fetcher's fetch: dataset reads and collate), i = torch's index of the
+batch within its iterator (the `idx` the worker loop received with it),
+else the count of batches this worker loaded. A fetch that raises (the end
+of an iterable dataset, an error) leaves its fetch_begin without fetch_end:
+no batch was loaded.
 
 Step model (docs/python.md): loader L's step k begins right before the
 fetch of its batch k and ends right before the fetch of batch k+1 (so a step
@@ -254,6 +266,7 @@ class _WorkerInit(object):
     def __call__(self, worker_id):
         try:
             _native.role("loader_worker", worker_id, self.loader)
+            _mark_worker_batches(self.loader)
         except Exception:
             pass
         if self.fn is not None:
@@ -269,6 +282,52 @@ class _WorkerInit(object):
 
 
 _WorkerInit.__call__ = hide(_WorkerInit.__call__)
+
+
+# ---- worker batch markers ------------------------------------------------------
+
+def _mark_worker_batches(lid):
+    """In a worker process of loader lid: wrap the fetchers' fetch (their
+    classes are this process's own copy: a forked worker's changes never
+    reach the trainer)."""
+    lb = _native.lib()
+    mod = sys.modules.get("torch.utils.data._utils.fetch")
+    if lb is None or mod is None:
+        return
+    for name in ("_MapDatasetFetcher", "_IterableDatasetFetcher"):
+        cls = getattr(mod, name, None)
+        if cls is not None:
+            _patch(cls, "fetch", lambda orig: _wrap_fetch(orig, lid, lb))
+
+
+def _wrap_fetch(orig, lid, lb):
+    """fetch with fetch_begin/fetch_end around it (module docstring). The
+    ctypes functions are called directly: this runs once per batch."""
+    fetch_begin, fetch_end = lb.gpustarve_fetch_begin, lb.gpustarve_fetch_end
+    getframe = sys._getframe
+    loaded = itertools.count()
+    mask = 0xFFFFFFFFFFFFFFFF
+
+    def fetch(self, possibly_batched_index):
+        i = None
+        try:
+            f = getframe(1)
+            if f.f_code.co_name == "_worker_loop":
+                i = f.f_locals.get("idx")
+                i = int(i) & mask if i is not None else None
+        except Exception:
+            i = None
+        if i is None:
+            i = next(loaded)
+        fetch_begin(i, lid)
+        try:
+            data = orig(self, possibly_batched_index)
+        except BaseException as e:  # no batch: fetch_begin stays open
+            drop_own(e)
+            raise
+        fetch_end(i, lid)
+        return data
+    return _finish_wrapper(fetch, orig)
 
 
 # ---- wrappers ------------------------------------------------------------------

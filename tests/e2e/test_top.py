@@ -58,18 +58,19 @@ class Lines:
 
 
 class Paced:
-    """paced_steps under `gpustarve run [args] -o run_dir`."""
+    """paced_steps [prog_args] under `gpustarve run [args] -o run_dir`."""
 
-    def __init__(self, run_dir, cli_args=()):
+    def __init__(self, run_dir, cli_args=(), prog_args=()):
         gstest.require(CLI, PACED)
         self.p = subprocess.Popen([CLI, "run", "-q"] + list(cli_args) + ["-o", str(run_dir), "--",
-                                                                      PACED],
+                                                                      PACED] + list(prog_args),
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=clean_env(),
                                   preexec_fn=gstest.default_signals)
         self.out = Lines(self.p.stdout)
         self.err = Lines(self.p.stderr)
         self.truth = []  # (wait_ns, step_ns) per step
+        self.batches = []  # with a worker: its own measure of each batch (ns)
 
     def steps(self, n, work_ms=WORK_MS, pause_s=PAUSE_S):
         for _ in range(n):
@@ -79,8 +80,10 @@ class Paced:
             self.out.wait(lambda l, w=want: l.startswith("%d " % (w - 1)),
                           "step %d never ended" % want)
             lines = self.out.snapshot()
-            _, wait, step = lines[want - 1].split()
-            self.truth.append((int(wait), int(step)))
+            fields = lines[want - 1].split()
+            self.truth.append((int(fields[1]), int(fields[2])))
+            if len(fields) > 3:
+                self.batches.append(int(fields[3]))
             time.sleep(pause_s)  # the data wait of the next step (measured, not assumed)
 
     def wait_share(self):
@@ -108,8 +111,8 @@ def pct(text):
 def paced(tmp_path):
     made = []
 
-    def make(cli_args=()):
-        made.append(Paced(tmp_path / "run", cli_args))
+    def make(cli_args=(), prog_args=()):
+        made.append(Paced(tmp_path / "run", cli_args, prog_args))
         return made[-1]
     yield make
     for p in made:
@@ -172,6 +175,42 @@ def test_top_window_forgets_old_steps(built, paced, tmp_path):
         if top.poll() is None:
             top.kill()
             top.wait()
+
+
+def test_top_batch_time_is_over_the_window(built, paced, tmp_path):
+    """A loader worker that marks its batches (paced_steps worker: each
+    batch B ms of its busy work between fetch_begin and fetch_end): top's
+    loader batch time covers only the batches that ended in its window, each
+    as the worker itself measured it; a window without one shows '-'."""
+    run = paced(prog_args=["worker"])
+    run.steps(4, work_ms=10)
+    top, lines = start_top(tmp_path / "run", "-i", "1", "-w", "1")
+    try:
+        # the worker waits for its next byte: after a second no step (and so
+        # no batch, which ends inside its step) ended inside the window
+        idle = lines.wait(lambda l: l.startswith("running") and " 4 steps, - steps/s," in l,
+                          "the window never emptied")
+        assert LINE.match(idle).group(11) == "-", idle
+        seen = len(lines.snapshot())
+        run.steps(6, work_ms=60, pause_s=0.0)
+        busy = lines.wait(lambda l: l.startswith("running") and " 10 steps," in l and
+                          LINE.match(l).group(7) != "-", "the new steps never showed")
+        assert lines.snapshot().index(busy) >= seen
+        text = LINE.match(busy).group(11)
+        assert text.endswith(" ms"), busy  # over the window, not '(run so far)'
+        ms = float(text[:-3])
+        # only the 60 ms batches: the run so far would be about 40 ms; the
+        # markers lie inside the worker's own measure of each batch
+        new = [b / 1e6 for b in run.batches[4:]]
+        assert min(new) * 0.98 <= ms <= max(new) + 0.05, (busy, new)
+        assert run.finish() == 0
+        assert top.wait(timeout=gstest.DEADLINE_S) == 0
+    finally:
+        if top.poll() is None:
+            top.kill()
+            top.wait()
+    old = [b / 1e6 for b in run.batches[:4]]
+    assert max(old) < 30 and len(run.batches) == 10, run.batches
 
 
 def test_run_live_prints_summary_lines_to_stderr(built, paced):

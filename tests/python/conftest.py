@@ -107,10 +107,19 @@ class Markers:
                 out.append((r["aux"], opened.pop(r["aux"]), r["ts"]))
         return out
 
-    def fetches(self, loader=0):
+    def worker_pids(self):
+        return {r["pid"] for r in self.roles("loader_worker")}
+
+    def fetches(self, loader=0, workers=False):
+        """Complete fetches [(index, t0, t1)] of a loader: the trainer's
+        waits for its batches, or with workers=True the batches its worker
+        processes loaded (docs/python.md, "Worker batches")."""
+        wp = self.worker_pids()
         opened, out = {}, []
         for r in self.marks:
             if r["aux2"] != loader or r["kind"] not in ("fetch_begin", "fetch_end"):
+                continue
+            if (r["pid"] in wp) != workers:
                 continue
             if r["kind"] == "fetch_begin":
                 opened[(r["tid"], r["aux"])] = r["ts"]

@@ -45,9 +45,17 @@ def test_steps_config_and_data_wait(built, read_markers, images, tmp_path, py, w
     assert [s[0] for s in steps] == list(range(12))
     # every fetch is paired; the 13th finds the end of the epoch
     assert len(m.fetches(0)) == 13
-    # all markers come from the training thread of one process
+    # the trainer's markers come from the training thread of one process;
+    # the workers' own, from each worker's main thread: each of the 12
+    # batches loaded once, in a worker (docs/python.md, "Worker batches")
+    wp = m.worker_pids()
     assert len({(r["pid"], r["tid"]) for r in m.marks if r["kind"] != "role" and
-                r["kind"] != "config"}) == 1
+                r["kind"] != "config" and r["pid"] not in wp}) == 1
+    loaded = [r for r in m.marks if r["pid"] in wp and r["kind"] != "role"]
+    assert {(r["pid"], r["tid"]) for r in loaded} <= {(p, p) for p in wp}
+    assert {r["kind"] for r in loaded} <= {"fetch_begin", "fetch_end"}
+    assert sorted(b for b, _, _ in m.fetches(0, workers=True)) == \
+        (list(range(12)) if workers else [])
     cfg = m.config(0)
     assert cfg["num_workers"] == str(workers)
     assert cfg["pin_memory"] == "0"
@@ -464,3 +472,45 @@ def test_python_keeps_its_sigint_handler(built, tmp_path, py):
     p = run_traced([py, "-c", code], tmp_path / "run")
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout == b"True\n"
+
+
+# ---- each batch marked in the worker that loads it ----------------------------------
+
+@pytest.mark.parametrize("py", PYS)
+@pytest.mark.parametrize("kind", ["map", "iterable"])
+def test_workers_mark_each_batch_they_load(built, read_markers, tmp_path, py, kind):
+    """fetch_begin/fetch_end of batch i in the worker that loads it, i =
+    torch's index of the batch; a fetch that finds the end of an iterable
+    dataset leaves its begin open; the report counts each worker's batches
+    from them (docs/python.md, "Worker batches")."""
+    p = run_traced([py, os.path.join(HERE, "worker_batches.py"), kind], tmp_path / "run")
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout.decode().split() == ["batches", "10", "items", "40"]
+    m = read_markers(tmp_path / "run")
+    wp = m.worker_pids()
+    assert len(wp) == 2
+    loaded = m.fetches(0, workers=True)
+    assert sorted(i for i, _, _ in loaded) == list(range(10))
+    per = {}
+    for pid in wp:
+        marks = [r for r in m.marks if r["pid"] == pid and r["kind"].startswith("fetch_")]
+        assert {r["tid"] for r in marks} == {pid}
+        ends = [r["aux"] for r in marks if r["kind"] == "fetch_end"]
+        begins = [r["aux"] for r in marks if r["kind"] == "fetch_begin"]
+        # one batch at a time, begin then end of the same index
+        assert [r["kind"] for r in marks[:2 * len(ends)]] == ["fetch_begin", "fetch_end"] * len(ends)
+        assert begins[:len(ends)] == ends
+        # the iterable worker's last fetch found its end: no batch, no end
+        assert len(begins) - len(ends) == (1 if kind == "iterable" else 0)
+        per[pid] = len(ends)
+    assert sum(per.values()) == 10
+    if kind == "iterable":
+        assert sorted(per.values()) == [5, 5]
+    # the trainer's own fetches are untouched: 10 batches and the end
+    assert len(m.fetches(0)) == 11
+    rep = subprocess.run([CLI, "report", "--json", str(tmp_path / "run")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, timeout=120)
+    assert rep.returncode == 0, rep.stderr.decode()
+    workers = [w for w in json.loads(rep.stdout)["loader"]["workers"] if w["role"] == "loader_worker"]
+    assert sorted((w["pid"], w["batches"], w["batches_source"]) for w in workers) == \
+        sorted((pid, n, "markers") for pid, n in per.items())
