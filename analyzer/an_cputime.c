@@ -472,6 +472,17 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, int fetches, 
     t->vol_switches = tot.sw_known ? median(nv, k) : -1;
     t->invol_switches = tot.sw_known ? median(niv, k) : -1;
     t->cpu_cores = median(cores, k);
+    if (fetches) { /* its batches leave out the time between them: its CPU over the window */
+        size_t i0 = SIZE_MAX, i1 = 0;
+        for (size_t i = 0; i < l->n; i++)
+            if (l->s[i].ts >= a && l->s[i].ts <= b) {
+                i0 = i0 == SIZE_MAX ? i : i0;
+                i1 = i;
+            }
+        if (i0 != SIZE_MAX && i1 > i0 && l->s[i1].ts > l->s[i0].ts)
+            t->cpu_cores = dpos((double)l->s[i1].cpu_ns - (double)l->s[i0].cpu_ns) /
+                           (double)(l->s[i1].ts - l->s[i0].ts);
+    }
     free(v);
     return 1;
 }

@@ -186,6 +186,97 @@ static void test_loader_parts(int with_storage)
     g_storage = -1;
 }
 
+/* A DataLoader worker process that marks its batches (docs/python.md,
+ * "Worker batches"): 5 batches 200 ms apart, each 50 ms between its
+ * fetch_begin and fetch_end (marker samples at both): 10 ms in hooked
+ * reads, 30 ms on a CPU, 10 ms off-CPU; the 150 ms between batches in a
+ * hooked wait (its next index); a sixth fetch_begin without its end (the
+ * fetch raised: no batch). Each part is per batch, the time between
+ * batches left out. */
+static void test_worker_fetch_batches(void)
+{
+    an_proc procs[2];
+    memset(procs, 0, sizeof procs);
+    an_thread th[2];
+    memset(th, 0, sizeof th);
+    an_proc *tp = &procs[0], *wp = &procs[1];
+    tp->pid = th[0].tid = 10;
+    tp->th = &th[0];
+    tp->nth = 1;
+    wp->pid = 20;
+    wp->ppid = 10;
+    strcpy(wp->role, "loader_worker");
+    th[1].tid = 20;
+    wp->th = &th[1];
+    wp->nth = 1;
+    const uint64_t t0 = 1000 * MS;
+    for (uint64_t j = 0; j < 5; j++) {
+        const uint64_t b = t0 + j * 200 * MS;
+        add(&th[1], b, GS_CPU_SRC_MARKER, j * 30 * MS, -1, 0, j * 10 * MS, j * 150 * MS, j);
+        an_cpu_marker(th[1].cpu, GS_K_FETCH_BEGIN, b);
+        add(&th[1], b + 50 * MS, GS_CPU_SRC_MARKER, (j + 1) * 30 * MS, -1, 0, (j + 1) * 10 * MS,
+            j * 150 * MS, j + 1);
+        an_cpu_marker(th[1].cpu, GS_K_FETCH_END, b + 50 * MS);
+    }
+    add(&th[1], t0 + 1000 * MS, GS_CPU_SRC_MARKER, 150 * MS, -1, 0, 50 * MS, 5 * 150 * MS, 5);
+    an_cpu_marker(th[1].cpu, GS_K_FETCH_BEGIN, t0 + 1000 * MS);
+    th[1].rd_reqs = 5;
+    an_worker w;
+    memset(&w, 0, sizeof w);
+    w.p = wp;
+    w.batches = 5;
+    w.batches_from_markers = 1;
+    an_step steps[2];
+    memset(steps, 0, sizeof steps);
+    steps[0].v.t0 = t0;
+    steps[0].v.t1 = steps[1].v.t0 = t0 + 500 * MS;
+    steps[1].v.t1 = t0 + 1000 * MS;
+    an_result res;
+    memset(&res, 0, sizeof res);
+    an_trainer_time_absent(&res.trainer_time);
+    an_other_time_absent(&res.other_time);
+    an_loader_time_absent(&res.loader_time);
+    an_loader_time_absent(&w.time);
+    res.trainer = tp;
+    res.thread = &th[0];
+    res.steps = steps;
+    res.nsteps = res.measured = 2;
+    res.workers = &w;
+    res.nworkers = 1;
+    an_run run;
+    memset(&run, 0, sizeof run);
+    run.procs = procs;
+    run.nprocs = 2;
+    an_measure_time(&run, &res);
+    const an_loader_time *t = &w.time;
+    ASSERT_TRUE(t->measured);
+    ASSERT_EQ(t->per_batch, AN_PB_MARKERS);
+    ASSERT_RANGE(t->batches, 5, 5);
+    ASSERT_RANGE(t->wall_ms, 49.999, 50.001);
+    ASSERT_RANGE(t->io_ms, 9.999, 10.001);
+    ASSERT_RANGE(t->cpu_ms, 29.999, 30.001);
+    ASSERT_EQ(t->runq_ms, -1); /* marker samples carry no run-queue delay */
+    ASSERT_RANGE(t->fault_ms, 0, 0);
+    ASSERT_RANGE(t->blocked_ms, 9.999, 10.001);
+    /* its CPU over the window, the time between batches included */
+    ASSERT_RANGE(t->cpu_cores, 0.1499, 0.1501);
+    /* a worker process that writes step_end markers instead (a C loader
+     * with a worker role): cut from one step_end to the next */
+    an_cpu_log_free(th[1].cpu);
+    th[1].cpu = NULL;
+    for (uint64_t j = 0; j <= 5; j++) {
+        const uint64_t e = t0 + j * 200 * MS;
+        add(&th[1], e, GS_CPU_SRC_MARKER, j * 30 * MS, -1, 0, j * 10 * MS, j * 150 * MS, j);
+        an_cpu_marker(th[1].cpu, GS_K_STEP_END, e);
+    }
+    an_loader_time_absent(&w.time);
+    an_measure_time(&run, &res);
+    ASSERT_EQ(t->per_batch, AN_PB_MARKERS);
+    ASSERT_RANGE(t->wall_ms, 49.999, 50.001); /* 200 ms less the 150 ms wait */
+    an_cpu_log_free(th[1].cpu);
+    an_cpu_log_free(th[0].cpu);
+}
+
 /* The training thread: two steps of 100 ms, each with one fetch of 40 ms;
  * it runs 20% of the time throughout, so 8 ms of each fetch on a CPU
  * (marker samples at both ends); periodic samples every 50 ms give its
@@ -259,5 +350,6 @@ int main(void)
     test_loader_parts(0);
     test_loader_parts(1);
     test_trainer_split();
+    test_worker_fetch_batches();
     return gs_check_done("test_cputime");
 }
