@@ -40,7 +40,7 @@ static const char usage_text[] =
     "in the last window: steps per second, data wait, GPU busy and pageable-copy\n"
     "shares of the step time, and the loader's time per batch (the mean over\n"
     "workers of their batches that ended in the window; over the run so far,\n"
-    "marked '*' or '(run so far)', for workers that do not mark their batches).\n"
+    "marked '*' or '(run so far)', for loaders without batch fetch markers).\n"
     "Exits when no process of the run is running any more, or on q or Ctrl-C.\n"
     "Without a terminal, prints one line per refresh.\n"
     "\n"
@@ -217,8 +217,8 @@ static void table(FILE *f, const top_snap *s, const char *dir, unsigned window_s
     }
     for (size_t i = 0; s->nprocs && i < s->nrows; i++)
         if (s->rows[i].w.batch_ms >= 0 && s->rows[i].w.batch_run_so_far) {
-            fprintf(f, "\n* BATCH ms over the run so far: workers that do not mark their "
-                       "batches\n");
+            fprintf(f, "\n* BATCH ms over the run so far: loaders without batch fetch "
+                       "markers\n");
             break;
         }
     fflush(f);
