@@ -34,7 +34,8 @@ batches a loader has delivered, across epochs.
 
 Must never: import torch (it receives the module), raise from a wrapper
 because of gpustarve itself, change what a DataLoader returns, or slow next()
-by more than a few microseconds.
+by more than a few microseconds (nor a worker's batch: docs/performance.md,
+"Worker batch markers").
 """
 import itertools
 import os
