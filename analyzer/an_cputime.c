@@ -506,7 +506,10 @@ static void loader_time(an_worker *w, uint64_t wa, uint64_t wb)
     t->read_bytes = bytes / w->batches;
     t->requested_bytes = rq / w->batches;
     const int fetches = !w->th && an_is_worker_role(w->p);
-    if (by_markers(l, a, b, fetches, t) || (fetches && by_markers(l, a, b, 0, t))) {
+    /* a worker whose marked batches fall mostly outside the measured steps
+     * (prefetched ahead of a short run): all of them, still its own batches */
+    if (by_markers(l, a, b, fetches, t) || (fetches && by_markers(l, a, b, 0, t)) ||
+        (fetches && by_markers(l, l->s[0].ts, l->s[l->n - 1].ts, 1, t))) {
         t->measured = 1;
         return;
     }

@@ -260,6 +260,16 @@ static void test_worker_fetch_batches(void)
     ASSERT_RANGE(t->blocked_ms, 9.999, 10.001);
     /* its CPU over the window, the time between batches included */
     ASSERT_RANGE(t->cpu_cores, 0.1499, 0.1501);
+    /* measured steps after its batches (prefetched ahead): all of them */
+    steps[0].v.t0 = t0 + 900 * MS;
+    steps[0].v.t1 = steps[1].v.t0 = t0 + 950 * MS;
+    an_loader_time_absent(&w.time);
+    an_measure_time(&run, &res);
+    ASSERT_EQ(t->per_batch, AN_PB_MARKERS);
+    ASSERT_RANGE(t->wall_ms, 49.999, 50.001);
+    ASSERT_RANGE(t->cpu_ms, 29.999, 30.001);
+    steps[0].v.t0 = t0;
+    steps[0].v.t1 = steps[1].v.t0 = t0 + 500 * MS;
     /* a worker process that writes step_end markers instead (a C loader
      * with a worker role): cut from one step_end to the next */
     an_cpu_log_free(th[1].cpu);
