@@ -475,6 +475,72 @@ static int put_rec_fast(uint32_t tid, const gs_rec *x)
     return 1;
 }
 
+/* RATIONALE: a run is handed to the encoder in pieces of at most this
+ * many events (a REPEATS record each: 2-3 bytes of kind and count per
+ * piece); the arrays are used under the output lock only. */
+#define RUN_MAX 4096
+static uint64_t g_run_ts[RUN_MAX], g_run_dur[RUN_MAX];
+
+/* Records t.. of ring r that repeat the frame's last event (gs_encode_repeats:
+ * the same in every field but ts, dur and offset, the offset continuing, no
+ * stack), encoded as one run; returns the first record not taken (t when
+ * none). Output must be alive and the frame's last TID tid's.
+ * RATIONALE: a busy loader's reads are mostly this; per event it costs the
+ * compare of five words of the record, two clock conversions and the
+ * encoder's gap and duration (docs/performance.md, "The whole cost per
+ * event"), where put_rec_fast built and checked a whole gs_event. */
+static uint64_t put_repeats(uint32_t tid, const gs_ring *r, uint64_t t, uint64_t h)
+{
+    const gs_repeat_key *k = &g_enc.last;
+    if (!k->valid || g_enc.nrec == 0 || g_enc_tid != tid || k->dev || k->stream || k->corr ||
+        k->aux2 > UINT32_MAX || k->kind > 0xff)
+        return t;
+    const gs_rec *x0 = &r->ev[t & r->mask];
+    if (x0->kind != k->kind || x0->fd != k->fd || x0->bytes != k->bytes ||
+        !plain_io_kind(k->kind))
+        return t; /* the common miss, before building anything */
+    /* the record every one of the run must be, but for ts, dur and offset */
+    gs_rec want;
+    memset(&want, 0, sizeof want);
+    want.kind = (uint8_t)k->kind;
+    want.fd_kind = k->fd_kind;
+    want.fd = k->fd;
+    want.str = k->str;
+    want.aux2 = (uint32_t)k->aux2;
+    want.bytes = k->bytes;
+    want.ret = k->ret;
+    want.aux = k->aux;
+    uint64_t w[2];
+    memcpy(w, &want, sizeof w); /* kind, fd_kind, stack 0, fd; str, aux2 */
+    const int has_off = (gs_kind_fields(k->kind) & GS_F_OFFSET) != 0;
+    int64_t off = g_enc.next_off;
+    uint64_t *const ts = g_run_ts, *const dur = g_run_dur;
+    while (t < h) {
+        size_t n = 0;
+        for (; t < h && n < RUN_MAX; t++, n++) {
+            const gs_rec *x = &r->ev[t & r->mask];
+            uint64_t xw[2];
+            memcpy(xw, x, sizeof xw);
+            if (xw[0] != w[0] || xw[1] != w[1] || x->bytes != want.bytes ||
+                x->ret != want.ret || x->aux != want.aux || (has_off && x->offset != off))
+                break;
+            if (has_off)
+                off = off < 0 ? off : (int64_t)((uint64_t)off + (uint64_t)(want.ret > 0 ? want.ret : 0));
+            ts[n] = gs_calib_ts(&g_cal, x->ts);
+            dur[n] = gs_calib_dur(&g_cal, x->dur);
+        }
+        if (n == 0)
+            break;
+        const size_t put = gs_encode_repeats(&g_enc, ts, dur, n);
+        g_frame_events += put;
+        if (put < n)
+            return t - (n - put); /* the frame is full: the rest goes the long way */
+        if (t < h && n < RUN_MAX)
+            break; /* a record that is not a repeat */
+    }
+    return t;
+}
+
 typedef struct drain_pass {
     uint32_t n;       /* rings in the snapshot */
     uint64_t now;     /* CLOCK_MONOTONIC of the snapshot */
@@ -499,15 +565,21 @@ static void drain_rings(void *arg)
         /* output stays alive unless put_event writes a frame */
         int alive = gs_out_alive();
         const uint32_t tid = r->tid;
-        for (; t < h; t++) {
-            const gs_rec *x = &r->ev[t & r->mask];
-            if (!alive || !put_rec_fast(tid, x)) {
-                gs_event ev;
-                to_event(x, &ev);
-                put_event(tid, &ev); /* may write a frame: commits what is before */
-                alive = gs_out_alive();
+        while (t < h) {
+            const uint64_t run_end = alive ? put_repeats(tid, r, t, h) : t;
+            if (run_end == t) {
+                const gs_rec *x = &r->ev[t & r->mask];
+                if (!alive || !put_rec_fast(tid, x)) {
+                    gs_event ev;
+                    to_event(x, &ev);
+                    put_event(tid, &ev); /* may write a frame: commits what is before */
+                    alive = gs_out_alive();
+                }
+                t++;
+            } else {
+                t = run_end;
             }
-            g_pend_tail[i] = t + 1;
+            g_pend_tail[i] = t;
             if (!g_touched[i]) {
                 g_touched[i] = 1;
                 g_touched_list[g_ntouched++] = i;
