@@ -28,6 +28,20 @@ static inline uint8_t *put_u(uint8_t *p, uint64_t v)
     return p;
 }
 
+/* put_u for values mostly below 2^14 (a run's gaps and durations): no
+ * branch on the length there. It may write one byte past the value, which
+ * the caller's room (GS_REPEAT_MAX_ENCODED per value pair) covers. */
+static inline uint8_t *put_u14(uint8_t *p, uint64_t v)
+{
+    if (__builtin_expect(v < 0x4000, 1)) {
+        const unsigned two = v >= 0x80;
+        p[0] = (uint8_t)(v | (uint64_t)two << 7);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 1 + two;
+    }
+    return put_u(p, v);
+}
+
 /* Returns the number of bytes consumed, 0 on malformed/short input.
  * RATIONALE: most fields are one or two bytes (deltas, fds, kinds, zero
  * offsets); those take no loop. Longer ones (nanosecond times, sizes) are
@@ -307,21 +321,28 @@ size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur,
             off = next_offset(off, ret, off);
     } else {
         /* RATIONALE: the column form (a REPEATS record, format 1.5): all the
-         * gaps, then all the durations; zstd finds the run's regularity in
-         * two short-symbol columns for about a third less CPU than in
-         * interleaved REPEAT records (docs/performance.md, "The record
-         * form") */
+         * gaps, then all the durations; zstd does a fifth less work on the
+         * two columns than on interleaved REPEAT records, and they are a
+         * byte shorter per event (docs/performance.md, "Runs straight from
+         * the ring") */
         *p++ = GS_K_REPEATS;
         p = put_u(p, n);
         for (size_t i = 0; i < n; i++) {
-            p = put_u(p, zz_enc((int64_t)(ts[i] - end)));
+            p = put_u14(p, zz_enc((int64_t)(ts[i] - end)));
             end = ts[i] + dur[i];
         }
         for (size_t i = 0; i < n; i++)
-            p = put_u(p, dur[i]);
-        if (has_off)
+            p = put_u14(p, dur[i]);
+        uint64_t add;
+        if (!has_off || off < 0 || ret <= 0) {
+            /* next_offset leaves it as it is */
+        } else if (!__builtin_mul_overflow((uint64_t)ret, (uint64_t)n, &add) &&
+                   add <= (uint64_t)INT64_MAX - (uint64_t)off) {
+            off += (int64_t)add; /* n steps of ret, none past INT64_MAX */
+        } else {
             for (size_t i = 0; i < n; i++)
                 off = next_offset(off, ret, off);
+        }
     }
     e->prev_ts = ts[n - 1];
     e->prev_end = end;
