@@ -29,9 +29,10 @@ A level "default" leaves GPUSTARVE_ZSTD_LEVEL unset: the collector's own
 choice (level -3, and -100 for frames made almost only of runs of repeated
 calls: docs/performance.md, "Compression of runs").
 
-With --other-lib PATH, table 2 also has "other lib": the same traced run
-through another build of libgpustarve.so (an older commit, built elsewhere),
-in the same rounds, so that two versions are compared under the same load.
+With --other-lib PATH, tables 1 and 2 also have "other lib": the same
+traced run through another build of libgpustarve.so (an older commit, built
+elsewhere; at the first level), in the same rounds, so that two versions are
+compared under the same load.
 
 Usage: bench_cost.py [--rounds N] [--calls N] [--levels=default,-3,1,3] [--other-lib PATH]
 """
@@ -90,12 +91,12 @@ def level_env(level, **kw):
     return env(**kw)
 
 
-def alternate_cpu(blob, calls, level, run):
+def alternate_cpu(blob, calls, level, run, lib=LIB):
     """(hook CPU ns/call on the calling thread, other threads' CPU ns per
     recorded event, trace bytes per event) of one --alternate-cpu run."""
     p = subprocess.Popen([LOOP, blob, str(calls), "--alternate-cpu"], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL,
-                         env=level_env(level, LD_PRELOAD=LIB, GPUSTARVE_DIR=run))
+                         env=level_env(level, LD_PRELOAD=lib, GPUSTARVE_DIR=run))
     out = p.stdout.read().split()
     _, status, ru = os.wait4(p.pid, 0)
     p.stdout.close()
@@ -116,7 +117,7 @@ def main():
                     help="zstd levels, comma-separated, 'default' for the collector's own "
                          "choice (give as --levels=default,-3,1)")
     ap.add_argument("--other-lib", default="",
-                    help="another libgpustarve.so, traced at the first level in table 2")
+                    help="another libgpustarve.so, traced at the first level in tables 1 and 2")
     a = ap.parse_args()
     if a.other_lib and not os.path.isfile(a.other_lib):
         print("bench_cost: --other-lib %s: no such file" % a.other_lib, file=sys.stderr)
@@ -134,18 +135,22 @@ def main():
         print("  %-9s %-24s %-24s %-24s %s" % ("level", "hook (calling thread)",
                                               "writer thread + exit", "whole", "bytes/ev"))
         keep = None
-        per = {lv: ([], [], [], []) for lv in levels}  # hook, other, whole, bytes
+        rows1 = list(levels) + (["other lib"] if a.other_lib else [])
+        per = {lv: ([], [], [], []) for lv in rows1}  # hook, other, whole, bytes
         for r in range(a.rounds):
-            k = r % len(levels)
-            for lv in levels[k:] + levels[:k]:  # every level each round, the order rotating
-                run = os.path.join(tmp, "alt%d_%s" % (r, lv))
-                h, o, b = alternate_cpu(blob, a.calls, lv, run)
+            k = r % len(rows1)
+            for lv in rows1[k:] + rows1[:k]:  # every row each round, the order rotating
+                run = os.path.join(tmp, "alt%d_%s" % (r, lv.replace(" ", "_")))
+                if lv == "other lib":
+                    h, o, b = alternate_cpu(blob, a.calls, levels[0], run, a.other_lib)
+                else:
+                    h, o, b = alternate_cpu(blob, a.calls, lv, run)
                 for v, x in zip(per[lv], (h, o, h + o, b)):
                     v.append(x)
                 if keep is None and lv == levels[0]:
                     keep = max((os.path.join(run, f) for f in os.listdir(run)),
                                key=os.path.getsize)
-        for lv in levels:
+        for lv in rows1:
             hook, other, whole, size = per[lv]
             print("  %-9s %-24s %-24s %-24s %.2f" % (lv, stats(hook), stats(other), stats(whole),
                                                      statistics.median(size)))
