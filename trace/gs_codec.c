@@ -28,27 +28,60 @@ static inline uint8_t *put_u(uint8_t *p, uint64_t v)
     return p;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#define GS_HAVE_PEXT 1
+/* PEXT (BMI2) by inline assembly, so that the code around it needs no
+ * target attribute and only the decoder chosen at run time executes it. */
+static inline uint64_t pext64(uint64_t x, uint64_t mask)
+{
+    uint64_t r;
+    __asm__("pextq %2, %1, %0" : "=r"(r) : "r"(x), "r"(mask));
+    return r;
+}
+#else
+#define GS_HAVE_PEXT 0
+static inline uint64_t pext64(uint64_t x, uint64_t mask)
+{
+    (void)mask;
+    return x; /* never called: use_pext() is 0 without GS_HAVE_PEXT */
+}
+#endif
+
 /* Returns the number of bytes consumed, 0 on malformed/short input.
  * RATIONALE: most fields are one or two bytes (deltas, fds, kinds, zero
  * offsets); those take no loop. Longer ones (nanosecond times, sizes) are
  * read with one 8-byte load where 8 bytes remain: the first byte without a
- * continuation bit gives the length, and three mask-and-shift steps pack the
- * 7-bit groups, so a length of 3 to 8 bytes costs no loop and no branch on
- * the length. The byte loop is left for the ends of frames and for values of
- * 9 or 10 bytes. */
+ * continuation bit gives the length, and the 7-bit groups are packed either
+ * by one PEXT (px: the CPU has a fast BMI2, see use_pext) or by three
+ * mask-and-shift steps, so a length of 3 to 8 bytes costs no loop and no
+ * branch on the length. The byte loop is left for the ends of frames and for
+ * values of 9 or 10 bytes. */
 static inline __attribute__((always_inline)) size_t get_u(const uint8_t *p, const uint8_t *end,
-                                                          uint64_t *out)
+                                                          uint64_t *out, const int px)
 {
     if (__builtin_expect(p < end && p[0] < 0x80, 1)) {
         *out = p[0];
         return 1;
     }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (px && end - p >= 8) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        const uint64_t stop = ~x & 0x8080808080808080ull; /* bytes that end it */
+        if (stop) {
+            /* the bits up to the first stop bit, less the continuation bits */
+            *out = pext64(x, (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full);
+            return ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+        }
+    }
+#endif
     if (p + 1 < end && p[1] < 0x80) {
         *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
         return 2;
     }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (end - p >= 8) {
+    if (!px && end - p >= 8) {
         uint64_t x;
         memcpy(&x, p, 8);
         const uint64_t stop = ~x & 0x8080808080808080ull; /* bytes that end it */
@@ -76,6 +109,54 @@ static inline __attribute__((always_inline)) size_t get_u(const uint8_t *p, cons
         }
     }
     return 0;
+}
+
+/* Whether the decoder packs varints with PEXT: the CPU has BMI2 and runs it
+ * fast (AMD before family 19h, Zen 3, microcodes it: tens of times slower
+ * than the shifts), unless gs_decode_portable() said not to. 0 until
+ * checked, then 1 (no) or 2 (yes); relaxed atomics, as every thread that
+ * checks finds the same. */
+static int pext_state;
+
+static int pext_check(void)
+{
+#if GS_HAVE_PEXT
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 8))) /* BMI2 */
+        return 1;
+    unsigned vb, vc, vd;
+    if (!__get_cpuid(0, &a, &vb, &vc, &vd) || !__get_cpuid(1, &a, &b, &c, &d))
+        return 1;
+    unsigned family = (a >> 8) & 0xf;
+    if (family == 0xf)
+        family += (a >> 20) & 0xff;
+    /* "AuthenticAMD" and "HygonGenuine" (ebx, edx, ecx) */
+    const int amd = (vb == 0x68747541u && vd == 0x69746e65u && vc == 0x444d4163u) ||
+                    (vb == 0x6f677948u && vd == 0x6e65476eu && vc == 0x656e6975u);
+    return amd && family < 0x19 ? 1 : 2;
+#else
+    return 1;
+#endif
+}
+
+static inline int use_pext(void)
+{
+    int s = __atomic_load_n(&pext_state, __ATOMIC_RELAXED);
+    if (__builtin_expect(s == 0, 0)) {
+        s = pext_check();
+        __atomic_store_n(&pext_state, s, __ATOMIC_RELAXED);
+    }
+    return s == 2;
+}
+
+void gs_decode_portable(int on)
+{
+    __atomic_store_n(&pext_state, on ? 1 : pext_check(), __ATOMIC_RELAXED);
+}
+
+int gs_decode_uses_pext(void)
+{
+    return use_pext();
 }
 
 /* Field masks by kind, for the per-record paths (no call, no branch on
@@ -286,7 +367,7 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
 
 #define GET_U(var)                                                             \
     do {                                                                       \
-        size_t n_ = get_u(p, end, &(var));                                     \
+        size_t n_ = get_u(p, end, &(var), px);                                \
         if (n_ == 0)                                                           \
             return GS_ERR_CORRUPT;                                             \
         p += n_;                                                               \
@@ -297,7 +378,8 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
  * straight-line code instead of thirteen data-dependent branches.
  * Returns 0 or a negative gs_err. */
 static inline __attribute__((always_inline)) int
-decode_fields(const unsigned f, const uint8_t **pp, const uint8_t *end, gs_event *ev, gs_decoder *d)
+decode_fields(const unsigned f, const uint8_t **pp, const uint8_t *end, gs_event *ev, gs_decoder *d,
+              const int px)
 {
     /* RATIONALE: fields go to locals and the event is stored once at the
      * end, so no field is written twice (default, then value). */
@@ -380,8 +462,10 @@ void gs_decoder_init(gs_decoder *d, const uint8_t *raw, size_t len, uint32_t nre
     *d = (gs_decoder){.p = raw, .end = raw + len, .left = nrec};
 }
 
-long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
-                    gs_string_fn on_string, gs_stack_fn on_stack, void *ctx)
+/* The body of gs_decode_some, made twice: with PEXT (px 1) and without. */
+static inline __attribute__((always_inline)) long
+decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_string_fn on_string,
+            gs_stack_fn on_stack, void *ctx, const int px)
 {
     const uint8_t *p = d->p;
     const uint8_t *const end = d->end;
@@ -482,25 +566,25 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
         int err;
         switch (f) { /* the masks of the kinds a trace is mostly made of */
         case GS_IO_FIELDS: /* read, close, stat */
-            err = decode_fields(GS_IO_FIELDS, &p, end, ev, d);
+            err = decode_fields(GS_IO_FIELDS, &p, end, ev, d, px);
             break;
         case GS_IOO_FIELDS: /* pread */
-            err = decode_fields(GS_IOO_FIELDS, &p, end, ev, d);
+            err = decode_fields(GS_IOO_FIELDS, &p, end, ev, d, px);
             break;
         case GS_IO_FIELDS | GS_F_AUX: /* open, poll, readv, fread */
-            err = decode_fields(GS_IO_FIELDS | GS_F_AUX, &p, end, ev, d);
+            err = decode_fields(GS_IO_FIELDS | GS_F_AUX, &p, end, ev, d, px);
             break;
         case GS_GPU_FIELDS | GS_F_STR: /* gpu_kernel */
-            err = decode_fields(GS_GPU_FIELDS | GS_F_STR, &p, end, ev, d);
+            err = decode_fields(GS_GPU_FIELDS | GS_F_STR, &p, end, ev, d, px);
             break;
         case GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX: /* gpu_memcpy, gpu_memset */
-            err = decode_fields(GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, &p, end, ev, d);
+            err = decode_fields(GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, &p, end, ev, d, px);
             break;
         case GS_F_TS | GS_F_AUX | GS_F_AUX2: /* markers */
-            err = decode_fields(GS_F_TS | GS_F_AUX | GS_F_AUX2, &p, end, ev, d);
+            err = decode_fields(GS_F_TS | GS_F_AUX | GS_F_AUX2, &p, end, ev, d, px);
             break;
         default:
-            err = decode_fields(f, &p, end, ev, d);
+            err = decode_fields(f, &p, end, ev, d, px);
             break;
         }
         if (err)
@@ -514,6 +598,29 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
     if (d->left == 0 && p != end)
         return GS_ERR_CORRUPT;
     return (long)nev;
+}
+
+static __attribute__((noinline)) long decode_some_pext(gs_decoder *d, gs_event *events, size_t max,
+                                                       uint32_t *tid, gs_string_fn on_string,
+                                                       gs_stack_fn on_stack, void *ctx)
+{
+    return decode_some(d, events, max, tid, on_string, on_stack, ctx, 1);
+}
+
+static __attribute__((noinline)) long decode_some_shifts(gs_decoder *d, gs_event *events,
+                                                         size_t max, uint32_t *tid,
+                                                         gs_string_fn on_string,
+                                                         gs_stack_fn on_stack, void *ctx)
+{
+    return decode_some(d, events, max, tid, on_string, on_stack, ctx, 0);
+}
+
+long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
+                    gs_string_fn on_string, gs_stack_fn on_stack, void *ctx)
+{
+    if (GS_HAVE_PEXT && use_pext())
+        return decode_some_pext(d, events, max, tid, on_string, on_stack, ctx);
+    return decode_some_shifts(d, events, max, tid, on_string, on_stack, ctx);
 }
 
 long gs_decode_frame(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events, size_t max,
