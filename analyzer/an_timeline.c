@@ -264,11 +264,9 @@ static __attribute__((noinline)) uint32_t fifo_make_room(fifo *f, uint64_t start
     return i;
 }
 
-/* Always inlined into its two callers (it is most of what they do), with the
- * rare paths (growing the ring, an item out of order, a forced sweep) left
- * as calls. */
-static inline __attribute__((always_inline)) int push(an_tl *tl, fifo *f, uint64_t start,
-                                                      uint64_t end, uint32_t tag)
+/* Append an item to f where it belongs (rare paths of push below). */
+static __attribute__((noinline)) int push_slow(an_tl *tl, fifo *f, uint64_t start, uint64_t end,
+                                               uint32_t tag)
 {
     if (f->n == f->cap && fifo_grow(f) < 0) {
         tl->st.dropped++;
@@ -289,6 +287,32 @@ static inline __attribute__((always_inline)) int push(an_tl *tl, fifo *f, uint64
         tl->maxseen = start;
     if (tl->pending > AN_TL_PENDING_MAX)
         force_sweep(tl);
+    return 0;
+}
+
+/* Always inlined into its callers (it is most of what they do).
+ * RATIONALE: the common case, an item after the source's last one in a
+ * ring with room and the queues below their bound, makes no call, so it
+ * needs no saved registers; everything else (growing the ring, an item out
+ * of order, a forced sweep) is push_slow, called last. */
+static inline __attribute__((always_inline)) int push(an_tl *tl, fifo *f, uint64_t start,
+                                                      uint64_t end, uint32_t tag)
+{
+    const uint32_t n = f->n, mask = f->cap - 1;
+    if (__builtin_expect(n == f->cap || (n && f->buf[(f->head + n - 1) & mask].start > start) ||
+                             tl->pending >= AN_TL_PENDING_MAX,
+                         0))
+        return push_slow(tl, f, start, end, tag);
+    item *it = &f->buf[(f->head + n) & mask];
+    it->start = start;
+    it->end = end;
+    it->tag = tag;
+    it->pad = 0;
+    f->n = n + 1;
+    tl->pending++;
+    tl->st.items++;
+    if (start > tl->maxseen)
+        tl->maxseen = start;
     return 0;
 }
 
@@ -590,7 +614,14 @@ static void sweep_to(an_tl *tl, uint64_t W)
             h[0].key = f->buf[f->head].start;
         else
             h[0] = h[--n];
-        if (n > 1)
+        if (n == 2) {
+            /* heap_down of two: the smaller key first */
+            if (h[1].key < h[0].key) {
+                const struct hent x = h[0];
+                h[0] = h[1];
+                h[1] = x;
+            }
+        } else if (n > 2)
             heap_down(h, n, 0);
         process(tl, it);
     }
