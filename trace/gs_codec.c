@@ -48,6 +48,9 @@ static inline uint64_t pext64(uint64_t x, uint64_t mask)
 }
 #endif
 
+/* What get_u may read from p on: 10 bytes at most, or one 8-byte load. */
+#define VARINT_ROOM 10
+
 /* Returns the number of bytes consumed, 0 on malformed/short input.
  * RATIONALE: most fields are one or two bytes (deltas, fds, kinds, zero
  * offsets); those take no loop. Longer ones (nanosecond times, sizes) are
@@ -58,14 +61,16 @@ static inline uint64_t pext64(uint64_t x, uint64_t mask)
  * branch on the length. The byte loop is left for the ends of frames and for
  * values of 9 or 10 bytes. */
 static inline __attribute__((always_inline)) size_t get_u(const uint8_t *p, const uint8_t *end,
-                                                          uint64_t *out, const int px)
+                                                          uint64_t *out, const int px,
+                                                          const int roomy)
 {
-    if (__builtin_expect(p < end && p[0] < 0x80, 1)) {
+    /* roomy: the caller knows that at least VARINT_ROOM bytes are left */
+    if (__builtin_expect((roomy || p < end) && p[0] < 0x80, 1)) {
         *out = p[0];
         return 1;
     }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (px && end - p >= 8) {
+    if (px && (roomy || end - p >= 8)) {
         uint64_t x;
         memcpy(&x, p, 8);
         const uint64_t stop = ~x & 0x8080808080808080ull; /* bytes that end it */
@@ -76,12 +81,12 @@ static inline __attribute__((always_inline)) size_t get_u(const uint8_t *p, cons
         }
     }
 #endif
-    if (p + 1 < end && p[1] < 0x80) {
+    if ((roomy || p + 1 < end) && p[1] < 0x80) {
         *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
         return 2;
     }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (!px && end - p >= 8) {
+    if (!px && (roomy || end - p >= 8)) {
         uint64_t x;
         memcpy(&x, p, 8);
         const uint64_t stop = ~x & 0x8080808080808080ull; /* bytes that end it */
@@ -98,7 +103,7 @@ static inline __attribute__((always_inline)) size_t get_u(const uint8_t *p, cons
     }
 #endif
     uint64_t v = 0;
-    for (unsigned i = 0, shift = 0; i < 10 && p + i < end; i++, shift += 7) {
+    for (unsigned i = 0, shift = 0; i < 10 && (roomy || p + i < end); i++, shift += 7) {
         uint8_t b = p[i];
         if (i == 9 && b > 1)
             return 0;
@@ -367,11 +372,17 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
 
 #define GET_U(var)                                                             \
     do {                                                                       \
-        size_t n_ = get_u(p, end, &(var), px);                                \
+        size_t n_ = get_u(p, end, &(var), px, roomy);                          \
         if (n_ == 0)                                                           \
             return GS_ERR_CORRUPT;                                             \
         p += n_;                                                               \
     } while (0)
+
+/* RATIONALE: a record's fields are at most 16 varints of at most 10 bytes;
+ * where that many bytes and one more varint's room are left in the frame,
+ * no varint of the record can reach its end, and get_u reads without
+ * checking it (roomy). The last records of a frame are read with checks. */
+#define RECORD_ROOM (16 * 10 + VARINT_ROOM)
 
 /* The generic fields of one record, in their fixed order. Always inlined
  * and called with constant masks for the common kinds, so each of those gets
@@ -379,7 +390,7 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
  * Returns 0 or a negative gs_err. */
 static inline __attribute__((always_inline)) int
 decode_fields(const unsigned f, const uint8_t **pp, const uint8_t *end, gs_event *ev, gs_decoder *d,
-              const int px)
+              const int px, const int roomy)
 {
     /* RATIONALE: fields go to locals and the event is stored once at the
      * end, so no field is written twice (default, then value). */
@@ -483,6 +494,7 @@ decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_strin
         const unsigned f = k_fields[kind]; /* kind < 256 = GS_K_MAX */
         if (__builtin_expect(f == 0, 0)) {
             /* the kinds with their own layout; anything else is unknown */
+            const int roomy = 0;
             if (kind == GS_K_TID) {
                 GET_U(v);
                 if (v > UINT32_MAX)
@@ -493,8 +505,14 @@ decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_strin
             }
             if (kind == GS_K_REPEAT) {
                 uint64_t gap, dur;
-                GET_U(gap);
-                GET_U(dur);
+                if (end - p >= 2 * VARINT_ROOM) {
+                    const int roomy = 1;
+                    GET_U(gap);
+                    GET_U(dur);
+                } else {
+                    GET_U(gap);
+                    GET_U(dur);
+                }
                 if (!last || d->cs_stack)
                     return GS_ERR_CORRUPT; /* nothing to repeat, or a stack on it */
                 const unsigned lf = k_fields[last->kind];
@@ -564,28 +582,32 @@ decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_strin
         ev->stack_weight = d->cs_weight;
         d->cs_stack = d->cs_weight = 0;
         int err;
-        switch (f) { /* the masks of the kinds a trace is mostly made of */
-        case GS_IO_FIELDS: /* read, close, stat */
-            err = decode_fields(GS_IO_FIELDS, &p, end, ev, d, px);
-            break;
-        case GS_IOO_FIELDS: /* pread */
-            err = decode_fields(GS_IOO_FIELDS, &p, end, ev, d, px);
-            break;
-        case GS_IO_FIELDS | GS_F_AUX: /* open, poll, readv, fread */
-            err = decode_fields(GS_IO_FIELDS | GS_F_AUX, &p, end, ev, d, px);
-            break;
-        case GS_GPU_FIELDS | GS_F_STR: /* gpu_kernel */
-            err = decode_fields(GS_GPU_FIELDS | GS_F_STR, &p, end, ev, d, px);
-            break;
-        case GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX: /* gpu_memcpy, gpu_memset */
-            err = decode_fields(GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, &p, end, ev, d, px);
-            break;
-        case GS_F_TS | GS_F_AUX | GS_F_AUX2: /* markers */
-            err = decode_fields(GS_F_TS | GS_F_AUX | GS_F_AUX2, &p, end, ev, d, px);
-            break;
-        default:
-            err = decode_fields(f, &p, end, ev, d, px);
-            break;
+        if (__builtin_expect(end - p >= RECORD_ROOM, 1)) {
+            switch (f) { /* the masks of the kinds a trace is mostly made of */
+            case GS_IO_FIELDS: /* read, close, stat */
+                err = decode_fields(GS_IO_FIELDS, &p, end, ev, d, px, 1);
+                break;
+            case GS_IOO_FIELDS: /* pread */
+                err = decode_fields(GS_IOO_FIELDS, &p, end, ev, d, px, 1);
+                break;
+            case GS_IO_FIELDS | GS_F_AUX: /* open, poll, readv, fread */
+                err = decode_fields(GS_IO_FIELDS | GS_F_AUX, &p, end, ev, d, px, 1);
+                break;
+            case GS_GPU_FIELDS | GS_F_STR: /* gpu_kernel */
+                err = decode_fields(GS_GPU_FIELDS | GS_F_STR, &p, end, ev, d, px, 1);
+                break;
+            case GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX: /* gpu_memcpy, gpu_memset */
+                err = decode_fields(GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, &p, end, ev, d, px, 1);
+                break;
+            case GS_F_TS | GS_F_AUX | GS_F_AUX2: /* markers */
+                err = decode_fields(GS_F_TS | GS_F_AUX | GS_F_AUX2, &p, end, ev, d, px, 1);
+                break;
+            default:
+                err = decode_fields(f, &p, end, ev, d, px, 1);
+                break;
+            }
+        } else {
+            err = decode_fields(f, &p, end, ev, d, px, 0); /* near the frame's end */
         }
         if (err)
             return err;

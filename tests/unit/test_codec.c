@@ -232,6 +232,45 @@ static void test_varints(void)
         }
     }
     ASSERT_TRUE(checked > 4000);
+    /* the same varints as a marker's time, with the frame's end right after
+     * the record (read with checks) or 200 bytes of TID records after it
+     * (read without: no varint of the record can reach the end) */
+    ASSERT_EQ(gs_kind_fields(GS_K_STEP_BEGIN), GS_F_TS | GS_F_AUX | GS_F_AUX2);
+    static uint8_t fr[400];
+    int agreed = 0;
+    for (unsigned len = 1; len <= 11; len++) {
+        for (int trial = 0; trial < 100; trial++) {
+            size_t n = 0;
+            fr[n++] = GS_K_STEP_BEGIN;
+            for (unsigned i = 0; i < len; i++)
+                fr[n++] = (uint8_t)((trial == 0 ? 0x7f : trial == 1 ? 0 : rnd() & 0x7f) |
+                                    (i + 1 < len ? 0x80 : 0));
+            fr[n++] = 3; /* aux */
+            fr[n++] = 4; /* aux2 */
+            const size_t rec = n;
+            for (int k = 0; k < 100; k++) {
+                fr[n++] = GS_K_TID;
+                fr[n++] = 5;
+            }
+            for (int portable = 0; portable <= 1; portable++) {
+                gs_event a, b[2];
+                uint32_t tid = 0;
+                gs_decode_portable(portable);
+                const long ra = gs_decode_frame(fr, rec, 1, &a, 1, &tid, NULL, NULL);
+                const long rb = gs_decode_frame(fr, n, 101, b, 2, &tid, NULL, NULL);
+                gs_decode_portable(0);
+                ASSERT_EQ(ra, rb);
+                ASSERT_EQ(ra, len <= 9 || (len == 10 && fr[10] <= 1) ? 1 : GS_ERR_CORRUPT);
+                if (ra == 1 && rb == 1) {
+                    ASSERT_TRUE(same(&a, &b[0]));
+                    ASSERT_EQ(a.aux, 3);
+                    ASSERT_EQ(a.aux2, 4);
+                }
+                agreed++;
+            }
+        }
+    }
+    ASSERT_EQ(agreed, 2200);
     /* the fields of random events, long and short, through both decoders */
     gs_encoder e;
     gs_encoder_init(&e, raw, sizeof raw);
