@@ -75,6 +75,7 @@ static void measured_time(const an_result *res, an_decide_in *in)
     in->t_runq_ms = in->w_runq_ms = -1;
     in->other_load_cores = res->host_time.measured ? res->host_time.other_cores : -1;
     in->host_cpus = res->host_time.measured ? res->host_time.cpus : 0;
+    in->host_busy_cores = res->host_time.measured ? res->host_time.busy_cores : -1;
     if (in->cpus <= 0 || tt->cpu_ms < 0)
         return;
     /* loader threads no file read singled out (a C loop's threads that

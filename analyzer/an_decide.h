@@ -77,6 +77,8 @@ typedef struct an_decide_in {
                                   * measured (machine CPU time less the run's own,
                                   * an_host_time); -1 unknown */
     double host_cpus;            /* the CPUs that load was measured on; 0 unknown */
+    double host_busy_cores;      /* of those, busy (every process, the run's included),
+                                  * measured; -1 unknown */
     int loader_unseen;           /* the loader's threads were not told apart: its
                                   * batch is the other threads' time, one a step */
     int prefetch;                /* batches a worker may hold ready */
@@ -127,6 +129,8 @@ typedef struct an_model_info {
                               * the run's own), cores; -1 not measured */
     int load_bound;          /* 1: that load raised ext_threads or ext_groups above their fit
                               * to the run-queue delays (it bounds them from below) */
+    int saturated;           /* 1: the machine had no idle CPU over the measured steps
+                              * (an_workers_model.c SATURATED); -1 not measured */
     struct { int workers; double fit_ms, fair_ms, grp_ms; } pred[AN_MODEL_NPRED];
     char sweep[600];         /* the command that would settle what the model cannot */
 } an_model_info;

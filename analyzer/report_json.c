@@ -67,6 +67,11 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
     else
         rep_json_num(w, m->other_load_cores);
     gs_jw_kbool(w, "other_load_bounds", m->load_bound);
+    gs_jw_key(w, "saturated");
+    if (m->saturated < 0)
+        gs_jw_null(w);
+    else
+        gs_jw_bool(w, m->saturated);
     gs_jw_key(w, "trainer_weight");
     rep_json_num(w, m->t_weight);
     gs_jw_ki64(w, "workers_now", m->cur);
