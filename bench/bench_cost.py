@@ -25,11 +25,16 @@ cache, after one warm-up pass of 4096 preads):
 3. build/bench/frame_cost: the writer's encoding and compression of one
    traced run's frames, offline, by level (thread CPU time).
 
-With --other-lib PATH, table 2 also has "other lib": the same traced run
-through another build of libgpustarve.so (an older commit, built elsewhere),
-in the same rounds, so that two versions are compared under the same load.
+A level "default" leaves GPUSTARVE_ZSTD_LEVEL unset: the collector's own
+choice (level -3, and -100 for frames made almost only of runs of repeated
+calls: docs/performance.md, "Compression of runs").
 
-Usage: bench_cost.py [--rounds N] [--calls N] [--levels=-3,1,3] [--other-lib PATH]
+With --other-lib PATH, tables 1 and 2 also have "other lib": the same
+traced run through another build of libgpustarve.so (an older commit, built
+elsewhere; at the first level), in the same rounds, so that two versions are
+compared under the same load.
+
+Usage: bench_cost.py [--rounds N] [--calls N] [--levels=default,-3,1,3] [--other-lib PATH]
 """
 import argparse
 import os
@@ -79,12 +84,19 @@ def load():
         return "?"
 
 
-def alternate_cpu(blob, calls, level, run):
+def level_env(level, **kw):
+    """env() for a traced run at level ("default": GPUSTARVE_ZSTD_LEVEL unset)."""
+    if level != "default":
+        kw["GPUSTARVE_ZSTD_LEVEL"] = level
+    return env(**kw)
+
+
+def alternate_cpu(blob, calls, level, run, lib=LIB):
     """(hook CPU ns/call on the calling thread, other threads' CPU ns per
     recorded event, trace bytes per event) of one --alternate-cpu run."""
     p = subprocess.Popen([LOOP, blob, str(calls), "--alternate-cpu"], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL,
-                         env=env(LD_PRELOAD=LIB, GPUSTARVE_DIR=run, GPUSTARVE_ZSTD_LEVEL=str(level)))
+                         env=level_env(level, LD_PRELOAD=lib, GPUSTARVE_DIR=run))
     out = p.stdout.read().split()
     _, status, ru = os.wait4(p.pid, 0)
     p.stdout.close()
@@ -101,15 +113,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=1_000_000)
-    ap.add_argument("--levels", default="-3,-5,-1,1,3",
-                    help="zstd levels, comma-separated, the default first (give as --levels=-3,1)")
+    ap.add_argument("--levels", default="default,-3,-5,-1,1,3",
+                    help="zstd levels, comma-separated, 'default' for the collector's own "
+                         "choice (give as --levels=default,-3,1)")
     ap.add_argument("--other-lib", default="",
-                    help="another libgpustarve.so, traced at the first level in table 2")
+                    help="another libgpustarve.so, traced at the first level in tables 1 and 2")
     a = ap.parse_args()
     if a.other_lib and not os.path.isfile(a.other_lib):
         print("bench_cost: --other-lib %s: no such file" % a.other_lib, file=sys.stderr)
         return 2
-    levels = [int(x) for x in a.levels.split(",") if x]
+    levels = [x if x == "default" else str(int(x)) for x in a.levels.split(",") if x]
     events = a.calls + WARM_CALLS
     with tempfile.TemporaryDirectory(prefix="gs_cost_") as tmp:
         blob = os.path.join(tmp, "blob")
@@ -122,20 +135,24 @@ def main():
         print("  %-9s %-24s %-24s %-24s %s" % ("level", "hook (calling thread)",
                                               "writer thread + exit", "whole", "bytes/ev"))
         keep = None
-        per = {lv: ([], [], [], []) for lv in levels}  # hook, other, whole, bytes
+        rows1 = list(levels) + (["other lib"] if a.other_lib else [])
+        per = {lv: ([], [], [], []) for lv in rows1}  # hook, other, whole, bytes
         for r in range(a.rounds):
-            k = r % len(levels)
-            for lv in levels[k:] + levels[:k]:  # every level each round, the order rotating
-                run = os.path.join(tmp, "alt%d_%d" % (r, lv))
-                h, o, b = alternate_cpu(blob, a.calls, lv, run)
+            k = r % len(rows1)
+            for lv in rows1[k:] + rows1[:k]:  # every row each round, the order rotating
+                run = os.path.join(tmp, "alt%d_%s" % (r, lv.replace(" ", "_")))
+                if lv == "other lib":
+                    h, o, b = alternate_cpu(blob, a.calls, levels[0], run, a.other_lib)
+                else:
+                    h, o, b = alternate_cpu(blob, a.calls, lv, run)
                 for v, x in zip(per[lv], (h, o, h + o, b)):
                     v.append(x)
                 if keep is None and lv == levels[0]:
                     keep = max((os.path.join(run, f) for f in os.listdir(run)),
                                key=os.path.getsize)
-        for lv in levels:
+        for lv in rows1:
             hook, other, whole, size = per[lv]
-            print("  %-9d %-24s %-24s %-24s %.2f" % (lv, stats(hook), stats(other), stats(whole),
+            print("  %-9s %-24s %-24s %-24s %.2f" % (lv, stats(hook), stats(other), stats(whole),
                                                      statistics.median(size)))
         print("  (not in these figures: what any second thread costs a single-threaded "
               "program's own calls, glibc's cancellation bookkeeping; the kernel's shared-table "
@@ -146,9 +163,9 @@ def main():
 
         configs = [("untraced", [], None), ("idle thread", ["--idle-thread"], None),
                    ("idle, own fd table", ["--idle-thread-own-table"], None)]
-        configs += [("traced, level %d" % lv, [], lv) for lv in levels]
+        configs += [("traced, level %s" % lv, [], lv) for lv in levels]
         if a.other_lib:
-            configs.append(("other lib, lv %d" % levels[0], [], levels[0]))
+            configs.append(("other lib, lv %s" % levels[0], [], levels[0]))
         res = {name: [] for name, _, _ in configs}
         size = {name: [] for name, _, _ in configs}
         fixed = []  # traced minus untraced CPU s of a process with no timed calls
@@ -158,15 +175,15 @@ def main():
                 if lv is None:
                     e = env()
                 else:
-                    run = os.path.join(tmp, "run%d_%d" % (r, lv))
+                    run = os.path.join(tmp, "run%d_%s" % (r, lv))
                     lib = a.other_lib if name.startswith("other lib") else LIB
-                    e = env(LD_PRELOAD=lib, GPUSTARVE_DIR=run + name[0], GPUSTARVE_ZSTD_LEVEL=str(lv))
+                    e = level_env(lv, LD_PRELOAD=lib, GPUSTARVE_DIR=run + name[0])
                 res[name].append(run_once(blob, a.calls, extra, e))
                 if lv is not None:
                     size[name].append(trace_bytes(run + name[0]) / events)
             _, u0, _ = run_once(blob, 0, [], env())
-            _, t0, _ = run_once(blob, 0, [], env(LD_PRELOAD=LIB, GPUSTARVE_DIR=os.path.join(
-                tmp, "fixed%d" % r), GPUSTARVE_ZSTD_LEVEL=str(levels[0])))
+            _, t0, _ = run_once(blob, 0, [], level_env(levels[0], LD_PRELOAD=LIB, GPUSTARVE_DIR=os.path.join(
+                tmp, "fixed%d" % r)))
             fixed.append((t0 - u0) * 1e3)
         print("2. separate processes, %d preads each, %d rounds alternating every configuration; "
               "ns per event, median [min, max] of the per-round differences to the untraced run"
@@ -189,13 +206,14 @@ def main():
                 name, stats(cpu), stats(own), stats(wall),
                 "%.2f" % statistics.median(size[name]) if size[name] else ""))
         print("  start-up and exit of the collector (a process with only the %d warm-up preads, "
-              "level %d): %.2f ms of CPU, median [%.2f, %.2f]; %.1f ns/event of the figures above"
+              "level %s): %.2f ms of CPU, median [%.2f, %.2f]; %.1f ns/event of the figures above"
               % (WARM_CALLS, levels[0], statistics.median(fixed), min(fixed), max(fixed),
                  statistics.median(fixed) * 1e6 / events))
         if keep and os.path.exists(FRAME_COST):
             print("3. the writer's work per event, offline on one traced run's frames "
                   "(build/bench/frame_cost, thread CPU time, median of 5 passes):")
-            out = subprocess.run([FRAME_COST, keep] + [str(lv) for lv in sorted(set(levels + [5]))],
+            nums = set(int(lv) for lv in levels if lv != "default") | {5, -100}
+            out = subprocess.run([FRAME_COST, keep] + [str(lv) for lv in sorted(nums)],
                                  capture_output=True, text=True, check=True).stdout
             for line in out.splitlines()[1:]:
                 print("  " + line)

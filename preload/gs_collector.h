@@ -20,6 +20,7 @@ typedef struct gs_config {
     unsigned flush_ms;    /* GPUSTARVE_FLUSH_MS, default 200 */
     uint64_t ring_events; /* GPUSTARVE_RING_EVENTS, default 32768 */
     int zstd_level;       /* GPUSTARVE_ZSTD_LEVEL, default -3 (gs_config.c) */
+    int zstd_level_runs;  /* frames of runs: GPUSTARVE_ZSTD_LEVEL, default -100 */
     int disabled;         /* GPUSTARVE_DISABLE=1 */
     const char *clock;    /* GPUSTARVE_CLOCK */
 } gs_config;

@@ -345,6 +345,11 @@ static void host_sample(uint64_t now, uint32_t tid)
     gs_put_event(tid, &ev);
 }
 
+int gs_cpu_periodic_due(uint64_t now)
+{
+    return g_force || !g_last || atomic_load(&gs_pid) != g_for_pid || now - g_last >= MIN_PERIOD_NS;
+}
+
 void gs_cpu_periodic_force(void)
 {
     g_force = 1;

@@ -24,6 +24,9 @@ void gs_cpu_at_marker(uint64_t t0);
  * the collector's own, at most every 50 ms, and a HOST_CPU record of the
  * machine's CPU time at most every 200 ms; now is CLOCK_MONOTONIC ns. */
 void gs_cpu_periodic(uint64_t now);
+/* 1 when gs_cpu_periodic(now) would sample (the drain reads its threads'
+ * /proc stat files only then: docs/performance.md). */
+int gs_cpu_periodic_due(uint64_t now);
 /* The next gs_cpu_periodic samples whatever the time since the last (the
  * final drain of a process: a short-lived worker still gets two samples). */
 void gs_cpu_periodic_force(void);

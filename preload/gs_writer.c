@@ -52,9 +52,11 @@ static uint8_t *g_raw;
 static uint8_t *g_comp;
 static size_t g_comp_cap;
 static void *g_cctx;
+static void *g_cctx_runs; /* frames of runs (gs_cfg.zstd_level_runs); NULL: g_cctx */
 static gs_encoder g_enc;
 static uint32_t g_enc_tid;
 static uint64_t g_frame_events;
+static uint64_t g_frame_run_events; /* of them, written by put_repeats */
 static uint8_t *g_emitted; /* bit per string id: defined in this file */
 static gs_calib g_cal;
 static uint64_t g_lost;         /* events not written because output failed */
@@ -87,6 +89,8 @@ int gs_writer_init(void)
     g_cctx = gs_frame_cctx_new(gs_cfg.zstd_level);
     if (!g_raw || !g_comp || !g_emitted || !g_cctx)
         return -1;
+    if (gs_cfg.zstd_level_runs != gs_cfg.zstd_level)
+        g_cctx_runs = gs_frame_cctx_new(gs_cfg.zstd_level_runs); /* NULL: g_cctx's level */
     gs_encoder_init(&g_enc, g_raw, RAW_CAP);
     gs_calib_start(&g_cal);
     return 0;
@@ -219,7 +223,12 @@ void gs_frame_flush_locked(void)
         return;
     }
     if (gs_out_alive()) {
-        long n = gs_frame_compress(g_cctx, g_raw, g_enc.len, g_enc.nrec, g_comp, g_comp_cap);
+        /* RATIONALE: a frame whose events are at least 7 in 8 runs' gets the
+         * runs' level (gs_config.c, docs/performance.md "Compression of runs") */
+        void *cctx = g_cctx_runs && g_frame_run_events >= g_frame_events - g_frame_events / 8 ?
+                         g_cctx_runs :
+                         g_cctx;
+        long n = gs_frame_compress(cctx, g_raw, g_enc.len, g_enc.nrec, g_comp, g_comp_cap);
         frame_out f = {n > 0 ? (size_t)n : 0, 0};
         if (n < 0) {
             f.err = EIO;
@@ -237,7 +246,7 @@ void gs_frame_flush_locked(void)
         g_lost += g_frame_events;
     }
     gs_encoder_reset(&g_enc);
-    g_frame_events = 0;
+    g_frame_events = g_frame_run_events = 0;
     g_enc_tid = 0;
     commit_tails(); /* after a failure: those records are counted lost */
 }
@@ -362,8 +371,14 @@ static void put_thread_name(gs_ring *r, uint64_t now, const char *name, size_t l
     put_event(r->tid, &ev);
 }
 
-/* THREAD when the name is new or changed; FAULTS when the count moved. */
-static void thread_info(gs_ring *r, int live, int had_events, uint64_t now)
+/* THREAD when the name is new or changed; FAULTS when the count moved.
+ * sample: this drain takes the periodic CPU samples (gs_cpu_periodic_due).
+ * RATIONALE: a busy thread's ring is drained whenever it is half full
+ * (hundreds of times a second in a tight read loop); its stat file is read
+ * when the ring is new and then with the periodic samples only (at most
+ * every 50 ms), not at every drain (docs/performance.md, "Fewer system
+ * calls per drain"). */
+static void thread_info(gs_ring *r, int live, int had_events, uint64_t now, int sample)
 {
     char buf[1024];
     if (!live) {
@@ -371,6 +386,8 @@ static void thread_info(gs_ring *r, int live, int had_events, uint64_t now)
             put_thread_name(r, now, r->name0, strnlen(r->name0, sizeof r->name0));
         return;
     }
+    if (!sample && r->name_id)
+        return;
     /* RATIONALE: one read of stat gives both the name (between the first
      * '(' and the last ')', the same bytes as comm) and the fault count: a
      * busy thread's drain passes read it every time (two /proc files cost
@@ -475,10 +492,116 @@ static int put_rec_fast(uint32_t tid, const gs_rec *x)
     return 1;
 }
 
+/* RATIONALE: a run is handed to the encoder in pieces of at most this
+ * many events (a REPEATS record each: 2-3 bytes of kind and count per
+ * piece); the arrays are used under the output lock only. */
+#define RUN_MAX 4096
+static uint64_t g_run_ts[RUN_MAX], g_run_dur[RUN_MAX];
+
+/* Records t.. of ring r that repeat the frame's last event (gs_encode_repeats:
+ * the same in every field but ts, dur and offset, the offset continuing, no
+ * stack), encoded as one run; returns the first record not taken (t when
+ * none). Output must be alive and the frame's last TID tid's.
+ * RATIONALE: a busy loader's reads are mostly this; per event it costs the
+ * compare of five words of the record, two clock conversions and the
+ * encoder's gap and duration (docs/performance.md, "The whole cost per
+ * event"), where put_rec_fast built and checked a whole gs_event. */
+static uint64_t put_repeats(uint32_t tid, const gs_ring *r, uint64_t t, uint64_t h)
+{
+    const gs_repeat_key *k = &g_enc.last;
+    if (!k->valid || g_enc.nrec == 0 || g_enc_tid != tid || k->dev || k->stream || k->corr ||
+        k->aux2 > UINT32_MAX || k->kind > 0xff)
+        return t;
+    const gs_rec *x0 = &r->ev[t & r->mask];
+    if (x0->kind != k->kind || x0->fd != k->fd || x0->bytes != k->bytes ||
+        !plain_io_kind(k->kind))
+        return t; /* the common miss, before building anything */
+    /* the record every one of the run must be, but for ts, dur and offset */
+    gs_rec want;
+    memset(&want, 0, sizeof want);
+    want.kind = (uint8_t)k->kind;
+    want.fd_kind = k->fd_kind;
+    want.fd = k->fd;
+    want.str = k->str;
+    want.aux2 = (uint32_t)k->aux2;
+    want.bytes = k->bytes;
+    want.ret = k->ret;
+    want.aux = k->aux;
+    uint64_t w[2];
+    memcpy(w, &want, sizeof w); /* kind, fd_kind, stack 0, fd; str, aux2 */
+    /* the offset: compared (and advanced) only where the kind carries one */
+    const uint64_t off_mask = (gs_kind_fields(k->kind) & GS_F_OFFSET) ? ~0ull : 0;
+    const uint64_t step = off_mask & (uint64_t)(want.ret > 0 ? want.ret : 0);
+    uint64_t off = (uint64_t)g_enc.next_off;
+    const uint64_t tsc0 = g_cal.tsc0, mono0 = g_cal.mono0, mult = g_cal.mult;
+    uint64_t *const ts = g_run_ts, *const dur = g_run_dur;
+    while (t < h) {
+        const uint64_t stop = h - t > RUN_MAX ? t + RUN_MAX : h;
+        const uint64_t from = t;
+        for (; t < stop; t++) {
+            const gs_rec *x = &r->ev[t & r->mask];
+            uint64_t xw[2];
+            memcpy(xw, x, sizeof xw);
+            /* one test for the five words and the offset */
+            if ((xw[0] ^ w[0]) | (xw[1] ^ w[1]) | (x->bytes ^ want.bytes) |
+                (uint64_t)(x->ret ^ want.ret) | (x->aux ^ want.aux) |
+                (((uint64_t)x->offset ^ off) & off_mask))
+                break;
+            /* the next offset, as the codec's next_offset: a negative one stays */
+            off = (int64_t)off < 0 ? off : off + step;
+            const uint64_t d = x->ts - tsc0, du = x->dur;
+            const size_t n = (size_t)(t - from);
+            if (GS_LIKELY(mult && x->ts >= tsc0 && ((d | du) >> 32) == 0)) {
+                /* gs_calib_ts and gs_calib_dur's common case, their checks at once */
+                ts[n] = mono0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+                dur[n] = (uint64_t)(((unsigned __int128)du * mult) >> 32);
+            } else {
+                ts[n] = gs_calib_ts(&g_cal, x->ts);
+                dur[n] = gs_calib_dur(&g_cal, du);
+            }
+        }
+        const size_t n = (size_t)(t - from);
+        if (n == 0)
+            break;
+        const size_t put = gs_encode_repeats(&g_enc, ts, dur, n);
+        g_frame_events += put;
+        g_frame_run_events += put;
+        if (put < n)
+            return t - (n - put); /* the frame is full: the rest goes the long way */
+        if (t < h && n < RUN_MAX)
+            break; /* a record that is not a repeat */
+    }
+    return t;
+}
+
 typedef struct drain_pass {
     uint32_t n;       /* rings in the snapshot */
     uint64_t now;     /* CLOCK_MONOTONIC of the snapshot */
+    int final;        /* the last drain (DROPS always written) */
+    int finish;       /* also the DROPS record and the frame (finish_pass) */
 } drain_pass;
+
+static uint64_t count_dropped(uint32_t n, uint64_t *base);
+
+/* The end of a drain: a DROPS record when the counts moved (always in the
+ * last), and the pending frame written. */
+static void finish_pass(const drain_pass *d)
+{
+    uint64_t base;
+    uint64_t dropped = count_dropped(d->n, &base);
+    if (gs_out_alive() && (d->final || dropped != g_rep_dropped || g_lost != g_rep_lost)) {
+        gs_event ev;
+        gs_event_clear(&ev);
+        ev.kind = GS_K_DROPS;
+        ev.ts = d->now;
+        ev.aux = dropped;
+        ev.aux2 = g_lost;
+        put_event((uint32_t)atomic_load(&gs_pid), &ev);
+        g_rep_dropped = dropped;
+        g_rep_lost = g_lost;
+    }
+    gs_frame_flush_locked();
+}
 
 /* The rings' part of a drain: thread records and every event up to the
  * snapshot of heads. Runs where the trace file lives (gs_out_run): the
@@ -489,25 +612,32 @@ typedef struct drain_pass {
 static void drain_rings(void *arg)
 {
     drain_pass *d = arg;
+    const int sample = gs_cpu_periodic_due(d->now);
     for (uint32_t i = 0; i < d->n; i++) {
         if (g_states[i] == GS_RING_FREE)
             continue;
         gs_ring *r = gs_ring_at(i);
         uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
         uint64_t h = g_heads[i];
-        thread_info(r, g_states[i] == GS_RING_LIVE, h != t, d->now);
+        thread_info(r, g_states[i] == GS_RING_LIVE, h != t, d->now, sample);
         /* output stays alive unless put_event writes a frame */
         int alive = gs_out_alive();
         const uint32_t tid = r->tid;
-        for (; t < h; t++) {
-            const gs_rec *x = &r->ev[t & r->mask];
-            if (!alive || !put_rec_fast(tid, x)) {
-                gs_event ev;
-                to_event(x, &ev);
-                put_event(tid, &ev); /* may write a frame: commits what is before */
-                alive = gs_out_alive();
+        while (t < h) {
+            const uint64_t run_end = alive ? put_repeats(tid, r, t, h) : t;
+            if (run_end == t) {
+                const gs_rec *x = &r->ev[t & r->mask];
+                if (!alive || !put_rec_fast(tid, x)) {
+                    gs_event ev;
+                    to_event(x, &ev);
+                    put_event(tid, &ev); /* may write a frame: commits what is before */
+                    alive = gs_out_alive();
+                }
+                t++;
+            } else {
+                t = run_end;
             }
-            g_pend_tail[i] = t + 1;
+            g_pend_tail[i] = t;
             if (!g_touched[i]) {
                 g_touched[i] = 1;
                 g_touched_list[g_ntouched++] = i;
@@ -515,6 +645,8 @@ static void drain_rings(void *arg)
         }
     }
     gs_cpu_periodic(d->now); /* every thread's clocks, after its drained events */
+    if (d->finish)
+        finish_pass(d);
 }
 
 /* Drops of every ring, and of threads without one; base: all but those of
@@ -551,7 +683,13 @@ void gs_drain_locked(int final)
      * now is older than it */
     gs_calib_point(&g_cal);
     gs_live_calib(&g_cal);
-    drain_pass d = {n, gs_mono_ns()};
+    /* a source's drain calls its library, which belongs in the program's
+     * table; a writer in its own runs only while no source has started, and
+     * then the whole pass is one hand-off to the file thread.
+     * RATIONALE: one futex round trip and two thread switches per drain
+     * fewer (docs/performance.md, "Fewer system calls per drain") */
+    const int own = gs_out_own_table();
+    drain_pass d = {n, gs_mono_ns(), final, own};
     if (final)
         gs_cpu_periodic_force(); /* the last sample closes every thread's last interval */
     gs_out_run(drain_rings, &d);
@@ -559,24 +697,11 @@ void gs_drain_locked(int final)
         gs_t_depth = depth;
         return;
     }
-    /* a source's drain calls its library, which belongs in the program's
-     * table; a writer in its own runs only while no source has started */
-    if (!gs_out_own_table())
+    if (!own) {
         gs_sources_drain(final);
-    uint64_t base;
-    uint64_t dropped = count_dropped(n, &base);
-    if (gs_out_alive() && (final || dropped != g_rep_dropped || g_lost != g_rep_lost)) {
-        gs_event ev;
-        gs_event_clear(&ev);
-        ev.kind = GS_K_DROPS;
-        ev.ts = d.now;
-        ev.aux = dropped;
-        ev.aux2 = g_lost;
-        put_event((uint32_t)atomic_load(&gs_pid), &ev);
-        g_rep_dropped = dropped;
-        g_rep_lost = g_lost;
+        finish_pass(&d);
     }
-    gs_frame_flush_locked();
+    uint64_t base;
     /* dead threads' rings, now written, go back to the pool */
     for (uint32_t i = 0; i < n; i++) {
         if (g_states[i] != GS_RING_DEAD)
@@ -730,7 +855,7 @@ void gs_writer_after_fork_child(void)
     atomic_store(&g_table, 0); /* the child's writer chooses again */
     gs_encoder_reset(&g_enc);
     g_enc_tid = 0;
-    g_frame_events = 0;
+    g_frame_events = g_frame_run_events = 0;
     g_lost = g_dropped_dead = g_rep_dropped = g_rep_lost = 0;
     memset(g_touched, 0, sizeof g_touched);
     g_ntouched = 0;

@@ -26,7 +26,7 @@
  * byte order (the format is little-endian only; such files are refused). */
 #define GS_BYTE_ORDER_MARK 0x01020304u
 #define GS_VERSION_MAJOR 1
-#define GS_VERSION_MINOR 4
+#define GS_VERSION_MINOR 5
 
 /* A run is a directory of trace files, one per process image, named
  * <host>-<pid>.gst, then <host>-<pid>.<n>.gst after the n-th exec
@@ -229,18 +229,20 @@ enum gs_class {
  * never reuse. Names of hooked-call kinds are the hooked function's own
  * name. CLASS names an enum gs_class value without its GS_CLASS_ prefix.
  * Per-kind meaning of the generic fields: docs/trace-format.md.
- * STRING, TID, STACK, CALLSITE and REPEAT (field mask 0) have their own layouts;
+ * STRING, TID, STACK, CALLSITE, REPEAT and REPEATS (field mask 0) have their own layouts;
  * STACK, CALLSITE and MAPPING are new in 1.1 (call stacks, GPUSTARVE_STACKS);
  * REPEAT, CPU and CPU_LIMITS are new in 1.3 (an event like the one before
  * it, docs/trace-format.md; a thread's own clocks: gs_cpu_* in gs_trace.h;
  * the CPUs the process may use); HOST_CPU is new in 1.4 (the machine's CPU
- * time over the CPUs the process may run on: gs_host_* in gs_trace.h). */
+ * time over the CPUs the process may run on: gs_host_* in gs_trace.h);
+ * REPEATS is new in 1.5 (a run of REPEAT events, gaps then durations). */
 #define GS_KIND_LIST(X)                                                                        \
     X(STRING, 1, "string", 0, RECORD)                                                          \
     X(TID, 2, "tid", 0, RECORD)                                                                \
     X(STACK, 9, "stack", 0, RECORD)                                                            \
     X(CALLSITE, 10, "callsite", 0, RECORD)                                                     \
     X(REPEAT, 15, "repeat", 0, RECORD)                                                         \
+    X(REPEATS, 25, "repeats", 0, RECORD)                                                       \
     X(MAPPING, 11, "mapping", GS_F_TS | GS_F_STR | GS_F_BYTES | GS_F_OFFSET | GS_F_AUX | GS_F_AUX2, PROC) \
     X(THREAD, 3, "thread", GS_F_TS | GS_F_STR | GS_F_AUX, PROC)                                \
     X(HOST_CPU, 14, "host_cpu", GS_F_TS | GS_F_BYTES | GS_F_AUX | GS_F_AUX2, PROC)                 \

@@ -251,6 +251,17 @@ int gs_encode_string(gs_encoder *e, uint32_t id, const char *s, size_t len);
  * before it in every field but ts and dur (offset continuing, no stack) is
  * written as a REPEAT record (docs/trace-format.md). */
 int gs_encode_event(gs_encoder *e, const gs_event *ev);
+/* n events (n >= 1) that each repeat the one before them (the frame's last
+ * event, then each other), given by their ts and dur only: the caller has
+ * checked that every other field is the last event's (e->last: same kind,
+ * fd, fd_kind, str, bytes, ret, aux, aux2, dev, stream, corr; no call stack;
+ * when the kind carries an offset, each one's is e->next_off advanced by
+ * ret per event before it). One event is written as a REPEAT record, more
+ * as one REPEATS record (docs/trace-format.md). Returns how many were
+ * written: n, fewer when the buffer fills, 0 when e->last.valid is 0. */
+size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur, size_t n);
+/* Worst-case encoded size of one event in a gs_encode_repeats run. */
+#define GS_REPEAT_MAX_ENCODED 21
 /* STACK record: defines stack id (>= 1) as frames[0..n) (return addresses,
  * innermost first; 1 <= n <= GS_STACK_FRAMES_MAX). */
 int gs_encode_stack(gs_encoder *e, uint32_t id, const uint64_t *frames, size_t n);
@@ -284,6 +295,10 @@ typedef struct gs_decoder {
     int64_t next_off;
     int have_prev;  /* prev holds the last event of the current tid run */
     gs_event prev;  /* (the one a REPEAT record repeats) */
+    /* a REPEATS record being decoded: its gap column [run_g, run_gend)
+     * (p is in its duration column), and its events not yet out */
+    const uint8_t *run_g, *run_gend;
+    uint32_t run_left;
 } gs_decoder;
 
 void gs_decoder_init(gs_decoder *d, const uint8_t *raw, size_t len, uint32_t nrec);

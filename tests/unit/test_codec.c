@@ -431,6 +431,152 @@ static void test_repeat(void)
               GS_ERR_CORRUPT);
 }
 
+/* Encode events[from..to) (all repeats of the one before from) as one
+ * gs_encode_repeats call. */
+static void put_run(gs_encoder *e, const gs_event *evs, size_t from, size_t to)
+{
+    static uint64_t ts[20000], dur[20000];
+    for (size_t i = from; i < to; i++)
+        ts[i - from] = evs[i].ts, dur[i - from] = evs[i].dur;
+    ASSERT_EQ(gs_encode_repeats(e, ts, dur, to - from), to - from);
+}
+
+static void test_repeats(void)
+{
+    gs_encoder e;
+    gs_event out[4];
+    uint32_t tid = 0;
+    /* runs of 1 (a REPEAT), 2, 3, 777 and 4000 sequential preads, each
+     * after a full record (a read at another offset, a failed call, another
+     * thread); a run may also follow a run */
+    gs_encoder_init(&e, raw, sizeof raw);
+    ASSERT_EQ(gs_encode_tid(&e, 9), GS_OK);
+    const size_t runs[] = {1, 2, 3, 777, 4000, 5, 60};
+    size_t n = 0;
+    int64_t off = 0;
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        const uint32_t t = k < 4 ? 9 : 11;
+        if (k == 4)
+            ASSERT_EQ(gs_encode_tid(&e, 11), GS_OK);
+        seq_pread(&evs_in[n], (int)n, t);
+        evs_in[n].offset = off = (int64_t)k << 30;
+        if (k == 2)
+            evs_in[n].ret = -1; /* a failed call: its repeats keep the offset */
+        ASSERT_EQ(gs_encode_event(&e, &evs_in[n]), GS_OK);
+        n++;
+        const size_t from = n;
+        for (size_t i = 0; i < runs[k]; i++, n++) {
+            seq_pread(&evs_in[n], (int)n, t);
+            evs_in[n].ret = evs_in[n - 1].ret;
+            if (evs_in[n - 1].ret > 0)
+                off += evs_in[n - 1].ret;
+            evs_in[n].offset = off;
+        }
+        if (k == 5) { /* a run right after a run */
+            put_run(&e, evs_in, from, from + 2);
+            put_run(&e, evs_in, from + 2, n);
+        } else {
+            put_run(&e, evs_in, from, n);
+        }
+    }
+    /* 4000 repeats in 2 to 4 bytes each, plus a record and a count */
+    ASSERT_TRUE(e.len < 20 * 7 + 4 * (n - 7));
+    const size_t steps[] = {20000, 1, 7, 999, 2};
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        ASSERT_EQ(decode_in_steps(raw, e.len, e.nrec, steps[s]), (long)n);
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++)
+            bad += !same(&evs_in[i], &evs_out[i]) || evs_out[i].stack != 0;
+        ASSERT_EQ(bad, 0);
+    }
+    /* the same events one at a time (REPEAT records): as many records, in
+     * more bytes */
+    gs_encoder e2;
+    static uint8_t raw2[1 << 20];
+    gs_encoder_init(&e2, raw2, sizeof raw2);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || evs_out[i].tid != evs_out[i - 1].tid)
+            ASSERT_EQ(gs_encode_tid(&e2, evs_out[i].tid), GS_OK);
+        ASSERT_EQ(gs_encode_event(&e2, &evs_out[i]), GS_OK);
+    }
+    ASSERT_EQ(e2.nrec, e.nrec);
+    ASSERT_TRUE(e.len < e2.len);
+
+    /* every truncation of the frame, and every record count but the right
+     * one, is corruption, never a crash */
+    size_t caught = 0, cuts = 0;
+    for (size_t len = 0; len < e.len; len += (len < 200 || len > e.len - 200) ? 1 : 37, cuts++)
+        caught += decode_in_steps(raw, len, e.nrec, 64) < 0;
+    ASSERT_EQ(caught, cuts);
+    ASSERT_EQ(decode_in_steps(raw, e.len, e.nrec + 1, 64), GS_ERR_CORRUPT);
+    ASSERT_EQ(decode_in_steps(raw, e.len, e.nrec - 1, 64), GS_ERR_CORRUPT);
+    ASSERT_EQ(decode_in_steps(raw, e.len, e.nrec - 3000, 64), GS_ERR_CORRUPT);
+    /* flipped bits: an error or other events, never a crash or a read past
+     * the frame (test-san runs this under AddressSanitizer) */
+    static uint8_t flip[1 << 20];
+    for (size_t pos = 0; pos < e.len; pos += (pos < 300 ? 1 : 53)) {
+        memcpy(flip, raw, e.len);
+        flip[pos] ^= (uint8_t)(1u << (pos % 8));
+        (void)decode_in_steps(flip, e.len, e.nrec, 100);
+    }
+
+    /* a REPEATS first in a frame, after a TID, after a CALLSITE, after an
+     * event without a duration, or of fewer than 2 events is corruption */
+    const uint8_t first[] = {GS_K_REPEATS, 2, 2, 4, 100, 100};
+    ASSERT_EQ(gs_decode_frame(first, sizeof first, 2, out, 4, &tid, NULL, NULL), GS_ERR_CORRUPT);
+    gs_event ev;
+    gs_encoder_init(&e, raw, sizeof raw);
+    seq_pread(&ev, 0, 0);
+    ASSERT_EQ(gs_encode_event(&e, &ev), GS_OK);
+    const size_t at = e.len;
+    memcpy(raw + at, first, sizeof first);
+    ASSERT_EQ(gs_decode_frame(raw, at + sizeof first, 3, out, 4, &tid, NULL, NULL), 3);
+    ASSERT_EQ(out[2].offset, 8192);
+    ASSERT_EQ(out[2].ts, out[1].ts + out[1].dur + 2);
+    raw[at + 1] = 1; /* a count of 1: REPEAT's job */
+    ASSERT_EQ(gs_decode_frame(raw, at + 4, 2, out, 4, &tid, NULL, NULL), GS_ERR_CORRUPT);
+    raw[at + 1] = 3; /* more events than the frame's records */
+    ASSERT_EQ(gs_decode_frame(raw, at + sizeof first, 3, out, 4, &tid, NULL, NULL),
+              GS_ERR_CORRUPT);
+    ASSERT_EQ(gs_encode_tid(&e, 5), GS_OK);
+    memcpy(raw + e.len, first, sizeof first);
+    ASSERT_EQ(gs_decode_frame(raw, e.len + sizeof first, e.nrec + 2, out, 4, &tid, NULL, NULL),
+              GS_ERR_CORRUPT);
+    gs_encoder_init(&e, raw, sizeof raw);
+    ASSERT_EQ(gs_encode_event(&e, &ev), GS_OK);
+    const uint8_t cs_rep[] = {GS_K_CALLSITE, 1, 1, GS_K_REPEATS, 2, 2, 4, 100, 100};
+    memcpy(raw + e.len, cs_rep, sizeof cs_rep);
+    ASSERT_EQ(gs_decode_frame(raw, e.len + sizeof cs_rep, e.nrec + 3, out, 4, &tid, NULL, NULL),
+              GS_ERR_CORRUPT);
+    gs_encoder_init(&e, raw, sizeof raw);
+    gs_event_clear(&ev);
+    ev.kind = GS_K_STEP_END;
+    ev.ts = 77;
+    ASSERT_EQ(gs_encode_event(&e, &ev), GS_OK);
+    memcpy(raw + e.len, first, sizeof first);
+    ASSERT_EQ(gs_decode_frame(raw, e.len + sizeof first, e.nrec + 2, out, 4, &tid, NULL, NULL),
+              GS_ERR_CORRUPT);
+    /* the encoder: nothing to repeat after a marker (no duration) or a TID;
+     * a buffer near full takes what fits */
+    uint64_t many[40];
+    for (int i = 0; i < 40; i++)
+        many[i] = 6000000 + 100 * (uint64_t)i;
+    ASSERT_EQ(gs_encode_repeats(&e, many, many, 3), 0);
+    uint8_t small[GS_EVENT_MAX_ENCODED + 40];
+    gs_encoder_init(&e, small, sizeof small);
+    ASSERT_EQ(gs_encode_event(&e, &evs_in[0]), GS_OK);
+    ASSERT_EQ(gs_encode_tid(&e, 3), GS_OK);
+    ASSERT_EQ(gs_encode_repeats(&e, many, many, 3), 0);
+    gs_encoder_init(&e, small, sizeof small);
+    ASSERT_EQ(gs_encode_event(&e, &evs_in[0]), GS_OK);
+    const size_t put = gs_encode_repeats(&e, many, many, 40);
+    ASSERT_TRUE(put >= 2 && put < 40);
+    ASSERT_TRUE(e.len <= sizeof small);
+    ASSERT_EQ(gs_decode_frame(small, e.len, e.nrec, evs_out, 40, &tid, NULL, NULL),
+              (long)(1 + put));
+    ASSERT_EQ(evs_out[put].dur, many[put - 1]);
+}
+
 /* ---- files ------------------------------------------------------------- */
 
 static char tmpdir[] = "/tmp/gs_codec_XXXXXX";
@@ -450,7 +596,8 @@ static size_t write_header(int fd, uint16_t major)
     return (size_t)n;
 }
 
-/* Writes a file of nframes frames of 500 events each; returns the offsets of
+/* Writes a file of nframes frames of 551 events each (500 random preads,
+ * then one and a run of 50 repeats of it); returns the offsets of
  * the frame boundaries in bounds[0..nframes]. */
 static void write_trace(const char *path, int nframes, size_t *bounds, uint16_t major)
 {
@@ -476,6 +623,15 @@ static void write_trace(const char *path, int nframes, size_t *bounds, uint16_t 
             ev.str = (uint32_t)(f + 1);
             gs_encode_event(&e, &ev);
         }
+        /* and a sequential reader's run (a REPEATS record) */
+        gs_event ev;
+        seq_pread(&ev, 0, 0);
+        ev.ts = ts;
+        ASSERT_EQ(gs_encode_event(&e, &ev), GS_OK);
+        uint64_t rts[50], rdur[50];
+        for (int i = 0; i < 50; i++)
+            rts[i] = ts + 2000 * (uint64_t)(i + 1), rdur[i] = 500 + rnd() % 900;
+        ASSERT_EQ(gs_encode_repeats(&e, rts, rdur, 50), 50);
         long n = gs_frame_compress(cctx, raw, e.len, e.nrec, out, sizeof out);
         ASSERT_TRUE(n > 0);
         ASSERT_EQ(write(fd, out, (size_t)n), n);
@@ -572,10 +728,10 @@ static void test_files(void)
     uint64_t unread;
     ASSERT_EQ(read_all(path, &frames, &events, &status, &unread), GS_OK);
     ASSERT_EQ(frames, 5);
-    ASSERT_EQ(events, 2500);
+    ASSERT_EQ(events, 5 * 551);
     ASSERT_EQ(status, 0);
     ASSERT_EQ(unread, 0);
-    test_batches(path, 2500);
+    test_batches(path, 5 * 551);
 
     /* truncation at every frame boundary: clean end, whole frames kept */
     for (int b = 0; b <= 5; b++) {
@@ -651,6 +807,7 @@ int main(void)
     test_edges();
     test_varints();
     test_repeat();
+    test_repeats();
     test_files();
     rmdir(tmpdir);
     return gs_check_done("test_codec");

@@ -34,7 +34,7 @@ static const struct {
 } k_doc[] = {
     {"string", GS_CLASS_RECORD},     {"tid", GS_CLASS_RECORD},
     {"stack", GS_CLASS_RECORD},      {"callsite", GS_CLASS_RECORD},
-    {"repeat", GS_CLASS_RECORD},
+    {"repeat", GS_CLASS_RECORD},     {"repeats", GS_CLASS_RECORD},
     {"mapping", GS_CLASS_PROC},      {"thread", GS_CLASS_PROC},
     {"faults", GS_CLASS_PROC},       {"drops", GS_CLASS_PROC},
     {"note", GS_CLASS_PROC},         {"exec", GS_CLASS_PROC},

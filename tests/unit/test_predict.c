@@ -204,10 +204,66 @@ static void test_measured_load(void)
                free_cores.advice[0].predicted_step_ms);
 }
 
+static int has_note(const an_decision *d, const char *text)
+{
+    for (size_t i = 0; i < d->nnotes; i++)
+        if (strstr(d->notes[i], text))
+            return 1;
+    return 0;
+}
+
+/* A machine with no idle CPU over the measured steps: CPU-bound advice
+ * keeps its number and says it may miss by more than 15%, with the sweep
+ * that would settle it; a loader that sleeps is not told so. */
+static void test_saturated(void)
+{
+    an_decide_in in = measured_run();
+    in.w_blocked_ms = 0;
+    in.w_cpu_ms = 60;
+    in.t_cpu_ms = 20;
+    in.t_blocked_ms = 40;
+    /* the run's own 1.33 cores (80 ms of CPU a 60 ms step) and others' */
+    in.other_load_cores = 0.47;
+    in.host_cpus = 2;
+    in.host_busy_cores = 1.8; /* 90%: idle CPU left */
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.model.saturated == 0);
+    ASSERT_TRUE(!has_note(&d, "no idle CPU"));
+    const an_decision idle_left = d;
+    in.other_load_cores = 0.63;
+    in.host_busy_cores = 1.96;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.saturated == 1);
+    ASSERT_TRUE(idle_left.nadvice == 1 && d.nadvice == 1);
+    ASSERT_TRUE(d.advice[0].has_value && d.advice[0].value > 1);
+    ASSERT_MSG(has_note(&d, "no idle CPU over the measured steps (1.96 of 2 CPUs busy"),
+               "%zu notes: %s", d.nnotes, d.nnotes ? d.notes[d.nnotes - 1] : "");
+    ASSERT_TRUE(has_note(&d, "more than 15% either way"));
+    char sweep[64];
+    snprintf(sweep, sizeof sweep, "gpustarve sweep --num-workers 1,%ld,", d.advice[0].value);
+    ASSERT_MSG(strstr(d.model.sweep, sweep) != NULL, "%s", d.model.sweep);
+    /* the latency-bound loader sleeps: its advice does not depend on the
+     * CPU share it wins, and no note says otherwise */
+    in = measured_run();
+    in.other_load_cores = 1.5;
+    in.host_cpus = 2;
+    in.host_busy_cores = 2;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.saturated == 1);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 3);
+    ASSERT_TRUE(!has_note(&d, "no idle CPU"));
+    /* no measured load: unknown */
+    in.other_load_cores = -1;
+    in.host_busy_cores = -1;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.saturated == -1);
+}
+
 int main(void)
 {
     test_simulation();
     test_advice();
     test_measured_load();
+    test_saturated();
     return gs_check_done("test_predict");
 }
