@@ -808,6 +808,12 @@ int main(void)
     test_varints();
     test_repeat();
     test_repeats();
+    /* the same through the decoder without PEXT (where the CPU has one) */
+    gs_decode_portable(1);
+    test_round_trip();
+    test_repeat();
+    test_repeats();
+    gs_decode_portable(0);
     test_files();
     rmdir(tmpdir);
     return gs_check_done("test_codec");
