@@ -14,6 +14,7 @@
 
 #include "an_callsites.h"
 #include "an_index.h"
+#include "an_run.h" /* AN_HOOK_EVENTS_* */
 #include "an_symbols.h"
 
 typedef struct acc {
@@ -343,9 +344,11 @@ const unsigned char *an_cs_kinds(void)
     static unsigned char k[GS_K_MAX];
     if (!k[GS_K_MAPPING]) {
         for (unsigned i = 0; i < GS_K_MAX; i++)
-            k[i] = (unsigned char)(gs_kind_is_read(i) || gs_kind_is_metadata(i));
-        k[GS_K_CUDA_MEMCPY] = k[GS_K_MMAP] = k[GS_K_MMAP64] = 1;
-        k[GS_K_MAPPING] = 1;
+            k[i] = gs_kind_is_read(i)       ? AN_HOOK_EVENTS_SMALL_FILE
+                   : gs_kind_is_metadata(i) ? AN_HOOK_EVENTS_ALL
+                                            : 0;
+        k[GS_K_CUDA_MEMCPY] = k[GS_K_MMAP] = k[GS_K_MMAP64] = AN_HOOK_EVENTS_ALL;
+        k[GS_K_MAPPING] = AN_HOOK_EVENTS_ALL;
     }
     return k;
 }

@@ -86,7 +86,9 @@ void an_cs_free(an_cs *cs);
 void an_cs_proc_begin(an_cs *cs, const char *trace_path, const gs_proc_info *pi);
 void an_cs_event(an_cs *cs, const gs_reader *r, const gs_event *ev);
 /* The kinds an_cs_event looks at (GS_K_MAX entries, nonzero = wanted), so a
- * caller can skip the rest (an_hooks.event_kinds). */
+ * caller can skip the rest (an_hooks.event_kinds): the read class is
+ * AN_HOOK_EVENTS_SMALL_FILE (an_run.h; small_bytes AN_CS_SMALL_READ_MAX),
+ * the only reads an_cs_event counts, the others AN_HOOK_EVENTS_ALL. */
 const unsigned char *an_cs_kinds(void);
 void an_cs_proc_end(an_cs *cs, const gs_reader *r);
 /* Files read on other threads: a shard of cs takes one process (proc_begin,

@@ -164,15 +164,19 @@ typedef struct an_skipped {
  * is kept for them. */
 struct gs_event;
 struct gs_reader;
+enum { AN_HOOK_EVENTS_ALL = 1, AN_HOOK_EVENTS_SMALL_FILE = 2 };
 typedef struct an_hooks {
     void *ctx;
     /* a file's header was read (p: pid, ppid, file, path, argv are set) */
     void (*on_file)(void *ctx, const an_proc *p, struct gs_reader *r);
     /* every event, in file order (strings: gs_reader_string(r, e->str));
      * when event_kinds is set, only events whose kind k has event_kinds[k]
-     * nonzero (a GS_K_MAX-entry table) */
+     * nonzero (a GS_K_MAX-entry table): AN_HOOK_EVENTS_ALL every one,
+     * AN_HOOK_EVENTS_SMALL_FILE only those on a file (fd_kind GS_FDK_FILE)
+     * asking fewer than small_bytes bytes */
     void (*on_event)(void *ctx, const an_proc *p, struct gs_reader *r, const struct gs_event *e);
     const unsigned char *event_kinds;
+    uint64_t small_bytes;
     /* the file is done (after the last piece) */
     void (*on_file_end)(void *ctx, const an_proc *p);
     /* the swept pieces (an_piece_fn) of thread piece_tid of the image

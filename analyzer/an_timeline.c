@@ -28,6 +28,7 @@ typedef struct fifo {
     uint32_t cap; /* power of two, or 0 */
     uint32_t head, n;
     uint32_t dev; /* GPU sources: key */
+    uint32_t unsorted; /* an item was left out of start order (FIFO_MAX_SHIFT) */
     uint64_t stream;
 } fifo;
 
@@ -206,27 +207,75 @@ static __attribute__((noinline, cold)) int fifo_grow(fifo *f)
 
 static __attribute__((noinline, cold)) void force_sweep(an_tl *tl);
 
-/* Always inlined into its two callers (it is most of what they do), with the
- * rare paths (growing the ring, a forced sweep) left as calls. */
-static inline __attribute__((always_inline)) int push(an_tl *tl, fifo *f, uint64_t start,
-                                                      uint64_t end, uint32_t tag)
+/* Move items [i, n) of f one place up (n < cap): a memmove per stretch
+ * that does not wrap around the ring. */
+static void fifo_shift_up(fifo *f, uint32_t i, uint32_t n)
+{
+    item *const buf = f->buf;
+    const uint32_t mask = f->cap - 1;
+    while (n > i) {
+        const uint32_t src = (f->head + n - 1) & mask; /* the last item to move */
+        if (src == mask) {
+            buf[0] = buf[mask]; /* across the ring's end */
+            n--;
+            continue;
+        }
+        const uint32_t c = n - i < src + 1 ? n - i : src + 1; /* down to index 0 at most */
+        memmove(&buf[src + 2 - c], &buf[src + 1 - c], (size_t)c * sizeof *buf);
+        n -= c;
+    }
+}
+
+/* An item of f that starts before f's last one: where it goes, the items
+ * after that place moved up to make room. The place is after the last
+ * item that starts at or before `start`, searched back at most
+ * FIFO_MAX_SHIFT items; further back, it stays out of order there.
+ * RATIONALE: a thread's intervals of two overlapping stretches of work
+ * (a loader worker's batches) arrive interleaved, each to be put hundreds
+ * of items back; in a FIFO still in order, a binary search and one block
+ * move find the place the item-by-item walk finds. */
+static __attribute__((noinline)) uint32_t fifo_make_room(fifo *f, uint64_t start)
+{
+    item *const buf = f->buf;
+    const uint32_t head = f->head, mask = f->cap - 1, n = f->n;
+    const uint32_t lim = n > FIFO_MAX_SHIFT ? n - FIFO_MAX_SHIFT : 0;
+    uint32_t i;
+    if (f->unsorted) {
+        i = n;
+        while (i > lim && buf[(head + i - 1) & mask].start > start) {
+            buf[(head + i) & mask] = buf[(head + i - 1) & mask];
+            i--;
+        }
+        return i;
+    }
+    /* the first of [lim, n) that starts after start (item n - 1 does) */
+    uint32_t lo = lim, hi = n - 1;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (buf[(head + mid) & mask].start > start)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    i = lo;
+    if (i == lim && lim > 0 && buf[(head + lim - 1) & mask].start > start)
+        f->unsorted = 1;
+    fifo_shift_up(f, i, n);
+    return i;
+}
+
+/* Append an item to f where it belongs (rare paths of push below). */
+static __attribute__((noinline)) int push_slow(an_tl *tl, fifo *f, uint64_t start, uint64_t end,
+                                               uint32_t tag)
 {
     if (f->n == f->cap && fifo_grow(f) < 0) {
         tl->st.dropped++;
         return -1;
     }
-    /* RATIONALE: the ring's base, head and mask in locals, so that the
-     * shifting loop (and the common case, an item at the tail) does not
-     * reload them from the fifo after each store */
-    item *const buf = f->buf;
-    const uint32_t head = f->head, mask = f->cap - 1;
     uint32_t i = f->n;
-    const uint32_t lim = i > FIFO_MAX_SHIFT ? i - FIFO_MAX_SHIFT : 0;
-    while (i > lim && buf[(head + i - 1) & mask].start > start) {
-        buf[(head + i) & mask] = buf[(head + i - 1) & mask];
-        i--;
-    }
-    item *it = &buf[(head + i) & mask];
+    if (i && f->buf[(f->head + i - 1) & (f->cap - 1)].start > start)
+        i = fifo_make_room(f, start);
+    item *it = &f->buf[(f->head + i) & (f->cap - 1)];
     it->start = start;
     it->end = end;
     it->tag = tag;
@@ -238,6 +287,32 @@ static inline __attribute__((always_inline)) int push(an_tl *tl, fifo *f, uint64
         tl->maxseen = start;
     if (tl->pending > AN_TL_PENDING_MAX)
         force_sweep(tl);
+    return 0;
+}
+
+/* Always inlined into its callers (it is most of what they do).
+ * RATIONALE: the common case, an item after the source's last one in a
+ * ring with room and the queues below their bound, makes no call, so it
+ * needs no saved registers; everything else (growing the ring, an item out
+ * of order, a forced sweep) is push_slow, called last. */
+static inline __attribute__((always_inline)) int push(an_tl *tl, fifo *f, uint64_t start,
+                                                      uint64_t end, uint32_t tag)
+{
+    const uint32_t n = f->n, mask = f->cap - 1;
+    if (__builtin_expect(n == f->cap || (n && f->buf[(f->head + n - 1) & mask].start > start) ||
+                             tl->pending >= AN_TL_PENDING_MAX,
+                         0))
+        return push_slow(tl, f, start, end, tag);
+    item *it = &f->buf[(f->head + n) & mask];
+    it->start = start;
+    it->end = end;
+    it->tag = tag;
+    it->pad = 0;
+    f->n = n + 1;
+    tl->pending++;
+    tl->st.items++;
+    if (start > tl->maxseen)
+        tl->maxseen = start;
     return 0;
 }
 
@@ -532,13 +607,21 @@ static void sweep_to(an_tl *tl, uint64_t W)
         fifo *f = &tl->src[h[0].src];
         const item it = f->buf[f->head];
         f->head = (f->head + 1) & (f->cap - 1);
-        f->n--;
+        if (!--f->n)
+            f->unsorted = 0; /* nothing left out of order */
         tl->pending--;
         if (f->n && f->buf[f->head].start <= W)
             h[0].key = f->buf[f->head].start;
         else
             h[0] = h[--n];
-        if (n > 1)
+        if (n == 2) {
+            /* heap_down of two: the smaller key first */
+            if (h[1].key < h[0].key) {
+                const struct hent x = h[0];
+                h[0] = h[1];
+                h[1] = x;
+            }
+        } else if (n > 2)
             heap_down(h, n, 0);
         process(tl, it);
     }

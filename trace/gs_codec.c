@@ -42,27 +42,65 @@ static inline uint8_t *put_u14(uint8_t *p, uint64_t v)
     return put_u(p, v);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#define GS_HAVE_PEXT 1
+/* PEXT (BMI2) by inline assembly, so that the code around it needs no
+ * target attribute and only the decoder chosen at run time executes it. */
+static inline uint64_t pext64(uint64_t x, uint64_t mask)
+{
+    uint64_t r;
+    __asm__("pextq %2, %1, %0" : "=r"(r) : "r"(x), "r"(mask));
+    return r;
+}
+#else
+#define GS_HAVE_PEXT 0
+static inline uint64_t pext64(uint64_t x, uint64_t mask)
+{
+    (void)mask;
+    return x; /* never called: use_pext() is 0 without GS_HAVE_PEXT */
+}
+#endif
+
+/* What get_u may read from p on: 10 bytes at most, or one 8-byte load. */
+#define VARINT_ROOM 10
+
 /* Returns the number of bytes consumed, 0 on malformed/short input.
  * RATIONALE: most fields are one or two bytes (deltas, fds, kinds, zero
  * offsets); those take no loop. Longer ones (nanosecond times, sizes) are
  * read with one 8-byte load where 8 bytes remain: the first byte without a
- * continuation bit gives the length, and three mask-and-shift steps pack the
- * 7-bit groups, so a length of 3 to 8 bytes costs no loop and no branch on
- * the length. The byte loop is left for the ends of frames and for values of
- * 9 or 10 bytes. */
+ * continuation bit gives the length, and the 7-bit groups are packed either
+ * by one PEXT (px: the CPU has a fast BMI2, see use_pext) or by three
+ * mask-and-shift steps, so a length of 3 to 8 bytes costs no loop and no
+ * branch on the length. The byte loop is left for the ends of frames and for
+ * values of 9 or 10 bytes. */
 static inline __attribute__((always_inline)) size_t get_u(const uint8_t *p, const uint8_t *end,
-                                                          uint64_t *out)
+                                                          uint64_t *out, const int px,
+                                                          const int roomy)
 {
-    if (__builtin_expect(p < end && p[0] < 0x80, 1)) {
+    /* roomy: the caller knows that at least VARINT_ROOM bytes are left */
+    if (__builtin_expect((roomy || p < end) && p[0] < 0x80, 1)) {
         *out = p[0];
         return 1;
     }
-    if (p + 1 < end && p[1] < 0x80) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (px && (roomy || end - p >= 8)) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        const uint64_t stop = ~x & 0x8080808080808080ull; /* bytes that end it */
+        if (stop) {
+            /* the bits up to the first stop bit, less the continuation bits */
+            *out = pext64(x, (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full);
+            return ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
+        }
+    }
+#endif
+    if ((roomy || p + 1 < end) && p[1] < 0x80) {
         *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
         return 2;
     }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (end - p >= 8) {
+    if (!px && (roomy || end - p >= 8)) {
         uint64_t x;
         memcpy(&x, p, 8);
         const uint64_t stop = ~x & 0x8080808080808080ull; /* bytes that end it */
@@ -79,7 +117,7 @@ static inline __attribute__((always_inline)) size_t get_u(const uint8_t *p, cons
     }
 #endif
     uint64_t v = 0;
-    for (unsigned i = 0, shift = 0; i < 10 && p + i < end; i++, shift += 7) {
+    for (unsigned i = 0, shift = 0; i < 10 && (roomy || p + i < end); i++, shift += 7) {
         uint8_t b = p[i];
         if (i == 9 && b > 1)
             return 0;
@@ -90,6 +128,54 @@ static inline __attribute__((always_inline)) size_t get_u(const uint8_t *p, cons
         }
     }
     return 0;
+}
+
+/* Whether the decoder packs varints with PEXT: the CPU has BMI2 and runs it
+ * fast (AMD before family 19h, Zen 3, microcodes it: tens of times slower
+ * than the shifts), unless gs_decode_portable() said not to. 0 until
+ * checked, then 1 (no) or 2 (yes); relaxed atomics, as every thread that
+ * checks finds the same. */
+static int pext_state;
+
+static int pext_check(void)
+{
+#if GS_HAVE_PEXT
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 8))) /* BMI2 */
+        return 1;
+    unsigned vb, vc, vd;
+    if (!__get_cpuid(0, &a, &vb, &vc, &vd) || !__get_cpuid(1, &a, &b, &c, &d))
+        return 1;
+    unsigned family = (a >> 8) & 0xf;
+    if (family == 0xf)
+        family += (a >> 20) & 0xff;
+    /* "AuthenticAMD" and "HygonGenuine" (ebx, edx, ecx) */
+    const int amd = (vb == 0x68747541u && vd == 0x69746e65u && vc == 0x444d4163u) ||
+                    (vb == 0x6f677948u && vd == 0x6e65476eu && vc == 0x656e6975u);
+    return amd && family < 0x19 ? 1 : 2;
+#else
+    return 1;
+#endif
+}
+
+static inline int use_pext(void)
+{
+    int s = __atomic_load_n(&pext_state, __ATOMIC_RELAXED);
+    if (__builtin_expect(s == 0, 0)) {
+        s = pext_check();
+        __atomic_store_n(&pext_state, s, __ATOMIC_RELAXED);
+    }
+    return s == 2;
+}
+
+void gs_decode_portable(int on)
+{
+    __atomic_store_n(&pext_state, on ? 1 : pext_check(), __ATOMIC_RELAXED);
+}
+
+int gs_decode_uses_pext(void)
+{
+    return use_pext();
 }
 
 /* Field masks by kind, for the per-record paths (no call, no branch on
@@ -354,18 +440,25 @@ size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur,
 
 #define GET_U(var)                                                             \
     do {                                                                       \
-        size_t n_ = get_u(p, end, &(var));                                     \
+        size_t n_ = get_u(p, end, &(var), px, roomy);                          \
         if (n_ == 0)                                                           \
             return GS_ERR_CORRUPT;                                             \
         p += n_;                                                               \
     } while (0)
+
+/* RATIONALE: a record's fields are at most 16 varints of at most 10 bytes;
+ * where that many bytes and one more varint's room are left in the frame,
+ * no varint of the record can reach its end, and get_u reads without
+ * checking it (roomy). The last records of a frame are read with checks. */
+#define RECORD_ROOM (16 * 10 + VARINT_ROOM)
 
 /* The generic fields of one record, in their fixed order. Always inlined
  * and called with constant masks for the common kinds, so each of those gets
  * straight-line code instead of thirteen data-dependent branches.
  * Returns 0 or a negative gs_err. */
 static inline __attribute__((always_inline)) int
-decode_fields(const unsigned f, const uint8_t **pp, const uint8_t *end, gs_event *ev, gs_decoder *d)
+decode_fields(const unsigned f, const uint8_t **pp, const uint8_t *end, gs_event *ev, gs_decoder *d,
+              const int px, const int roomy)
 {
     /* RATIONALE: fields go to locals and the event is stored once at the
      * end, so no field is written twice (default, then value). */
@@ -448,8 +541,10 @@ void gs_decoder_init(gs_decoder *d, const uint8_t *raw, size_t len, uint32_t nre
     *d = (gs_decoder){.p = raw, .end = raw + len, .left = nrec};
 }
 
-long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
-                    gs_string_fn on_string, gs_stack_fn on_stack, void *ctx)
+/* The body of gs_decode_some, made twice: with PEXT (px 1) and without. */
+static inline __attribute__((always_inline)) long
+decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_string_fn on_string,
+            gs_stack_fn on_stack, void *ctx, const int px)
 {
     const uint8_t *p = d->p;
     const uint8_t *const end = d->end;
@@ -463,8 +558,9 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
         if (d->run_left > 0) {
             /* the next event of a REPEATS record: its gap from the gap
              * column, its duration from where p is (the duration column) */
+            const int roomy = 0;
             uint64_t gap, dur;
-            const size_t ng = get_u(d->run_g, d->run_gend, &gap);
+            const size_t ng = get_u(d->run_g, d->run_gend, &gap, px, 0);
             if (ng == 0)
                 return GS_ERR_CORRUPT;
             d->run_g += ng;
@@ -491,6 +587,7 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
         const unsigned f = k_fields[kind]; /* kind < 256 = GS_K_MAX */
         if (__builtin_expect(f == 0, 0)) {
             /* the kinds with their own layout; anything else is unknown */
+            const int roomy = 0;
             if (kind == GS_K_TID) {
                 GET_U(v);
                 if (v > UINT32_MAX)
@@ -501,8 +598,14 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
             }
             if (kind == GS_K_REPEAT) {
                 uint64_t gap, dur;
-                GET_U(gap);
-                GET_U(dur);
+                if (end - p >= 2 * VARINT_ROOM) {
+                    const int roomy = 1;
+                    GET_U(gap);
+                    GET_U(dur);
+                } else {
+                    GET_U(gap);
+                    GET_U(dur);
+                }
                 if (!last || d->cs_stack)
                     return GS_ERR_CORRUPT; /* nothing to repeat, or a stack on it */
                 const unsigned lf = k_fields[last->kind];
@@ -590,28 +693,32 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
         ev->stack_weight = d->cs_weight;
         d->cs_stack = d->cs_weight = 0;
         int err;
-        switch (f) { /* the masks of the kinds a trace is mostly made of */
-        case GS_IO_FIELDS: /* read, close, stat */
-            err = decode_fields(GS_IO_FIELDS, &p, end, ev, d);
-            break;
-        case GS_IOO_FIELDS: /* pread */
-            err = decode_fields(GS_IOO_FIELDS, &p, end, ev, d);
-            break;
-        case GS_IO_FIELDS | GS_F_AUX: /* open, poll, readv, fread */
-            err = decode_fields(GS_IO_FIELDS | GS_F_AUX, &p, end, ev, d);
-            break;
-        case GS_GPU_FIELDS | GS_F_STR: /* gpu_kernel */
-            err = decode_fields(GS_GPU_FIELDS | GS_F_STR, &p, end, ev, d);
-            break;
-        case GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX: /* gpu_memcpy, gpu_memset */
-            err = decode_fields(GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, &p, end, ev, d);
-            break;
-        case GS_F_TS | GS_F_AUX | GS_F_AUX2: /* markers */
-            err = decode_fields(GS_F_TS | GS_F_AUX | GS_F_AUX2, &p, end, ev, d);
-            break;
-        default:
-            err = decode_fields(f, &p, end, ev, d);
-            break;
+        if (__builtin_expect(end - p >= RECORD_ROOM, 1)) {
+            switch (f) { /* the masks of the kinds a trace is mostly made of */
+            case GS_IO_FIELDS: /* read, close, stat */
+                err = decode_fields(GS_IO_FIELDS, &p, end, ev, d, px, 1);
+                break;
+            case GS_IOO_FIELDS: /* pread */
+                err = decode_fields(GS_IOO_FIELDS, &p, end, ev, d, px, 1);
+                break;
+            case GS_IO_FIELDS | GS_F_AUX: /* open, poll, readv, fread */
+                err = decode_fields(GS_IO_FIELDS | GS_F_AUX, &p, end, ev, d, px, 1);
+                break;
+            case GS_GPU_FIELDS | GS_F_STR: /* gpu_kernel */
+                err = decode_fields(GS_GPU_FIELDS | GS_F_STR, &p, end, ev, d, px, 1);
+                break;
+            case GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX: /* gpu_memcpy, gpu_memset */
+                err = decode_fields(GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, &p, end, ev, d, px, 1);
+                break;
+            case GS_F_TS | GS_F_AUX | GS_F_AUX2: /* markers */
+                err = decode_fields(GS_F_TS | GS_F_AUX | GS_F_AUX2, &p, end, ev, d, px, 1);
+                break;
+            default:
+                err = decode_fields(f, &p, end, ev, d, px, 1);
+                break;
+            }
+        } else {
+            err = decode_fields(f, &p, end, ev, d, px, 0); /* near the frame's end */
         }
         if (err)
             return err;
@@ -624,6 +731,29 @@ long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
     if (d->left == 0 && p != end)
         return GS_ERR_CORRUPT;
     return (long)nev;
+}
+
+static __attribute__((noinline)) long decode_some_pext(gs_decoder *d, gs_event *events, size_t max,
+                                                       uint32_t *tid, gs_string_fn on_string,
+                                                       gs_stack_fn on_stack, void *ctx)
+{
+    return decode_some(d, events, max, tid, on_string, on_stack, ctx, 1);
+}
+
+static __attribute__((noinline)) long decode_some_shifts(gs_decoder *d, gs_event *events,
+                                                         size_t max, uint32_t *tid,
+                                                         gs_string_fn on_string,
+                                                         gs_stack_fn on_stack, void *ctx)
+{
+    return decode_some(d, events, max, tid, on_string, on_stack, ctx, 0);
+}
+
+long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
+                    gs_string_fn on_string, gs_stack_fn on_stack, void *ctx)
+{
+    if (GS_HAVE_PEXT && use_pext())
+        return decode_some_pext(d, events, max, tid, on_string, on_stack, ctx);
+    return decode_some_shifts(d, events, max, tid, on_string, on_stack, ctx);
 }
 
 long gs_decode_frame(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events, size_t max,

@@ -308,6 +308,14 @@ void gs_decoder_init(gs_decoder *d, const uint8_t *raw, size_t len, uint32_t nre
 long gs_decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid,
                     gs_string_fn on_string, gs_stack_fn on_stack, void *ctx);
 
+/* The decoder packs long varints with one BMI2 PEXT where the CPU has a fast
+ * one (checked once, at the first decode), else with shifts; both give the
+ * same events. gs_decode_portable(1) makes every later decode use the
+ * shifts (tests and benchmarks compare the two), (0) checks the CPU again.
+ * gs_decode_uses_pext() says which one decodes now. */
+void gs_decode_portable(int on);
+int gs_decode_uses_pext(void);
+
 /* The same, with STACK records passed to on_stack (may be NULL: skipped).
  * A CALLSITE record sets stack and stack_weight of the event that follows. */
 long gs_decode_frame_cb(const uint8_t *raw, size_t len, uint32_t nrec, gs_event *events,

@@ -323,6 +323,82 @@ static void test_late(void)
     an_tl_free(tl);
 }
 
+/* Items of one source out of start order: a host thread's two overlapping
+ * stretches of work fed one after the other (each item of the second goes
+ * back among the first's), GPU records in blocks written backwards, in a
+ * ring whose start is not at index 0 (an earlier stretch was swept): the
+ * snapshots are the brute-force reference's. */
+static void test_interleaved(void)
+{
+    memset(Q, 0, sizeof Q);
+    enum { NA = 90, NG = 60, NV = 200 + 2 * NA + NG, NQ = 20 };
+    static iv v[NV];
+    int n = 0;
+    an_tl *tl = an_tl_new(on_snap, NULL);
+    const int g = an_tl_gpu_source(tl, 0, 0);
+    an_tl_query(tl, 0, 0, 0);
+    /* 200 intervals swept away first: slot 0's ring (256 items) then starts
+     * at index 200, and what follows wraps around its end */
+    for (int i = 0; i < 200; i++, n++) {
+        v[n] = (iv){(uint64_t)i * 4, (uint64_t)i * 4 + 2, AN_CLS_DW, 0};
+        an_tl_add_host(tl, 0, v[n].s, v[n].e, AN_CLS_DW);
+    }
+    an_tl_finish(tl);
+    const uint64_t t0 = 1000;
+    for (int q = 1; q < NQ; q++)
+        an_tl_query(tl, 0, t0 + (uint64_t)q * 100, (uint64_t)q);
+    /* stretch A, then stretch B starting inside it (pipe reads, class DW,
+     * and pageable copies, class PG, alternate) */
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < NA; i++, n++) {
+            const uint64_t s = t0 + (uint64_t)b * 333 + (uint64_t)i * 17 + rnd() % 5;
+            const int cls = (i % 3) ? AN_CLS_DW : AN_CLS_PG;
+            v[n] = (iv){s, s + 4 + rnd() % 9, cls, 0};
+            an_tl_add_host(tl, 0, v[n].s, v[n].e, (unsigned)cls);
+        }
+    /* GPU: blocks of 6 kernels, each block written last kernel first */
+    for (int blk = 0; blk < NG / 6; blk++)
+        for (int k = 5; k >= 0; k--, n++) {
+            const uint64_t s = t0 + (uint64_t)blk * 190 + (uint64_t)k * 30;
+            v[n] = (iv){s, s + 20, AN_BUSY_COMPUTE, 0};
+            an_tl_add_gpu(tl, g, v[n].s, v[n].e, AN_BUSY_COMPUTE);
+        }
+    an_tl_finish(tl);
+    an_tl_stats st;
+    an_tl_get_stats(tl, &st);
+    ASSERT_EQ(st.late_items, 0);
+    int bad = 0;
+    for (int q = 2; q < NQ; q++) {
+        an_snap a, b;
+        ref_snap(v, n, 0, t0 + (uint64_t)(q - 1) * 100, 0, &a);
+        ref_snap(v, n, 0, t0 + (uint64_t)q * 100, 0, &b);
+        const an_snap *x = &Q[q - 1].s, *y = &Q[q].s;
+        bad += !Q[q].have || !Q[q - 1].have;
+        bad += (b.busy[0] - a.busy[0]) != (y->busy[0] - x->busy[0]);
+        bad += (b.idle - a.idle) != (y->idle - x->idle);
+        bad += (b.idle_dw - a.idle_dw) != (y->idle_dw - x->idle_dw);
+        bad += (b.idle_pg - a.idle_pg) != (y->idle_pg - x->idle_pg);
+    }
+    ASSERT_EQ(bad, 0);
+    an_tl_free(tl);
+
+    /* further back than the insertion looks (4096 items): the item stays
+     * out of order, is swept late and counted; later ones still find their
+     * place among the rest */
+    an_tl *t2 = an_tl_new(on_snap, NULL);
+    for (uint64_t k = 0; k < 5000; k++)
+        an_tl_add_host(t2, 1, 100 + k * 10, 100 + k * 10 + 5, AN_CLS_DW);
+    an_tl_add_host(t2, 1, 1, 3, AN_CLS_DW);         /* 2 ns, all of it behind */
+    an_tl_add_host(t2, 1, 10055, 10057, AN_CLS_PG); /* in its place: on time */
+    an_tl_finish(t2);
+    an_tl_get_stats(t2, &st);
+    ASSERT_EQ(st.late_items, 1);
+    ASSERT_EQ(st.late_ns, 2);
+    ASSERT_EQ(st.first_ts, 100);
+    ASSERT_EQ(st.idle, 49995); /* from the first start to the last end: no GPU */
+    an_tl_free(t2);
+}
+
 /* Many intervals on one stream: the queue grows and shrinks, memory stays
  * bounded by the lag window. */
 static void test_volume(void)
@@ -373,6 +449,7 @@ int main(void)
     for (int r = 0; r < 200; r++)
         test_random(r);
     test_late();
+    test_interleaved();
     test_volume();
     return gs_check_done("test_an_timeline");
 }

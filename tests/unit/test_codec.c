@@ -172,6 +172,130 @@ static void test_edges(void)
     ASSERT_TRUE(e.len <= 12 * 1000 + 16);
 }
 
+/* Varints of every length (1 to 10 bytes) and malformed ones, each as the
+ * TID record of a frame ending right after it, or padded with 8 more
+ * bytes: the PEXT decoder (where the CPU has one) and the portable one give
+ * the same value, the same length or the same error. */
+static long decode_tid(const uint8_t *buf, size_t len, uint32_t nrec, uint32_t *tid, int portable)
+{
+    gs_decode_portable(portable);
+    gs_event out[2];
+    *tid = 0;
+    const long r = gs_decode_frame(buf, len, nrec, out, 2, tid, NULL, NULL);
+    gs_decode_portable(0);
+    return r;
+}
+
+static void test_varints(void)
+{
+    uint8_t buf[32];
+    int checked = 0;
+    for (unsigned len = 1; len <= 11; len++) {
+        for (int trial = 0; trial < 200; trial++) {
+            /* len - 1 bytes with the continuation bit, then one without */
+            memset(buf, 0xaa, sizeof buf);
+            buf[0] = GS_K_TID;
+            for (unsigned i = 0; i < len; i++)
+                buf[1 + i] = (uint8_t)((rnd() & 0x7f) | (i + 1 < len ? 0x80 : 0));
+            if (trial == 0)
+                for (unsigned i = 0; i < len; i++)
+                    buf[1 + i] = i + 1 < len ? 0xff : 0x7f; /* the largest */
+            if (trial == 1)
+                for (unsigned i = 0; i < len; i++)
+                    buf[1 + i] = i + 1 < len ? 0x80 : 0x00; /* zeros, over-long */
+            for (int pad = 0; pad <= 8; pad += 8) {
+                /* frames of one record (the varint, then pad bytes that make
+                 * it corrupt: bytes left over) and the varint cut short */
+                for (size_t cut = 0; cut <= 1; cut++) {
+                    const size_t n = 1 + len + (size_t)pad - cut;
+                    uint32_t t1, t2;
+                    const long a = decode_tid(buf, n, 1, &t1, 0);
+                    const long b = decode_tid(buf, n, 1, &t2, 1);
+                    ASSERT_EQ(a, b);
+                    if (a >= 0)
+                        ASSERT_EQ(t1, t2);
+                    checked++;
+                }
+                if (pad == 0 && len <= 5) {
+                    /* a value that fits 32 bits decodes: the PEXT decoder
+                     * read 8 bytes only where they are in the frame */
+                    uint32_t t1;
+                    uint64_t v = 0;
+                    for (unsigned i = 0; i < len; i++)
+                        v |= (uint64_t)(buf[1 + i] & 0x7f) << (7 * i);
+                    if (v <= UINT32_MAX) {
+                        ASSERT_EQ(decode_tid(buf, 1 + len, 1, &t1, 0), 0);
+                        ASSERT_EQ(t1, (uint32_t)v);
+                    }
+                }
+            }
+        }
+    }
+    ASSERT_TRUE(checked > 4000);
+    /* the same varints as a marker's time, with the frame's end right after
+     * the record (read with checks) or 200 bytes of TID records after it
+     * (read without: no varint of the record can reach the end) */
+    ASSERT_EQ(gs_kind_fields(GS_K_STEP_BEGIN), GS_F_TS | GS_F_AUX | GS_F_AUX2);
+    static uint8_t fr[400];
+    int agreed = 0;
+    for (unsigned len = 1; len <= 11; len++) {
+        for (int trial = 0; trial < 100; trial++) {
+            size_t n = 0;
+            fr[n++] = GS_K_STEP_BEGIN;
+            for (unsigned i = 0; i < len; i++)
+                fr[n++] = (uint8_t)((trial == 0 ? 0x7f : trial == 1 ? 0 : rnd() & 0x7f) |
+                                    (i + 1 < len ? 0x80 : 0));
+            fr[n++] = 3; /* aux */
+            fr[n++] = 4; /* aux2 */
+            const size_t rec = n;
+            for (int k = 0; k < 100; k++) {
+                fr[n++] = GS_K_TID;
+                fr[n++] = 5;
+            }
+            for (int portable = 0; portable <= 1; portable++) {
+                gs_event a, b[2];
+                uint32_t tid = 0;
+                gs_decode_portable(portable);
+                const long ra = gs_decode_frame(fr, rec, 1, &a, 1, &tid, NULL, NULL);
+                const long rb = gs_decode_frame(fr, n, 101, b, 2, &tid, NULL, NULL);
+                gs_decode_portable(0);
+                ASSERT_EQ(ra, rb);
+                ASSERT_EQ(ra, len <= 9 || (len == 10 && fr[10] <= 1) ? 1 : GS_ERR_CORRUPT);
+                if (ra == 1 && rb == 1) {
+                    ASSERT_TRUE(same(&a, &b[0]));
+                    ASSERT_EQ(a.aux, 3);
+                    ASSERT_EQ(a.aux2, 4);
+                }
+                agreed++;
+            }
+        }
+    }
+    ASSERT_EQ(agreed, 2200);
+    /* the fields of random events, long and short, through both decoders */
+    gs_encoder e;
+    gs_encoder_init(&e, raw, sizeof raw);
+    uint64_t ts = 1000000000ull;
+    ASSERT_EQ(gs_encode_tid(&e, 5), GS_OK);
+    for (size_t n = 0; n < 5000; n++) {
+        random_event(&evs_in[n], all_kinds[rnd() % nkinds], &ts);
+        evs_in[n].tid = 5;
+        ASSERT_EQ(gs_encode_event(&e, &evs_in[n]), GS_OK);
+    }
+    for (int portable = 0; portable <= 1; portable++) {
+        uint32_t tid = 0;
+        gs_decode_portable(portable);
+        if (portable)
+            ASSERT_EQ(gs_decode_uses_pext(), 0);
+        memset(evs_out, 0, 5000 * sizeof evs_out[0]);
+        ASSERT_EQ(gs_decode_frame(raw, e.len, e.nrec, evs_out, 20000, &tid, NULL, NULL), 5000);
+        size_t bad = 0;
+        for (size_t i = 0; i < 5000; i++)
+            bad += !same(&evs_in[i], &evs_out[i]);
+        ASSERT_EQ(bad, 0);
+    }
+    gs_decode_portable(0);
+}
+
 /* A pread like the loop of bench/pread_loop makes: call i of a sequential
  * reader of fd 3. */
 static void seq_pread(gs_event *ev, int i, uint32_t tid)
@@ -681,8 +805,15 @@ int main(void)
     test_kind_table();
     test_round_trip();
     test_edges();
+    test_varints();
     test_repeat();
     test_repeats();
+    /* the same through the decoder without PEXT (where the CPU has one) */
+    gs_decode_portable(1);
+    test_round_trip();
+    test_repeat();
+    test_repeats();
+    gs_decode_portable(0);
     test_files();
     rmdir(tmpdir);
     return gs_check_done("test_codec");
