@@ -194,6 +194,25 @@ static inline int64_t next_offset(int64_t offset, int64_t ret, int64_t prev)
     return (int64_t)((uint64_t)offset + (uint64_t)(ret > 0 ? ret : 0));
 }
 
+/* A repeated event (REPEAT, or one of a REPEATS run): the last event again,
+ * its start gap after the last one ended, its own duration, its offset
+ * continuing where the last left off (docs/trace-format.md). */
+static inline gs_event *repeat_of(gs_decoder *d, gs_event *ev, const gs_event *last, uint64_t gap,
+                                  uint64_t dur)
+{
+    const uint64_t ref = last->ts + last->dur;
+    *ev = *last;
+    ev->stack = ev->stack_weight = 0;
+    ev->ts = ref + (uint64_t)zz_dec(gap);
+    ev->dur = dur;
+    d->prev_ts = ev->ts;
+    if (k_fields[last->kind] & GS_F_OFFSET) {
+        ev->offset = d->next_off;
+        d->next_off = next_offset(ev->offset, ev->ret, d->next_off);
+    }
+    return ev;
+}
+
 void gs_encoder_init(gs_encoder *e, uint8_t *buf, size_t cap)
 {
     e->buf = buf;
@@ -566,18 +585,7 @@ decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_strin
             d->run_g += ng;
             GET_U(dur);
             d->run_left--;
-            gs_event *ev = &events[nev++];
-            const uint64_t ref = last->ts + last->dur;
-            *ev = *last;
-            ev->stack = ev->stack_weight = 0;
-            ev->ts = ref + (uint64_t)zz_dec(gap);
-            ev->dur = dur;
-            d->prev_ts = ev->ts;
-            if (k_fields[last->kind] & GS_F_OFFSET) {
-                ev->offset = d->next_off;
-                d->next_off = next_offset(ev->offset, ev->ret, d->next_off);
-            }
-            last = ev;
+            last = repeat_of(d, &events[nev++], last, gap, dur);
             continue;
         }
         if (p >= end)
@@ -611,18 +619,7 @@ decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_strin
                 const unsigned lf = k_fields[last->kind];
                 if ((lf & (GS_F_TS | GS_F_DUR)) != (GS_F_TS | GS_F_DUR))
                     return GS_ERR_CORRUPT;
-                gs_event *ev = &events[nev++];
-                const uint64_t ref = last->ts + last->dur;
-                *ev = *last;
-                ev->stack = ev->stack_weight = 0;
-                ev->ts = ref + (uint64_t)zz_dec(gap);
-                ev->dur = dur;
-                d->prev_ts = ev->ts;
-                if (lf & GS_F_OFFSET) {
-                    ev->offset = d->next_off;
-                    d->next_off = next_offset(ev->offset, ev->ret, d->next_off);
-                }
-                last = ev;
+                last = repeat_of(d, &events[nev++], last, gap, dur);
                 continue;
             }
             if (kind == GS_K_REPEATS) {
