@@ -17,19 +17,16 @@ static int act(void)
 
 static int verify(const char *dir)
 {
-    hk_file *files;
-    int n = hk_load_dir(dir, &files);
-    ASSERT_EQ(n, 1);
-    if (n < 1)
+    const hk_file *f = hk_load_one(dir);
+    if (!f)
         return hk_report();
-    hk_check_files(files, n);
     const long long A = HK_ANY;
     hk_expect once[] = {
         {GS_K_OPEN, "/ctor.dat", A, GS_FDK_FILE, A, A, A, O_RDONLY, A},
         {GS_K_PREAD, "/ctor.dat", A, GS_FDK_FILE, 16, 16, 0, A, A},
         {GS_K_CLOSE, "/ctor.dat", A, GS_FDK_FILE, A, 0, A, A, A},
     };
-    hk_expect_all(&files[0], once, sizeof once / sizeof once[0], 0);
+    hk_expect_all(f, once, sizeof once / sizeof once[0], 0);
     return hk_report();
 }
 

@@ -62,12 +62,9 @@ static int act(void)
 
 static int verify(const char *dir)
 {
-    hk_file *files;
-    int n = hk_load_dir(dir, &files);
-    ASSERT_EQ(n, 1);
-    if (n < 1)
+    const hk_file *f = hk_load_one(dir);
+    if (!f)
         return hk_report();
-    hk_check_files(files, n);
     const long long A = HK_ANY;
     const long long F = GS_FDK_FILE;
     const long long D = GS_FDK_DIR;
@@ -91,7 +88,7 @@ static int verify(const char *dir)
         {GS_K_FXSTATAT, "/st.dat", A, D, A, 0, A, 0, A},
         {GS_K_FXSTATAT64, "/st.dat", A, D, A, 0, A, 0, A},
     };
-    hk_expect_all(&files[0], once, sizeof once / sizeof once[0], 1);
+    hk_expect_all(f, once, sizeof once / sizeof once[0], 1);
     return hk_report();
 }
 

@@ -72,6 +72,17 @@ int hk_load_dir(const char *dir, hk_file **files)
     return n;
 }
 
+const hk_file *hk_load_one(const char *dir)
+{
+    hk_file *files;
+    const int n = hk_load_dir(dir, &files);
+    ASSERT_EQ(n, 1);
+    if (n < 1)
+        return NULL;
+    hk_check_files(files, n);
+    return &files[0];
+}
+
 hk_file *hk_find(hk_file *files, int n, uint64_t pid, uint32_t seq)
 {
     for (int i = 0; i < n; i++)

@@ -44,6 +44,9 @@ const hk_ev *hk_first(const hk_file *f, unsigned kind, const char *path);
 /* Check structure: all files ok, TID before events, ts non-zero for hooked
  * kinds. Counts failures through ASSERT. */
 void hk_check_files(hk_file *files, int n);
+/* The run directory's one trace file, loaded and checked (hk_check_files);
+ * NULL, with a failed assertion, when dir holds none or several. */
+const hk_file *hk_load_one(const char *dir);
 /* Print one line per event (debug). */
 void hk_dump_file(const hk_file *f, FILE *out);
 
