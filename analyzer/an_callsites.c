@@ -339,9 +339,10 @@ static int classify(const gs_event *ev, uint64_t *bytes, uint64_t *asked)
     return -1;
 }
 
-const unsigned char *an_cs_kinds(void)
+const unsigned char *an_cs_kinds(uint64_t *small_bytes)
 {
     static unsigned char k[GS_K_MAX];
+    *small_bytes = AN_CS_SMALL_READ_MAX;
     if (!k[GS_K_MAPPING]) {
         for (unsigned i = 0; i < GS_K_MAX; i++)
             k[i] = gs_kind_is_read(i)       ? AN_HOOK_EVENTS_SMALL_FILE

@@ -87,9 +87,11 @@ void an_cs_proc_begin(an_cs *cs, const char *trace_path, const gs_proc_info *pi)
 void an_cs_event(an_cs *cs, const gs_reader *r, const gs_event *ev);
 /* The kinds an_cs_event looks at (GS_K_MAX entries, nonzero = wanted), so a
  * caller can skip the rest (an_hooks.event_kinds): the read class is
- * AN_HOOK_EVENTS_SMALL_FILE (an_run.h; small_bytes AN_CS_SMALL_READ_MAX),
- * the only reads an_cs_event counts, the others AN_HOOK_EVENTS_ALL. */
-const unsigned char *an_cs_kinds(void);
+ * AN_HOOK_EVENTS_SMALL_FILE (an_run.h), the only reads an_cs_event counts,
+ * the others AN_HOOK_EVENTS_ALL. *small_bytes gets the size below which a
+ * read is small (AN_CS_SMALL_READ_MAX, for an_hooks.small_bytes): the table
+ * and its threshold go together. */
+const unsigned char *an_cs_kinds(uint64_t *small_bytes);
 void an_cs_proc_end(an_cs *cs, const gs_reader *r);
 /* Files read on other threads: a shard of cs takes one process (proc_begin,
  * events, proc_end, on any one thread); an_cs_merge then adds it to cs, the

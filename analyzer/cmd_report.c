@@ -352,8 +352,7 @@ int gs_cmd_report(int argc, char **argv)
         hk.ctx = &csp;
         hk.on_file = cs_on_file;
         hk.on_event = cs_on_event;
-        hk.event_kinds = an_cs_kinds();
-        hk.small_bytes = AN_CS_SMALL_READ_MAX;
+        hk.event_kinds = an_cs_kinds(&hk.small_bytes);
         hk.on_file_end = cs_on_file_end;
         hk.file_new = cs_file_new;
         hk.file_merge = cs_file_merge;

@@ -226,7 +226,7 @@ static void load(const char *dir, int threads, an_run *run, an_cs **cs)
     hk.ctx = &top;
     hk.on_file = on_file;
     hk.on_event = on_event;
-    hk.event_kinds = an_cs_kinds();
+    hk.event_kinds = an_cs_kinds(&hk.small_bytes);
     hk.on_file_end = on_file_end;
     hk.file_new = file_new;
     hk.file_merge = file_merge;
@@ -288,5 +288,5 @@ int main(int argc, char **argv)
     an_cs_free(csn);
     an_run_free(&one);
     an_run_free(&many);
-    return 0;
+    return gs_check_done("tsan_load");
 }
