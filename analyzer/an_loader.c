@@ -58,12 +58,17 @@ static int of_other_run(const an_run *run, const an_result *res, const an_proc *
     return 0;
 }
 
+int an_worker_marks_batches(const an_worker *w)
+{
+    return w->batches_from_markers && !w->th && w->p->batch_ns;
+}
+
 double an_worker_batch_ms(const an_worker *w)
 {
     if (w->batches <= 0)
         return -1;
     /* a worker process that marks its batches: their own time */
-    if (w->batches_from_markers && !w->th && w->p->batch_ns)
+    if (an_worker_marks_batches(w))
         return ms(w->p->batch_ns) / w->batches;
     return ms(w->io_ns + w->meta_ns + w->cpu_ns) / w->batches;
 }

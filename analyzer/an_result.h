@@ -171,6 +171,8 @@ int an_find_workers(const an_run *run, an_result *res);
  * that marks its batches (fetch_begin..fetch_end), their mean; else its
  * busy time (file I/O, metadata, CPU: active less idle) over its batches. */
 double an_worker_batch_ms(const an_worker *w);
+/* 1 when w is a worker process that marks its batches (fetch pairs). */
+int an_worker_marks_batches(const an_worker *w);
 /* an_cputime.c: the measured time of the loaders (workers[i].time,
  * loader_time), the trainer (trainer_time) and every other thread
  * (other_time) over the measured steps, from the threads' cpu samples;

@@ -47,7 +47,7 @@ static void window_batch_ms(const an_result *res, uint64_t from, uint64_t to, an
     size_t nw = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_worker *w = &res->workers[i];
-        if (w->batches_from_markers && !w->th && w->p->batch_ns) {
+        if (an_worker_marks_batches(w)) {
             uint64_t ns = 0;
             size_t n = 0;
             window_batches(w->p, from, to, &ns, &n);
