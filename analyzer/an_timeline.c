@@ -448,12 +448,10 @@ static inline void set_state(an_tl *tl, uint32_t tag, int d)
     }
 }
 
-static void act_pop(an_tl *tl)
+/* The heap of active ends without its top, n > 0 entries left. */
+static __attribute__((noinline)) void act_sift(an_tl *tl, uint32_t n)
 {
     act *h = tl->act;
-    uint32_t n = --tl->nact;
-    if (!n)
-        return;
     act x = h[n];
     uint32_t i = 0;
     for (;;) {
@@ -468,6 +466,15 @@ static void act_pop(an_tl *tl)
         i = c;
     }
     h[i] = x;
+}
+
+/* RATIONALE: most often the interval popped was the only one active
+ * (intervals of a source seldom overlap): that case makes no call. */
+static inline void act_pop(an_tl *tl)
+{
+    const uint32_t n = --tl->nact;
+    if (n)
+        act_sift(tl, n);
 }
 
 static int act_push(an_tl *tl, uint64_t end, uint32_t tag)
@@ -519,8 +526,30 @@ static void snapshot(an_tl *tl, unsigned slot, uint64_t qid)
         tl->on_snap(tl->ctx, slot, qid, &s);
 }
 
+/* RATIONALE: the common item is the next interval of the one that is
+ * active alone, of the same class and slot, starting after it ended (a
+ * loader's next read, a stream's next kernel of one class). With one
+ * active, the state bits are exactly its own, so the general path would
+ * accrue to its end, clear its bits, accrue the gap with nothing active
+ * (GPU idle, no slot waiting: idle only), then set the same bits again;
+ * here the bits stay and the active end moves. Pieces for a watched slot
+ * take the general path. */
+static inline int process_next_alone(an_tl *tl, const item *it)
+{
+    act *const a = tl->act;
+    if (tl->nact != 1 || a->tag != it->tag || a->end > it->start || tl->piece_fn)
+        return 0;
+    accrue(tl, a->end - tl->P);
+    tl->idle += it->start - a->end;
+    tl->P = it->start;
+    a->end = it->end;
+    return 1;
+}
+
 static void process(an_tl *tl, item it)
 {
+    if (process_next_alone(tl, &it))
+        return;
     const unsigned cls = it.tag & 15u;
     if (!tl->started) {
         tl->started = 1;
@@ -605,13 +634,27 @@ static void sweep_to(an_tl *tl, uint64_t W)
         heap_down(h, n, i);
     while (n) {
         fifo *f = &tl->src[h[0].src];
-        const item it = f->buf[f->head];
-        f->head = (f->head + 1) & (f->cap - 1);
-        if (!--f->n)
-            f->unsorted = 0; /* nothing left out of order */
-        tl->pending--;
-        if (f->n && f->buf[f->head].start <= W)
-            h[0].key = f->buf[f->head].start;
+        /* the least head of the other sources: the top source's items up to
+         * it come next, one after the other, without the heap (heap_down
+         * keeps the top source on top on a tie too, so the order is the
+         * one item-by-item merging gives) */
+        const uint64_t other = n == 1 ? 0 : n == 2 || h[1].key < h[2].key ? h[1].key : h[2].key;
+        const uint32_t mask = f->cap - 1;
+        uint64_t next;
+        do {
+            const item it = f->buf[f->head];
+            f->head = (f->head + 1) & mask;
+            f->n--;
+            tl->pending--;
+            process(tl, it);
+            if (!f->n) {
+                f->unsorted = 0; /* nothing left out of order */
+                break;
+            }
+            next = f->buf[f->head].start;
+        } while (next <= W && (n == 1 || next <= other));
+        if (f->n && (next = f->buf[f->head].start) <= W)
+            h[0].key = next;
         else
             h[0] = h[--n];
         if (n == 2) {
@@ -623,7 +666,6 @@ static void sweep_to(an_tl *tl, uint64_t W)
             }
         } else if (n > 2)
             heap_down(h, n, 0);
-        process(tl, it);
     }
 }
 

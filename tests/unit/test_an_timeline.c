@@ -2,7 +2,9 @@
  * hand-computed answers and against a brute-force reference on random
  * interval sets: union across overlapping streams, class priority, steps with
  * no GPU work, idle at step edges, work straddling step boundaries (clipped
- * by snapshot differences), out-of-order arrival within the lag window. */
+ * by snapshot differences), out-of-order arrival within the lag window;
+ * random sets with and without a watched slot, and sets where each interval
+ * starts after the last one ended (the path for one interval active alone). */
 #include <stdint.h>
 #include <string.h>
 
@@ -190,15 +192,36 @@ static uint64_t piece_sum(uint64_t a, uint64_t b, unsigned cls)
     return sum;
 }
 
-static void test_random(int round)
+/* Flags of a random round: pieces of slot 0 watched; every interval after
+ * the one before it ended (at most one active at a time: the sweep's path
+ * for the next interval of one active alone, against the same reference). */
+enum { RND_WATCH = 1, RND_SERIAL = 2 };
+
+static void test_random(int round, int flags)
 {
     memset(Q, 0, sizeof Q);
     enum { N = 120, NQ = 30 };
     iv v[N];
     int nstreams = 1 + (int)(rnd() % 4);
     /* per source, intervals in start order (non-overlapping for host slots) */
-    uint64_t next_gpu[4] = {0}, next_host[2] = {0};
+    uint64_t next_gpu[4] = {0}, next_host[2] = {0}, next_any = 0;
     for (int i = 0; i < N; i++) {
+        if (flags & RND_SERIAL) {
+            /* one source, class and slot at a time, often the same again */
+            if (i && rnd() % 3 == 0) {
+                v[i] = v[i - 1];
+            } else if (rnd() % 3) {
+                v[i].kind = (int)(rnd() % AN_NBUSY);
+                v[i].src = (int)(rnd() % (unsigned)nstreams);
+            } else {
+                v[i].kind = AN_CLS_DW + (int)(rnd() % 2);
+                v[i].src = (int)(rnd() % 2);
+            }
+            v[i].s = next_any + rnd() % 20;
+            v[i].e = v[i].s + 1 + rnd() % 30;
+            next_any = v[i].e;
+            continue;
+        }
         if (rnd() % 3) {
             int st = (int)(rnd() % (unsigned)nstreams);
             uint64_t s = next_gpu[st] + rnd() % 40;
@@ -221,7 +244,8 @@ static void test_random(int round)
     }
     an_tl *tl = an_tl_new(on_snap, NULL);
     NP = 0;
-    an_tl_set_piece_fn(tl, 0, on_piece, NULL);
+    if (flags & RND_WATCH)
+        an_tl_set_piece_fn(tl, 0, on_piece, NULL);
     int src[4];
     for (int k = 0; k < 4; k++)
         src[k] = an_tl_gpu_source(tl, (uint32_t)k / 2, (uint64_t)k);
@@ -265,7 +289,7 @@ static void test_random(int round)
      * they sum to the snapshot difference class by class */
     for (int i = 1; i < NP; i++)
         bad += P[i].t0 < P[i - 1].t1 || (P[i].t0 == P[i - 1].t1 && P[i].cls == P[i - 1].cls);
-    for (int q = 2; q < NQ; q += 2) {
+    for (int q = 2; (flags & RND_WATCH) && q < NQ; q += 2) {
         const an_snap *a = &Q[q - 2].s, *b = &Q[q].s;
         an_stepv sv;
         an_stepv_from_snaps(&sv, a, b);
@@ -276,7 +300,7 @@ static void test_random(int round)
         bad += piece_sum(a->t, b->t, AN_PC_HOST) != sv.idle_host;
     }
     if (bad)
-        fprintf(stderr, "random round %d: %d mismatches\n", round, bad);
+        fprintf(stderr, "random round %d (flags %d): %d mismatches\n", round, flags, bad);
     ASSERT_EQ(bad, 0);
     an_tl_free(tl);
 }
@@ -447,7 +471,8 @@ int main(void)
     test_basic();
     test_priority();
     for (int r = 0; r < 200; r++)
-        test_random(r);
+        for (int flags = 0; flags < 4; flags++)
+            test_random(r, flags);
     test_late();
     test_interleaved();
     test_volume();
