@@ -73,6 +73,11 @@ struct an_pass {
     size_t nranges, capranges;
     an_copies copies; /* host copies waiting for their CUPTI record */
     uint64_t first_ts, last_end; /* span of the events so far (first_ts UINT64_MAX: none) */
+    /* the hooks' on_event and its filter (an_pass_hook); NULL: none */
+    void (*on_event)(void *, const an_proc *, struct gs_reader *, const gs_event *);
+    const unsigned char *hk_kinds;
+    uint64_t hk_small;
+    void *hctx;
 };
 typedef struct an_pass lctx;
 
@@ -785,10 +790,39 @@ void an_pass_watch(an_pass *c, uint32_t tid, an_piece_fn fn, void *ctx)
     c->watch_all = 1;
 }
 
+void an_pass_hook(an_pass *c, const an_hooks *hk, void *hctx)
+{
+    c->on_event = hk->on_event;
+    c->hk_kinds = hk->event_kinds;
+    c->hk_small = hk->small_bytes;
+    c->hctx = hctx;
+}
+
+/* Whether the hooks' filter (an_hooks.event_kinds, small_bytes) lets e
+ * through. RATIONALE: a loader's reads are most of a trace and most are
+ * large; filtered here, they cost no call. */
+static inline int hook_wants(const unsigned char *kinds, uint64_t small, const gs_event *e)
+{
+    const unsigned want = kinds ? kinds[e->kind] : AN_HOOK_EVENTS_ALL;
+    return want == AN_HOOK_EVENTS_ALL ||
+           (want == AN_HOOK_EVENTS_SMALL_FILE && e->fd_kind == GS_FDK_FILE && e->bytes < small);
+}
+
 void an_pass_events(an_pass *c, const gs_event *ev, size_t n)
 {
+    /* RATIONALE: the hook sees each event just before the pass takes it, in
+     * the same loop: the batch is walked once (the hooks read neither the
+     * pass's state nor write it, and the timeline's pieces still come after
+     * the batch's last event, as the sweep runs at its end). In locals: the
+     * calls could change *c as far as the compiler knows. */
+    void (*const hook)(void *, const an_proc *, struct gs_reader *, const gs_event *) =
+        c->on_event;
+    const unsigned char *const kinds = c->hk_kinds;
+    const uint64_t small = c->hk_small;
     for (size_t i = 0; i < n; i++) {
         const gs_event *e = &ev[i];
+        if (hook && hook_wants(kinds, small, e))
+            hook(c->hctx, c->p, c->r, e);
         if (e->ts < c->first_ts && e->ts)
             c->first_ts = e->ts;
         const uint64_t end = e->ts + e->dur;

@@ -23,6 +23,10 @@ an_pass *an_pass_new(an_proc *p, const an_opts *o, struct gs_reader *r);
 /* Hand every swept piece of thread tid's timeline to fn (a second pass's
  * hooks); call before the first batch. */
 void an_pass_watch(an_pass *c, uint32_t tid, an_piece_fn fn, void *ctx);
+/* Hand hk->on_event (context hctx) each event that hk's filter
+ * (event_kinds, small_bytes) lets through, in file order, just before the
+ * pass takes it; call before the first batch. */
+void an_pass_hook(an_pass *c, const an_hooks *hk, void *hctx);
 /* Take one decoded batch, in file order. */
 void an_pass_events(an_pass *c, const gs_event *ev, size_t n);
 /* End of the file: ranges still open end at the last event; the timeline is

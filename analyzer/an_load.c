@@ -199,27 +199,13 @@ static int load_file(an_run *run, const char *path, const an_opts *o, const an_h
         an_pass_watch(c, hk->piece_tid, hk->on_piece, hctx);
     if (hk && hk->on_file)
         hk->on_file(hctx, p, r);
+    if (hk && hk->on_event)
+        an_pass_hook(c, hk, hctx);
     const gs_event *ev;
     size_t n;
     int rc;
     while ((rc = gs_reader_next_batch(r, &ev, &n)) > 0) {
         p->events += n;
-        if (hk && hk->on_event) {
-            /* in locals: the call could change *hk as far as the compiler knows */
-            void (*const on_event)(void *, const an_proc *, struct gs_reader *,
-                                   const gs_event *) = hk->on_event;
-            const unsigned char *const kinds = hk->event_kinds;
-            const uint64_t small = hk->small_bytes;
-            for (size_t i = 0; i < n; i++) {
-                const unsigned want = kinds ? kinds[ev[i].kind] : AN_HOOK_EVENTS_ALL;
-                /* RATIONALE: a loader's reads are most of a trace and most
-                 * are large; filtered here, they cost no call */
-                if (want == AN_HOOK_EVENTS_ALL ||
-                    (want == AN_HOOK_EVENTS_SMALL_FILE && ev[i].fd_kind == GS_FDK_FILE &&
-                     ev[i].bytes < small))
-                    on_event(hctx, p, r, &ev[i]);
-            }
-        }
         an_pass_events(c, ev, n);
         progress(g, gs_reader_offset(r), &seen);
     }
