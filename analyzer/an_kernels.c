@@ -117,24 +117,6 @@ int an_kernel_is_comm(const char *name)
            strcmp(base, "oneRankReduce") == 0;
 }
 
-unsigned an_gpu_busy(const gs_event *e, int comm)
-{
-    if (e->kind == GS_K_GPU_KERNEL)
-        return comm ? AN_BUSY_COMM : AN_BUSY_COMPUTE;
-    if (e->kind != GS_K_GPU_MEMCPY)
-        return AN_BUSY_OTHER;
-    if (gs_copy_dir(e) == GS_DIR_PTOP)
-        return AN_BUSY_COMM; /* between GPUs: what NCCL's peer-to-peer transport does */
-    if (gs_copy_dir(e) == GS_DIR_HTOD) {
-        const unsigned k = gs_copy_src_mem(e);
-        if (k == GS_MEM_PAGEABLE)
-            return AN_BUSY_H2D_PAGEABLE;
-        if (k == GS_MEM_PINNED)
-            return AN_BUSY_H2D_PINNED;
-    }
-    return AN_BUSY_OTHER;
-}
-
 /* ---- GPU time per name ------------------------------------------------------------ */
 
 void an_kstats_add(an_kstats *k, uint32_t id, const char *name, uint64_t dur)

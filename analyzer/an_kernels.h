@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "an_timeline.h"
+#include "gs_trace.h"
+
 /* The name for people: the demangled form of a C++ (Itanium ABI) name,
  * else the name as it is. Writes at most n bytes (NUL-terminated, cut
  * short when longer) into out and returns out; "" for NULL. */
@@ -33,8 +36,25 @@ int an_kernel_is_comm(const char *name);
  * copy as communication, a host-to-device copy by the host memory CUPTI
  * saw (pageable, pinned), any other copy or memset as other. The one rule
  * for the analysis (an_events.c) and the HTML timeline (report_pass2.c). */
-struct gs_event;
-unsigned an_gpu_busy(const struct gs_event *e, int comm);
+static inline unsigned an_gpu_busy(const gs_event *e, int comm)
+{
+    /* RATIONALE: inline, as most GPU records are kernels: the call cost
+     * more than the test (docs/performance.md, "A cheaper sweep") */
+    if (e->kind == GS_K_GPU_KERNEL)
+        return comm ? AN_BUSY_COMM : AN_BUSY_COMPUTE;
+    if (e->kind != GS_K_GPU_MEMCPY)
+        return AN_BUSY_OTHER;
+    if (gs_copy_dir(e) == GS_DIR_PTOP)
+        return AN_BUSY_COMM; /* between GPUs: what NCCL's peer-to-peer transport does */
+    if (gs_copy_dir(e) == GS_DIR_HTOD) {
+        const unsigned k = gs_copy_src_mem(e);
+        if (k == GS_MEM_PAGEABLE)
+            return AN_BUSY_H2D_PAGEABLE;
+        if (k == GS_MEM_PINNED)
+            return AN_BUSY_H2D_PINNED;
+    }
+    return AN_BUSY_OTHER;
+}
 
 /* GPU time per kernel name (string id) of one process. */
 typedef struct an_kstat {
