@@ -72,25 +72,48 @@ void gs_emit_slow(const gs_rec *r);
 /* Wake the writer (one futex wake). */
 void gs_writer_poke(void);
 
+/* The slot the calling thread's next record goes to, with *gp its ring and
+ * *hp its head; NULL when the thread has no ring yet or the ring is full
+ * (then the record goes to gs_emit_slow). The caller writes every field of
+ * the slot, then calls gs_emit_publish.
+ * RATIONALE: a hook that writes its fields straight into the slot stores each
+ * once; one that builds a gs_rec on its stack and copies it stores them twice
+ * and reloads them in 16-byte pieces the narrower stores cannot forward
+ * (docs/performance.md, "The hook's path"). */
+static inline gs_rec *gs_emit_slot(gs_ring **gp, uint64_t *hp)
+{
+    gs_ring *g = gs_t_ring;
+    if (GS_UNLIKELY(!g))
+        return NULL;
+    const uint64_t h = atomic_load_explicit(&g->head, memory_order_relaxed);
+    if (GS_UNLIKELY(h - g->cached_tail > g->mask))
+        return NULL;
+    *gp = g;
+    *hp = h;
+    return &g->ev[h & g->mask];
+}
+
+/* The slot gs_emit_slot gave is filled: hand it to the writer. */
+static inline void gs_emit_publish(gs_ring *g, uint64_t h)
+{
+    atomic_store_explicit(&g->head, h + 1, memory_order_release);
+    if (GS_UNLIKELY(h + 1 - g->cached_tail == (g->mask + 1) / 2))
+        gs_writer_poke();
+}
+
 /* Append one record to the calling thread's ring. Never blocks, never
  * allocates after the thread's first event; a full ring drops and counts. */
 static inline void gs_emit(const gs_rec *r)
 {
-    gs_ring *g = gs_t_ring;
-    if (GS_UNLIKELY(!g)) {
+    gs_ring *g;
+    uint64_t h;
+    gs_rec *s = gs_emit_slot(&g, &h);
+    if (GS_UNLIKELY(!s)) {
         gs_emit_slow(r);
         return;
     }
-    uint64_t h = atomic_load_explicit(&g->head, memory_order_relaxed);
-    uint64_t used = h - g->cached_tail;
-    if (GS_UNLIKELY(used > g->mask)) {
-        gs_emit_slow(r);
-        return;
-    }
-    g->ev[h & g->mask] = *r;
-    atomic_store_explicit(&g->head, h + 1, memory_order_release);
-    if (GS_UNLIKELY(used + 1 == (g->mask + 1) / 2))
-        gs_writer_poke();
+    *s = *r;
+    gs_emit_publish(g, h);
 }
 
 /* ---- nesting guard ---------------------------------------------------------- */
