@@ -67,9 +67,9 @@ int gs_live_owns(const void *p);
 void gs_live_log_string(uint32_t id, const char *s, uint32_t len);
 
 /* Slow path of gs_emit: attach a ring to the thread, or refresh the cached
- * tail and drop-and-count when the ring is really full. */
+ * tail and drop-and-count when the ring is really full. Keeps errno. */
 void gs_emit_slow(const gs_rec *r);
-/* Wake the writer (one futex wake). */
+/* Wake the writer (one futex wake). Keeps errno. */
 void gs_writer_poke(void);
 
 /* The slot the calling thread's next record goes to, with *gp its ring and
@@ -207,7 +207,8 @@ static inline uint64_t gs_calib_dur(const gs_calib *c, uint64_t raw)
 extern _Atomic uint64_t *gs_fdtab;
 
 int gs_fdtab_init(void);
-/* Classify an fd seen without an open (real fstat); returns its word. */
+/* Classify an fd seen without an open (real fstat); returns its word. Keeps
+ * errno. */
 uint64_t gs_fd_classify(int fd);
 void gs_fd_set(int fd, uint32_t str, unsigned kind);
 /* Forget fd after a close, unless its entry changed since `seen` was read

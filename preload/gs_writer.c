@@ -747,8 +747,10 @@ int gs_writer_is_final(void)
 
 void gs_writer_poke(void)
 {
+    const int e = errno; /* the read hooks do not save it (preload/hook_io.c) */
     atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
     syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = e;
 }
 
 /* Wake every writer thread (one that must end, and its successor). */
