@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -365,6 +366,8 @@ int dup3(int oldfd, int newfd, int flags)
  * instructions with a gs_rec built on the stack, copied, this function
  * called with three arguments on the stack and errno saved, 108 now
  * (callgrind; docs/performance.md, "The hook's path"). */
+_Static_assert(sizeof(gs_rec) == 64 && offsetof(gs_rec, aux) == 56,
+               "record_read writes every field of gs_rec: add a new one there");
 static inline __attribute__((always_inline)) void
 record_read(uint16_t kind, uint64_t t0, int fd, uint64_t bytes, long ret, int64_t offset,
             uint64_t aux, uint32_t aux2, const void *caller)
