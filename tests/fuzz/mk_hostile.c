@@ -11,6 +11,9 @@
  *   sockets.gst    64 threads reading sockets before the first step took
  *                  every timeline slot: report found no steps
  *   streams.gst    100,000 distinct GPU streams (a source each)
+ *   kstrid.gst     steps, and GPU kernels named by string ids near 2^30 and
+ *                  above it (report's GPU time per kernel name was a table
+ *                  sized by the id: 4 GiB, or the kernel left out)
  *
  * Must never: use the clock or randomness: the same bytes every time.
  */
@@ -229,5 +232,18 @@ int main(int argc, char **argv)
         event(&o, 0, &e);
     }
     end(&o);
+
+    begin(&o, dir, "kstrid.gst", 2007);
+    steps(&o, 2007, T, 12);
+    string(&o, (1u << 30) - 3, "_Z21ncclKernel_AllReduceP11ncclDevComm");
+    string(&o, 0xfffffff0u, "far_compute_kernel");
+    for (unsigned k = 0; k < 12; k++) {
+        gs_event e = ev_of(GS_K_GPU_KERNEL, T + k * 10000000ull + 5000000, 2000000);
+        e.stream = 7;
+        e.str = k % 2 ? 0xfffffff0u : (1u << 30) - 3;
+        event(&o, 0, &e);
+    }
+    end(&o);
+
     return 0;
 }
