@@ -131,6 +131,11 @@ typedef struct an_model_info {
                               * to the run-queue delays (it bounds them from below) */
     int saturated;           /* 1: the machine had no idle CPU over the measured steps
                               * (an_workers_model.c SATURATED); -1 not measured */
+    double store_ms;         /* storage reads of a worker's batch (file I/O, page-fault I/O) */
+    double store_par;        /* storage reads the model serves at once at their measured
+                              * speed (an_workers_model.c): as many as the run had at
+                              * once on average, at least 1; 0: no limit (reads under
+                              * STORE_MIN_SHARE of the batch) */
     struct { int workers; double fit_ms, fair_ms, grp_ms; } pred[AN_MODEL_NPRED];
     char sweep[600];         /* the command that would settle what the model cannot */
 } an_model_info;

@@ -5,7 +5,10 @@
  * A worker's batch is a blocking part (file I/O, page-fault I/O, sleep,
  * locks: it runs in parallel across workers, so more workers shrink it in
  * proportion) and a CPU part (it needs a core, so more workers shrink it
- * only as far as cores are free). The trainer's step is its own CPU (the
+ * only as far as cores are free). Of the blocking part, the storage reads
+ * (file I/O, page-fault I/O) may be served only so many at once: beyond
+ * that, the workers reading share the storage's speed, and the step is
+ * averaged over the phases their reads may keep (an_predict.c). The trainer's step is its own CPU (the
  * receive included), its off-CPU time outside the wait for a batch (a GPU
  * sync, a sleep) and that wait. Runnable threads share the cores in
  * proportion to a weight (max-min fair, none above one core): all alike,
@@ -38,6 +41,9 @@ typedef struct an_pred_in {
     double t_off_ms;      /* off-CPU outside the wait for a batch (GPU sync, sleep) */
     /* one worker, per batch */
     double w_block_ms;    /* blocking part: I/O, page faults, sleep, locks */
+    double w_store_ms;    /* of it, storage reads (file I/O, page-fault I/O) */
+    double store_par;     /* storage reads served at once at their measured speed; more
+                           * share it (k reading: each at store_par / k); 0: no limit */
     double w_cpu_ms;      /* CPU part */
     int workers;          /* 0: the training thread loads each batch itself */
     int prefetch;         /* batches each worker may hold ready (DataLoader: prefetch_factor) */

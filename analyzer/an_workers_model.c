@@ -30,6 +30,7 @@
 #define MAX_TRY 64           /* most workers tried */
 #define MAX_WEIGHT 64.0      /* most the trainer's weight is fitted to */
 #define WORKERS_IDLE 1.5     /* workers busy under 1/1.5 of their time are not the wait */
+#define STORE_MIN_SHARE 0.05 /* storage reads under this share of a batch: no storage limit */
 
 static double pos(double x)
 {
@@ -166,6 +167,49 @@ static void sweep_cmd(const an_decide_in *in, an_decision *out, int cur, int n)
              list, in->argv[0] ? in->argv : "COMMAND");
 }
 
+/* Where the model let the storage serve only the reads the run had at once
+ * and storage that serves any number would make the step shorter by more
+ * than the model's error: a note with that step and the sweep that would
+ * tell them apart (scale_grp, scale: the groups way's and the model's
+ * error on the run, as for the advice). */
+static void storage_note(const ctx *c, const ctx *cgrp, double wt, double ext, double ext_grp,
+                         double scale_grp, double scale, double pred, an_decision *out)
+{
+    if (c->base.store_par <= 0 || !(scale_grp > 0))
+        return;
+    ctx cu = *c, cgu = *cgrp;
+    cu.base.store_par = cgu.base.store_par = 0;
+    const int cur = c->base.workers;
+    double best = INFINITY;
+    int at_best = 0;
+    for (int n = cur + 1; n <= MAX_TRY; n++) {
+        const double f = model_step(&cu, n, wt, ext, NULL), g = model_step(&cgu, n, wt, ext_grp, NULL);
+        if (f <= 0 || g <= 0)
+            break;
+        const double v = fmax(f, g * scale_grp) * scale;
+        if (v < best * (1 - 1e-3)) {
+            best = v;
+            at_best = n;
+        }
+        if (n - at_best >= 4)
+            break;
+    }
+    if (!isfinite(best) || best >= (1 - MODEL_ERROR) * pred)
+        return;
+    int n = cur + 1;
+    while (n < at_best && fmax(model_step(&cu, n, wt, ext, NULL),
+                               model_step(&cgu, n, wt, ext_grp, NULL) * scale_grp) * scale >
+                              best * (1 + NEAR_BEST))
+        n++;
+    sweep_cmd(c->in, out, cur, n);
+    an_decide_note(out,
+                   "the storage: a batch's reads (file I/O, page faults) take %.1f ms, and the "
+                   "model lets it serve %.1f of them at once, as this run had; storage that "
+                   "serves more at once (an NVMe drive, an object store) would give %.1f ms "
+                   "with num_workers=%d; this would settle it: %s",
+                   c->base.w_store_ms, c->base.store_par, best, n, out->model.sweep);
+}
+
 void an_decide_workers_model(const an_decide_in *in, an_decision *out)
 {
     an_model_info *m = &out->model;
@@ -203,7 +247,23 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         b->w_block_ms = pos(in->w_io_ms) + pos(in->w_fault_ms) + pos(in->w_blocked_ms);
         b->w_cpu_ms = pos(in->w_cpu_ms);
         b->t_cpu_ms = pos(in->t_cpu_ms);
+        /* RATIONALE: how many reads at once the storage serves at the
+         * speed measured is a property of the device that one run does not
+         * show; what it did show is the reads it had at once (one batch a
+         * step, each reading store_ms: store_ms / step on average, Little's
+         * law). The model serves no more than that, at least one: on the
+         * 2-CPU test VM a cold memmap read at 0.98 GB/s with 1 worker and
+         * at 0.96-1.17 GB/s in all with 2 to 8, where unbounded parallel
+         * reads predicted 8.4-9.5 ms a step and 11-17.8 ms were measured
+         * (docs/report-schema.md, "The model") */
+        const double store = pos(in->w_io_ms) + pos(in->w_fault_ms);
+        if (store >= STORE_MIN_SHARE * (b->w_block_ms + b->w_cpu_ms)) {
+            b->w_store_ms = store;
+            b->store_par = fmax(1, store / step);
+        }
     }
+    m->store_ms = b->w_store_ms;
+    m->store_par = b->store_par;
     /* the trainer's other threads: intra-op threads beside its CPU phase,
      * or (when small) a steady load */
     const double par_ms = pos(in->t_par_cores) * step;
@@ -357,11 +417,17 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
      * in 3 of 5, with thread by thread in 0 and 1 (docs/report-schema.md,
      * "The model", which also says where it fails) */
     const double pred = fmax(pred_thr, pred_grp);
+    storage_note(&c, &cgrp, wt_use, ext, ext_grp, now / now_grp, scale, pred, out);
     if (step - pred < AN_WORKERS_MIN_SAVING * step) {
         /* what limits it, in the model's terms */
         const double cpu_need = b->t_cpu_ms + b->t_par_ms + b->w_cpu_ms + b->other_cores * step;
         const double free_cpus = pos(in->cpus - ext);
-        if (b->t_cpu_ms + b->t_off_ms >= 0.8 * step)
+        if (b->store_par > 0 && b->w_store_ms / b->store_par >= 0.8 * step)
+            an_decide_note(out,
+                           "more workers would not shorten the step: the storage is the limit "
+                           "(a batch's reads take %.1f ms, and this run had %.1f of them at once)",
+                           b->w_store_ms, b->store_par);
+        else if (b->t_cpu_ms + b->t_off_ms >= 0.8 * step)
             an_decide_note(out,
                            "more workers would not shorten the step: the training thread's own "
                            "time is %.1f ms of it (CPU %.1f ms, of which receiving the batch %.1f "
@@ -424,11 +490,17 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     a.value = n;
     a.predicted_step_ms = pred;
     a.predicted_saving_ms = step - pred;
-    snprintf(a.why, sizeof a.why,
-             "a worker's batch takes %.1f ms blocked (I/O, faults, waits) and %.1f ms of CPU; "
+    char store[96] = "";
+    if (b->store_par > 0)
+        snprintf(store, sizeof store, "; of it storage reads %.1f ms, %.1f at once", b->w_store_ms,
+                 b->store_par);
+    /* a why longer than its buffer (a long cpus_source) is cut, never overrun */
+    if (snprintf(a.why, sizeof a.why,
+             "a worker's batch takes %.1f ms blocked (I/O, faults, waits%s) and %.1f ms of CPU; "
              "the trainer %.1f ms of CPU and %.1f ms off-CPU per step, on %.4g CPUs (%s): "
              "%d worker%s give%s the step %.1f ms",
-             b->w_block_ms, b->w_cpu_ms, b->t_cpu_ms + b->t_par_ms, b->t_off_ms, in->cpus,
-             in->cpus_source, n, n == 1 ? "" : "s", n == 1 ? "s" : "", pred);
+             b->w_block_ms, store, b->w_cpu_ms, b->t_cpu_ms + b->t_par_ms, b->t_off_ms, in->cpus,
+             in->cpus_source, n, n == 1 ? "" : "s", n == 1 ? "s" : "", pred) < 0)
+        a.why[0] = '\0';
     out->advice[out->nadvice < 4 ? out->nadvice++ : 3] = a;
 }

@@ -72,6 +72,10 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
         gs_jw_null(w);
     else
         gs_jw_bool(w, m->saturated);
+    gs_jw_key(w, "storage_ms");
+    rep_json_num(w, m->store_ms);
+    gs_jw_key(w, "storage_at_once");
+    rep_json_num(w, m->store_par);
     gs_jw_key(w, "trainer_weight");
     rep_json_num(w, m->t_weight);
     gs_jw_ki64(w, "workers_now", m->cur);

@@ -3,8 +3,8 @@
  * model") on hand-built runs with known answers: blocking shrinks in
  * proportion to the workers, CPU only as far as cores are free, a trainer
  * asleep in a GPU sync takes no core, a CPU-only trainer takes its own,
- * other processes' threads (or groups of them) take their share, and the
- * advice follows. */
+ * other processes' threads (or groups of them) take their share, storage
+ * serves only the reads it had at once, and the advice follows. */
 #include <math.h>
 #include <string.h>
 
@@ -259,11 +259,70 @@ static void test_saturated(void)
     ASSERT_TRUE(d.model.saturated == -1);
 }
 
+/* Storage that serves only so many reads at once: a cold memmap's 14.6
+ * ms of page-fault reads a batch, 8.8 ms of CPU, a trainer of 1 ms CPU and
+ * 5 ms asleep, on 2 cores. */
+static an_pred_in cold(int n, double store_par)
+{
+    an_pred_in in = run(2, 1, 5, 14.6, 8.8, n);
+    in.w_store_ms = 14.6;
+    in.store_par = store_par;
+    return in;
+}
+
+static void test_storage(void)
+{
+    /* one read at a time: 8 workers take between one batch per 14.6 ms
+     * (reads one after another) and (8 x 14.6 + 8 x 8.8 / 2) / 8 = 19 ms
+     * (all at once, the storage idle while they compute): the phases
+     * between them averaged; two reads at a time: between 7.3 and 11.7 ms;
+     * no limit leaves the trainer's own 6 ms and the CPUs ((8.8 + 1) / 2 ms) */
+    ASSERT_TRUE(NEAR(step(cold(1, 1)), 23.4, 0.05));
+    const double one = step(cold(8, 1)), two_at = step(cold(8, 2));
+    ASSERT_MSG(one > 14.6 + 0.5 && one < 19, "%.3f", one);
+    ASSERT_MSG(two_at > 7.3 + 0.3 && two_at < 11.7, "%.3f", two_at);
+    ASSERT_TRUE(step(cold(8, 0)) < 7);
+    /* a storage limit without storage reads changes nothing */
+    an_pred_in none = run(2, 1, 5, 14.6, 8.8, 8);
+    none.store_par = 1;
+    ASSERT_TRUE(NEAR(step(none), step(cold(8, 0)), 1e-6));
+    /* two workers: between reads one after the other (14.6 ms a batch) and
+     * both at once ((29.2 + 8.8) / 2 = 19 ms) */
+    const double two = step(cold(2, 1));
+    ASSERT_MSG(two > 14.6 + 0.5 && two < 19, "%.3f", two);
+
+    /* the advice: the reads this run had at once (14.6 of a 25 ms step: 1) */
+    an_decide_in in = measured_run();
+    in.step_ms = 25;
+    in.t_cpu_ms = 1;
+    in.t_blocked_ms = 19;
+    in.w_blocked_ms = 0;
+    in.w_fault_ms = 14.6;
+    in.w_cpu_ms = 8.8;
+    in.w_wall_ms = 23.4;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(NEAR(d.model.store_par, 1, 1e-9) && NEAR(d.model.store_ms, 14.6, 1e-9));
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].has_value && d.advice[0].value >= 2);
+    ASSERT_MSG(d.advice[0].predicted_step_ms >= 14.6, "%.2f", d.advice[0].predicted_step_ms);
+    ASSERT_MSG(strstr(d.advice[0].why, "storage reads 14.6 ms, 1.0 at once") != NULL, "%s",
+               d.advice[0].why);
+    ASSERT_TRUE(has_note(&d, "storage that serves more at once"));
+    ASSERT_TRUE(strstr(d.model.sweep, "gpustarve sweep --num-workers 1,") != NULL);
+    /* reads under a twentieth of the batch: no limit, no note */
+    in.w_fault_ms = 1;
+    in.w_blocked_ms = 13.6;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.store_par == 0 && d.model.store_ms == 0);
+    ASSERT_TRUE(!has_note(&d, "the storage"));
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].predicted_step_ms < 14.6);
+}
+
 int main(void)
 {
     test_simulation();
     test_advice();
     test_measured_load();
     test_saturated();
+    test_storage();
     return gs_check_done("test_predict");
 }
