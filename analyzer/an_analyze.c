@@ -128,12 +128,13 @@ static void measured_time(const an_result *res, an_decide_in *in)
         double k = 1;
         if (lt->per_batch == AN_PB_PERIODIC && lt->wall_ms > (double)cur * step && step > 0)
             k = (double)cur * step / lt->wall_ms;
-        in->w_io_ms = lt->io_ms > 0 ? k * lt->io_ms : 0;
-        in->w_fault_ms = lt->fault_ms > 0 ? k * lt->fault_ms : 0;
-        in->w_blocked_ms = lt->blocked_ms > 0 ? k * lt->blocked_ms : 0;
-        in->w_cpu_ms = k * lt->cpu_ms;
-        in->w_runq_ms = lt->runq_ms >= 0 ? k * lt->runq_ms : -1;
-        in->w_wall_ms = lt->wall_ms > 0 ? k * lt->wall_ms : 0;
+        /* means per batch, as the trainer's: the model's step is a mean */
+        in->w_io_ms = lt->io_mean_ms > 0 ? k * lt->io_mean_ms : 0;
+        in->w_fault_ms = lt->fault_mean_ms > 0 ? k * lt->fault_mean_ms : 0;
+        in->w_blocked_ms = lt->blocked_mean_ms > 0 ? k * lt->blocked_mean_ms : 0;
+        in->w_cpu_ms = lt->cpu_mean_ms > 0 ? k * lt->cpu_mean_ms : 0;
+        in->w_runq_ms = lt->runq_mean_ms >= 0 ? k * lt->runq_mean_ms : -1;
+        in->w_wall_ms = lt->wall_mean_ms > 0 ? k * lt->wall_mean_ms : 0;
     }
     in->time_measured = 1;
 }

@@ -345,6 +345,12 @@ static void fill(an_loader_time *t, const parts *s, double per, double wall_ns)
     t->vol_switches = s->sw_known ? s->nv / per : -1;
     t->invol_switches = s->sw_known ? s->niv / per : -1;
     t->cpu_cores = s->dt > 0 ? s->dcpu / s->dt : -1;
+    t->wall_mean_ms = t->wall_ms;
+    t->io_mean_ms = t->io_ms;
+    t->fault_mean_ms = t->fault_ms;
+    t->cpu_mean_ms = t->cpu_ms;
+    t->runq_mean_ms = t->runq_ms;
+    t->blocked_mean_ms = t->blocked_ms;
 }
 
 /* The thread of a worker process that loads: the one that read the most,
@@ -456,14 +462,20 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, int fetches, 
         return 0;
     }
     t->per_batch = AN_PB_MARKERS;
+    if (!tot.maj_known)
+        for (size_t i = 0; i < k; i++)
+            blk[i] += fault[i];
+    t->wall_mean_ms = mean(wall, k);
+    t->io_mean_ms = mean(io, k);
+    t->cpu_mean_ms = mean(cpu, k);
+    t->runq_mean_ms = tot.runq_known ? mean(runq, k) : -1;
+    t->fault_mean_ms = tot.maj_known ? mean(fault, k) : -1;
+    t->blocked_mean_ms = mean(blk, k);
     t->wall_ms = median(wall, k);
     t->io_ms = median(io, k);
     t->cpu_ms = median(cpu, k);
     t->runq_ms = tot.runq_known ? median(runq, k) : -1;
     t->fault_ms = tot.maj_known ? median(fault, k) : -1;
-    if (!tot.maj_known)
-        for (size_t i = 0; i < k; i++)
-            blk[i] += fault[i];
     t->blocked_ms = median(blk, k);
     t->majflt = tot.maj_known ? median(maj, k) : -1;
     t->fault_bytes = tot.maj_known ? tot.fbytes / (double)k : -1;
@@ -756,19 +768,21 @@ static void pool(an_result *res)
 {
     an_loader_time *p = &res->loader_time;
     double wsum = 0;
-    double acc[16] = {0};
-    int have[16] = {0};
+    double acc[22] = {0};
+    int have[22] = {0};
     int periodic = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_loader_time *t = &res->workers[i].time;
         if (!t->measured)
             continue;
         const double w = t->batches > 0 ? t->batches : 1;
-        const double f[16] = {t->wall_ms,  t->io_ms,        t->fault_ms,    t->cpu_ms,
+        const double f[22] = {t->wall_ms,  t->io_ms,        t->fault_ms,    t->cpu_ms,
                               t->runq_ms,  t->blocked_ms,   t->read_bytes,  t->requested_bytes,
                               t->majflt,   t->fault_bytes,  t->fault_MBps,  t->vol_switches,
-                              t->invol_switches, t->cpu_cores, t->storage_bytes, 0};
-        for (int k = 0; k < 15; k++)
+                              t->invol_switches, t->cpu_cores, t->storage_bytes,
+                              t->wall_mean_ms, t->io_mean_ms, t->fault_mean_ms, t->cpu_mean_ms,
+                              t->runq_mean_ms, t->blocked_mean_ms, 0};
+        for (int k = 0; k < 21; k++)
             if (f[k] >= 0) {
                 acc[k] += w * f[k];
                 have[k] = 1;
@@ -778,11 +792,13 @@ static void pool(an_result *res)
     }
     if (wsum <= 0)
         return;
-    double *out[15] = {&p->wall_ms,  &p->io_ms,       &p->fault_ms,   &p->cpu_ms,
+    double *out[21] = {&p->wall_ms,  &p->io_ms,       &p->fault_ms,   &p->cpu_ms,
                        &p->runq_ms,  &p->blocked_ms,  &p->read_bytes, &p->requested_bytes,
                        &p->majflt,   &p->fault_bytes, &p->fault_MBps, &p->vol_switches,
-                       &p->invol_switches, &p->cpu_cores, &p->storage_bytes};
-    for (int k = 0; k < 15; k++)
+                       &p->invol_switches, &p->cpu_cores, &p->storage_bytes,
+                       &p->wall_mean_ms, &p->io_mean_ms, &p->fault_mean_ms, &p->cpu_mean_ms,
+                       &p->runq_mean_ms, &p->blocked_mean_ms};
+    for (int k = 0; k < 21; k++)
         *out[k] = have[k] ? acc[k] / wsum : -1;
     p->measured = 1;
     p->per_batch = periodic ? AN_PB_PERIODIC : AN_PB_MARKERS;

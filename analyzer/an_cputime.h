@@ -75,6 +75,10 @@ typedef struct an_loader_time {
     double invol_switches;  /* involuntary (preempted) per batch (-1 unknown) */
     double cpu_cores;       /* CPU time over active wall time: cores this loader keeps
                              * busy */
+    /* wall, io, fault, cpu, runq and blocked as means per batch, what the
+     * model uses (it predicts the mean step); with markers the fields
+     * above are medians, periodic ones are means already; -1 unknown */
+    double wall_mean_ms, io_mean_ms, fault_mean_ms, cpu_mean_ms, runq_mean_ms, blocked_mean_ms;
 } an_loader_time;
 
 /* The training thread: its wait for each batch cut in two, and its own CPU.

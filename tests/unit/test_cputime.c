@@ -189,7 +189,7 @@ static void test_loader_parts(int with_storage)
 /* A DataLoader worker process that marks its batches (docs/python.md,
  * "Worker batches"): 5 batches 200 ms apart, each 50 ms between its
  * fetch_begin and fetch_end (marker samples at both): 10 ms in hooked
- * reads, 30 ms on a CPU, 10 ms off-CPU; the 150 ms between batches in a
+ * reads, 30 ms on a CPU, 10 ms off-CPU, but the last 100 ms, 80 on a CPU; the 150 ms between batches in a
  * hooked wait (its next index); a sixth fetch_begin without its end (the
  * fetch raised: no batch). Each part is per batch, the time between
  * batches left out. */
@@ -211,14 +211,16 @@ static void test_worker_fetch_batches(void)
     wp->nth = 1;
     const uint64_t t0 = 1000 * MS;
     for (uint64_t j = 0; j < 5; j++) {
-        const uint64_t b = t0 + j * 200 * MS;
+        /* the last batch takes 50 ms more, all of it on a CPU */
+        const uint64_t b = t0 + j * 200 * MS, len = j == 4 ? 100 : 50;
         add(&th[1], b, GS_CPU_SRC_MARKER, j * 30 * MS, -1, 0, j * 10 * MS, j * 150 * MS, j);
         an_cpu_marker(th[1].cpu, GS_K_FETCH_BEGIN, b);
-        add(&th[1], b + 50 * MS, GS_CPU_SRC_MARKER, (j + 1) * 30 * MS, -1, 0, (j + 1) * 10 * MS,
-            j * 150 * MS, j + 1);
-        an_cpu_marker(th[1].cpu, GS_K_FETCH_END, b + 50 * MS);
+        add(&th[1], b + len * MS, GS_CPU_SRC_MARKER, ((j + 1) * 30 + (len - 50)) * MS, -1, 0,
+            (j + 1) * 10 * MS, j * 150 * MS, j + 1);
+        an_cpu_marker(th[1].cpu, GS_K_FETCH_END, b + len * MS);
     }
-    add(&th[1], t0 + 1000 * MS, GS_CPU_SRC_MARKER, 150 * MS, -1, 0, 50 * MS, 5 * 150 * MS, 5);
+    add(&th[1], t0 + 1000 * MS, GS_CPU_SRC_MARKER, 200 * MS, -1, 0, 50 * MS, 4 * 150 * MS + 100 * MS,
+        5);
     an_cpu_marker(th[1].cpu, GS_K_FETCH_BEGIN, t0 + 1000 * MS);
     th[1].rd_reqs = 5;
     an_worker w;
@@ -258,8 +260,17 @@ static void test_worker_fetch_batches(void)
     ASSERT_EQ(t->runq_ms, -1); /* marker samples carry no run-queue delay */
     ASSERT_RANGE(t->fault_ms, 0, 0);
     ASSERT_RANGE(t->blocked_ms, 9.999, 10.001);
+    /* the model's means: the last batch's 50 ms more count, a fifth each */
+    ASSERT_RANGE(t->wall_mean_ms, 59.999, 60.001);
+    ASSERT_RANGE(t->cpu_mean_ms, 39.999, 40.001);
+    ASSERT_RANGE(t->io_mean_ms, 9.999, 10.001);
+    ASSERT_RANGE(t->blocked_mean_ms, 9.999, 10.001);
+    ASSERT_EQ(t->runq_mean_ms, -1);
+    /* the pool of one worker: the same */
+    ASSERT_RANGE(res.loader_time.cpu_mean_ms, 39.999, 40.001);
+    ASSERT_RANGE(res.loader_time.cpu_ms, 29.999, 30.001);
     /* its CPU over the window, the time between batches included */
-    ASSERT_RANGE(t->cpu_cores, 0.1499, 0.1501);
+    ASSERT_RANGE(t->cpu_cores, 0.1999, 0.2001);
     /* measured steps after its batches (prefetched ahead): all of them */
     steps[0].v.t0 = t0 + 900 * MS;
     steps[0].v.t1 = steps[1].v.t0 = t0 + 950 * MS;
