@@ -43,6 +43,14 @@ enum {
  * training thread of a slot. */
 #define SLOTS_RESERVED 16
 
+/* RATIONALE: each config record and GPU device record is looked up among
+ * those already kept, one by one; a process has a few DataLoader settings
+ * and a few GPUs, while a hostile file of 200 KB held 200,000 distinct ones
+ * (quadratic: report took 54 and 23 CPU seconds). Past these counts a new
+ * setting or device is ignored (docs/collector-safety.md). */
+#define CFG_MAX 256
+#define DEVS_MAX 256
+
 typedef struct open_range { /* nvtx_start ranges that matter */
     uint64_t id, ts;
     size_t ti;
@@ -341,6 +349,8 @@ static void add_config(lctx *c, const gs_event *e)
             p->cfg[i].key[kl] == '\0')
             kv = &p->cfg[i];
     if (!kv) {
+        if (p->ncfg >= CFG_MAX)
+            return;
         an_kv *n = realloc(p->cfg, (p->ncfg + 1) * sizeof *n);
         if (!n)
             return;
@@ -359,6 +369,8 @@ static void add_device(lctx *c, const gs_event *e)
     for (size_t i = 0; i < p->ndevs; i++)
         if (p->devs[i].dev == e->dev)
             return;
+    if (p->ndevs >= DEVS_MAX)
+        return;
     an_dev *n = realloc(p->devs, (p->ndevs + 1) * sizeof *n);
     if (!n)
         return;

@@ -119,43 +119,58 @@ int an_kernel_is_comm(const char *name)
 
 /* ---- GPU time per name ------------------------------------------------------------ */
 
+/* A new entry for name; its index, or -1 when out of memory. */
+static long kstat_new(an_kstats *k, const char *name)
+{
+    if (k->n == k->cap) {
+        uint32_t cap = k->cap ? k->cap * 2 : 64;
+        an_kstat *nv = realloc(k->v, (size_t)cap * sizeof *nv);
+        if (!nv)
+            return -1;
+        k->v = nv;
+        k->cap = cap;
+    }
+    an_kstat *s = &k->v[k->n];
+    s->name = strdup(name);
+    if (!s->name)
+        return -1;
+    s->ns = s->count = 0;
+    s->comm = an_kernel_is_comm(name);
+    return (long)k->n++;
+}
+
 void an_kstats_add(an_kstats *k, uint32_t id, const char *name, uint64_t dur)
 {
     if (!id || !name)
         return;
-    if (id >= k->nid) {
-        uint32_t nid = k->nid ? k->nid : 256;
-        while (nid <= id && nid < (1u << 30))
-            nid *= 2;
-        if (nid <= id)
+    long ix;
+    if (id >= AN_KSTATS_DIRECT) {
+        ix = an_index_get(&k->far, id);
+        if (ix < 0 && (ix = kstat_new(k, name)) >= 0 &&
+            an_index_put(&k->far, id, (uint32_t)ix) != 0) {
+            free(k->v[--k->n].name);
             return;
-        uint32_t *nb = realloc(k->by_id, (size_t)nid * sizeof *nb);
-        if (!nb)
-            return;
-        memset(nb + k->nid, 0, (size_t)(nid - k->nid) * sizeof *nb);
-        k->by_id = nb;
-        k->nid = nid;
-    }
-    uint32_t ix = k->by_id[id];
-    if (!ix) {
-        if (k->n == k->cap) {
-            uint32_t cap = k->cap ? k->cap * 2 : 64;
-            an_kstat *nv = realloc(k->v, (size_t)cap * sizeof *nv);
-            if (!nv)
-                return;
-            k->v = nv;
-            k->cap = cap;
         }
-        an_kstat *s = &k->v[k->n];
-        s->name = strdup(name);
-        if (!s->name)
-            return;
-        s->ns = s->count = 0;
-        s->comm = an_kernel_is_comm(name);
-        ix = k->by_id[id] = ++k->n;
+    } else {
+        if (id >= k->nid) {
+            uint32_t nid = k->nid ? k->nid : 256;
+            while (nid <= id)
+                nid *= 2;
+            uint32_t *nb = realloc(k->by_id, (size_t)nid * sizeof *nb);
+            if (!nb)
+                return;
+            memset(nb + k->nid, 0, (size_t)(nid - k->nid) * sizeof *nb);
+            k->by_id = nb;
+            k->nid = nid;
+        }
+        ix = (long)k->by_id[id] - 1;
+        if (ix < 0 && (ix = kstat_new(k, name)) >= 0)
+            k->by_id[id] = (uint32_t)ix + 1;
     }
-    k->v[ix - 1].ns += dur;
-    k->v[ix - 1].count++;
+    if (ix < 0)
+        return;
+    k->v[ix].ns += dur;
+    k->v[ix].count++;
 }
 
 /* a before b: more time, then the name, so the order is stable */
@@ -191,5 +206,6 @@ void an_kstats_free(an_kstats *k)
         free(k->v[i].name);
     free(k->v);
     free(k->by_id);
+    an_index_free(&k->far);
     memset(k, 0, sizeof *k);
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "an_index.h"
 #include "an_timeline.h"
 #include "gs_trace.h"
 
@@ -64,9 +65,15 @@ typedef struct an_kstat {
     int comm;       /* an_kernel_is_comm */
 } an_kstat;
 
+/* RATIONALE: string ids are the trace file's, any 32-bit value: ids below
+ * AN_KSTATS_DIRECT index a table (the common case, no hashing), the others
+ * a hash map, so a hostile id costs one entry (docs/collector-safety.md). */
+#define AN_KSTATS_DIRECT 65536u
+
 typedef struct an_kstats {
     an_kstat *v;
-    uint32_t *by_id; /* string id -> index + 1 into v, 0 = none */
+    uint32_t *by_id; /* string id below AN_KSTATS_DIRECT -> index + 1 into v, 0 = none */
+    an_index far;    /* the other string ids -> index */
     uint32_t nid, n, cap;
 } an_kstats;
 

@@ -26,8 +26,10 @@ cache, after one warm-up pass of 4096 preads):
    traced run's frames, offline, by level (thread CPU time).
 
 A level "default" leaves GPUSTARVE_ZSTD_LEVEL unset: the collector's own
-choice (level -3, and -100 for frames made almost only of runs of repeated
-calls: docs/performance.md, "Compression of runs").
+choice (level -3; frames made almost only of runs of repeated calls stored
+when at most 3.5 bytes per event, else at -100: docs/performance.md,
+"Compression of runs"). Table 3 also shows "level store" (every frame
+stored).
 
 With --other-lib PATH, tables 1 and 2 also have "other lib": the same
 traced run through another build of libgpustarve.so (an older commit, built
@@ -213,7 +215,7 @@ def main():
             print("3. the writer's work per event, offline on one traced run's frames "
                   "(build/bench/frame_cost, thread CPU time, median of 5 passes):")
             nums = set(int(lv) for lv in levels if lv != "default") | {5, -100}
-            out = subprocess.run([FRAME_COST, keep] + [str(lv) for lv in sorted(nums)],
+            out = subprocess.run([FRAME_COST, keep] + [str(lv) for lv in sorted(nums)] + ["store"],
                                  capture_output=True, text=True, check=True).stdout
             for line in out.splitlines()[1:]:
                 print("  " + line)

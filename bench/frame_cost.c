@@ -15,7 +15,9 @@
  * compressing the whole file once, divided by its events; the pass is
  * repeated and the median taken. A first line "encode cpu_ns_per_event"
  * times gs_encode_event re-encoding the decoded events (the writer's other
- * per-event work, besides draining the ring). Events are the records that
+ * per-event work, besides draining the ring). LEVEL "store" stores every
+ * frame instead (gs_frame_store: zstd raw blocks, what the collector does
+ * with a frame of runs). Events are the records that
  * are not TID or STRING records. --raw-literals turns zstd's Huffman coding
  * of literals off, as zstd's own default does at negative levels, to show
  * what the collector's choice (trace/gs_file.c) gains.
@@ -279,6 +281,23 @@ int main(int argc, char **argv)
     size_t out_cap = gs_frame_bound(max_raw);
     uint8_t *out = malloc(out_cap);
     for (int l = 0; l < nl; l++) {
+        if (argc > 2 && strcmp(argv[2 + l], "store") == 0) {
+            size_t bytes = 0;
+            for (int r = 0; r < REPEAT; r++) {
+                bytes = 0;
+                const double t0 = thread_ns();
+                for (long i = 0; i < nf; i++) {
+                    long n = gs_frame_store(fr[i].raw, fr[i].len, fr[i].nrec, out, out_cap);
+                    if (n < 0)
+                        return 1;
+                    bytes += (size_t)n;
+                }
+                t[r] = (thread_ns() - t0) / (double)nev;
+            }
+            printf("level store %.1f ns/event %.3f bytes/event\n", median(t, REPEAT),
+                   (double)bytes / (double)nev);
+            continue;
+        }
         const int level = argc > 2 ? atoi(argv[2 + l]) : dflt[l];
         void *cctx = gs_frame_cctx_new(level);
         if (cctx && raw_literals &&

@@ -260,7 +260,8 @@ static void *load_cupti(tried *t, int driver_major, int *major)
         return h;
     char dir[PATH_MAX + 32];
     if (l.cudart[0]) {
-        snprintf(dir, sizeof dir, "%.*s", (int)(base_of(l.cudart) - l.cudart), l.cudart);
+        int n = (int)(base_of(l.cudart) - l.cudart); /* up to its '/', not with it */
+        snprintf(dir, sizeof dir, "%.*s", n > 1 ? n - 1 : n, l.cudart);
         if ((h = try_dir(t, dir, *major)))
             return h;
     }

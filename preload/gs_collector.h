@@ -21,9 +21,14 @@ typedef struct gs_config {
     uint64_t ring_events; /* GPUSTARVE_RING_EVENTS, default 32768 */
     int zstd_level;       /* GPUSTARVE_ZSTD_LEVEL, default -3 (gs_config.c) */
     int zstd_level_runs;  /* frames of runs: GPUSTARVE_ZSTD_LEVEL, default -100 */
+    int store_runs;       /* frames of runs of few bytes stored (not set: 1) */
     int disabled;         /* GPUSTARVE_DISABLE=1 */
     const char *clock;    /* GPUSTARVE_CLOCK */
 } gs_config;
+
+/* A frame of runs is stored when its raw bytes are at most this many half
+ * bytes per event (gs_config.c). */
+#define GS_STORE_MAX_X2 7u
 
 extern gs_config gs_cfg;
 extern _Atomic int gs_inited;   /* init finished (enabled or not) */

@@ -35,6 +35,13 @@
  * against 1.47 bytes per event), where a DataLoader's mixed frames would
  * grow by half (docs/performance.md, "Compression of runs"). */
 #define ZSTD_LEVEL_RUNS (-100)
+/* RATIONALE: such a frame of at most 3.5 raw bytes per event
+ * (GS_STORE_MAX_X2) is stored, not compressed: zstd at -100 was 62-70 of
+ * the collector's 165 instructions per event there, for about 1 byte per
+ * event (3.0 stored against 2.1 compressed, on a tight pread loop); a frame
+ * with more (slower calls: longer durations) is compressed at -100, so that
+ * a run stays under the 4 bytes per event of the target
+ * (docs/performance.md, "Compression of runs"). */
 
 /* RATIONALE: 32768 events per ring: a ring's records stay in it until the
  * frame that holds them is written (docs/collector-safety.md, "Nothing lost
@@ -43,7 +50,7 @@
  * 2-core machine (zstd level 3) dropped 28-75% of its events (the collector that frees
  * ring space at copy time, 23-37%); with 32768, 0-8% (docs/collector-safety.md). */
 gs_config gs_cfg = {.flush_ms = 200, .ring_events = 32768, .zstd_level = ZSTD_LEVEL_DEFAULT,
-                    .zstd_level_runs = ZSTD_LEVEL_RUNS};
+                    .zstd_level_runs = ZSTD_LEVEL_RUNS, .store_runs = 1};
 _Atomic int gs_on;
 _Atomic int gs_inited;
 _Atomic pid_t gs_pid;
@@ -105,6 +112,7 @@ static void read_config(void)
     const int zl = env_int("GPUSTARVE_ZSTD_LEVEL", 1000, -7, 19);
     gs_cfg.zstd_level = zl == 1000 ? ZSTD_LEVEL_DEFAULT : zl;
     gs_cfg.zstd_level_runs = zl == 1000 ? ZSTD_LEVEL_RUNS : zl;
+    gs_cfg.store_runs = zl == 1000;
     gs_cfg.clock = getenv("GPUSTARVE_CLOCK");
 }
 

@@ -27,7 +27,7 @@ static char g_buf[1 << 16];
 
 static long read_file(const char *path, char *buf, size_t cap)
 {
-    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return -1;
     size_t n = 0;

@@ -72,7 +72,7 @@ static uint64_t make_word(uint32_t str, unsigned kind)
     return GS_FDW_VALID | ((uint64_t)(kind & 7u) << 32) | str;
 }
 
-uint64_t gs_fd_classify(int fd)
+static uint64_t fd_classify(int fd)
 {
     if ((unsigned)fd >= GS_FD_MAX)
         return 0;
@@ -88,6 +88,15 @@ uint64_t gs_fd_classify(int fd)
     if (!atomic_compare_exchange_strong_explicit(&gs_fdtab[fd], &old, w, memory_order_relaxed,
                                                  memory_order_relaxed))
         return old;
+    return w;
+}
+
+/* The read hooks do not save errno around it (preload/hook_io.c): keep it. */
+uint64_t gs_fd_classify(int fd)
+{
+    const int e = errno;
+    const uint64_t w = fd_classify(fd);
+    errno = e;
     return w;
 }
 

@@ -67,30 +67,53 @@ int gs_live_owns(const void *p);
 void gs_live_log_string(uint32_t id, const char *s, uint32_t len);
 
 /* Slow path of gs_emit: attach a ring to the thread, or refresh the cached
- * tail and drop-and-count when the ring is really full. */
+ * tail and drop-and-count when the ring is really full. Keeps errno. */
 void gs_emit_slow(const gs_rec *r);
-/* Wake the writer (one futex wake). */
+/* Wake the writer (one futex wake). Keeps errno. */
 void gs_writer_poke(void);
+
+/* The slot the calling thread's next record goes to, with *gp its ring and
+ * *hp its head; NULL when the thread has no ring yet or the ring is full
+ * (then the record goes to gs_emit_slow). The caller writes every field of
+ * the slot, then calls gs_emit_publish.
+ * RATIONALE: a hook that writes its fields straight into the slot stores each
+ * once; one that builds a gs_rec on its stack and copies it stores them twice
+ * and reloads them in 16-byte pieces the narrower stores cannot forward
+ * (docs/performance.md, "The hook's path"). */
+static inline gs_rec *gs_emit_slot(gs_ring **gp, uint64_t *hp)
+{
+    gs_ring *g = gs_t_ring;
+    if (GS_UNLIKELY(!g))
+        return NULL;
+    const uint64_t h = atomic_load_explicit(&g->head, memory_order_relaxed);
+    if (GS_UNLIKELY(h - g->cached_tail > g->mask))
+        return NULL;
+    *gp = g;
+    *hp = h;
+    return &g->ev[h & g->mask];
+}
+
+/* The slot gs_emit_slot gave is filled: hand it to the writer. */
+static inline void gs_emit_publish(gs_ring *g, uint64_t h)
+{
+    atomic_store_explicit(&g->head, h + 1, memory_order_release);
+    if (GS_UNLIKELY(h + 1 - g->cached_tail == (g->mask + 1) / 2))
+        gs_writer_poke();
+}
 
 /* Append one record to the calling thread's ring. Never blocks, never
  * allocates after the thread's first event; a full ring drops and counts. */
 static inline void gs_emit(const gs_rec *r)
 {
-    gs_ring *g = gs_t_ring;
-    if (GS_UNLIKELY(!g)) {
+    gs_ring *g;
+    uint64_t h;
+    gs_rec *s = gs_emit_slot(&g, &h);
+    if (GS_UNLIKELY(!s)) {
         gs_emit_slow(r);
         return;
     }
-    uint64_t h = atomic_load_explicit(&g->head, memory_order_relaxed);
-    uint64_t used = h - g->cached_tail;
-    if (GS_UNLIKELY(used > g->mask)) {
-        gs_emit_slow(r);
-        return;
-    }
-    g->ev[h & g->mask] = *r;
-    atomic_store_explicit(&g->head, h + 1, memory_order_release);
-    if (GS_UNLIKELY(used + 1 == (g->mask + 1) / 2))
-        gs_writer_poke();
+    *s = *r;
+    gs_emit_publish(g, h);
 }
 
 /* ---- nesting guard ---------------------------------------------------------- */
@@ -184,7 +207,8 @@ static inline uint64_t gs_calib_dur(const gs_calib *c, uint64_t raw)
 extern _Atomic uint64_t *gs_fdtab;
 
 int gs_fdtab_init(void);
-/* Classify an fd seen without an open (real fstat); returns its word. */
+/* Classify an fd seen without an open (real fstat); returns its word. Keeps
+ * errno. */
 uint64_t gs_fd_classify(int fd);
 void gs_fd_set(int fd, uint32_t str, unsigned kind);
 /* Forget fd after a close, unless its entry changed since `seen` was read

@@ -13,6 +13,7 @@
  * file from a fork child. The consumer side (tail) is touched only by
  * whoever holds the output lock (gs_writer.c).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <string.h>
@@ -126,7 +127,7 @@ static gs_ring *attach_slot(void)
     return r;
 }
 
-void gs_emit_slow(const gs_rec *rec)
+static void emit_slow(const gs_rec *rec)
 {
     gs_ring *g = gs_t_ring;
     if (!g) {
@@ -154,6 +155,14 @@ void gs_emit_slow(const gs_rec *rec)
     atomic_store_explicit(&g->head, h + 1, memory_order_release);
     if (used + 1 >= (g->mask + 1) / 2)
         gs_writer_poke();
+}
+
+/* The read hooks do not save errno around it (preload/hook_io.c): keep it. */
+void gs_emit_slow(const gs_rec *rec)
+{
+    const int e = errno;
+    emit_slow(rec);
+    errno = e;
 }
 
 uint64_t gs_ring_capacity(void)

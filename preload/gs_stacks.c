@@ -35,6 +35,7 @@
  */
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stddef.h>
@@ -230,7 +231,7 @@ const uint64_t *gs_stack_frames(uint32_t id, uint32_t *n)
  * with many, such as an interpreter's read). Only callers that overflow the
  * site table share a counter: their unwound calls stand for M calls
  * (GS_STACK_SAMPLED) and the others carry none. */
-uint16_t gs_stack_slow(const void *caller)
+static uint16_t stack_slow(const void *caller)
 {
     site *s = site_of((uintptr_t)caller);
     uint32_t k = atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
@@ -258,6 +259,15 @@ uint16_t gs_stack_slow(const void *caller)
         return (uint16_t)(id | (k >= g_first && g_every > 1 ? GS_STACK_SAMPLED : 0));
     atomic_store_explicit(&s->last, id, memory_order_relaxed);
     return (uint16_t)id;
+}
+
+/* The read hooks do not save errno around it (preload/hook_io.c): keep it. */
+uint16_t gs_stack_slow(const void *caller)
+{
+    const int e = errno;
+    const uint16_t id = stack_slow(caller);
+    errno = e;
+    return id;
 }
 
 /* ---- start-up --------------------------------------------------------------------- */

@@ -33,6 +33,7 @@ extern int gs_stacks_on; /* set once at start-up; read by every hook */
  * (or code inlined into it). */
 #define GS_CALLER() __builtin_return_address(0)
 
+/* Keeps errno. */
 uint16_t gs_stack_slow(const void *caller);
 
 /* The stack field for a record made by a hook called from `caller`: 0 when

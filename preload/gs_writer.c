@@ -224,11 +224,17 @@ void gs_frame_flush_locked(void)
     }
     if (gs_out_alive()) {
         /* RATIONALE: a frame whose events are at least 7 in 8 runs' gets the
-         * runs' level (gs_config.c, docs/performance.md "Compression of runs") */
-        void *cctx = g_cctx_runs && g_frame_run_events >= g_frame_events - g_frame_events / 8 ?
-                         g_cctx_runs :
-                         g_cctx;
-        long n = gs_frame_compress(cctx, g_raw, g_enc.len, g_enc.nrec, g_comp, g_comp_cap);
+         * runs' level, or is stored when it is at most GS_STORE_MAX_X2 / 2
+         * raw bytes per event (gs_config.c, docs/performance.md
+         * "Compression of runs") */
+        const int runs =
+            g_cctx_runs && g_frame_run_events >= g_frame_events - g_frame_events / 8;
+        long n;
+        if (runs && gs_cfg.store_runs && 2 * (uint64_t)g_enc.len <= GS_STORE_MAX_X2 * g_frame_events)
+            n = gs_frame_store(g_raw, g_enc.len, g_enc.nrec, g_comp, g_comp_cap);
+        else
+            n = gs_frame_compress(runs ? g_cctx_runs : g_cctx, g_raw, g_enc.len, g_enc.nrec, g_comp,
+                                  g_comp_cap);
         frame_out f = {n > 0 ? (size_t)n : 0, 0};
         if (n < 0) {
             f.err = EIO;
@@ -741,8 +747,10 @@ int gs_writer_is_final(void)
 
 void gs_writer_poke(void)
 {
+    const int e = errno; /* the read hooks do not save it (preload/hook_io.c) */
     atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
     syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = e;
 }
 
 /* Wake every writer thread (one that must end, and its successor). */

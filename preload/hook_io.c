@@ -14,12 +14,16 @@
  * allocate, or record a call made while the guard is held.
  *
  * Every hook has the same beats: real symbol (lazy) -> enabled and guard ->
- * t0 -> real call -> save errno -> record -> restore errno -> return.
+ * t0 -> real call -> save errno -> record -> restore errno -> return. The
+ * read hooks save nothing: record_read's path touches errno nowhere, and its
+ * slow paths (gs_fd_classify, gs_stack_slow, gs_emit_slow, gs_writer_poke)
+ * keep it themselves.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -356,19 +360,42 @@ int dup3(int oldfd, int newfd, int flags)
 /* ---- reads ----------------------------------------------------------------------- */
 
 /* Record a read-like call. offset -1 where the call has none. */
-static inline void record_read(uint16_t kind, uint64_t t0, int fd, uint64_t bytes, long ret,
-                               int64_t offset, uint64_t aux, uint32_t aux2, const void *caller)
+/* RATIONALE: inlined into each read hook, and written straight into the ring
+ * slot (gs_emit_slot), every field once, with no errno saved around it (its
+ * slow paths keep errno): the hook's path of a 4 KiB pread was 154
+ * instructions with a gs_rec built on the stack, copied, this function
+ * called with three arguments on the stack and errno saved, 108 now
+ * (callgrind; docs/performance.md, "The hook's path"). */
+_Static_assert(sizeof(gs_rec) == 64 && offsetof(gs_rec, aux) == 56,
+               "record_read writes every field of gs_rec: add a new one there");
+static inline __attribute__((always_inline)) void
+record_read(uint16_t kind, uint64_t t0, int fd, uint64_t bytes, long ret, int64_t offset,
+            uint64_t aux, uint32_t aux2, const void *caller)
 {
-    gs_rec r = GS_REC_INIT(kind, t0);
-    r.dur = gs_now() - t0;
-    gs_fd_describe(fd, &r);
-    r.bytes = bytes;
-    r.ret = ret;
-    r.offset = offset;
-    r.aux = aux;
-    r.aux2 = aux2;
-    r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
-    gs_emit(&r);
+    const uint64_t dur = gs_now() - t0;
+    const uint64_t w = gs_fd_word(fd);
+    const uint16_t stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
+    gs_ring *g = NULL;
+    uint64_t h = 0;
+    gs_rec tmp;
+    gs_rec *const slot = gs_emit_slot(&g, &h);
+    gs_rec *const r = GS_LIKELY(slot != NULL) ? slot : &tmp;
+    r->kind = (uint8_t)kind;
+    r->fd_kind = (uint8_t)GS_FDW_KIND(w);
+    r->stack = stack;
+    r->fd = fd;
+    r->str = GS_FDW_STR(w);
+    r->aux2 = aux2;
+    r->ts = t0;
+    r->dur = dur;
+    r->bytes = bytes;
+    r->ret = ret;
+    r->offset = offset;
+    r->aux = aux;
+    if (GS_LIKELY(slot != NULL))
+        gs_emit_publish(g, h);
+    else
+        gs_emit_slow(&tmp);
 }
 
 static uint64_t iov_bytes(const struct iovec *iov, int cnt)
@@ -392,10 +419,8 @@ ssize_t read(int fd, void *buf, size_t count)
         return gs_real.read(fd, buf, count);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.read(fd, buf, count);
-    int err = errno;
     record_read(GS_K_READ, t0, fd, count, ret, -1, 0, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -409,10 +434,8 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
         return gs_real.pread(fd, buf, count, offset);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.pread(fd, buf, count, offset);
-    int err = errno;
     record_read(GS_K_PREAD, t0, fd, count, ret, offset, 0, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -426,10 +449,8 @@ ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
         return gs_real.pread64(fd, buf, count, offset);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.pread64(fd, buf, count, offset);
-    int err = errno;
     record_read(GS_K_PREAD64, t0, fd, count, ret, offset, 0, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -443,11 +464,9 @@ ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
         return gs_real.readv(fd, iov, iovcnt);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.readv(fd, iov, iovcnt);
-    int err = errno;
-    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    uint64_t bytes = (ret < 0 && errno == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
     record_read(GS_K_READV, t0, fd, bytes, ret, -1, (uint64_t)(uint32_t)iovcnt, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -461,11 +480,9 @@ ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
         return gs_real.preadv(fd, iov, iovcnt, offset);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.preadv(fd, iov, iovcnt, offset);
-    int err = errno;
-    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    uint64_t bytes = (ret < 0 && errno == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
     record_read(GS_K_PREADV, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -479,11 +496,9 @@ ssize_t preadv64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
         return gs_real.preadv64(fd, iov, iovcnt, offset);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.preadv64(fd, iov, iovcnt, offset);
-    int err = errno;
-    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    uint64_t bytes = (ret < 0 && errno == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
     record_read(GS_K_PREADV64, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -497,12 +512,10 @@ ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int f
         return gs_real.preadv2(fd, iov, iovcnt, offset, flags);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.preadv2(fd, iov, iovcnt, offset, flags);
-    int err = errno;
-    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    uint64_t bytes = (ret < 0 && errno == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
     record_read(GS_K_PREADV2, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt,
                 (uint32_t)flags, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -516,12 +529,10 @@ ssize_t preadv64v2(int fd, const struct iovec *iov, int iovcnt, off64_t offset, 
         return gs_real.preadv64v2(fd, iov, iovcnt, offset, flags);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.preadv64v2(fd, iov, iovcnt, offset, flags);
-    int err = errno;
-    uint64_t bytes = (ret < 0 && err == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
+    uint64_t bytes = (ret < 0 && errno == EFAULT) ? 0 : iov_bytes(iov, iovcnt);
     record_read(GS_K_PREADV64V2, t0, fd, bytes, ret, offset, (uint64_t)(uint32_t)iovcnt,
                 (uint32_t)flags, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -535,10 +546,8 @@ ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
         return gs_real.__read_chk(fd, buf, count, buflen);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.__read_chk(fd, buf, count, buflen);
-    int err = errno;
     record_read(GS_K_READ_CHK, t0, fd, count, ret, -1, 0, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -552,10 +561,8 @@ ssize_t __pread_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen
         return gs_real.__pread_chk(fd, buf, count, offset, buflen);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.__pread_chk(fd, buf, count, offset, buflen);
-    int err = errno;
     record_read(GS_K_PREAD_CHK, t0, fd, count, ret, offset, 0, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }
 
@@ -569,9 +576,7 @@ ssize_t __pread64_chk(int fd, void *buf, size_t count, off64_t offset, size_t bu
         return gs_real.__pread64_chk(fd, buf, count, offset, buflen);
     uint64_t t0 = gs_now();
     ssize_t ret = gs_real.__pread64_chk(fd, buf, count, offset, buflen);
-    int err = errno;
     record_read(GS_K_PREAD64_CHK, t0, fd, count, ret, offset, 0, 0, GS_CALLER());
     gs_leave();
-    errno = err;
     return ret;
 }

@@ -1,5 +1,5 @@
-/* gs_file.c — the file header (build) and frames (zstd compression) as
- * written by the collector.
+/* gs_file.c — the file header (build) and frames (zstd compression, or
+ * zstd raw blocks: stored) as written by the collector.
  *
  * Must never: allocate outside gs_frame_cctx_new, or write anything itself:
  * callers own the file descriptor and decide what to do when writes fail.
@@ -89,4 +89,47 @@ long gs_frame_compress(void *cctx, const uint8_t *raw, size_t len, uint32_t nrec
     const gs_frame_header fh = {GS_FRAME_MAGIC, (uint32_t)n, (uint32_t)len, nrec};
     memcpy(out, &fh, sizeof fh);
     return (long)(sizeof fh + n);
+}
+
+/* zstd's frame format (RFC 8878): magic, a frame header descriptor
+ * (Single_Segment, a 4-byte Frame_Content_Size, Content_Checksum, no
+ * dictionary), the content size, raw blocks of at most 128 KiB, each after a
+ * 3-byte block header (Last_Block bit 0, Block_Type 0 = raw in bits 1-2,
+ * Block_Size in bits 3-23), then the low 32 bits of the content's XXH64. */
+#define STORE_BLOCK_MAX (128u << 10)
+#define STORE_FHD 0xA4u /* FCS_Field_Size 2 (4 bytes), Single_Segment, Content_Checksum */
+
+static uint8_t *put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        *p++ = (uint8_t)(v >> (8 * i));
+    return p;
+}
+
+long gs_frame_store(const uint8_t *raw, size_t len, uint32_t nrec, uint8_t *out, size_t cap)
+{
+    if (len > GS_FRAME_RAW_MAX)
+        return GS_ERR_ARG;
+    const size_t blocks = len == 0 ? 1 : (len + STORE_BLOCK_MAX - 1) / STORE_BLOCK_MAX;
+    const size_t zlen = 4 + 1 + 4 + blocks * 3 + len + 4;
+    if (cap < sizeof(gs_frame_header) + zlen)
+        return GS_ERR_FULL;
+    const gs_frame_header fh = {GS_FRAME_MAGIC, (uint32_t)zlen, (uint32_t)len, nrec};
+    memcpy(out, &fh, sizeof fh);
+    uint8_t *p = put_le32(out + sizeof fh, ZSTD_MAGICNUMBER);
+    *p++ = STORE_FHD;
+    p = put_le32(p, (uint32_t)len);
+    size_t done = 0;
+    do {
+        const size_t n = len - done > STORE_BLOCK_MAX ? STORE_BLOCK_MAX : len - done;
+        const uint32_t bh = (uint32_t)(n << 3) | (done + n == len ? 1u : 0u);
+        *p++ = (uint8_t)bh;
+        *p++ = (uint8_t)(bh >> 8);
+        *p++ = (uint8_t)(bh >> 16);
+        memcpy(p, raw + done, n);
+        p += n;
+        done += n;
+    } while (done < len);
+    p = put_le32(p, (uint32_t)gs_xxh64(raw, len, 0));
+    return (long)(p - out);
 }

@@ -350,6 +350,14 @@ void gs_frame_cctx_free(void *cctx);
 size_t gs_frame_bound(size_t raw_len);
 long gs_frame_compress(void *cctx, const uint8_t *raw, size_t len, uint32_t nrec, uint8_t *out,
                        size_t cap);
+/* The same frame stored, not compressed: one zstd frame of raw blocks with
+ * its content checksum (any zstd decoder reads it; docs/trace-format.md,
+ * "Frames"). Costs a copy and a hash of len bytes. Total bytes or a
+ * negative gs_err; gs_frame_bound(len) is always enough room. */
+long gs_frame_store(const uint8_t *raw, size_t len, uint32_t nrec, uint8_t *out, size_t cap);
+/* XXH64 of len bytes (trace/gs_xxh64.c): zstd's content checksum is its low
+ * 32 bits, with seed 0. */
+uint64_t gs_xxh64(const void *data, size_t len, uint64_t seed);
 
 /* ---- reader ------------------------------------------------------------- */
 

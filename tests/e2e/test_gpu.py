@@ -276,6 +276,39 @@ def test_cupti_of_a_version_not_read(tmp_path, mode, version, words):
     one_warning(p, words)
 
 
+@pytest.mark.parametrize("case", ["loaded-before-beside", "beside-before-cuda-home",
+                                  "cuda-home", "env-before-loaded"])
+def test_which_libcupti(tmp_path, case):
+    """The order of docs/gpu-source.md, "Which libcupti": GPUSTARVE_CUPTI_LIB,
+    a libcupti already loaded, the one beside libcudart, $CUDA_HOME. Every
+    copy is the 13.0 simulator's, made to report an API version gpustarve
+    refuses, so the one warning names the copy that was loaded."""
+    def copy_to(folder, *names):
+        folder.mkdir(parents=True)
+        for n in names:
+            shutil.copy(os.path.join(SIM, n), str(folder))
+        return str(folder)
+    rt = copy_to(tmp_path / "rt", "libcudart.so.13", "libcuda.so.1")
+    if case != "cuda-home":
+        shutil.copy(os.path.join(SIM, "libcupti.so.13"), rt)
+    home = tmp_path / "cuda"
+    copy_to(home / "extras" / "CUPTI" / "lib64", "libcupti.so.13")
+    loaded = copy_to(tmp_path / "loaded", "libcupti.so.13")
+    chosen = copy_to(tmp_path / "chosen", "libcupti.so.13")
+    env = dict(LD_LIBRARY_PATH=rt, CUDA_HOME=str(home), SIMCUDA_CUPTI_API_VERSION="130300",
+               GPUSTARVE_DIR=str(tmp_path / "run"),
+               LD_PRELOAD=LIB + (":" + os.path.join(loaded, "libcupti.so.13")
+                                 if case in ("loaded-before-beside", "env-before-loaded") else ""))
+    if case == "env-before-loaded":
+        env["GPUSTARVE_CUPTI_LIB"] = os.path.join(chosen, "libcupti.so.13")
+    want = {"loaded-before-beside": loaded, "beside-before-cuda-home": rt,
+            "cuda-home": str(home / "extras" / "CUPTI" / "lib64"), "env-before-loaded": chosen}[case]
+    p = run_plain([os.path.join(SIM, "cuda_calls")], env=clean_env(**env))
+    assert p.returncode == 0, p.stderr
+    w = one_warning(p, "is CUPTI API version 130300")
+    assert "CUPTI unavailable: %s/libcupti.so.13 " % want in w, w
+
+
 def test_real_cu12_cupti_found_in_the_wheel_layout(tmp_path):
     """The real CUDA 12.9 runtime from its PyPI wheel (nvidia/cuda_runtime/lib):
     the libcupti loaded is the real libcupti.so.12 of the cupti wheel

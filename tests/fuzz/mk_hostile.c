@@ -11,6 +11,13 @@
  *   sockets.gst    64 threads reading sockets before the first step took
  *                  every timeline slot: report found no steps
  *   streams.gst    100,000 distinct GPU streams (a source each)
+ *   kstrid.gst     steps, and GPU kernels named by string ids near 2^30 and
+ *                  above it (report's GPU time per kernel name was a table
+ *                  sized by the id: 4 GiB, or the kernel left out)
+ *   devs.gst       200,000 distinct GPU devices (each looked up among the
+ *                  others: report took 23 CPU seconds)
+ *   cfgs.gst       200,000 distinct DataLoader settings (loader ids), the
+ *                  same: report took 54 CPU seconds
  *
  * Must never: use the clock or randomness: the same bytes every time.
  */
@@ -227,6 +234,38 @@ int main(int argc, char **argv)
         e.dev = s % 7;
         e.stream = 1000000ull + s;
         event(&o, 0, &e);
+    }
+    end(&o);
+
+    begin(&o, dir, "kstrid.gst", 2007);
+    steps(&o, 2007, T, 12);
+    string(&o, (1u << 30) - 3, "_Z21ncclKernel_AllReduceP11ncclDevComm");
+    string(&o, 0xfffffff0u, "far_compute_kernel");
+    for (unsigned k = 0; k < 12; k++) {
+        gs_event e = ev_of(GS_K_GPU_KERNEL, T + k * 10000000ull + 5000000, 2000000);
+        e.stream = 7;
+        e.str = k % 2 ? 0xfffffff0u : (1u << 30) - 3;
+        event(&o, 0, &e);
+    }
+    end(&o);
+
+    begin(&o, dir, "devs.gst", 2008);
+    steps(&o, 2008, T, 12);
+    for (uint32_t d = 0; d < 200000; d++) {
+        gs_event e = ev_of(GS_K_GPU_DEVICE, T + 1000 + d, 0);
+        e.dev = d;
+        event(&o, 0, &e);
+    }
+    end(&o);
+
+    begin(&o, dir, "cfgs.gst", 2009);
+    steps(&o, 2009, T, 12);
+    string(&o, 5, "num_workers=2");
+    for (uint32_t l = 0; l < 200000; l++) {
+        gs_event e = ev_of(GS_K_CONFIG, T + 1000 + l, 0);
+        e.str = 5;
+        e.aux = l;
+        event(&o, 2009, &e);
     }
     end(&o);
     return 0;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -28,6 +29,15 @@ static void show(const char *name, long long ret)
         show(#expr, r_);                                                                   \
     } while (0)
 
+/* A thread whose first traced call is a successful read: the read hooks
+ * save no errno, so the ring's attach on that path must keep it. */
+static void *first_read(void *arg)
+{
+    char b[4];
+    CALL(pread(*(const int *)arg, b, 4, 1));
+    return NULL;
+}
+
 int main(void)
 {
     char path[4096], buf[64];
@@ -49,6 +59,10 @@ int main(void)
     CALL(readv(3, &iov, neg));
     CALL(preadv(3, &iov, 1, 0));
     CALL(preadv2(3, &iov, 1, 0, 0x12345));
+    pthread_t th;
+    int fd3 = 3;
+    if (pthread_create(&th, NULL, first_read, &fd3) != 0 || pthread_join(th, NULL) != 0)
+        return 1;
     CALL(close(77));
     CALL(dup(77));
     CALL(dup2(77, 78));

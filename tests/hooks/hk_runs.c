@@ -4,9 +4,13 @@
  * the end of the file (ret 0: the offset stays), a failed call between, and
  * reads without an offset; every event in order with its offset and result.
  * run.sh runs it with the default flush and with a drain every millisecond
- * (runs cut across drains and frames). */
+ * (runs cut across drains and frames), and with GPUSTARVE_ZSTD_LEVEL set.
+ * The frames: a frame of runs may be stored (zstd raw blocks, gs_frame_store)
+ * only when it is at most 3.5 raw bytes per record, and never when
+ * GPUSTARVE_ZSTD_LEVEL is set (docs/performance.md, "Compression of runs"). */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,6 +47,12 @@ static void *reader(void *arg)
 
 static int act(void)
 {
+    /* verify runs without the act's environment: tell it the level */
+    char lpath[4096];
+    FILE *lf = fopen(hk_tmp(lpath, sizeof lpath, "level"), "w");
+    ASSERT_TRUE(lf != NULL);
+    fprintf(lf, "%s\n", getenv("GPUSTARVE_ZSTD_LEVEL") ? "set" : "unset");
+    fclose(lf);
     hk_tmp(g_path, sizeof g_path, "runs.dat");
     int w = open(g_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ASSERT_TRUE(w >= 0);
@@ -86,6 +96,35 @@ static void check_thread(const hk_file *f, uint32_t tid)
     ASSERT_EQ(bad, 0);
 }
 
+/* Frames of the trace file: stored ones (a zstd frame of raw blocks, as
+ * gs_frame_store writes: descriptor 0xA4, first block raw) and the others. */
+static void count_frames(const char *dir, const char *name, int *stored, int *other)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ASSERT_TRUE(f != NULL);
+    if (!f)
+        return;
+    gs_file_header h;
+    ASSERT_EQ(fread(&h, sizeof h, 1, f), 1);
+    long off = (long)h.header_size;
+    gs_frame_header fh;
+    uint8_t z[10];
+    *stored = *other = 0;
+    while (fseek(f, off, SEEK_SET) == 0 && fread(&fh, sizeof fh, 1, f) == 1 &&
+           fread(z, sizeof z, 1, f) == 1) {
+        if (z[4] == 0xA4 && (z[9] & 6) == 0) {
+            (*stored)++;
+            ASSERT_TRUE(2 * (uint64_t)fh.raw_size <= 7 * (uint64_t)fh.nrec);
+        } else {
+            (*other)++;
+        }
+        off += (long)(sizeof fh + fh.comp_size);
+    }
+    fclose(f);
+}
+
 static int verify(const char *dir)
 {
     const hk_file *f = hk_load_one(dir);
@@ -109,6 +148,17 @@ static int verify(const char *dir)
     for (size_t i = 0; i < f->n; i++)
         if (f->ev[i].e.kind == GS_K_DROPS)
             ASSERT_TRUE(f->ev[i].e.aux == 0 && f->ev[i].e.aux2 == 0);
+    char lpath[4096], level[16] = "";
+    FILE *lf = fopen(hk_tmp(lpath, sizeof lpath, "level"), "r");
+    ASSERT_TRUE(lf != NULL && fgets(level, sizeof level, lf) != NULL);
+    if (lf)
+        fclose(lf);
+    int stored = 0, other = 0;
+    count_frames(dir, f->name, &stored, &other);
+    ASSERT_TRUE(stored + other > 0);
+    if (strcmp(level, "set\n") == 0)
+        ASSERT_EQ(stored, 0);
+    printf("frames: %d stored, %d compressed; GPUSTARVE_ZSTD_LEVEL %s", stored, other, level);
     return hk_report();
 }
 

@@ -96,6 +96,7 @@ std hk_drops GPUSTARVE_RING_EVENTS=64 GPUSTARVE_FLUSH_MS=5000
 # millisecond, runs are cut across drains and frames
 std hk_runs
 std hk_runs GPUSTARVE_FLUSH_MS=1
+std hk_runs GPUSTARVE_ZSTD_LEVEL=-3
 std hk_io GPUSTARVE_CLOCK=mono
 # every zstd level the collector accepts writes frames the reader takes back
 # whole: zstd's fastest and slowest, a level below the range (clamped to -7),

@@ -120,6 +120,27 @@ def test_timestamps_keep_nanoseconds(gs, tmp_path):
     assert k["ts_ns"] == 1700000000000000000 + 1234567 and k["dur_ns"] == 2001
 
 
+def test_python_function_dataloader_frames(gs, tmp_path):
+    """A trace recorded with_stack, whose DataLoader spans are only
+    python_function frames of dataloader.py's __next__ (the category
+    docs/import.md lists, which no other input here has): the same data wait."""
+    ev = []
+    for i in range(6):
+        t0 = 1000000 + i * 100000
+        ev += [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1,
+                "tid": 1, "ts": t0, "dur": 100000},
+               {"ph": "X", "cat": "python_function", "pid": 1, "tid": 1, "ts": t0 + 10,
+                "dur": 30000, "name": "torch/utils/data/dataloader.py(628): __next__"},
+               {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": t0 + 40000,
+                "dur": 50000, "args": {"device": 0, "stream": 7, "correlation": i + 1}}]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"traceEvents": ev}))
+    j = report_json(gs, imp(gs, tmp_path / "run", p), "--skip", "0")
+    assert j["steps"]["count"] == 6
+    assert j["median_ms"]["idle_data_wait"] == pytest.approx(30.0, abs=1e-6)
+    assert j["median_ms"]["gpu_compute"] == pytest.approx(50.0, abs=1e-6)
+
+
 @pytest.mark.parametrize("name", ["hta_a100_triton.json.gz", "hta_mi250_rocm.json.gz",
                                   "hta_cpu_only.json.gz"])
 def test_small_real_traces_of_recent_formats(gs, tmp_path, name):

@@ -121,6 +121,35 @@ static void test_stats(void)
     ASSERT_EQ(an_kstats_top(&k, all, 8), 0);
 }
 
+/* As an_events.c adds them: the known path first, else with the name. */
+static void add(an_kstats *k, uint32_t id, const char *name, uint64_t dur)
+{
+    if (!an_kstats_add_known(k, id, dur))
+        an_kstats_add(k, id, name, dur);
+}
+
+/* String ids are the trace file's: one near 2^30, or above it, is one entry
+ * like any other (docs/collector-safety.md, hostile traces): counted, and
+ * no table sized by the id. */
+static void test_stats_far_ids(void)
+{
+    an_kstats k;
+    memset(&k, 0, sizeof k);
+    for (int i = 0; i < 3; i++) {
+        add(&k, (1u << 30) - 3, nccl[0], 100);
+        add(&k, 0xfffffff0u, "far", 10);
+        add(&k, 12, "near", 1);
+    }
+    ASSERT_EQ(k.n, 3);
+    const an_kstat *top[4];
+    ASSERT_EQ(an_kstats_top(&k, top, 4), 3);
+    ASSERT_TRUE(top[0]->ns == 300 && top[0]->count == 3 && top[0]->comm == 1);
+    ASSERT_TRUE(strcmp(top[1]->name, "far") == 0 && top[1]->count == 3);
+    ASSERT_TRUE(strcmp(top[2]->name, "near") == 0 && top[2]->count == 3);
+    ASSERT_TRUE(k.nid <= (1u << 16)); /* the direct table stays small */
+    an_kstats_free(&k);
+}
+
 int main(void)
 {
     test_display();
@@ -128,5 +157,6 @@ int main(void)
     test_class();
     test_busy();
     test_stats();
+    test_stats_far_ids();
     return gs_check_done("test_an_kernels");
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "gs_check.h"
 #include "gs_trace.h"
 
@@ -599,6 +601,8 @@ static size_t write_header(int fd, uint16_t major)
 /* Writes a file of nframes frames of 551 events each (500 random preads,
  * then one and a run of 50 repeats of it); returns the offsets of
  * the frame boundaries in bounds[0..nframes]. */
+static int store_frames; /* write_trace stores its frames (gs_frame_store) */
+
 static void write_trace(const char *path, int nframes, size_t *bounds, uint16_t major)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -632,7 +636,8 @@ static void write_trace(const char *path, int nframes, size_t *bounds, uint16_t 
         for (int i = 0; i < 50; i++)
             rts[i] = ts + 2000 * (uint64_t)(i + 1), rdur[i] = 500 + rnd() % 900;
         ASSERT_EQ(gs_encode_repeats(&e, rts, rdur, 50), 50);
-        long n = gs_frame_compress(cctx, raw, e.len, e.nrec, out, sizeof out);
+        long n = store_frames ? gs_frame_store(raw, e.len, e.nrec, out, sizeof out) :
+                                gs_frame_compress(cctx, raw, e.len, e.nrec, out, sizeof out);
         ASSERT_TRUE(n > 0);
         ASSERT_EQ(write(fd, out, (size_t)n), n);
         off += (size_t)n;
@@ -715,6 +720,40 @@ static void test_batches(const char *path, size_t want_events)
     ASSERT_EQ(gs_reader_unread(b), 0);
     gs_reader_close(a);
     gs_reader_close(b);
+}
+
+/* Stored frames (zstd raw blocks with a checksum) decompress with libzstd
+ * to exactly their bytes, at every size around the 128 KiB block; a flipped
+ * byte of the content fails zstd's checksum. */
+static void test_frame_store(void)
+{
+    static uint8_t src[300000], out[300200], back[300000];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)(rnd() >> 13);
+    const size_t lens[] = {0, 1, 3, 4, 7, 8, 31, 32, 33, 100, 4096, 131071, 131072, 131073,
+                           262144, 262145, sizeof src};
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+        const size_t len = lens[k];
+        long n = gs_frame_store(src, len, 7, out, sizeof out);
+        ASSERT_TRUE(n > 0 && (size_t)n <= gs_frame_bound(len));
+        gs_frame_header fh;
+        memcpy(&fh, out, sizeof fh);
+        ASSERT_EQ(fh.magic, GS_FRAME_MAGIC);
+        ASSERT_EQ(fh.comp_size, (uint32_t)n - sizeof fh);
+        ASSERT_EQ(fh.raw_size, (uint32_t)len);
+        ASSERT_EQ(fh.nrec, 7);
+        ASSERT_EQ(ZSTD_getFrameContentSize(out + sizeof fh, fh.comp_size), len);
+        size_t got = ZSTD_decompress(back, sizeof back, out + sizeof fh, fh.comp_size);
+        ASSERT_TRUE(!ZSTD_isError(got));
+        ASSERT_EQ(got, len);
+        ASSERT_TRUE(memcmp(back, src, len) == 0);
+        if (len > 0) {
+            out[sizeof fh + 12 + len / 2] ^= 0x10; /* a byte of the content */
+            got = ZSTD_decompress(back, sizeof back, out + sizeof fh, fh.comp_size);
+            ASSERT_TRUE(ZSTD_isError(got));
+        }
+        ASSERT_EQ(gs_frame_store(src, len, 7, out, (size_t)n - 1), GS_ERR_FULL);
+    }
 }
 
 static void test_files(void)
@@ -814,6 +853,9 @@ int main(void)
     test_repeat();
     test_repeats();
     gs_decode_portable(0);
+    test_frame_store();
+    test_files();
+    store_frames = 1; /* the same with every frame stored */
     test_files();
     rmdir(tmpdir);
     return gs_check_done("test_codec");
