@@ -4,6 +4,7 @@ writes to its stdin and prints its own measure of each step's data wait,
 the ground truth the live lines are held against. Every wait is on a marker
 the other side makes (a step line, a top line, a file); the deadlines only
 bound a broken run."""
+import contextlib
 import os
 import re
 import shutil
@@ -126,11 +127,40 @@ def start_top(run_dir, *args):
     return p, Lines(p.stdout)
 
 
+@contextlib.contextmanager
+def top_following(run, run_dir, *args):
+    """`top ARGS run_dir` beside a paced run: yields (top, its lines). When
+    the body ends without failing, the run must finish with status 0 and
+    top then exit 0; top is killed whatever happened."""
+    top, lines = start_top(run_dir, *args)
+    try:
+        yield top, lines
+        assert run.finish() == 0
+        assert top.wait(timeout=gstest.DEADLINE_S) == 0
+    finally:
+        if top.poll() is None:
+            top.kill()
+            top.wait()
+
+
+def window_empties_then_fills(run, lines, idle_text, **steps):
+    """The paced run waits after its first steps: top's 1 s window empties
+    (a line holding idle_text); then 6 more steps without pauses fill it
+    again (a line with 10 steps and a rate). Returns both lines."""
+    idle = lines.wait(lambda l: l.startswith("running") and idle_text in l,
+                      "the window never emptied")
+    seen = len(lines.snapshot())
+    run.steps(6, pause_s=0.0, **steps)
+    busy = lines.wait(lambda l: l.startswith("running") and " 10 steps," in l and
+                      LINE.match(l).group(7) != "-", "the new steps never showed")
+    assert lines.snapshot().index(busy) >= seen
+    return idle, busy
+
+
 def test_top_lines_hold_the_steps_and_their_data_wait(built, paced, tmp_path):
     run = paced()
     run.steps(12)
-    top, lines = start_top(tmp_path / "run", "-i", "1", "-w", "600")
-    try:
+    with top_following(run, tmp_path / "run", "-i", "1", "-w", "600") as (top, lines):
         line = lines.wait(lambda l: l.startswith("running 1/1") and " 12 steps," in l,
                           "top never showed the 12 steps")
         m = LINE.match(line)
@@ -141,12 +171,6 @@ def test_top_lines_hold_the_steps_and_their_data_wait(built, paced, tmp_path):
         rate = float(m.group(7))
         # every step counted over at least the time the steps took
         assert 0 < rate <= 12 / (sum(s for _, s in run.truth) / 1e9) * 1.05, line
-        assert run.finish() == 0
-        assert top.wait(timeout=gstest.DEADLINE_S) == 0
-    finally:
-        if top.poll() is None:
-            top.kill()
-            top.wait()
     lines.t.join(timeout=10)
     last = lines.snapshot()[-1]
     m = LINE.match(last)
@@ -158,23 +182,10 @@ def test_top_lines_hold_the_steps_and_their_data_wait(built, paced, tmp_path):
 def test_top_window_forgets_old_steps(built, paced, tmp_path):
     run = paced()
     run.steps(4)
-    top, lines = start_top(tmp_path / "run", "-i", "1", "-w", "1")
-    try:
+    with top_following(run, tmp_path / "run", "-i", "1", "-w", "1") as (top, lines):
         # the program waits for its next byte: after a second no step ended inside the window
-        idle = lines.wait(lambda l: l.startswith("running") and " 4 steps, - steps/s, data wait -"
-                          in l, "the window never emptied")
+        idle, _ = window_empties_then_fills(run, lines, " 4 steps, - steps/s, data wait -")
         assert LINE.match(idle), idle
-        seen = len(lines.snapshot())
-        run.steps(6, pause_s=0.0)
-        busy = lines.wait(lambda l: l.startswith("running") and " 10 steps," in l and
-                          LINE.match(l).group(7) != "-", "the new steps never showed")
-        assert lines.snapshot().index(busy) >= seen
-        assert run.finish() == 0
-        assert top.wait(timeout=gstest.DEADLINE_S) == 0
-    finally:
-        if top.poll() is None:
-            top.kill()
-            top.wait()
 
 
 def test_top_batch_time_is_over_the_window(built, paced, tmp_path):
@@ -184,18 +195,11 @@ def test_top_batch_time_is_over_the_window(built, paced, tmp_path):
     as the worker itself measured it; a window without one shows '-'."""
     run = paced(prog_args=["worker"])
     run.steps(4, work_ms=10)
-    top, lines = start_top(tmp_path / "run", "-i", "1", "-w", "1")
-    try:
+    with top_following(run, tmp_path / "run", "-i", "1", "-w", "1") as (top, lines):
         # the worker waits for its next byte: after a second no step (and so
         # no batch, which ends inside its step) ended inside the window
-        idle = lines.wait(lambda l: l.startswith("running") and " 4 steps, - steps/s," in l,
-                          "the window never emptied")
+        idle, busy = window_empties_then_fills(run, lines, " 4 steps, - steps/s,", work_ms=60)
         assert LINE.match(idle).group(11) == "-", idle
-        seen = len(lines.snapshot())
-        run.steps(6, work_ms=60, pause_s=0.0)
-        busy = lines.wait(lambda l: l.startswith("running") and " 10 steps," in l and
-                          LINE.match(l).group(7) != "-", "the new steps never showed")
-        assert lines.snapshot().index(busy) >= seen
         text = LINE.match(busy).group(11)
         assert text.endswith(" ms"), busy  # over the window, not '(run so far)'
         ms = float(text[:-3])
@@ -203,12 +207,6 @@ def test_top_batch_time_is_over_the_window(built, paced, tmp_path):
         # markers lie inside the worker's own measure of each batch
         new = [b / 1e6 for b in run.batches[4:]]
         assert min(new) * 0.98 <= ms <= max(new) + 0.05, (busy, new)
-        assert run.finish() == 0
-        assert top.wait(timeout=gstest.DEADLINE_S) == 0
-    finally:
-        if top.poll() is None:
-            top.kill()
-            top.wait()
     old = [b / 1e6 for b in run.batches[:4]]
     assert max(old) < 30 and len(run.batches) == 10, run.batches
 
