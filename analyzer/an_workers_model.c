@@ -167,6 +167,47 @@ static void sweep_cmd(const an_decide_in *in, an_decision *out, int cur, int n)
              list, in->argv[0] ? in->argv : "COMMAND");
 }
 
+/* Steps with cur + 1, cur + 2, ... workers (up to MAX_TRY, until 4 more in
+ * a row stop helping), the fitted way c (weight wt, other load ext) into
+ * fit[], the groups way cgrp into grp[] (times scale_grp: the same run,
+ * the same error) and, when fair is not NULL, all alike (weight 1, other
+ * load ext_fair) into fair[]. The count is chosen where the ways agree it
+ * helps: the fewest workers whose larger of fit and grp is within
+ * NEAR_BEST of the best. Returns that best (INFINITY when no count could
+ * be simulated), with *top the last count simulated and *nadv the chosen
+ * one. */
+static double more_workers(const ctx *c, const ctx *cgrp, double wt, double ext, double ext_grp,
+                           double scale_grp, double ext_fair, double *fit, double *fair,
+                           double *grp, int *top, int *nadv)
+{
+    const int cur = c->base.workers;
+    double best = INFINITY;
+    int at_best = cur + 1;
+    *top = cur + 1;
+    for (int n = cur + 1; n <= MAX_TRY; n++) {
+        fit[n] = model_step(c, n, wt, ext, NULL);
+        if (fair)
+            fair[n] = model_step(c, n, 1, ext_fair, NULL);
+        grp[n] = model_step(cgrp, n, wt, ext_grp, NULL);
+        if (fit[n] <= 0 || (fair && fair[n] <= 0) || grp[n] <= 0 || !(scale_grp > 0))
+            break;
+        grp[n] *= scale_grp;
+        *top = n;
+        const double v = fmax(fit[n], grp[n]);
+        if (v < best * (1 - 1e-3)) {
+            best = v;
+            at_best = n;
+        }
+        if (n - at_best >= 4) /* more workers stopped helping */
+            break;
+    }
+    int n = cur + 1;
+    while (n < *top && fmax(fit[n], grp[n]) > best * (1 + NEAR_BEST))
+        n++;
+    *nadv = n;
+    return best;
+}
+
 /* Where the model let the storage serve only the reads the run had at once
  * and storage that serves any number would make the step shorter by more
  * than the model's error: a note with that step and the sweep that would
@@ -175,33 +216,17 @@ static void sweep_cmd(const an_decide_in *in, an_decision *out, int cur, int n)
 static void storage_note(const ctx *c, const ctx *cgrp, double wt, double ext, double ext_grp,
                          double scale_grp, double scale, double pred, an_decision *out)
 {
-    if (c->base.store_par <= 0 || !(scale_grp > 0))
+    if (c->base.store_par <= 0)
         return;
     ctx cu = *c, cgu = *cgrp;
     cu.base.store_par = cgu.base.store_par = 0;
-    const int cur = c->base.workers;
-    double best = INFINITY;
-    int at_best = 0;
-    for (int n = cur + 1; n <= MAX_TRY; n++) {
-        const double f = model_step(&cu, n, wt, ext, NULL), g = model_step(&cgu, n, wt, ext_grp, NULL);
-        if (f <= 0 || g <= 0)
-            break;
-        const double v = fmax(f, g * scale_grp) * scale;
-        if (v < best * (1 - 1e-3)) {
-            best = v;
-            at_best = n;
-        }
-        if (n - at_best >= 4)
-            break;
-    }
+    double fit[MAX_TRY + 1], grp[MAX_TRY + 1];
+    int top, n;
+    const double best =
+        scale * more_workers(&cu, &cgu, wt, ext, ext_grp, scale_grp, 0, fit, NULL, grp, &top, &n);
     if (!isfinite(best) || best >= (1 - MODEL_ERROR) * pred)
         return;
-    int n = cur + 1;
-    while (n < at_best && fmax(model_step(&cu, n, wt, ext, NULL),
-                               model_step(&cgu, n, wt, ext_grp, NULL) * scale_grp) * scale >
-                              best * (1 + NEAR_BEST))
-        n++;
-    sweep_cmd(c->in, out, cur, n);
+    sweep_cmd(c->in, out, c->base.workers, n);
     an_decide_note(out,
                    "the storage: a batch's reads (file I/O, page faults) take %.1f ms, and the "
                    "model lets it serve %.1f of them at once, as this run had; storage that "
@@ -369,32 +394,14 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         return;
     }
     /* more workers, under each assumption */
-    double fit[MAX_TRY + 1], fair[MAX_TRY + 1], grp[MAX_TRY + 1], best = INFINITY;
-    int top = cur + 1, at_best = cur + 1;
-    for (int n = cur + 1; n <= MAX_TRY; n++) {
-        fit[n] = model_step(&c, n, wt_use, ext, NULL);
-        fair[n] = model_step(&c, n, 1, ext_fair, NULL);
-        grp[n] = model_step(&cgrp, n, wt_use, ext_grp, NULL);
-        if (fit[n] <= 0 || fair[n] <= 0 || grp[n] <= 0 || now_grp <= 0)
-            break;
-        grp[n] *= now / now_grp; /* the same run, the same error */
-        top = n;
-        /* the count is chosen where the ways agree it helps: the larger */
-        const double v = fmax(fit[n], grp[n]);
-        if (v < best * (1 - 1e-3)) {
-            best = v;
-            at_best = n;
-        }
-        if (n - at_best >= 4) /* more workers stopped helping */
-            break;
-    }
+    double fit[MAX_TRY + 1], fair[MAX_TRY + 1], grp[MAX_TRY + 1];
+    int top, n;
+    const double best = more_workers(&c, &cgrp, wt_use, ext, ext_grp, now / now_grp, ext_fair, fit,
+                                     fair, grp, &top, &n);
     if (!isfinite(best)) {
         an_decide_note(out, "the model has no prediction for more workers here");
         return;
     }
-    int n = cur + 1;
-    while (n < top && fmax(fit[n], grp[n]) > best * (1 + NEAR_BEST))
-        n++;
     m->npred = 0;
     for (int k = cur + 1; k <= top && m->npred < AN_MODEL_NPRED; k++) {
         if (k > n + 2 && k != top)
