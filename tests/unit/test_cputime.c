@@ -94,6 +94,31 @@ static void add(an_thread *th, uint64_t ts, unsigned src, uint64_t cpu, int64_t 
 
 #define MS 1000000ull
 
+/* A result of two measured steps with trainer and training thread, and
+ * (w not NULL) one loader worker, over a run of nprocs processes: what
+ * an_measure_time reads; each test sets what else it needs. */
+static void measure_setup(an_result *res, an_run *run, an_proc *procs, size_t nprocs,
+                          const an_proc *trainer, const an_thread *thread, an_step *steps,
+                          an_worker *w)
+{
+    memset(res, 0, sizeof *res);
+    an_trainer_time_absent(&res->trainer_time);
+    an_other_time_absent(&res->other_time);
+    an_loader_time_absent(&res->loader_time);
+    res->trainer = trainer;
+    res->thread = thread;
+    res->steps = steps;
+    res->nsteps = res->measured = 2;
+    if (w) {
+        an_loader_time_absent(&w->time);
+        res->workers = w;
+        res->nworkers = 1;
+    }
+    memset(run, 0, sizeof *run);
+    run->procs = procs;
+    run->nprocs = nprocs;
+}
+
 /* A loader thread sampled every 100 ms over 1 s, 10 batches: per 100 ms it
  * spends 10 ms in hooked reads, 30 ms on a CPU, 20 ms runnable, and the
  * rest (40 ms) off-CPU; in the second half it takes 250 major faults per
@@ -135,21 +160,8 @@ static void test_loader_parts(int with_storage)
     steps[1].v.t0 = t0 + 500 * MS;
     steps[1].v.t1 = t0 + 1000 * MS;
     an_result res;
-    memset(&res, 0, sizeof res);
-    an_trainer_time_absent(&res.trainer_time);
-    an_other_time_absent(&res.other_time);
-    an_loader_time_absent(&res.loader_time);
-    an_loader_time_absent(&w.time);
-    res.trainer = &p;
-    res.thread = &th[0];
-    res.steps = steps;
-    res.nsteps = res.measured = 2;
-    res.workers = &w;
-    res.nworkers = 1;
     an_run run;
-    memset(&run, 0, sizeof run);
-    run.procs = &p;
-    run.nprocs = 1;
+    measure_setup(&res, &run, &p, 1, &p, &th[0], steps, &w);
     an_measure_time(&run, &res);
     const an_loader_time *t = &w.time;
     ASSERT_TRUE(t->measured);
@@ -234,21 +246,8 @@ static void test_worker_fetch_batches(void)
     steps[0].v.t1 = steps[1].v.t0 = t0 + 500 * MS;
     steps[1].v.t1 = t0 + 1000 * MS;
     an_result res;
-    memset(&res, 0, sizeof res);
-    an_trainer_time_absent(&res.trainer_time);
-    an_other_time_absent(&res.other_time);
-    an_loader_time_absent(&res.loader_time);
-    an_loader_time_absent(&w.time);
-    res.trainer = tp;
-    res.thread = &th[0];
-    res.steps = steps;
-    res.nsteps = res.measured = 2;
-    res.workers = &w;
-    res.nworkers = 1;
     an_run run;
-    memset(&run, 0, sizeof run);
-    run.procs = procs;
-    run.nprocs = 2;
+    measure_setup(&res, &run, procs, 2, tp, &th[0], steps, &w);
     an_measure_time(&run, &res);
     const an_loader_time *t = &w.time;
     ASSERT_TRUE(t->measured);
@@ -336,20 +335,10 @@ static void test_trainer_split(void)
         steps[s].v.idle_dw = 40 * MS;
     }
     an_result res;
-    memset(&res, 0, sizeof res);
-    an_trainer_time_absent(&res.trainer_time);
-    an_other_time_absent(&res.other_time);
-    an_loader_time_absent(&res.loader_time);
-    res.trainer = &p;
-    res.thread = &th;
-    res.steps = steps;
-    res.nsteps = res.measured = 2;
+    an_run run;
+    measure_setup(&res, &run, &p, 1, &p, &th, steps, NULL);
     res.share[AN_SH_DATA_WAIT] = 0.4;
     res.step_ms_median = 100;
-    an_run run;
-    memset(&run, 0, sizeof run);
-    run.procs = &p;
-    run.nprocs = 1;
     an_measure_time(&run, &res);
     const an_trainer_time *t = &res.trainer_time;
     ASSERT_TRUE(t->measured);
