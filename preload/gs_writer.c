@@ -30,6 +30,7 @@
 #include "gs_cpustat.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
+#include "gs_runcols.h"
 #include "gs_stacks.h"
 
 /* RATIONALE: 1 MiB raw frames (well under GS_FRAME_RAW_MAX) compress in about
@@ -500,19 +501,44 @@ static int put_rec_fast(uint32_t tid, const gs_rec *x)
 
 /* RATIONALE: a run is handed to the encoder in pieces of at most this
  * many events (a REPEATS record each: 2-3 bytes of kind and count per
- * piece); the arrays are used under the output lock only. */
+ * piece); the columns are used under the output lock only. */
 #define RUN_MAX 4096
-static uint64_t g_run_ts[RUN_MAX], g_run_dur[RUN_MAX];
+static uint8_t g_run_gaps[RUN_MAX * GS_RUNCOLS_MAX_VARINT + 1];
+static uint8_t g_run_durs[RUN_MAX * GS_RUNCOLS_MAX_VARINT + 1];
+
+/* two words compared at once (GCC vector extension: SSE2 on x86-64) */
+typedef uint64_t gs_v2 __attribute__((vector_size(16)));
+
+static inline gs_v2 load_v2(const void *p)
+{
+    gs_v2 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* gs_calib_ts and gs_calib_dur, out of put_repeats' loop (its rare case) */
+static __attribute__((noinline)) uint64_t calib_ts_slow(uint64_t raw)
+{
+    return gs_calib_ts(&g_cal, raw);
+}
+
+static __attribute__((noinline)) uint64_t calib_dur_slow(uint64_t raw)
+{
+    return gs_calib_dur(&g_cal, raw);
+}
 
 /* Records t.. of ring r that repeat the frame's last event (gs_encode_repeats:
  * the same in every field but ts, dur and offset, the offset continuing, no
  * stack), encoded as one run; returns the first record not taken (t when
  * none). Output must be alive and the frame's last TID tid's.
  * RATIONALE: a busy loader's reads are mostly this; per event it costs the
- * compare of five words of the record, two clock conversions and the
- * encoder's gap and duration (docs/performance.md, "The whole cost per
- * event"), where put_rec_fast built and checked a whole gs_event. */
-static uint64_t put_repeats(uint32_t tid, const gs_ring *r, uint64_t t, uint64_t h)
+ * compare of five words of the record, two clock conversions and the gap's
+ * and duration's varints, written in the same pass into the run's two
+ * columns (gs_runcols.h; docs/performance.md, "The whole cost per event"),
+ * where put_rec_fast built and checked a whole gs_event. Out of line, so
+ * that its loop has the registers to itself. */
+static __attribute__((noinline)) uint64_t put_repeats(uint32_t tid, const gs_ring *r, uint64_t t,
+                                                       uint64_t h)
 {
     const gs_repeat_key *k = &g_enc.last;
     if (!k->valid || g_enc.nrec == 0 || g_enc_tid != tid || k->dev || k->stream || k->corr ||
@@ -533,48 +559,71 @@ static uint64_t put_repeats(uint32_t tid, const gs_ring *r, uint64_t t, uint64_t
     want.bytes = k->bytes;
     want.ret = k->ret;
     want.aux = k->aux;
-    uint64_t w[2];
-    memcpy(w, &want, sizeof w); /* kind, fd_kind, stack 0, fd; str, aux2 */
-    /* the offset: compared (and advanced) only where the kind carries one */
-    const uint64_t off_mask = (gs_kind_fields(k->kind) & GS_F_OFFSET) ? ~0ull : 0;
-    const uint64_t step = off_mask & (uint64_t)(want.ret > 0 ? want.ret : 0);
-    uint64_t off = (uint64_t)g_enc.next_off;
+    /* the offset: compared (and advanced) only where the kind carries one,
+     * and only while it stays below 2^63 (a run stops short of that; the
+     * codec's next_offset would keep a negative one) */
+    const int has_off = (gs_kind_fields(k->kind) & GS_F_OFFSET) != 0;
+    const int64_t off0 = g_enc.next_off;
+    const uint64_t step = has_off && off0 >= 0 && want.ret > 0 ? (uint64_t)want.ret : 0;
+    uint64_t span = UINT64_MAX; /* events whose offsets stay below 2^63 */
+    if (step)
+        span = ((uint64_t)INT64_MAX - (uint64_t)off0) / step + 1;
+    want.offset = has_off ? off0 : 0;
+    /* three 16-byte pieces compared at once: kind..aux2, bytes and ret,
+     * offset and aux (the offset masked out where the kind has none) */
+    const gs_v2 w0 = load_v2(&want), w2 = load_v2(&want.bytes);
+    gs_v2 w3 = load_v2(&want.offset);
+    const gs_v2 m3 = {has_off ? ~0ull : 0, ~0ull}, st3 = {step, 0};
     const uint64_t tsc0 = g_cal.tsc0, mono0 = g_cal.mono0, mult = g_cal.mult;
-    uint64_t *const ts = g_run_ts, *const dur = g_run_dur;
+    /* gs_calib_ts and gs_calib_dur's common case is a stamp within 2^32
+     * ticks after tsc0 and a duration below 2^32: one test on the two
+     * differences' high bits, with no_fast's set when there is no rate (or a
+     * tsc0 so close to 2^64 that a stamp below it could pass) */
+    const uint64_t no_fast = mult && tsc0 <= UINT64_MAX - (1ull << 32) ? 0 : ~0ull;
+    const gs_rec *const ev = r->ev;
+    const uint64_t mask = r->mask;
+    const uint64_t start = t;
     while (t < h) {
-        const uint64_t stop = h - t > RUN_MAX ? t + RUN_MAX : h;
+        size_t lim = gs_encode_repeats_room(&g_enc);
+        if (lim == 0)
+            return t; /* the frame is full: the rest goes the long way */
+        if (lim > RUN_MAX)
+            lim = RUN_MAX;
+        if (lim > span - (t - start))
+            lim = (size_t)(span - (t - start));
+        if (lim == 0)
+            break;
+        const uint64_t stop = h - t > lim ? t + lim : h;
         const uint64_t from = t;
+        /* the run's state in locals, which the compiler keeps in registers */
+        uint8_t *gp = g_run_gaps, *dp = g_run_durs;
+        uint64_t end = g_enc.prev_end, last_ts = 0;
         for (; t < stop; t++) {
-            const gs_rec *x = &r->ev[t & r->mask];
-            uint64_t xw[2];
-            memcpy(xw, x, sizeof xw);
-            /* one test for the five words and the offset */
-            if ((xw[0] ^ w[0]) | (xw[1] ^ w[1]) | (x->bytes ^ want.bytes) |
-                (uint64_t)(x->ret ^ want.ret) | (x->aux ^ want.aux) |
-                (((uint64_t)x->offset ^ off) & off_mask))
+            const gs_rec *x = &ev[t & mask];
+            const gs_v2 d = (load_v2(x) ^ w0) | (load_v2(&x->bytes) ^ w2) |
+                            ((load_v2(&x->offset) & m3) ^ w3);
+            if (d[0] | d[1])
                 break;
-            /* the next offset, as the codec's next_offset: a negative one stays */
-            off = (int64_t)off < 0 ? off : off + step;
-            const uint64_t d = x->ts - tsc0, du = x->dur;
-            const size_t n = (size_t)(t - from);
-            if (GS_LIKELY(mult && x->ts >= tsc0 && ((d | du) >> 32) == 0)) {
-                /* gs_calib_ts and gs_calib_dur's common case, their checks at once */
-                ts[n] = mono0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
-                dur[n] = (uint64_t)(((unsigned __int128)du * mult) >> 32);
+            w3 += st3;
+            const uint64_t xts = x->ts, du = x->dur, dt = xts - tsc0;
+            uint64_t ts, dur;
+            if (GS_LIKELY(((dt | du | no_fast) >> 32) == 0)) {
+                ts = mono0 + (uint64_t)(((unsigned __int128)dt * mult) >> 32);
+                dur = (uint64_t)(((unsigned __int128)du * mult) >> 32);
             } else {
-                ts[n] = gs_calib_ts(&g_cal, x->ts);
-                dur[n] = gs_calib_dur(&g_cal, du);
+                ts = calib_ts_slow(xts);
+                dur = calib_dur_slow(du);
             }
+            GS_RUNCOLS_ADD(gp, dp, end, last_ts, ts, dur);
         }
         const size_t n = (size_t)(t - from);
         if (n == 0)
             break;
-        const size_t put = gs_encode_repeats(&g_enc, ts, dur, n);
-        g_frame_events += put;
-        g_frame_run_events += put;
-        if (put < n)
-            return t - (n - put); /* the frame is full: the rest goes the long way */
-        if (t < h && n < RUN_MAX)
+        const gs_runcols c = {g_run_gaps, g_run_durs, gp, dp, end, last_ts};
+        gs_encode_repeats_cols(&g_enc, &c, n); /* n is within the room: all of it */
+        g_frame_events += n;
+        g_frame_run_events += n;
+        if (t < h && n < lim)
             break; /* a record that is not a repeat */
     }
     return t;

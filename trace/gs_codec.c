@@ -6,11 +6,12 @@
  */
 #include <string.h>
 
+#include "gs_runcols.h"
 #include "gs_trace.h"
 
 static inline uint64_t zz_enc(int64_t v)
 {
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    return gs_zz_enc(v);
 }
 
 static inline int64_t zz_dec(uint64_t u)
@@ -20,26 +21,13 @@ static inline int64_t zz_dec(uint64_t u)
 
 static inline uint8_t *put_u(uint8_t *p, uint64_t v)
 {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
+    return gs_put_u(p, v);
 }
 
-/* put_u for values mostly below 2^14 (a run's gaps and durations): no
- * branch on the length there. It may write one byte past the value, which
- * the caller's room (GS_REPEAT_MAX_ENCODED per value pair) covers. */
+/* gs_put_u14 (gs_runcols.h): a run's gaps and durations */
 static inline uint8_t *put_u14(uint8_t *p, uint64_t v)
 {
-    if (__builtin_expect(v < 0x4000, 1)) {
-        const unsigned two = v >= 0x80;
-        p[0] = (uint8_t)(v | (uint64_t)two << 7);
-        p[1] = (uint8_t)(v >> 7);
-        return p + 1 + two;
-    }
-    return put_u(p, v);
+    return gs_put_u14(p, v);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -451,6 +439,53 @@ size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur,
     }
     e->prev_ts = ts[n - 1];
     e->prev_end = end;
+    e->next_off = off;
+    e->len = (size_t)(p - e->buf);
+    e->nrec += (uint32_t)n;
+    return n;
+}
+
+size_t gs_encode_repeats_room(const gs_encoder *e)
+{
+    if (!e->last.valid || e->cap - e->len < 11)
+        return 0;
+    return (e->cap - e->len - 11) / GS_REPEAT_MAX_ENCODED;
+}
+
+/* RATIONALE: the bytes are gs_encode_repeats's for the same events (the
+ * columns hold the same varints; a single event's REPEAT record is its kind,
+ * gap and duration), so the two are interchangeable; tests/unit/test_codec.c
+ * compares them. */
+size_t gs_encode_repeats_cols(gs_encoder *e, const gs_runcols *c, size_t n)
+{
+    if (n == 0 || n > gs_encode_repeats_room(e))
+        return 0;
+    const size_t glen = (size_t)(c->gp - c->gaps), dlen = (size_t)(c->dp - c->durs);
+    uint8_t *p = e->buf + e->len;
+    if (n == 1) {
+        *p++ = GS_K_REPEAT;
+    } else {
+        *p++ = GS_K_REPEATS;
+        p = put_u(p, n);
+    }
+    memcpy(p, c->gaps, glen);
+    p += glen;
+    memcpy(p, c->durs, dlen);
+    p += dlen;
+    int64_t off = e->next_off;
+    const int64_t ret = e->last.ret;
+    uint64_t add;
+    if (!(k_fields[e->last.kind] & GS_F_OFFSET) || off < 0 || ret <= 0) {
+        /* next_offset leaves it as it is */
+    } else if (!__builtin_mul_overflow((uint64_t)ret, (uint64_t)n, &add) &&
+               add <= (uint64_t)INT64_MAX - (uint64_t)off) {
+        off += (int64_t)add; /* n steps of ret, none past INT64_MAX */
+    } else {
+        for (size_t i = 0; i < n; i++)
+            off = next_offset(off, ret, off);
+    }
+    e->prev_ts = c->last_ts;
+    e->prev_end = c->end;
     e->next_off = off;
     e->len = (size_t)(p - e->buf);
     e->nrec += (uint32_t)n;

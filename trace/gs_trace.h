@@ -260,6 +260,15 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev);
  * as one REPEATS record (docs/trace-format.md). Returns how many were
  * written: n, fewer when the buffer fills, 0 when e->last.valid is 0. */
 size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur, size_t n);
+/* How many events a run may still add to e's frame (gs_encode_repeats or
+ * gs_encode_repeats_cols); 0 when e->last.valid is 0. */
+size_t gs_encode_repeats_room(const gs_encoder *e);
+struct gs_runcols;
+/* gs_encode_repeats for a run whose n events the caller has put in c
+ * (gs_runcols.h: started at e->prev_end, the same checks on every event):
+ * the same bytes. Returns n, or 0 (nothing written) when n is 0 or more than
+ * gs_encode_repeats_room(e). */
+size_t gs_encode_repeats_cols(gs_encoder *e, const struct gs_runcols *c, size_t n);
 /* Worst-case encoded size of one event in a gs_encode_repeats run. */
 #define GS_REPEAT_MAX_ENCODED 21
 /* STACK record: defines stack id (>= 1) as frames[0..n) (return addresses,

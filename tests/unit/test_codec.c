@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include "gs_check.h"
+#include "gs_runcols.h"
 #include "gs_trace.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -579,6 +580,92 @@ static void test_repeats(void)
     ASSERT_EQ(evs_out[put].dur, many[put - 1]);
 }
 
+/* A run built column by column (gs_runcols.h, what the collector's drain
+ * does) is written as gs_encode_repeats writes it: two encoders fed the same
+ * runs end byte-identical, with gaps and durations across every varint
+ * length, negative gaps, a single event (a REPEAT record) and a run after a
+ * run; gs_encode_repeats_cols takes no more than gs_encode_repeats_room. */
+static void test_repeats_cols(void)
+{
+    static uint8_t ra[1 << 16], rb[1 << 16];
+    static uint8_t gaps[500 * GS_RUNCOLS_MAX_VARINT + 1], durs[500 * GS_RUNCOLS_MAX_VARINT + 1];
+    static const uint64_t vals[] = {0,     1,     63,      64,        127,       128,
+                                    8191,  8192,  16383,   16384,     1u << 20,  1ull << 40,
+                                    3000,  700,   (1u << 21) - 1, 1u << 28, 99, 12345};
+    const size_t nv = sizeof vals / sizeof vals[0];
+    gs_encoder a, b;
+    gs_encoder_init(&a, ra, sizeof ra);
+    gs_encoder_init(&b, rb, sizeof rb);
+    ASSERT_EQ(gs_encode_tid(&a, 5), GS_OK);
+    ASSERT_EQ(gs_encode_tid(&b, 5), GS_OK);
+    ASSERT_EQ(gs_encode_repeats_room(&b), 0); /* nothing to repeat after a TID */
+    gs_runcols c;
+    gs_runcols_start(&c, gaps, durs, b.prev_end);
+    gs_runcols_add(&c, 1, 1);
+    ASSERT_EQ(gs_encode_repeats_cols(&b, &c, 1), 0);
+    ASSERT_EQ(b.len, a.len);
+    gs_event ev;
+    seq_pread(&ev, 0, 5);
+    ASSERT_EQ(gs_encode_event(&a, &ev), GS_OK);
+    ASSERT_EQ(gs_encode_event(&b, &ev), GS_OK);
+    const size_t runs[] = {1, 2, 3, 500, 1, 40};
+    uint64_t rts[500], rdur[500], end = ev.ts + ev.dur;
+    size_t total = 1, v = 0;
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        for (size_t i = 0; i < runs[k]; i++, v++) {
+            const uint64_t gap = vals[v % nv], dur = vals[(v * 7 + 3) % nv];
+            /* every third gap negative (a call starting before the last ended) */
+            rts[i] = v % 3 == 2 && gap < end ? end - gap : end + gap;
+            rdur[i] = dur;
+            end = rts[i] + dur;
+        }
+        ASSERT_EQ(gs_encode_repeats(&a, rts, rdur, runs[k]), runs[k]);
+        gs_runcols_start(&c, gaps, durs, b.prev_end);
+        for (size_t i = 0; i < runs[k]; i++)
+            gs_runcols_add(&c, rts[i], rdur[i]);
+        ASSERT_EQ(gs_encode_repeats_cols(&b, &c, runs[k]), runs[k]);
+        ASSERT_EQ(b.len, a.len);
+        ASSERT_EQ(memcmp(ra, rb, a.len), 0);
+        ASSERT_EQ(b.nrec, a.nrec);
+        ASSERT_EQ(b.prev_ts, a.prev_ts);
+        ASSERT_EQ(b.prev_end, a.prev_end);
+        ASSERT_EQ(b.next_off, a.next_off);
+        total += runs[k];
+    }
+    uint32_t tid = 0;
+    ASSERT_EQ(gs_decode_frame(rb, b.len, b.nrec, evs_out, 600, &tid, NULL, NULL), (long)total);
+    ASSERT_EQ(evs_out[total - 1].ts, rts[39]);
+    ASSERT_EQ(evs_out[total - 1].dur, rdur[39]);
+    ASSERT_EQ(evs_out[total - 1].offset, (int64_t)(total - 1) * 4096);
+    /* a frame near full: the room is what gs_encode_repeats would take */
+    uint8_t small[GS_EVENT_MAX_ENCODED + 80];
+    gs_encoder_init(&a, small, sizeof small);
+    ASSERT_EQ(gs_encode_event(&a, &ev), GS_OK);
+    const size_t room = gs_encode_repeats_room(&a);
+    ASSERT_TRUE(room >= 1 && room < 40);
+    uint64_t big[40];
+    for (int i = 0; i < 40; i++)
+        big[i] = (1ull << 62) + (uint64_t)i;
+    gs_runcols_start(&c, gaps, durs, a.prev_end);
+    for (size_t i = 0; i <= room; i++)
+        gs_runcols_add(&c, big[i], big[i]);
+    const size_t len = a.len;
+    ASSERT_EQ(gs_encode_repeats_cols(&a, &c, room + 1), 0);
+    ASSERT_EQ(a.len, len);
+    gs_runcols_start(&c, gaps, durs, a.prev_end);
+    for (size_t i = 0; i < room; i++)
+        gs_runcols_add(&c, big[i], big[i]);
+    ASSERT_EQ(gs_encode_repeats_cols(&a, &c, room), room);
+    ASSERT_TRUE(a.len <= sizeof small);
+    ASSERT_TRUE(gs_encode_repeats_room(&a) < room);
+    ASSERT_EQ(gs_decode_frame(small, a.len, a.nrec, evs_out, 40, &tid, NULL, NULL),
+              (long)(1 + room));
+    ASSERT_EQ(evs_out[room].dur, big[room - 1]);
+    gs_encoder_init(&b, small, sizeof small);
+    ASSERT_EQ(gs_encode_event(&b, &ev), GS_OK);
+    ASSERT_EQ(gs_encode_repeats(&b, big, big, 40), room);
+}
+
 /* ---- files ------------------------------------------------------------- */
 
 static char tmpdir[] = "/tmp/gs_codec_XXXXXX";
@@ -847,6 +934,7 @@ int main(void)
     test_varints();
     test_repeat();
     test_repeats();
+    test_repeats_cols();
     /* the same through the decoder without PEXT (where the CPU has one) */
     gs_decode_portable(1);
     test_round_trip();
