@@ -1,13 +1,16 @@
 /* _cwrap.c — gpustarve._cwrap, the call wrapper that leaves no Python frame.
  *
  * Responsible for: one type, Wrapper(orig, before=None, after=None,
- * on_error=None, reduce=None), that gpustarve's Python side puts in place
- * of a DataLoader method (or the program's worker_init_fn, or a loader's
- * exec_module). Calling it calls, from C:
+ * on_error=None, reduce=None, after_star=False), that gpustarve's Python
+ * side puts in place of a DataLoader method (or the program's
+ * worker_init_fn, a worker's fetch, a loader's exec_module). Calling it
+ * calls, from C:
  *   before(args, kwargs)  -> None, or (ctx, args, kwargs) to call orig with
  *                            other arguments (args None: the same ones);
  *   orig(*args, **kwargs) -> the result, returned as it is;
- *   after(ctx, args, result)        when orig returned;
+ *   after(ctx, args, result)        when orig returned (after(*ctx) with
+ *                                   after_star: a ctypes marker function
+ *                                   called with no Python frame at all);
  *   on_error(ctx, args)             when orig raised; the exception is put
  *                                   aside while it runs and comes back as it
  *                                   was (traceback included).
@@ -40,6 +43,7 @@ typedef struct {
     PyObject *on_error;
     PyObject *reduce;
     PyObject *dict;
+    int after_star;
 } Wrapper;
 
 static PyObject *method_type; /* types.MethodType */
@@ -89,10 +93,11 @@ static PyObject *hook(PyObject *h)
 
 static PyObject *wrapper_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"orig", "before", "after", "on_error", "reduce", NULL};
+    static char *names[] = {"orig", "before", "after", "on_error", "reduce", "after_star", NULL};
     PyObject *orig, *before = NULL, *after = NULL, *on_error = NULL, *reduce = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOO:Wrapper", names, &orig, &before,
-                                     &after, &on_error, &reduce))
+    int after_star = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOp:Wrapper", names, &orig, &before,
+                                     &after, &on_error, &reduce, &after_star))
         return NULL;
     if (!PyCallable_Check(orig)) {
         PyErr_SetString(PyExc_TypeError, "Wrapper: orig must be callable");
@@ -108,6 +113,7 @@ static PyObject *wrapper_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
     w->after = hook(after);
     w->on_error = hook(on_error);
     w->reduce = hook(reduce);
+    w->after_star = after_star;
     w->dict = PyDict_New();
     if (w->dict == NULL)
         goto fail;
@@ -182,7 +188,15 @@ static PyObject *wrapper_call(PyObject *o, PyObject *args, PyObject *kwargs)
         if (w->on_error != NULL)
             call_aside(w->on_error, ctx, args);
     } else if (w->after != NULL) {
-        PyObject *h = PyObject_CallFunctionObjArgs(w->after, ctx, args, res, NULL);
+        PyObject *h;
+        if (!w->after_star)
+            h = PyObject_CallFunctionObjArgs(w->after, ctx, args, res, NULL);
+        else if (PyTuple_Check(ctx))
+            h = PyObject_Call(w->after, ctx, NULL);
+        else {
+            PyErr_SetString(PyExc_TypeError, "Wrapper: after_star needs a tuple ctx");
+            h = NULL;
+        }
         if (h == NULL)
             Py_CLEAR(res);
         else

@@ -60,15 +60,6 @@ def drop_own(exc):
     exc.__traceback__ = tb
 
 
-def caller(depth=1):
-    """The frame `depth` levels above the calling one, not counting hidden
-    frames (a hook's caller is the same with and without the extension)."""
-    f = sys._getframe(depth + 1)
-    while f is not None and f.f_code.co_filename == HIDDEN_FILE:
-        f = f.f_back
-    return f
-
-
 def frame_free():
     """True when wrap() makes frame-free wrappers; else cwrap_why() says why."""
     return _native.cwrap() is not None
@@ -78,18 +69,19 @@ def cwrap_why():
     return _native.cwrap_why()
 
 
-def wrap(orig, before=None, after=None, on_error=None, reduce=None):
+def wrap(orig, before=None, after=None, on_error=None, reduce=None, after_star=False):
     """A callable standing for orig (gpustarve._cwrap.Wrapper's contract,
     python/gpustarve/_cwrap.c): before(args, kwargs) -> None or (ctx, args,
-    kwargs); orig(*args, **kwargs); after(ctx, args, result) or, when orig
-    raised, on_error(ctx, args), then orig's exception as it was. Binds as
-    a method; pickled, it is orig's qualified name, or `reduce`."""
+    kwargs); orig(*args, **kwargs); after(ctx, args, result) (after(*ctx)
+    with after_star) or, when orig raised, on_error(ctx, args), then orig's
+    exception as it was. Binds as a method; pickled, it is orig's qualified
+    name, or `reduce`."""
     c = _native.cwrap()
     if c is not None:
-        return c.Wrapper(orig, before, after, on_error, reduce)
+        return c.Wrapper(orig, before, after, on_error, reduce, after_star)
     if reduce is not None:
-        return _PyCall(orig, before, after, on_error, reduce)
-    return _py_wrapper(orig, before, after, on_error)
+        return _PyCall(orig, before, after, on_error, reduce, after_star)
+    return _py_wrapper(orig, before, after, on_error, after_star)
 
 
 def _unraisable(hook):
@@ -103,7 +95,7 @@ def _unraisable(hook):
         pass
 
 
-def _py_wrapper(orig, before, after, on_error):
+def _py_wrapper(orig, before, after, on_error, after_star=False):
     def wrapper(*args, **kwargs):
         ctx = None
         if before is not None:
@@ -122,7 +114,11 @@ def _py_wrapper(orig, before, after, on_error):
                     _unraisable(on_error)
             drop_own(e)
             raise
-        if after is not None:
+        if after is None:
+            pass
+        elif after_star:
+            after(*ctx)
+        else:
             after(ctx, args, res)
         return res
     for name in ("__name__", "__qualname__", "__module__", "__doc__"):
@@ -139,11 +135,11 @@ class _PyCall(object):
     """The Python wrapper of a callable that must pickle as `reduce` (the
     worker_init_fn a spawned worker unpickles). Its __call__ is the
     closure's of _py_wrapper, spelled on attributes (one frame, not two)."""
-    __slots__ = ("orig", "before", "after", "on_error", "reduce", "__dict__")
+    __slots__ = ("orig", "before", "after", "on_error", "reduce", "after_star", "__dict__")
 
-    def __init__(self, orig, before, after, on_error, reduce):
+    def __init__(self, orig, before, after, on_error, reduce, after_star=False):
         self.orig, self.before, self.after = orig, before, after
-        self.on_error, self.reduce = on_error, reduce
+        self.on_error, self.reduce, self.after_star = on_error, reduce, after_star
 
     def __call__(self, *args, **kwargs):
         ctx = None
@@ -163,7 +159,11 @@ class _PyCall(object):
                     _unraisable(self.on_error)
             drop_own(e)
             raise
-        if self.after is not None:
+        if self.after is None:
+            pass
+        elif self.after_star:
+            self.after(*ctx)
+        else:
             self.after(ctx, args, res)
         return res
 

@@ -303,14 +303,17 @@ def _wrap_fetch(orig, lid, lb):
     """fetch with fetch_begin/fetch_end around it (module docstring). The
     ctypes functions are called directly: this runs once per batch."""
     fetch_begin, fetch_end = lb.gpustarve_fetch_begin, lb.gpustarve_fetch_end
-    caller = _frames.caller
+    getframe = sys._getframe
+    hidden = _frames.HIDDEN_FILE
     loaded = itertools.count()
     mask = 0xFFFFFFFFFFFFFFFF
 
     def before(args, kwargs):
         i = None
         try:
-            f = caller()  # torch's worker loop, which called fetch
+            f = getframe(1)  # torch's worker loop, which called fetch
+            while f.f_code.co_filename == hidden:  # the Python wrapper's, without the extension
+                f = f.f_back
             if f.f_code.co_name == "_worker_loop":
                 i = f.f_locals.get("idx")
                 i = int(i) & mask if i is not None else None
@@ -319,12 +322,10 @@ def _wrap_fetch(orig, lid, lb):
         if i is None:
             i = next(loaded)
         fetch_begin(i, lid)
-        return (i, None, None)
-
-    def after(i, args, data):
-        fetch_end(i, lid)
-    # a fetch that raises loaded no batch: its fetch_begin stays open
-    return wrap(orig, hide(before), hide(after))
+        return ((i, lid), None, None)
+    # after: fetch_end(i, lid), called directly; a fetch that raises loaded
+    # no batch: its fetch_begin stays open
+    return wrap(orig, hide(before), fetch_end, after_star=True)
 
 
 # ---- wrappers ------------------------------------------------------------------

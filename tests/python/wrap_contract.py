@@ -23,13 +23,13 @@ if impl == "c":
     mod = importlib.util.module_from_spec(
         importlib.util.spec_from_file_location("gpustarve._cwrap", path, loader=loader))
 
-    def wrap(orig, before=None, after=None, on_error=None, reduce=None):
-        return mod.Wrapper(orig, before, after, on_error, reduce)
+    def wrap(orig, before=None, after=None, on_error=None, reduce=None, after_star=False):
+        return mod.Wrapper(orig, before, after, on_error, reduce, after_star)
 else:
-    def wrap(orig, before=None, after=None, on_error=None, reduce=None):
+    def wrap(orig, before=None, after=None, on_error=None, reduce=None, after_star=False):
         if reduce is not None:
-            return _frames._PyCall(orig, before, after, on_error, reduce)
-        return _frames._py_wrapper(orig, before, after, on_error)
+            return _frames._PyCall(orig, before, after, on_error, reduce, after_star)
+        return _frames._py_wrapper(orig, before, after, on_error, after_star)
 
 log = []
 
@@ -115,6 +115,10 @@ Thing.method = wrap(orig, lambda args, kwargs: ("ctx", (args[0], "x"), {"y": "z"
 assert t.method(1) == ["x", "z"] and log[-1] == ("after", "ctx", ["x", "z"])
 Thing.method = wrap(orig, lambda args, kwargs: ("ctx2", None, None), after)
 assert t.method(7) == [7, 2] and log[-1] == ("after", "ctx2", [7, 2])
+# after_star: after(*ctx), nothing else (a marker function's two numbers)
+Thing.method = wrap(orig, lambda args, kwargs: ((4, 5), None, None),
+                    lambda a, b: log.append(("star", a, b)), after_star=True)
+assert t.method(8) == [8, 2] and log[-1] == ("star", 4, 5)
 
 # a hook's own exception propagates (before: orig is not called)
 Thing.method = wrap(orig, lambda args, kwargs: 1 / 0)
