@@ -9,8 +9,9 @@
  *                            other arguments (args None: the same ones);
  *   orig(*args, **kwargs) -> the result, returned as it is;
  *   after(ctx, args, result)        when orig returned (after(*ctx) with
- *                                   after_star: a ctypes marker function
- *                                   called with no Python frame at all);
+ *                                   after_star, when ctx is a tuple: a
+ *                                   ctypes marker function called with no
+ *                                   Python frame at all);
  *   on_error(ctx, args)             when orig raised; the exception is put
  *                                   aside while it runs and comes back as it
  *                                   was (traceback included).
@@ -34,6 +35,8 @@
 #define Py_LIMITED_API 0x03080000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
+#include <structmember.h>
 
 typedef struct {
     PyObject_HEAD
@@ -43,6 +46,7 @@ typedef struct {
     PyObject *on_error;
     PyObject *reduce;
     PyObject *dict;
+    PyObject *weaklist;
     int after_star;
 } Wrapper;
 
@@ -76,6 +80,8 @@ static void wrapper_dealloc(PyObject *o)
 {
     PyTypeObject *tp = Py_TYPE(o);
     PyObject_GC_UnTrack(o);
+    if (((Wrapper *)o)->weaklist != NULL)
+        PyObject_ClearWeakRefs(o);
     wrapper_clear(o);
     freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     tp_free(o);
@@ -174,7 +180,7 @@ static PyObject *wrapper_call(PyObject *o, PyObject *args, PyObject *kwargs)
             if (a != Py_None) {
                 if (!PyTuple_Check(a) || (k != Py_None && !PyDict_Check(k))) {
                     PyErr_SetString(PyExc_TypeError,
-                                    "Wrapper: before's args must be a tuple, kwargs a dict or None");
+                                    "Wrapper: before's args must be a tuple, kwargs a dict");
                     Py_DECREF(r);
                     return NULL;
                 }
@@ -193,9 +199,9 @@ static PyObject *wrapper_call(PyObject *o, PyObject *args, PyObject *kwargs)
             h = PyObject_CallFunctionObjArgs(w->after, ctx, args, res, NULL);
         else if (PyTuple_Check(ctx))
             h = PyObject_Call(w->after, ctx, NULL);
-        else {
-            PyErr_SetString(PyExc_TypeError, "Wrapper: after_star needs a tuple ctx");
-            h = NULL;
+        else { /* before said nothing to do */
+            Py_INCREF(Py_None);
+            h = Py_None;
         }
         if (h == NULL)
             Py_CLEAR(res);
@@ -280,6 +286,14 @@ static PyGetSetDef wrapper_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* RATIONALE: honoured by PyType_FromSpec from 3.9 on (on 3.8 the wrapper
+ * simply takes no weak references); functions take them, and code that
+ * caches by function (functools, torch's compilers) may ask. */
+static PyMemberDef wrapper_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(Wrapper, weaklist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyMethodDef wrapper_methods[] = {
     {"__reduce__", wrapper_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
@@ -297,6 +311,7 @@ static PyType_Slot wrapper_slots[] = {
     {Py_tp_repr, (void *)wrapper_repr},
     {Py_tp_getset, (void *)wrapper_getset},
     {Py_tp_methods, (void *)wrapper_methods},
+    {Py_tp_members, (void *)wrapper_members},
     {0, NULL},
 };
 

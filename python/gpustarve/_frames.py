@@ -73,9 +73,9 @@ def wrap(orig, before=None, after=None, on_error=None, reduce=None, after_star=F
     """A callable standing for orig (gpustarve._cwrap.Wrapper's contract,
     python/gpustarve/_cwrap.c): before(args, kwargs) -> None or (ctx, args,
     kwargs); orig(*args, **kwargs); after(ctx, args, result) (after(*ctx)
-    with after_star) or, when orig raised, on_error(ctx, args), then orig's
-    exception as it was. Binds as a method; pickled, it is orig's qualified
-    name, or `reduce`."""
+    with after_star, nothing when ctx is None) or, when orig raised,
+    on_error(ctx, args), then orig's exception as it was. Binds as a method;
+    pickled, it is orig's qualified name, or `reduce`."""
     c = _native.cwrap()
     if c is not None:
         return c.Wrapper(orig, before, after, on_error, reduce, after_star)
@@ -117,7 +117,8 @@ def _py_wrapper(orig, before, after, on_error, after_star=False):
         if after is None:
             pass
         elif after_star:
-            after(*ctx)
+            if ctx is not None:
+                after(*ctx)
         else:
             after(ctx, args, res)
         return res
@@ -162,7 +163,8 @@ class _PyCall(object):
         if self.after is None:
             pass
         elif self.after_star:
-            self.after(*ctx)
+            if ctx is not None:
+                self.after(*ctx)
         else:
             self.after(ctx, args, res)
         return res

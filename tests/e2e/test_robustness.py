@@ -995,7 +995,8 @@ try:
     for b in DataLoader(DS(), batch_size=1, shuffle=True):
         pass
 except KeyError:
-    out["traceback"] = [(f.filename, f.lineno, f.name) for f in traceback.extract_tb(sys.exc_info()[2])]
+    tb = traceback.extract_tb(sys.exc_info()[2])
+    out["traceback"] = [(f.filename, f.lineno, f.name) for f in tb]
 list(DataLoader(DS(bad=-1), batch_size=1, num_workers=1, worker_init_fn=init_fn))
 with open(side) as fp:
     for line in fp:
@@ -1004,7 +1005,8 @@ init = DataLoader.__init__
 out["inspect"] = [inspect.getfile(init), inspect.getsourcefile(init), inspect.getsourcelines(init),
                   inspect.isfunction(init), str(inspect.signature(init)),
                   inspect.getmodule(init).__name__, init.__module__, init.__qualname__,
-                  inspect.unwrap(init).__code__.co_filename, inspect.getfile(DataLoader(DS()).__init__),
+                  inspect.unwrap(init).__code__.co_filename,
+                  inspect.getfile(DataLoader(DS()).__init__),
                   inspect.isfunction(type(iter(DataLoader(DS()))).__next__)]
 dl = DataLoader(DS(bad=-1), batch_size=2)
 again = pickle.loads(pickle.dumps(dl))

@@ -12,6 +12,7 @@ import inspect
 import pickle
 import sys
 import traceback
+import weakref
 
 impl, pydir = sys.argv[1], sys.argv[2]
 sys.path.insert(0, pydir)
@@ -82,6 +83,7 @@ assert inspect.ismethod(t.method) and t.method.__self__ is t
 assert inspect.getsourcelines(Thing.method) == inspect.getsourcelines(orig)
 assert pickle.loads(pickle.dumps(Thing.method)) is Thing.method
 assert Thing.method._gpustarve_wrapper is True
+assert weakref.ref(Thing.method)() is Thing.method
 if impl == "c":
     assert inspect.isfunction(Thing.method)
     assert inspect.getfile(Thing.method) == inspect.getfile(orig) == __file__
@@ -119,6 +121,8 @@ assert t.method(7) == [7, 2] and log[-1] == ("after", "ctx2", [7, 2])
 Thing.method = wrap(orig, lambda args, kwargs: ((4, 5), None, None),
                     lambda a, b: log.append(("star", a, b)), after_star=True)
 assert t.method(8) == [8, 2] and log[-1] == ("star", 4, 5)
+Thing.method = wrap(orig, None, lambda a, b: log.append(("star", a, b)), after_star=True)
+assert t.method(9) == [9, 2] and log[-1] == ("orig", 9, 2, log[-1][3])  # ctx None: no call
 
 # a hook's own exception propagates (before: orig is not called)
 Thing.method = wrap(orig, lambda args, kwargs: 1 / 0)
