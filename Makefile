@@ -50,10 +50,17 @@ ANALYZER_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZER_SRC)) \
 
 LIB := $(BUILD)/libgpustarve.so
 CLI := $(BUILD)/gpustarve
+# The Python side's frame-free call wrapper (python/gpustarve/_cwrap.c), a
+# CPython extension built against the limited API (abi3) with Debian's
+# python3-dev headers; found next to libgpustarve.so. Without the headers it
+# is not built and the Python side uses its Python wrappers (docs/python.md).
+PY_INCLUDE := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+HAVE_PYDEV := $(if $(wildcard $(PY_INCLUDE)/Python.h),1,)
+CWRAP      := $(if $(HAVE_PYDEV),$(BUILD)/gpustarve_cwrap.abi3.so,)
 
 .PHONY: all
 ## all: build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
-all: $(LIB) $(CLI) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
+all: $(LIB) $(CLI) $(CWRAP) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- preload library ----------------------------------------------------
 # preload/ and cupti/ meet through sink/gs_sink.h only: cupti/ is compiled
@@ -79,6 +86,13 @@ $(LIB): $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) preload/libgpustarve.map
 	$(Q)$(CC) -shared -pthread -Wl,--version-script=preload/libgpustarve.map \
 	    -Wl,-z,now -o $@ $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) $(LDLIBS_ZSTD) -ldl \
 	    -Wl,--push-state,--no-as-needed -lgcc_s -lunwind -Wl,--pop-state
+
+# ---- Python extension (never linked with libpython: the interpreter that
+# loads it provides the symbols) -------------------------------------------
+$(BUILD)/gpustarve_cwrap.abi3.so: python/gpustarve/_cwrap.c
+	@mkdir -p $(dir $@)
+	@echo "  CC(py)  $@"
+	$(Q)$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -isystem $(PY_INCLUDE) -o $@ $<
 
 # ---- CLI ----------------------------------------------------------------
 CLI_CFLAGS := $(CFLAGS_COMMON) -Ianalyzer -pthread
@@ -239,8 +253,14 @@ SAN_ENV = GS_SAN_LIB=$(abspath $(SAN_LIB)) GS_SAN_RUNTIME=$(SAN_RUNTIME) \
           ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:allow_user_segv_handler=1:exitcode=99 \
           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99
 
+# the Python side finds its extension next to the preloaded library
+SAN_CWRAP := $(if $(CWRAP),$(BUILD)/san/$(notdir $(CWRAP)),)
+$(BUILD)/san/gpustarve_cwrap.abi3.so: $(CWRAP)
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
 ## test-san-collector: the hook and end-to-end tests with libgpustarve.so built with AddressSanitizer and UBSan
-test-san-collector: $(SAN_LIB) all
+test-san-collector: $(SAN_LIB) $(SAN_CWRAP) all
 	$(Q)$(SAN_ENV) BUILD=$(BUILD) $(HK_DIR)/run.sh
 	$(Q)$(SAN_ENV) $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
@@ -303,10 +323,11 @@ bench: all bench-bins
 	$(Q)./bench/run.sh
 
 ## install: install gpustarve and libgpustarve.so under PREFIX (default /usr/local)
-install: $(LIB) $(CLI)
+install: $(LIB) $(CLI) $(CWRAP)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gpustarve
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/gpustarve
 	install -m 755 $(LIB) $(DESTDIR)$(PREFIX)/lib/gpustarve/libgpustarve.so
+	$(if $(CWRAP),install -m 755 $(CWRAP) $(DESTDIR)$(PREFIX)/lib/gpustarve/)
 	install -d $(DESTDIR)$(PREFIX)/lib/gpustarve/python/gpustarve $(DESTDIR)$(PREFIX)/include
 	install -m 644 python/sitecustomize.py $(DESTDIR)$(PREFIX)/lib/gpustarve/python/
 	install -m 644 python/gpustarve/*.py $(DESTDIR)$(PREFIX)/lib/gpustarve/python/gpustarve/

@@ -269,7 +269,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     if (tr->imported)
         note(res, "imported from a PyTorch profiler trace: it records no DataLoader worker "
                   "process, so worker count, worker I/O and loader CPU time are unknown, and data "
-                  "wait is the DataLoader __next__ spans");
+                  "wait is the part of the DataLoader __next__ spans while the GPU is idle");
     an_decide_in in;
     an_decide_in_build(res, o, &in);
     an_decision d;

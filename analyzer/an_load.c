@@ -283,11 +283,15 @@ int an_default_threads(void)
  * (a slot); a finished slot is appended to the run as soon as every file
  * before it is appended too (under the pool's lock, by whichever thread
  * finished last), so the run is the one a single thread makes. Files are
- * taken in file order, so the slots waiting for an earlier file are about
- * as many as the threads. Memory: a thread holds one open file at a time
- * (its reader's frame and batch buffers and the pass's state, as with one
- * thread); what a waiting slot keeps is what the run keeps of its file
- * anyway, and its call-site shard. */
+ * taken a group of TAKE_GROUP files per thread after the other, in file
+ * order, and inside a group the largest first: so the slots waiting for
+ * an earlier file are at most about a group and the threads, and the run
+ * does not end with one thread reading a large file (a rank's trainer)
+ * while the others have nothing left to take. Memory: a thread holds one
+ * open file at a time (its reader's frame and batch buffers and the pass's
+ * state, as with one thread); what a waiting slot keeps is what the run
+ * keeps of its file anyway, and its call-site shard. */
+#define TAKE_GROUP 8
 typedef struct slot {
     const char *path;
     an_run run;
@@ -299,7 +303,8 @@ typedef struct slot {
 typedef struct pool {
     slot *slots;
     size_t n;
-    _Atomic size_t next; /* the next file to take */
+    size_t *order;       /* the files in the order they are taken */
+    _Atomic size_t next; /* the next of order to take */
     const an_opts *o;
     prog *g;
     pthread_mutex_t lock; /* done, merged, run, rc and the hooks' file_merge */
@@ -370,9 +375,10 @@ static void *reader_thread(void *arg)
     pool *pl = arg;
     const an_hooks *hk = pl->o->hooks;
     for (;;) {
-        const size_t i = atomic_fetch_add(&pl->next, 1);
-        if (i >= pl->n)
+        const size_t k = atomic_fetch_add(&pl->next, 1);
+        if (k >= pl->n)
             break;
+        const size_t i = pl->order[k];
         slot *s = &pl->slots[i];
         void *hctx = NULL;
         if (hk) {
@@ -386,15 +392,51 @@ static void *reader_thread(void *arg)
     return NULL;
 }
 
-/* Read paths[0..n) on nthreads threads (the caller's among them) into run. */
-static int load_parallel(an_run *run, char **paths, size_t n, int nthreads, const an_opts *o,
-                         prog *g)
+typedef struct take {
+    uint64_t size;
+    size_t i;
+} take;
+
+/* larger first, then in file order */
+static int cmp_take(const void *a, const void *b)
+{
+    const take *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The order the files are taken in (TAKE_GROUP): order[0..n). */
+static int take_order(size_t *order, const uint64_t *sizes, size_t n, int nthreads)
+{
+    const size_t group = (size_t)nthreads * TAKE_GROUP;
+    take *t = malloc((n < group ? n : group) * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t s = 0; s < n; s += group) {
+        const size_t m = n - s < group ? n - s : group;
+        for (size_t j = 0; j < m; j++)
+            t[j] = (take){sizes[s + j], s + j};
+        qsort(t, m, sizeof *t, cmp_take);
+        for (size_t j = 0; j < m; j++)
+            order[s + j] = t[j].i;
+    }
+    free(t);
+    return 0;
+}
+
+/* Read paths[0..n) (sizes[i] bytes each) on nthreads threads (the caller's
+ * among them) into run. */
+static int load_parallel(an_run *run, char **paths, const uint64_t *sizes, size_t n, int nthreads,
+                         const an_opts *o, prog *g)
 {
     pool pl = {0};
     pl.slots = calloc(n, sizeof *pl.slots);
+    pl.order = malloc(n * sizeof *pl.order);
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
-    if (!pl.slots || !tids) {
+    if (!pl.slots || !pl.order || !tids || take_order(pl.order, sizes, n, nthreads) < 0) {
         free(pl.slots);
+        free(pl.order);
         free(tids);
         return -1;
     }
@@ -417,6 +459,7 @@ static int load_parallel(an_run *run, char **paths, size_t n, int nthreads, cons
         pthread_join(tids[t], NULL);
     pthread_mutex_destroy(&pl.lock);
     free(pl.slots);
+    free(pl.order);
     free(tids);
     return pl.rc;
 }
@@ -451,24 +494,24 @@ int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts
             snprintf(err, errlen, "%s: no trace files (*" GS_TRACE_SUFFIX ") in this directory", dir);
             rc = -1;
         }
-        for (size_t i = 0; rc == 0 && i < files[d].n; i++) {
-            struct stat st;
-            if (stat(files[d].path[i], &st) == 0)
-                run->bytes += (uint64_t)st.st_size;
-        }
         if (rc == 0)
             run->nfiles += files[d].n;
     }
-    /* every path, in the order one thread reads them */
+    /* every path, in the order one thread reads them, and its size */
     char **paths = rc == 0 ? calloc(run->nfiles ? run->nfiles : 1, sizeof *paths) : NULL;
-    if (rc == 0 && !paths) {
+    uint64_t *sizes = rc == 0 ? calloc(run->nfiles ? run->nfiles : 1, sizeof *sizes) : NULL;
+    if (rc == 0 && (!paths || !sizes)) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
     size_t npaths = 0;
     for (size_t d = 0; d < ndirs && rc == 0; d++)
-        for (size_t i = 0; i < files[d].n; i++)
+        for (size_t i = 0; i < files[d].n; i++) {
+            struct stat st;
+            sizes[npaths] = stat(files[d].path[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+            run->bytes += sizes[npaths];
             paths[npaths++] = files[d].path[i];
+        }
     const an_hooks *hk = o->hooks;
     int nthreads = o->threads > 0 ? o->threads : an_default_threads();
     if (hk && (!hk->file_new || !hk->file_merge || hk->on_piece))
@@ -478,7 +521,7 @@ int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts
     prog g;
     prog_init(&g, o, 0, run->bytes);
     if (rc == 0 && nthreads > 1) {
-        if (load_parallel(run, paths, npaths, nthreads, o, &g) < 0) {
+        if (load_parallel(run, paths, sizes, npaths, nthreads, o, &g) < 0) {
             snprintf(err, errlen, "out of memory reading %s", dirs[0]);
             rc = -1;
         }
@@ -490,6 +533,7 @@ int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts
             }
     pthread_mutex_destroy(&g.lock);
     free(paths);
+    free(sizes);
     for (size_t d = 0; d < ndirs; d++)
         gs_run_files_free(&files[d]);
     free(files);

@@ -390,6 +390,23 @@ void an_job_align(an_job *job)
             continue;
         size_t lim = (size_t)-1;
         uint64_t lim_own = 0, maxL = 0;
+        /* the largest data wait of the step (rank top) and the largest of
+         * the others: any rank's largest among the other ranks is one of
+         * the two (RATIONALE: one pass per step, not one per rank) */
+        uint64_t d1 = 0, d2 = 0;
+        size_t top = (size_t)-1;
+        for (size_t j = 0; j < job->nranks; j++) {
+            if (!job->ranks[j].ok)
+                continue;
+            const uint64_t d = job->ranks[j].res.steps[i].v.idle_dw;
+            if (top == (size_t)-1 || d > d1) {
+                d2 = d1;
+                d1 = d;
+                top = j;
+            } else if (d > d2) {
+                d2 = d;
+            }
+        }
         for (size_t k = 0; k < job->nranks; k++) {
             const an_rank *R = &job->ranks[k];
             if (!R->ok)
@@ -398,11 +415,7 @@ void an_job_align(an_job *job)
             if (R->res.share[AN_SH_COMM] > 0) {
                 W[k] = v->busy[AN_BUSY_COMM];
             } else {
-                uint64_t dmax = 0;
-                for (size_t j = 0; j < job->nranks; j++)
-                    if (j != k && job->ranks[j].ok &&
-                        job->ranks[j].res.steps[i].v.idle_dw > dmax)
-                        dmax = job->ranks[j].res.steps[i].v.idle_dw;
+                const uint64_t dmax = k == top ? d2 : d1;
                 const uint64_t behind = dmax > v->idle_dw ? dmax - v->idle_dw : 0;
                 W[k] = behind < v->idle_host ? behind : v->idle_host;
             }

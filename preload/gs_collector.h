@@ -131,6 +131,11 @@ const char *gs_out_path(void);
 int gs_thread_start(void *(*fn)(void *));
 int gs_writer_init(void);
 int gs_writer_start(void);
+/* Wait up to ms ms until the newest writer thread runs its own code. Fork
+ * calls it first: a thread still starting may be inside the allocator (a
+ * sanitizer runtime allocates there), and a child must not inherit that
+ * allocator's lock taken. */
+void gs_writer_wait_started(unsigned ms);
 void gs_writer_stop(void);
 void gs_writer_after_fork_child(void);
 /* A GPU source started (its tick and drain call a library that may use the

@@ -47,6 +47,9 @@ static _Atomic int g_stop;
  * started, or the trace file is in the program's table). */
 static _Atomic int g_table;
 static _Atomic uint32_t g_gen; /* a writer started under an older generation ends */
+/* 0 from a writer thread's creation until it runs its own code (then 1):
+ * fork waits for it (gs_writer_wait_started) */
+static _Atomic uint32_t g_started = 1;
 static int g_final; /* the EXIT record is written: write nothing more */
 
 static uint8_t *g_raw;
@@ -835,6 +838,8 @@ static void *writer_main(void *arg)
     const uint32_t gen = atomic_load(&g_gen);
     prctl(PR_SET_NAME, "gpustarve", 0, 0, 0);
     choose_table();
+    atomic_store(&g_started, 1);
+    syscall(SYS_futex, &g_started, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
     const int own = gs_out_own_table();
     unsigned ms = gs_cfg.flush_ms;
     /* RATIONALE: a first calibration segment a few ms after start, so that
@@ -867,12 +872,14 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+static int start_writer_thread(void);
+
 void gs_writer_share_table(void)
 {
     if (gs_out_own_table() || atomic_exchange(&g_table, 2) != 1 || atomic_load(&g_stop))
         return; /* already there, not chosen yet (it will stay), or not from the program */
     atomic_fetch_add(&g_gen, 1);
-    if (gs_thread_start(writer_main) != 0)
+    if (start_writer_thread() != 0)
         atomic_fetch_sub(&g_gen, 1); /* the one in its own table goes on */
     poke_all();
 }
@@ -893,10 +900,27 @@ int gs_thread_start(void *(*fn)(void *))
     return rc == 0 ? 0 : -1;
 }
 
+static int start_writer_thread(void)
+{
+    atomic_store(&g_started, 0);
+    int rc = gs_thread_start(writer_main);
+    if (rc != 0)
+        atomic_store(&g_started, 1); /* nothing to wait for */
+    return rc;
+}
+
 int gs_writer_start(void)
 {
     atomic_store(&g_stop, 0);
-    return gs_thread_start(writer_main);
+    return start_writer_thread();
+}
+
+void gs_writer_wait_started(unsigned ms)
+{
+    for (unsigned i = 0; i < ms && !atomic_load(&g_started); i++) {
+        struct timespec ts = {0, 1000000L};
+        syscall(SYS_futex, &g_started, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+    }
 }
 
 void gs_writer_stop(void)

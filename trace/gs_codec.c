@@ -627,6 +627,28 @@ decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_strin
             return GS_ERR_CORRUPT;
         const unsigned kind = *p++;
         uint64_t v;
+        /* RATIONALE: REPEAT (the last event again, a new start and
+         * duration) is most records of a reading loop: tested first, before
+         * the field table and the other record layouts */
+        if (kind == GS_K_REPEAT) {
+            const int roomy = 0;
+            uint64_t gap, dur;
+            if (end - p >= 2 * VARINT_ROOM) {
+                const int roomy = 1;
+                GET_U(gap);
+                GET_U(dur);
+            } else {
+                GET_U(gap);
+                GET_U(dur);
+            }
+            if (!last || d->cs_stack)
+                return GS_ERR_CORRUPT; /* nothing to repeat, or a stack on it */
+            const unsigned lf = k_fields[last->kind];
+            if ((lf & (GS_F_TS | GS_F_DUR)) != (GS_F_TS | GS_F_DUR))
+                return GS_ERR_CORRUPT;
+            last = repeat_of(d, &events[nev++], last, gap, dur);
+            continue;
+        }
         const unsigned f = k_fields[kind]; /* kind < 256 = GS_K_MAX */
         if (__builtin_expect(f == 0, 0)) {
             /* the kinds with their own layout; anything else is unknown */
@@ -637,24 +659,6 @@ decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_strin
                     return GS_ERR_CORRUPT;
                 *tid = (uint32_t)v;
                 last = NULL;
-                continue;
-            }
-            if (kind == GS_K_REPEAT) {
-                uint64_t gap, dur;
-                if (end - p >= 2 * VARINT_ROOM) {
-                    const int roomy = 1;
-                    GET_U(gap);
-                    GET_U(dur);
-                } else {
-                    GET_U(gap);
-                    GET_U(dur);
-                }
-                if (!last || d->cs_stack)
-                    return GS_ERR_CORRUPT; /* nothing to repeat, or a stack on it */
-                const unsigned lf = k_fields[last->kind];
-                if ((lf & (GS_F_TS | GS_F_DUR)) != (GS_F_TS | GS_F_DUR))
-                    return GS_ERR_CORRUPT;
-                last = repeat_of(d, &events[nev++], last, gap, dur);
                 continue;
             }
             if (kind == GS_K_REPEATS) {

@@ -12,44 +12,46 @@ module with a foreign __loader__ (inspect and torch.jit read it).
 """
 import sys
 
-from ._frames import drop_own, hide
+from ._frames import hide, wrap
 
 TARGET = "torch.utils.data.dataloader"
 
 
 class _PatchingLoader:
-    """Delegates to the real loader; instruments the module after exec."""
+    """Delegates to the real loader; instruments the module after exec. Its
+    exec_module is gpustarve._frames.wrap() of the real one (the module's
+    own code runs under it: with the extension no gpustarve frame is on the
+    stack then, else warnings and tracebacks skip the Python wrapper's)."""
 
     def __init__(self, inner):
         self._inner = inner
+
+        def restore(ctx, args, r=None):
+            # the module keeps the loader it would have had without us
+            module = args[0]
+            try:
+                module.__loader__ = inner
+                if getattr(module, "__spec__", None) is not None:
+                    module.__spec__.loader = inner
+            except Exception:
+                pass
+
+        def loaded(ctx, args, r):
+            restore(ctx, args)
+            _instrument(args[0])
+        self.exec_module = wrap(inner.exec_module, after=hide(loaded), on_error=hide(restore))
 
     def create_module(self, spec):
         create = getattr(self._inner, "create_module", None)
         return create(spec) if create is not None else None
 
-    def exec_module(self, module):
-        try:
-            self._inner.exec_module(module)
-        except BaseException as e:
-            drop_own(e)
-            raise
-        finally:
-            # the module keeps the loader it would have had without us
-            try:
-                module.__loader__ = self._inner
-                if getattr(module, "__spec__", None) is not None:
-                    module.__spec__.loader = self._inner
-            except Exception:
-                pass
-        _instrument(module)
-
     def __getattr__(self, name):  # get_source, get_filename, is_package, ...
         return getattr(self._inner, name)
 
 
-# the module's own code runs under exec_module: warnings and tracebacks from
-# it must not name gpustarve (gpustarve._frames)
-_PatchingLoader.exec_module = hide(_PatchingLoader.exec_module)
+# create_module stays a (hidden) Python method: it runs none of the module's
+# code (a source module's is the default, None), and the inner loader may
+# have none to wrap
 _PatchingLoader.create_module = hide(_PatchingLoader.create_module)
 
 

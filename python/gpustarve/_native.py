@@ -4,12 +4,19 @@ Responsible for: finding the exported gpustarve_* functions in the running
 process (they are there only when the process was started by `gpustarve run`,
 which preloads the library), and offering them as plain Python functions.
 
+Also finds gpustarve's CPython extension (gpustarve._cwrap, the frame-free
+call wrapper of python/gpustarve/_cwrap.c): it lies next to the preloaded
+libgpustarve.so (build/ in the build tree, lib/gpustarve/ installed).
+
 Must never: raise (every function is a no-op without the library), load the
-library itself (dlopen of libgpustarve.so would start a second collector), or
-import anything outside the standard library.
+library itself (dlopen of libgpustarve.so would start a second collector),
+load the extension into an interpreter its stable ABI does not fit (not
+CPython, older than 3.8, a free-threaded build), or import anything outside
+the standard library.
 """
 import ctypes
 import os
+import sys
 
 _lib = None
 _loaded = False
@@ -112,3 +119,75 @@ def role(name, worker=0, loader=0):
     lb = lib()
     if lb is not None:
         lb.gpustarve_role(_bytes(name), _u64(worker), _u32(loader))
+
+
+# ---- the extension -------------------------------------------------------------
+
+CWRAP_FILE = "gpustarve_cwrap.abi3.so"
+_cwrap = None
+_cwrap_why = None
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _library_dir(lb):
+    """The folder of the libgpustarve.so this process preloaded."""
+    dladdr = ctypes.CDLL(None).dladdr
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    dladdr.restype = ctypes.c_int
+    info = _DlInfo()
+    addr = ctypes.cast(lb.gpustarve_active, ctypes.c_void_p).value
+    if not dladdr(addr, ctypes.byref(info)) or not info.dli_fname:
+        return None
+    return os.path.dirname(os.fsdecode(info.dli_fname))
+
+
+def _load_cwrap():
+    global _cwrap, _cwrap_why
+    _cwrap_why = "not traced"
+    lb = lib()
+    if lb is None:
+        return
+    if sys.implementation.name != "cpython" or sys.version_info < (3, 8):
+        _cwrap_why = "%s %d.%d is not CPython >= 3.8" % ((sys.implementation.name,)
+                                                        + tuple(sys.version_info[:2]))
+        return
+    if "t" in getattr(sys, "abiflags", ""):
+        _cwrap_why = "a free-threaded CPython takes no limited-API extension"
+        return
+    try:
+        d = _library_dir(lb)
+        if d is None:
+            _cwrap_why = "cannot find the folder of libgpustarve.so"
+            return
+        path = os.path.join(d, CWRAP_FILE)
+        if not os.path.isfile(path):
+            _cwrap_why = "%s is missing" % path
+            return
+        import importlib.machinery
+        import importlib.util
+        loader = importlib.machinery.ExtensionFileLoader("gpustarve._cwrap", path)
+        spec = importlib.util.spec_from_file_location("gpustarve._cwrap", path, loader=loader)
+        mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(mod)
+        mod.Wrapper  # the one thing it must have
+    except Exception as e:
+        _cwrap_why = "cannot load %s: %s: %s" % (CWRAP_FILE, type(e).__name__, e)
+        return
+    _cwrap, _cwrap_why = mod, None
+
+
+def cwrap():
+    """The gpustarve._cwrap module, or None (then cwrap_why() says why)."""
+    if _cwrap is None and _cwrap_why is None:
+        _load_cwrap()
+    return _cwrap
+
+
+def cwrap_why():
+    """Why cwrap() is None (None when it is not)."""
+    cwrap()
+    return _cwrap_why

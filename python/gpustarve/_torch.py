@@ -32,6 +32,10 @@ a step_begin without a step_end: that step never happened, and batch k is
 fetched again by the next epoch under the same index. Indices count the
 batches a loader has delivered, across epochs.
 
+Each wrapper is gpustarve._frames.wrap() of the original with hooks that run
+before and after it (frame-free with the C extension: docs/python.md,
+"Invisible to the program").
+
 Must never: import torch (it receives the module), raise from a wrapper
 because of gpustarve itself, change what a DataLoader returns, or slow next()
 by more than a few microseconds (nor a worker's batch: docs/performance.md,
@@ -43,8 +47,8 @@ import sys
 import threading
 import weakref
 
-from . import _native
-from ._frames import drop_own, hide
+from . import _frames, _native
+from ._frames import hide, wrap
 
 _lock = threading.Lock()
 _next_loader_id = 0
@@ -255,34 +259,28 @@ def _write_config(loader, it, st):
 
 # ---- worker tagging ------------------------------------------------------------
 
-class _WorkerInit(object):
-    """worker_init_fn wrapper: tags the worker, then calls the program's own.
-    A module-level class so spawn/forkserver workers can unpickle it."""
-    __slots__ = ("fn", "loader")
-
-    def __init__(self, fn, loader):
-        self.fn = fn
-        self.loader = loader
-
-    def __call__(self, worker_id):
+def _worker_init(fn, lid):
+    """The worker_init_fn gpustarve gives a loader's workers: tags the worker
+    (and wraps its fetchers), then calls the program's own fn (if any).
+    Pickles as this call, so spawn/forkserver workers rebuild it."""
+    def tag(args, kwargs):
         try:
-            _native.role("loader_worker", worker_id, self.loader)
-            _mark_worker_batches(self.loader)
+            _native.role("loader_worker", args[0] if args else 0, lid)
+            _mark_worker_batches(lid)
         except Exception:
             pass
-        if self.fn is not None:
-            try:
-                return self.fn(worker_id)
-            except BaseException as e:
-                drop_own(e)
-                raise
         return None
+    w = wrap(fn if fn is not None else _no_worker_init, before=hide(tag),
+             reduce=(_worker_init, (fn, lid)))
+    w._gpustarve_worker_init = True
+    return w
 
-    def __reduce__(self):
-        return (_WorkerInit, (self.fn, self.loader))
+
+def _no_worker_init(worker_id):
+    return None
 
 
-_WorkerInit.__call__ = hide(_WorkerInit.__call__)
+_no_worker_init = hide(_no_worker_init)
 
 
 # ---- worker batch markers ------------------------------------------------------
@@ -306,13 +304,16 @@ def _wrap_fetch(orig, lid, lb):
     ctypes functions are called directly: this runs once per batch."""
     fetch_begin, fetch_end = lb.gpustarve_fetch_begin, lb.gpustarve_fetch_end
     getframe = sys._getframe
+    hidden = _frames.HIDDEN_FILE
     loaded = itertools.count()
     mask = 0xFFFFFFFFFFFFFFFF
 
-    def fetch(self, possibly_batched_index):
+    def before(args, kwargs):
         i = None
         try:
-            f = getframe(1)
+            f = getframe(1)  # torch's worker loop, which called fetch
+            while f.f_code.co_filename == hidden:  # the Python wrapper's, without the extension
+                f = f.f_back
             if f.f_code.co_name == "_worker_loop":
                 i = f.f_locals.get("idx")
                 i = int(i) & mask if i is not None else None
@@ -321,106 +322,95 @@ def _wrap_fetch(orig, lid, lb):
         if i is None:
             i = next(loaded)
         fetch_begin(i, lid)
-        try:
-            data = orig(self, possibly_batched_index)
-        except BaseException as e:  # no batch: fetch_begin stays open
-            drop_own(e)
-            raise
-        fetch_end(i, lid)
-        return data
-    return _finish_wrapper(fetch, orig)
+        return ((i, lid), None, None)
+    # after: fetch_end(i, lid), called directly; a fetch that raises loaded
+    # no batch: its fetch_begin stays open
+    return wrap(orig, hide(before), fetch_end, after_star=True)
 
 
 # ---- wrappers ------------------------------------------------------------------
 
 def _wrap_loader_init(orig):
-    def __init__(self, *args, **kwargs):
-        try:
-            return _loader_init(orig, self, args, kwargs)
-        except BaseException as e:
-            drop_own(e)
-            raise
-    return _finish_wrapper(__init__, orig)
-
-
-def _loader_init(orig, self, args, kwargs):
     """DataLoader.__init__ with the GPUSTARVE_* overrides applied."""
-    if not _overrides:
-        return orig(self, *args, **kwargs)
-    try:
-        import inspect
-        ba = inspect.signature(orig).bind(self, *args, **kwargs)
-    except (TypeError, ValueError):
-        return orig(self, *args, **kwargs)  # torch reports the program's own error
-    a = ba.arguments
-    requested = {}
-    nw = _overrides.get("num_workers")
-    if nw is not None and a.get("num_workers", 0) != nw:
-        requested["num_workers"] = a.get("num_workers", 0)
-        a["num_workers"] = nw
-        if nw == 0:
-            # options that torch refuses without workers go back to their defaults
-            for name in ("prefetch_factor", "multiprocessing_context", "timeout"):
-                a.pop(name, None)
-            if a.get("persistent_workers"):
-                requested["persistent_workers"] = True
-                a["persistent_workers"] = False
-    pm = _overrides.get("pin_memory")
-    if pm is not None and bool(a.get("pin_memory", False)) != pm:
-        requested["pin_memory"] = bool(a.get("pin_memory", False))
-        a["pin_memory"] = pm
-    r = orig(*ba.args, **ba.kwargs)
-    if requested:
-        self.__dict__["_gpustarve_requested"] = requested
-    return r
+    def before(args, kwargs):
+        if not _overrides:
+            return None
+        try:
+            import inspect
+            ba = inspect.signature(orig).bind(*args, **(kwargs or {}))
+        except (TypeError, ValueError):
+            return None  # torch reports the program's own error
+        a = ba.arguments
+        requested = {}
+        nw = _overrides.get("num_workers")
+        if nw is not None and a.get("num_workers", 0) != nw:
+            requested["num_workers"] = a.get("num_workers", 0)
+            a["num_workers"] = nw
+            if nw == 0:
+                # options that torch refuses without workers go back to their defaults
+                for name in ("prefetch_factor", "multiprocessing_context", "timeout"):
+                    a.pop(name, None)
+                if a.get("persistent_workers"):
+                    requested["persistent_workers"] = True
+                    a["persistent_workers"] = False
+        pm = _overrides.get("pin_memory")
+        if pm is not None and bool(a.get("pin_memory", False)) != pm:
+            requested["pin_memory"] = bool(a.get("pin_memory", False))
+            a["pin_memory"] = pm
+        return (requested or None, ba.args, ba.kwargs)
+
+    def after(requested, args, r):
+        if requested:
+            args[0].__dict__["_gpustarve_requested"] = requested
+    return wrap(orig, hide(before), hide(after))
 
 
-_loader_init = hide(_loader_init)
+def _iterator_loader(args, kwargs):
+    """The loader an iterator's __init__(self, loader, ...) was given."""
+    if len(args) > 1:
+        return args[1]
+    return (kwargs or {}).get("loader")
 
 
 def _wrap_iter_init(orig):
-    def __init__(self, loader, *args, **kwargs):
-        try:
-            r = orig(self, loader, *args, **kwargs)
-        except BaseException as e:
-            drop_own(e)
-            raise
+    def before(args, kwargs):
+        return (_iterator_loader(args, kwargs), None, None)
+
+    def after(loader, args, r):
         try:
             st = _loader_state(loader)
             token = next(_iter_tokens)
-            self.__dict__["_gpustarve_state"] = st
-            self.__dict__["_gpustarve_token"] = token
-            weakref.finalize(self, _iterator_gone, st, token)
-            _write_config(loader, self, st)
+            it = args[0]
+            it.__dict__["_gpustarve_state"] = st
+            it.__dict__["_gpustarve_token"] = token
+            weakref.finalize(it, _iterator_gone, st, token)
+            _write_config(loader, it, st)
         except Exception as e:
             _warn("iter", "cannot follow a DataLoader: %s: %s" % (type(e).__name__, e))
-        return r
-    return _finish_wrapper(__init__, orig)
+    return wrap(orig, hide(before), hide(after))
 
 
 def _wrap_mp_iter_init(orig):
-    def __init__(self, loader, *args, **kwargs):
+    """The loader's worker_init_fn is gpustarve's while its workers start."""
+    def before(args, kwargs):
+        loader = _iterator_loader(args, kwargs)
         user_fn = getattr(loader, "worker_init_fn", None)
-        swapped = False
-        if not isinstance(user_fn, _WorkerInit):
-            try:
-                lid = _loader_state(loader).lid
-                loader.worker_init_fn = _WorkerInit(user_fn, lid)
-                swapped = True
-            except Exception:
-                swapped = False
+        if getattr(user_fn, "_gpustarve_worker_init", False):
+            return None
         try:
-            return orig(self, loader, *args, **kwargs)
-        except BaseException as e:
-            drop_own(e)
-            raise
-        finally:
-            if swapped:
-                try:
-                    loader.worker_init_fn = user_fn
-                except Exception:
-                    pass
-    return _finish_wrapper(__init__, orig)
+            loader.worker_init_fn = _worker_init(user_fn, _loader_state(loader).lid)
+        except Exception:
+            return None
+        return ((loader, user_fn), None, None)
+
+    def restore(swapped, args, r=None):
+        if swapped is not None:
+            try:
+                swapped[0].worker_init_fn = swapped[1]
+            except Exception:
+                pass
+    restore = hide(restore)
+    return wrap(orig, hide(before), restore, restore)
 
 
 def _wrap_shutdown(orig):
@@ -428,12 +418,13 @@ def _wrap_shutdown(orig):
     them is the loader's teardown, not the training step's (the finalizer
     that ends a dropped iterator's step runs only after __del__ has
     stopped them)."""
-    def _shutdown_workers(self):
-        st = self.__dict__.get("_gpustarve_state")
+    def before(args, kwargs):
+        it = args[0]
+        st = it.__dict__.get("_gpustarve_state")
         if st is not None:
-            _iterator_gone(st, self.__dict__.get("_gpustarve_token", 0))
-        return orig(self)
-    return _finish_wrapper(_shutdown_workers, orig)
+            _iterator_gone(st, it.__dict__.get("_gpustarve_token", 0))
+        return None
+    return wrap(orig, hide(before))
 
 
 def _end_run(st):
@@ -447,11 +438,11 @@ def _wrap_next(orig):
     fetch_begin, fetch_end = _native.fetch_begin, _native.fetch_end
     get_ident = threading.get_ident
 
-    def __next__(self):
+    def before(args, kwargs):
         global _trainer_tagged
-        st = self.__dict__.get("_gpustarve_state")
+        st = args[0].__dict__.get("_gpustarve_state")
         if st is None:
-            return orig(self)
+            return None
         lid = st.lid
         if not _trainer_tagged:
             _trainer_tagged = True
@@ -466,31 +457,22 @@ def _wrap_next(orig):
         k = st.next
         step_begin(k, lid)
         fetch_begin(k, lid)
-        try:
-            data = orig(self)
-        except BaseException as e:
-            fetch_end(k, lid)  # StopIteration (end of epoch) or an error
-            drop_own(e)
-            raise
-        fetch_end(k, lid)
+        return ((st, k), None, None)
+
+    def after(ctx, args, data):
+        if ctx is None:
+            return
+        st, k = ctx
+        fetch_end(k, st.lid)
         st.next = k + 1
         st.open = k
         st.open_tid = get_ident()
-        st.open_owner = self.__dict__.get("_gpustarve_token", 0)
-        return data
-    return _finish_wrapper(__next__, orig)
+        st.open_owner = args[0].__dict__.get("_gpustarve_token", 0)
 
-
-def _finish_wrapper(w, orig):
-    """w, invisible to warnings and tracebacks (gpustarve._frames), with
-    orig's name, qualname, module, docstring and __wrapped__."""
-    w.__name__ = getattr(orig, "__name__", w.__name__)
-    w.__qualname__ = getattr(orig, "__qualname__", w.__qualname__)
-    w.__module__ = getattr(orig, "__module__", w.__module__)
-    w.__doc__ = getattr(orig, "__doc__", None)
-    w.__wrapped__ = orig
-    w._gpustarve_wrapper = True
-    return hide(w)
+    def on_error(ctx, args):
+        if ctx is not None:  # StopIteration (end of epoch) or an error
+            fetch_end(ctx[1], ctx[0].lid)
+    return wrap(orig, hide(before), hide(after), hide(on_error))
 
 
 def _patch(cls, name, make):
@@ -507,6 +489,9 @@ def instrument(module):
         return
     module._gpustarve_instrumented = True
     _read_environment()
+    if not _frames.frame_free():
+        _warn("cwrap", "Python wrappers: a stack walked from inside a DataLoader shows "
+              "gpustarve's frames (%s)" % _frames.cwrap_why())
     dl = getattr(module, "DataLoader", None)
     base = getattr(module, "_BaseDataLoaderIter", None)
     mp = getattr(module, "_MultiProcessingDataLoaderIter", None)

@@ -934,42 +934,90 @@ def test_string_far_away_is_still_named(built, tmp_path):
 # ---- the Python side is invisible too -------------------------------------------------
 
 PY_SEEN = r"""
-import inspect, sys, traceback, warnings
+import inspect, json, os, pickle, sys, traceback, warnings
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+side = sys.argv[1]  # what a worker saw, for the trainer to print
+out = {}
+
+def seen(tag):
+    # a stack as inspect, sys._getframe and traceback walk it
+    f, frames = sys._getframe(1), []
+    while f is not None:
+        frames.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    return {tag: [[(s.filename, s.lineno, s.function) for s in inspect.stack()[1:]],
+                  frames, [tuple(s)[:3] for s in traceback.extract_stack()[:-1]]]}
+
+def from_worker(tag):
+    with open(side, "a") as fp:
+        fp.write(json.dumps(seen(tag)) + "\n")
+
 class DS(Dataset):
-    def __len__(self):
+    def __init__(self, bad=3):
+        self.bad = bad
+    def __len__(self):  # RandomSampler asks while DataLoader.__init__ runs
+        if "len" not in out:
+            out.update(seen("len"))
         return 4
     def __getitem__(self, i):
-        if i == 3:
+        if i == self.bad:
             raise KeyError("bad item")
+        if i == 1:
+            if torch.utils.data.get_worker_info() is None:
+                out.update(seen("getitem"))
+            else:
+                from_worker("worker_getitem")
+            for level in range(1, 7):
+                warnings.warn("level %d" % level, stacklevel=level)
         return torch.zeros(2)
 
-out = []
+def init_fn(worker_id):
+    from_worker("worker_init_fn")
+
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     it = iter(DataLoader(DS(), batch_size=1, pin_memory=True))  # no accelerator: torch warns
     next(it)
-out.append([(w.category.__name__, w.filename, w.lineno, str(w.message)[:50]) for w in caught])
+    next(it)
+out["warnings"] = [(w.category.__name__, w.filename, w.lineno, str(w.message)[:50]) for w in caught]
 warnings.resetwarnings()
 warnings.filterwarnings("error", category=UserWarning, module="torch.utils.data.dataloader")
 try:
     iter(DataLoader(DS(), batch_size=1, pin_memory=True))
-    out.append("not filtered")
+    out["filter"] = "not filtered"
 except UserWarning:
-    out.append("filtered by module")
+    out["filter"] = "filtered by module"
 warnings.resetwarnings()
+warnings.simplefilter("ignore")
 try:
-    for b in DataLoader(DS(), batch_size=1):
+    for b in DataLoader(DS(), batch_size=1, shuffle=True):
         pass
 except KeyError:
-    out.append([(f.filename, f.lineno, f.name) for f in traceback.extract_tb(sys.exc_info()[2])])
-out.append(inspect.getsourcelines(DataLoader.__init__)[1])
-out.append(str(inspect.signature(DataLoader.__init__)))
-out.append(inspect.getmodule(DataLoader.__init__).__name__)
-out.append([DataLoader.__init__.__module__, DataLoader.__init__.__qualname__])
-print(repr(out))
+    tb = traceback.extract_tb(sys.exc_info()[2])
+    out["traceback"] = [(f.filename, f.lineno, f.name) for f in tb]
+list(DataLoader(DS(bad=-1), batch_size=1, num_workers=1, worker_init_fn=init_fn))
+with open(side) as fp:
+    for line in fp:
+        out.update(json.loads(line))
+init = DataLoader.__init__
+out["inspect"] = [inspect.getfile(init), inspect.getsourcefile(init), inspect.getsourcelines(init),
+                  inspect.isfunction(init), str(inspect.signature(init)),
+                  inspect.getmodule(init).__name__, init.__module__, init.__qualname__,
+                  inspect.unwrap(init).__code__.co_filename,
+                  inspect.getfile(DataLoader(DS()).__init__),
+                  inspect.isfunction(type(iter(DataLoader(DS()))).__next__)]
+dl = DataLoader(DS(bad=-1), batch_size=2)
+again = pickle.loads(pickle.dumps(dl))
+out["pickle"] = [type(again).__name__, [b.shape[0] for b in again],
+                 pickle.loads(pickle.dumps(DataLoader.__init__)) is DataLoader.__init__]
+try:
+    pickle.dumps(iter(dl))
+    out["pickle"].append("iterator pickled")
+except Exception as e:
+    out["pickle"].append(type(e).__name__)
+print(json.dumps(out, indent=1, sort_keys=True))
 """
 
 VENV_PY = os.path.join(os.path.dirname(CLI), "..", ".venv", "bin", "python")
@@ -985,15 +1033,53 @@ def test_warnings_tracebacks_and_inspect_see_no_gpustarve(built, tmp_path, pytho
         pytest.skip("%s is missing (make venv)" % python)
     script = tmp_path / "seen.py"
     script.write_text(PY_SEEN)
-    plain = run_plain([python, str(script)])
-    traced = run_traced([python, str(script)], tmp_path / "run")
+    plain = run_plain([python, str(script), str(tmp_path / "plain.side")])
+    traced = run_traced([python, str(script), str(tmp_path / "traced.side")], tmp_path / "run")
     assert plain.returncode == 0, plain.stderr.decode()
     assert traced.returncode == 0, traced.stderr.decode()
+    seen = json.loads(plain.stdout)
+    assert set(seen) >= {"len", "getitem", "worker_getitem", "worker_init_fn", "warnings",
+                         "traceback", "inspect", "pickle"}, seen
     assert traced.stdout == plain.stdout
+    # frame-free: no word about Python wrappers
+    assert [l for l in traced.stderr.decode().splitlines() if "Python wrappers" in l] == []
     assert b"gpustarve" not in traced.stdout
     # the traced run did go through gpustarve's wrappers
     recs, _, _ = dump(tmp_path / "run")
     assert any(r["kind"] == "fetch_begin" for r in recs)
+
+
+def test_without_the_extension_python_wrappers_hide_less(built, tmp_path):
+    """Where gpustarve's extension is missing (here: a libgpustarve.so with
+    no gpustarve_cwrap.abi3.so beside it) the Python wrappers stand in, said
+    once: warnings, filters, tracebacks, signature and pickling stay as
+    untraced; a stack walked inside a DataLoader and getfile show gpustarve's
+    wrappers."""
+    if gstest.SAN_LIB:
+        pytest.skip("the sanitized run preloads its own library")
+    lib = tmp_path / "lib" / "libgpustarve.so"
+    lib.parent.mkdir()
+    shutil.copy(gstest.LIB, lib)
+    script = tmp_path / "seen.py"
+    script.write_text(PY_SEEN)
+    plain = run_plain([PY, str(script), str(tmp_path / "plain.side")])
+    traced = run_traced([PY, str(script), str(tmp_path / "traced.side")], tmp_path / "run",
+                        env=clean_env(GPUSTARVE_LIB=str(lib)))
+    assert plain.returncode == 0, plain.stderr.decode()
+    assert traced.returncode == 0, traced.stderr.decode()
+    said = [l for l in traced.stderr.decode().splitlines() if "Python wrappers" in l]
+    assert len(said) == 1 and "gpustarve_cwrap.abi3.so is missing" in said[0], said
+    a, b = json.loads(plain.stdout), json.loads(traced.stdout)
+    stacks = ("len", "getitem", "worker_getitem", "worker_init_fn")
+    assert {k: v for k, v in a.items() if k not in stacks + ("inspect",)} == \
+        {k: v for k, v in b.items() if k not in stacks + ("inspect",)}
+    # getfile and getsourcefile, of the function and of a bound method
+    shown = [i for i, (x, y) in enumerate(zip(a["inspect"], b["inspect"])) if x != y]
+    assert shown == [0, 1, 9], shown
+    for k in stacks:  # inspect.stack(), f_back, extract_stack: the wrappers' frames more
+        for untraced, fallback in zip(a[k], b[k]):
+            assert len(fallback) > len(untraced), k
+            assert [f for f in fallback if "gpustarve" not in f[0]] == untraced, k
 
 
 WARNS = r"""

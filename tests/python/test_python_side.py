@@ -12,8 +12,9 @@ import subprocess
 
 import pytest
 
-from conftest import (CLI, HERE, LIB, PYDIR, ROOT, TRAIN, clean_env, interpreters, run_plain,
-                      run_traced, train_summary)
+import gstest
+from conftest import (BUILD, CLI, HERE, LIB, PYDIR, ROOT, TRAIN, clean_env, interpreters,
+                      run_plain, run_traced, train_summary)
 
 PYS = interpreters()
 # RATIONALE: a small sleep per file makes the loader take a known part of
@@ -514,3 +515,18 @@ def test_workers_mark_each_batch_they_load(built, read_markers, tmp_path, py, ki
     workers = [w for w in json.loads(rep.stdout)["loader"]["workers"] if w["role"] == "loader_worker"]
     assert sorted((w["pid"], w["batches"], w["batches_source"]) for w in workers) == \
         sorted((pid, n, "markers") for pid, n in per.items())
+
+
+@pytest.mark.parametrize("impl", ["c", "py"])
+@pytest.mark.parametrize("python", interpreters())
+def test_wrap_contract(python, impl):
+    """gpustarve._frames.wrap()'s promises (hooks, arguments, exceptions,
+    inspect, pickle, references), with the C wrapper and with the Python
+    wrappers that stand in without it (tests/python/wrap_contract.py)."""
+    so = os.path.join(BUILD, "gpustarve_cwrap.abi3.so")
+    gstest.require(so)
+    p = gstest.run([python, os.path.join(HERE, "wrap_contract.py"), impl, PYDIR, so])
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout == b"ok\n"
+    # the hook that raised while orig's exception was set aside was reported
+    assert p.stderr.decode().count("ZeroDivisionError") == 1, p.stderr.decode()
