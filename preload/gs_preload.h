@@ -93,21 +93,9 @@ static inline gs_rec *gs_emit_slot(gs_ring **gp, uint64_t *hp)
     return &g->ev[h & g->mask];
 }
 
-/* The slot s that gs_emit_slot gave is filled: hand it to the writer.
- * RATIONALE: the line after s, the thread's next slot (or, after the ring's
- * last, whatever follows the ring: a prefetch never faults and changes no
- * memory), is asked for, for writing, now (PREFETCHW; a no-op on x86-64
- * processors without it), so that it is owned by the time the thread's next
- * record is stored there: a store to a line still being fetched holds up
- * every store after it, the real call's own included (docs/performance.md,
- * "The hook's path"). */
-static inline void gs_emit_publish(gs_ring *g, uint64_t h, gs_rec *s)
+/* The slot gs_emit_slot gave is filled: hand it to the writer. */
+static inline void gs_emit_publish(gs_ring *g, uint64_t h)
 {
-#if defined(__x86_64__)
-    __asm__ volatile("prefetchw %0" : : "m"(*(const char *)(s + 1)));
-#else
-    (void)s;
-#endif
     atomic_store_explicit(&g->head, h + 1, memory_order_release);
     if (GS_UNLIKELY(h + 1 - g->cached_tail == (g->mask + 1) / 2))
         gs_writer_poke();
@@ -125,7 +113,7 @@ static inline void gs_emit(const gs_rec *r)
         return;
     }
     *s = *r;
-    gs_emit_publish(g, h, s);
+    gs_emit_publish(g, h);
 }
 
 /* ---- nesting guard ---------------------------------------------------------- */

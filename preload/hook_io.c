@@ -393,7 +393,7 @@ record_read(uint16_t kind, uint64_t t0, int fd, uint64_t bytes, long ret, int64_
     r->offset = offset;
     r->aux = aux;
     if (GS_LIKELY(slot != NULL))
-        gs_emit_publish(g, h, slot);
+        gs_emit_publish(g, h);
     else
         gs_emit_slow(&tmp);
 }
