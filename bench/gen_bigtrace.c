@@ -8,8 +8,11 @@
  * runs K back-to-back kernels on stream 7, between step markers; the worker
  * whose turn it is reads one batch: the index from its pipe, openat, fstat,
  * R preads of 64 KiB with a little CPU between them, close. K and R follow
- * from --events / --steps. Frames hold 1 MiB of raw records, zstd level 3,
- * as the collector writes them. Output depends on the options only.
+ * from --events / --steps. Frames hold 1 MiB of raw records, zstd level -3,
+ * the collector's level for frames that are not mostly runs of repeated
+ * calls (preload/gs_config.c, ZSTD_LEVEL_DEFAULT; docs/performance.md,
+ * "The serial part, the order of files, and zstd"). Output depends on the
+ * options only.
  *
  * With RANKS > 1 (a distributed job: 64 ranks x 8 workers is 576 files), the
  * same for every rank: EVENTS are split between the ranks, rank r's trainer
@@ -106,7 +109,7 @@ static void open_out(out *o, const char *dir, uint64_t pid, uint64_t ppid, int f
     o->raw = malloc(RAW_CAP + 4096);
     o->frame_cap = gs_frame_bound(RAW_CAP + 4096);
     o->frame = malloc(o->frame_cap);
-    o->cctx = gs_frame_cctx_new(3);
+    o->cctx = gs_frame_cctx_new(-3);
     if (!o->raw || !o->frame || !o->cctx)
         die("out of memory");
     gs_encoder_init(&o->enc, o->raw, RAW_CAP + 4096);
