@@ -15,6 +15,8 @@
  *     ASSERT_MSG(cond, fmt, ...)  cond is true; printf-style message if not
  *     SKIP(n, fmt, ...)           n checks skipped, and why
  *     return gs_check_done("name");   the summary line, the exit status
+ *     gs_check_rand()             the next of a fixed pseudo-random sequence
+ *                                 (xorshift64; the same in every run)
  *
  * Timing checks belong in simulated time or with bounds that hold on a
  * loaded machine (docs/testing.md); speed belongs to `make bench`.
@@ -27,6 +29,7 @@
 #define GS_CHECK_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h> /* the tests that came before this header expect it */
 
@@ -79,6 +82,16 @@ static inline void gs_check_fail_at(const char *file, int line, const char *fmt,
         fprintf(stderr, __VA_ARGS__);                                           \
         fputc('\n', stderr);                                                    \
     } while (0)
+
+/* Random inputs that are the same in every run, so a failure repeats. */
+static inline uint64_t gs_check_rand(void)
+{
+    static uint64_t s = 88172645463325252ull;
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+}
 
 /* The summary line ("NAME: " left out when name is NULL); exit status. */
 static inline int gs_check_done(const char *name)

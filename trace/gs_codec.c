@@ -391,6 +391,22 @@ int gs_encode_event(gs_encoder *e, const gs_event *ev)
     return GS_OK;
 }
 
+/* The next offset after n calls like the last, each moving it by ret (a
+ * kind with an offset field, has_off): n steps of next_offset, in one step
+ * when none passes INT64_MAX. */
+static int64_t advance_offset(int has_off, int64_t off, int64_t ret, size_t n)
+{
+    uint64_t add;
+    if (!has_off || off < 0 || ret <= 0)
+        return off; /* next_offset leaves it as it is */
+    if (!__builtin_mul_overflow((uint64_t)ret, (uint64_t)n, &add) &&
+        add <= (uint64_t)INT64_MAX - (uint64_t)off)
+        return off + (int64_t)add; /* n steps of ret, none past INT64_MAX */
+    for (size_t i = 0; i < n; i++)
+        off = next_offset(off, ret, off);
+    return off;
+}
+
 size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur, size_t n)
 {
     if (!e->last.valid || n == 0)
@@ -426,16 +442,7 @@ size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur,
         }
         for (size_t i = 0; i < n; i++)
             p = put_u14(p, dur[i]);
-        uint64_t add;
-        if (!has_off || off < 0 || ret <= 0) {
-            /* next_offset leaves it as it is */
-        } else if (!__builtin_mul_overflow((uint64_t)ret, (uint64_t)n, &add) &&
-                   add <= (uint64_t)INT64_MAX - (uint64_t)off) {
-            off += (int64_t)add; /* n steps of ret, none past INT64_MAX */
-        } else {
-            for (size_t i = 0; i < n; i++)
-                off = next_offset(off, ret, off);
-        }
+        off = advance_offset(has_off, off, ret, n);
     }
     e->prev_ts = ts[n - 1];
     e->prev_end = end;
@@ -474,16 +481,7 @@ size_t gs_encode_repeats_cols(gs_encoder *e, const gs_runcols *c, size_t n)
     p += dlen;
     int64_t off = e->next_off;
     const int64_t ret = e->last.ret;
-    uint64_t add;
-    if (!(k_fields[e->last.kind] & GS_F_OFFSET) || off < 0 || ret <= 0) {
-        /* next_offset leaves it as it is */
-    } else if (!__builtin_mul_overflow((uint64_t)ret, (uint64_t)n, &add) &&
-               add <= (uint64_t)INT64_MAX - (uint64_t)off) {
-        off += (int64_t)add; /* n steps of ret, none past INT64_MAX */
-    } else {
-        for (size_t i = 0; i < n; i++)
-            off = next_offset(off, ret, off);
-    }
+    off = advance_offset(k_fields[e->last.kind] & GS_F_OFFSET, off, ret, n);
     e->prev_ts = c->last_ts;
     e->prev_end = c->end;
     e->next_off = off;

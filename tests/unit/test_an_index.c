@@ -11,14 +11,6 @@
 
 #define NKEYS 5000
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static void test_against_reference(int shape)
 {
@@ -27,7 +19,7 @@ static void test_against_reference(int shape)
     for (int i = 0; i < NKEYS; i++) {
         switch (shape) {
         case 0: keys[i] = (uint64_t)i; break;                    /* dense tids */
-        case 1: keys[i] = next(); break;                         /* anything */
+        case 1: keys[i] = gs_check_rand(); break;                         /* anything */
         case 2: keys[i] = (uint64_t)i << 32; break;              /* same low bits */
         default: keys[i] = UINT64_MAX - (uint64_t)i * 4096; break; /* near 2^64 */
         }
@@ -37,17 +29,17 @@ static void test_against_reference(int shape)
     memset(&m, 0, sizeof m);
     int bad = 0;
     for (int step = 0; step < 60000; step++) {
-        const int i = (int)(next() % NKEYS);
-        const unsigned op = (unsigned)(next() % 4);
+        const int i = (int)(gs_check_rand() % NKEYS);
+        const unsigned op = (unsigned)(gs_check_rand() % 4);
         if (op < 2) {
-            const uint32_t v = (uint32_t)(next() % 1000000);
+            const uint32_t v = (uint32_t)(gs_check_rand() % 1000000);
             ASSERT_EQ(an_index_put(&m, keys[i], v), 0);
             ref[i] = v;
         } else if (op == 2) {
             an_index_del(&m, keys[i]);
             ref[i] = -1;
         }
-        const int j = (int)(next() % NKEYS);
+        const int j = (int)(gs_check_rand() % NKEYS);
         bad += an_index_get(&m, keys[j]) != ref[j];
     }
     size_t live = 0;

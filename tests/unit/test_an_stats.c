@@ -14,14 +14,6 @@
 
 #define NMAX 300
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static int cmp_ref(const void *a, const void *b)
 {
@@ -45,8 +37,8 @@ static void fill(double *v, size_t n, int shape)
 {
     for (size_t i = 0; i < n; i++) {
         switch (shape) {
-        case 0: v[i] = (double)(next() % 7); break;                   /* many ties */
-        case 1: v[i] = (double)(next() >> 11) / 9007199254740992.0; break; /* distinct */
+        case 0: v[i] = (double)(gs_check_rand() % 7); break;                   /* many ties */
+        case 1: v[i] = (double)(gs_check_rand() >> 11) / 9007199254740992.0; break; /* distinct */
         case 2: v[i] = (double)i * 0.5; break;                          /* sorted */
         case 3: v[i] = (double)(n - i); break;                          /* reversed */
         case 4: v[i] = 42.0; break;                                     /* all equal */
@@ -111,7 +103,7 @@ static void test_large(void)
         return;
     }
     for (size_t i = 0; i < n; i++)
-        v[i] = (double)(next() % 100000) / 7.0;
+        v[i] = (double)(gs_check_rand() % 100000) / 7.0;
     memcpy(s, v, n * sizeof *s);
     qsort(s, n, sizeof *s, cmp_ref);
     ASSERT_TRUE(an_percentile(v, n, 0.5) == s[n / 2]);
