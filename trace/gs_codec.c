@@ -407,27 +407,34 @@ static int64_t advance_offset(int has_off, int64_t off, int64_t ret, size_t n)
     return off;
 }
 
+/* The encoder after a run of n events written up to p (both run encoders):
+ * the last event started at last_ts and ended at end, the offset moves on
+ * n calls; returns n. */
+static size_t end_run(gs_encoder *e, uint8_t *p, size_t n, uint64_t last_ts, uint64_t end)
+{
+    e->next_off =
+        advance_offset(k_fields[e->last.kind] & GS_F_OFFSET, e->next_off, e->last.ret, n);
+    e->prev_ts = last_ts;
+    e->prev_end = end;
+    e->len = (size_t)(p - e->buf);
+    e->nrec += (uint32_t)n;
+    return n;
+}
+
 size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur, size_t n)
 {
-    if (!e->last.valid || n == 0)
-        return 0;
-    const size_t room = e->cap - e->len < 11 ? 0 : (e->cap - e->len - 11) / GS_REPEAT_MAX_ENCODED;
+    const size_t room = gs_encode_repeats_room(e);
     if (n > room)
         n = room;
     if (n == 0)
         return 0;
-    const int has_off = (k_fields[e->last.kind] & GS_F_OFFSET) != 0;
-    const int64_t ret = e->last.ret;
     uint8_t *p = e->buf + e->len;
     uint64_t end = e->prev_end;
-    int64_t off = e->next_off;
     if (n == 1) {
         *p++ = GS_K_REPEAT;
         p = put_u(p, zz_enc((int64_t)(ts[0] - end)));
         p = put_u(p, dur[0]);
         end = ts[0] + dur[0];
-        if (has_off)
-            off = next_offset(off, ret, off);
     } else {
         /* RATIONALE: the column form (a REPEATS record, format 1.5): all the
          * gaps, then all the durations; zstd does a fifth less work on the
@@ -442,14 +449,8 @@ size_t gs_encode_repeats(gs_encoder *e, const uint64_t *ts, const uint64_t *dur,
         }
         for (size_t i = 0; i < n; i++)
             p = put_u14(p, dur[i]);
-        off = advance_offset(has_off, off, ret, n);
     }
-    e->prev_ts = ts[n - 1];
-    e->prev_end = end;
-    e->next_off = off;
-    e->len = (size_t)(p - e->buf);
-    e->nrec += (uint32_t)n;
-    return n;
+    return end_run(e, p, n, ts[n - 1], end);
 }
 
 size_t gs_encode_repeats_room(const gs_encoder *e)
@@ -479,15 +480,7 @@ size_t gs_encode_repeats_cols(gs_encoder *e, const gs_runcols *c, size_t n)
     p += glen;
     memcpy(p, c->durs, dlen);
     p += dlen;
-    int64_t off = e->next_off;
-    const int64_t ret = e->last.ret;
-    off = advance_offset(k_fields[e->last.kind] & GS_F_OFFSET, off, ret, n);
-    e->prev_ts = c->last_ts;
-    e->prev_end = c->end;
-    e->next_off = off;
-    e->len = (size_t)(p - e->buf);
-    e->nrec += (uint32_t)n;
-    return n;
+    return end_run(e, p, n, c->last_ts, c->end);
 }
 
 #define GET_U(var)                                                             \
