@@ -31,6 +31,8 @@ void an_stepv_from_snaps(an_stepv *v, const an_snap *a, const an_snap *b)
     v->idle_pg = b->idle_pg >= a->idle_pg ? b->idle_pg - a->idle_pg : 0;
     used += v->idle_dw + v->idle_pg;
     v->idle_host = len > used ? len - used : 0;
+    const uint64_t f = b->fetch >= a->fetch ? b->fetch - a->fetch : 0;
+    v->fetch = f < len ? f : len;
 }
 
 uint64_t an_stepv_busy(const an_stepv *v)
@@ -120,6 +122,20 @@ void an_summarize(an_result *res)
     res->input_share = an_percentile(x, m, 0.5);
     if (res->share[AN_SH_DATA_WAIT] > res->input_share)
         res->input_share = res->share[AN_SH_DATA_WAIT];
+    /* the training thread's batch fetches beside the split (docs/report-schema.md,
+     * "Summary numbers": fetch_share) */
+    uint64_t fsum = 0;
+    j = 0;
+    for (size_t i = 0; i < res->nsteps; i++) {
+        const an_step *s = &res->steps[i];
+        if (s->warmup)
+            continue;
+        fsum += s->v.fetch;
+        x[j++] = ms(s->v.fetch);
+    }
+    res->has_fetch = fsum > 0;
+    res->fetch_share = tot ? (double)fsum / (double)tot : 0;
+    res->fetch_median_ms = an_percentile(x, m, 0.5);
     free(d);
     free(x);
 }

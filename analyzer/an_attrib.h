@@ -23,10 +23,15 @@ typedef struct an_stepv {
     uint64_t idle_dw;        /* GPU idle, training thread in data wait */
     uint64_t idle_pg;        /* GPU idle, in a pageable copy call (not data wait) */
     uint64_t idle_host;      /* GPU idle, anything else */
+    /* beside the split (not one of its parts): the training thread inside a
+     * batch fetch, GPU busy or idle; idle_dw takes only the GPU-idle part of
+     * that, plus the thread's waits and file calls outside its fetches */
+    uint64_t fetch;
 } an_stepv;
 
 /* The attribution of [a.t, b.t) from two snapshots of the same slot.
- * idle_host takes the rest, so the parts always sum to t1 - t0. */
+ * idle_host takes the rest, so the parts always sum to t1 - t0; fetch is at
+ * most t1 - t0. */
 void an_stepv_from_snaps(an_stepv *v, const an_snap *a, const an_snap *b);
 uint64_t an_stepv_busy(const an_stepv *v);
 

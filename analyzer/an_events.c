@@ -3,7 +3,8 @@
  * calls, waits on pipes/sockets, request sizes, faults, drops), (b) intervals
  * on the process's timeline (GPU activity per stream, classed by kernel and
  * copy kind; per host thread: data wait — batch fetches, pipe/socket waits,
- * file reads and metadata calls — and pageable copy calls), (c)
+ * file reads and metadata calls —, pageable copy calls, and the batch
+ * fetches again as fetch time), (c)
  * step-boundary candidates (markers, NVTX ranges matching the step pattern,
  * bursts of batch arrivals) with a snapshot of the timeline at each, so that
  * any later choice of trainer, training thread and steps (an_trainer.c,
@@ -276,8 +277,12 @@ static void fetch_leave(lctx *c, long ti, uint64_t ts)
     an_thread *th = &c->p->th[ti];
     if (th->fetch_depth <= 0)
         return;
-    if (--th->fetch_depth == 0)
+    if (--th->fetch_depth == 0) {
+        /* the outermost fetch: data wait where the GPU is idle, and all of
+         * it the thread's fetch time (an_timeline.h, AN_CLS_FE) */
         host_iv(c, ti, th->fetch_ts, ts, AN_CLS_DW);
+        host_iv(c, ti, th->fetch_ts, ts, AN_CLS_FE);
+    }
 }
 
 /* fetch_begin/fetch_end in a loader worker process: the worker loads batch

@@ -62,6 +62,11 @@ typedef struct an_result {
     double median_ms[AN_NSH];
     double input_share; /* median over measured steps of idle_dw / step */
     double input_share_lo, input_share_hi; /* its step-to-step 95% interval (an_spread.c) */
+    /* the training thread inside a batch fetch, GPU busy or idle (an_stepv.fetch):
+     * its share of all measured step time and the median per step; has_fetch 0
+     * when no fetch of that thread falls in a measured step */
+    double fetch_share, fetch_median_ms;
+    int has_fetch;
     int verdict;
     int borderline; /* the verdict's band edge lies inside input_share's interval */
     char verdict_text[320];

@@ -61,6 +61,10 @@ struct an_tl {
     uint64_t dw_mask, pg_mask;
     uint64_t busy[AN_NBUSY], idle;
     uint64_t idle_dw[AN_TL_MAX_SLOTS], idle_pg[AN_TL_MAX_SLOTS];
+    /* per slot: fetch intervals active, when the present union of them
+     * began, and the time of the unions closed so far (an_snap.fetch) */
+    uint32_t fe_cnt[AN_TL_MAX_SLOTS];
+    uint64_t fe_t0[AN_TL_MAX_SLOTS], fetch[AN_TL_MAX_SLOTS];
     an_tl_stats st;
     /* optional piece output for one watched slot */
     an_piece_fn piece_fn;
@@ -339,7 +343,7 @@ int an_tl_add_gpu(an_tl *tl, int src, uint64_t start, uint64_t end, unsigned bus
 
 int an_tl_add_host(an_tl *tl, unsigned slot, uint64_t start, uint64_t end, unsigned cls)
 {
-    if (slot >= AN_TL_MAX_SLOTS || (cls != AN_CLS_DW && cls != AN_CLS_PG)) {
+    if (slot >= AN_TL_MAX_SLOTS || (cls != AN_CLS_DW && cls != AN_CLS_PG && cls != AN_CLS_FE)) {
         tl->st.dropped++;
         return -1;
     }
@@ -430,6 +434,23 @@ static inline void accrue(an_tl *tl, uint64_t dt)
     }
 }
 
+/* A fetch interval of a slot begins (d > 0) or ends at P: the slot's fetch
+ * time is the union of its fetch intervals, accrued once when the union
+ * closes (and read open by a snapshot), so accrue() never looks at it. */
+static __attribute__((noinline)) void fetch_state(an_tl *tl, unsigned slot, int d)
+{
+    const uint32_t c = tl->fe_cnt[slot] += (uint32_t)d;
+    if (d > 0 && c == 1)
+        tl->fe_t0[slot] = tl->P;
+    else if (d < 0 && c == 0)
+        tl->fetch[slot] += tl->P - tl->fe_t0[slot];
+}
+
+/* An active fetch interval carries this bit in its tag, so that
+ * process_next_alone, which keeps one interval's state across a gap, never
+ * takes it (the gap is no fetch time). */
+#define TAG_FETCH_ACT (1u << 31)
+
 /* RATIONALE: the bit of a class or slot is set from its count without a
  * branch on the count (it goes 0 -> 1 -> 0 for most intervals, which a
  * branch predictor guesses badly). */
@@ -442,9 +463,11 @@ static inline void set_state(an_tl *tl, uint32_t tag, int d)
     } else if (cls == AN_CLS_DW) {
         const uint32_t c = tl->dw_cnt[slot] += (uint32_t)d;
         tl->dw_mask = (tl->dw_mask & ~(1ull << slot)) | (uint64_t)(c != 0) << slot;
-    } else {
+    } else if (cls == AN_CLS_PG) {
         const uint32_t c = tl->pg_cnt[slot] += (uint32_t)d;
         tl->pg_mask = (tl->pg_mask & ~(1ull << slot)) | (uint64_t)(c != 0) << slot;
+    } else {
+        fetch_state(tl, (tag & ~TAG_FETCH_ACT) >> 4, d);
     }
 }
 
@@ -522,6 +545,7 @@ static void snapshot(an_tl *tl, unsigned slot, uint64_t qid)
     s.idle = tl->idle;
     s.idle_dw = tl->idle_dw[slot];
     s.idle_pg = tl->idle_pg[slot];
+    s.fetch = tl->fetch[slot] + (tl->fe_cnt[slot] ? tl->P - tl->fe_t0[slot] : 0);
     if (tl->on_snap)
         tl->on_snap(tl->ctx, slot, qid, &s);
 }
@@ -577,7 +601,7 @@ static void process(an_tl *tl, item it)
         snapshot(tl, it.tag >> 4, it.end);
         return;
     }
-    if (act_push(tl, it.end, it.tag) < 0) {
+    if (act_push(tl, it.end, cls == AN_CLS_FE ? it.tag | TAG_FETCH_ACT : it.tag) < 0) {
         tl->st.dropped++;
         return;
     }

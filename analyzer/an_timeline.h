@@ -4,7 +4,8 @@
  *
  * Responsible for: exact interval union and the disjoint split of every
  * instant into one class (GPU busy classes by priority, else idle cut by the
- * querying thread's state: data wait > pageable copy > host), in bounded
+ * querying thread's state: data wait > pageable copy > host), beside it
+ * each thread's time inside batch fetches (whatever the GPU does), in bounded
  * memory: intervals wait in per-source queues until the sweep passes them,
  * and the sweep runs a lag window behind the newest start seen.
  *
@@ -39,6 +40,8 @@ enum an_cls {
     AN_CLS_DW = AN_NBUSY,            /* host thread: data wait */
     AN_CLS_PG = AN_NBUSY + 1,        /* host thread: inside a pageable copy call */
     AN_CLS_QUERY = AN_NBUSY + 2,     /* snapshot request */
+    AN_CLS_FE = AN_NBUSY + 3,        /* host thread: inside a batch fetch, whatever the GPU
+                                      * does (an_snap.fetch; not a class of the split) */
 };
 
 /* Host threads whose state is tracked per process. RATIONALE: a bitmask
@@ -64,6 +67,8 @@ typedef struct an_snap {
     uint64_t idle;           /* GPU idle (no GPU interval active) */
     uint64_t idle_dw;        /* idle while the slot was in data wait */
     uint64_t idle_pg;        /* idle while in a pageable copy and not in data wait */
+    uint64_t fetch;          /* the slot inside a batch fetch (AN_CLS_FE), GPU busy or
+                              * idle: the union of its fetch intervals */
 } an_snap;
 
 /* Receives each snapshot when the sweep passes its time. slot and qid are
@@ -97,7 +102,9 @@ void an_tl_free(an_tl *tl);
 int an_tl_gpu_source(an_tl *tl, uint32_t dev, uint64_t stream);
 
 /* Add [start, end) of class cls. GPU classes go to a GPU source (from
- * an_tl_gpu_source); AN_CLS_DW/PG to host slot `src`. Empty intervals are
+ * an_tl_gpu_source); AN_CLS_DW/PG/FE to host slot `src`. A fetch is given
+ * twice: as AN_CLS_DW (its GPU-idle part is data wait) and as AN_CLS_FE
+ * (all of it is fetch time); FE takes no part in the split of an instant. Empty intervals are
  * ignored. Returns 0 or -1 (out of memory: the interval is dropped and
  * counted). Intervals of one source should come roughly in start order. */
 int an_tl_add_gpu(an_tl *tl, int src, uint64_t start, uint64_t end, unsigned busy_cls);

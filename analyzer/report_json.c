@@ -374,6 +374,8 @@ static void write_per_step(gs_jw *w, const an_result *r)
         gs_jw_key(w, "dur_ms");
         rep_json_ms(w, s->v.t1 - s->v.t0);
         rep_json_step_parts(w, &s->v);
+        gs_jw_key(w, "trainer_fetch_ms");
+        rep_json_ms(w, s->v.fetch);
         gs_jw_end(w);
     }
     gs_jw_end(w);
@@ -440,6 +442,17 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     rep_json_num(w, r->input_share_lo);
     rep_json_num(w, r->input_share_hi);
     gs_jw_end(w);
+    gs_jw_newline(w, "\n");
+    gs_jw_key(w, "trainer_fetch");
+    if (r->has_fetch) {
+        gs_jw_obj(w);
+        gs_jw_kfixed(w, "share", r->fetch_share, 9);
+        gs_jw_key(w, "median_ms");
+        rep_json_num(w, r->fetch_median_ms);
+        gs_jw_end(w);
+    } else {
+        gs_jw_null(w);
+    }
     gs_jw_newline(w, "\n");
 
     rep_json_verdict(w, r);

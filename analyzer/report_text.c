@@ -99,6 +99,18 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         if (k == AN_SH_DATA_WAIT && r->share[k] > 0)
             rep_text_measured_trainer(o, r);
     }
+    if (r->has_fetch) {
+        /* the raw fetch time beside the data wait (docs/report-schema.md,
+         * "Summary numbers": trainer_fetch); the data wait also holds the
+         * thread's waits and file calls outside its fetches, if any */
+        const double f = 100 * r->fetch_share, dw = 100 * r->share[AN_SH_DATA_WAIT];
+        gs_out_printf(o, "%sfetch%s    trainer in batch fetch %.1f%% of step time (median %.1f ms); ",
+                      st->bold, st->off, f, r->fetch_median_ms);
+        if (dw <= f)
+            gs_out_printf(o, "the GPU idle for %.1f points of it (data wait)\n", dw);
+        else
+            gs_out_printf(o, "data wait %.1f%% (with waits and file calls outside fetches)\n", dw);
+    }
     const char *col = r->verdict == AN_V_HIGHLY ? st->red
                       : r->verdict == AN_V_NOT  ? st->green
                                                 : st->yellow;

@@ -44,6 +44,59 @@ def test_real_trace_steps_and_data_wait(gs, real, tmp_path, name):
     assert any("PyTorch profiler trace" in n for n in j["notes"])
 
 
+def thread_fetch_shares(doc):
+    """Per ProfilerStep#N (in start order): the share of it covered by the
+    union of the DataLoader __next__ spans of the thread that runs the
+    steps, from the raw trace (Python's json; the interval helpers of
+    kineto_truth.py are plain lists)."""
+    evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+    steps, spans = [], {}
+    for e in evs:
+        if e.get("ph") != "X" or "ts" not in e or "cat" not in e:
+            continue
+        if e["cat"] not in kt.CPU_CATS:
+            continue
+        ts = float(e["ts"])
+        iv = (ts, ts + float(e.get("dur", 0) or 0))
+        who = (str(e.get("pid")), str(e.get("tid")))
+        if kt.STEP_RE.match(e.get("name", "")):
+            steps.append(iv + (who,))
+        elif kt.is_dataloader(e.get("name", "")):
+            spans.setdefault(who, []).append(iv)
+    steps.sort()
+    threads = {w for _, _, w in steps}
+    assert len(threads) == 1, threads  # one training thread runs the steps
+    mine = kt.union(spans.get(threads.pop(), []))
+    return [kt.length(kt.clip(mine, s, e)) / (e - s) for s, e, _ in steps], bool(mine)
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_trace_fetch_share(gs, real, tmp_path, name):
+    """The trainer's fetch share per step (trainer_fetch_ms) is the share of
+    the step its DataLoader spans cover, GPU busy or not; the data wait is
+    the GPU-idle part of it (docs/report-schema.md, "Summary numbers")."""
+    want, has_spans = thread_fetch_shares(kt.load(real[name]))
+    truth = kt.truth(kt.load(real[name]))
+    j = report_json(gs, imp(gs, tmp_path / "run", real[name]), "--skip", "0")
+    steps = j["per_step"]
+    assert len(steps) == len(want) == len(truth)
+    for t, w, s in zip(truth, want, steps):
+        assert abs(s["dur_ms"] - t["dur_ms"]) <= 0.01 * t["dur_ms"], t["name"]
+        got = s["trainer_fetch_ms"] / s["dur_ms"]
+        assert abs(got - w) <= 0.01, (t["name"], got, w)
+        assert s["idle_data_wait_ms"] <= s["trainer_fetch_ms"] + 1e-6, t["name"]
+    if has_spans and any(w > 0 for w in want):
+        tf = j["trainer_fetch"]
+        total = sum(s["trainer_fetch_ms"] for s in steps) / sum(s["dur_ms"] for s in steps)
+        assert tf["share"] == pytest.approx(total, abs=1e-6)
+        assert tf["share"] >= j["share"]["idle_data_wait"]
+        assert "trainer in batch fetch %.1f%%" % (100 * tf["share"]) in run(
+            gs, "report", "--skip", "0", str(tmp_path / "run")).stdout
+    else:
+        assert j["trainer_fetch"] is None
+        assert all(s["trainer_fetch_ms"] == 0 for s in steps)
+
+
 def test_real_pageable_copies_are_found(gs, real, tmp_path):
     """The tb-profiler sample copies its batch from pageable memory; the A100
     trace has pageable host-to-device copies as well."""

@@ -114,11 +114,62 @@ static void test_priority(void)
     an_tl_free(tl);
 }
 
+/* Fetch time beside the split (AN_CLS_FE): a fetch that overlaps GPU work
+ * counts fully as fetch and only its GPU-idle part as data wait; fetches
+ * that overlap are counted once; a fetch across a step boundary is split
+ * between the steps; another slot's fetch is not this slot's. */
+static void test_fetch(void)
+{
+    memset(Q, 0, sizeof Q);
+    an_tl *tl = an_tl_new(on_snap, NULL);
+    const int g = an_tl_gpu_source(tl, 0, 7);
+    an_tl_query(tl, 1, 0, 0);
+    /* step [0, 100): a kernel 0..40 runs while the fetch 20..60 begins */
+    an_tl_add_gpu(tl, g, 0, 40, AN_BUSY_COMPUTE);
+    an_tl_add_host(tl, 1, 20, 60, AN_CLS_DW);
+    an_tl_add_host(tl, 1, 20, 60, AN_CLS_FE);
+    an_tl_query(tl, 1, 100, 1);
+    /* step [100, 200): fetches 110..150 and 130..170 overlap (as a marker
+     * pair and an NVTX range of one fetch might); slot 2 fetches 100..200 */
+    an_tl_add_host(tl, 1, 110, 150, AN_CLS_FE);
+    an_tl_add_host(tl, 1, 130, 170, AN_CLS_FE);
+    an_tl_add_host(tl, 2, 100, 200, AN_CLS_FE);
+    an_tl_query(tl, 1, 200, 2);
+    /* steps [200, 300) and [300, 400): the fetch 260..330 crosses the
+     * boundary; then 350..360 and 370..375, each alone on the timeline
+     * (the gaps are no fetch time) */
+    an_tl_add_host(tl, 1, 260, 330, AN_CLS_DW);
+    an_tl_add_host(tl, 1, 260, 330, AN_CLS_FE);
+    an_tl_query(tl, 1, 300, 3);
+    an_tl_add_host(tl, 1, 350, 360, AN_CLS_FE);
+    an_tl_add_host(tl, 1, 370, 375, AN_CLS_FE);
+    an_tl_query(tl, 1, 400, 4);
+    an_tl_finish(tl);
+    for (int i = 0; i < 5; i++)
+        ASSERT_TRUE(Q[i].have);
+    an_stepv v = stepv(0, 1);
+    ASSERT_EQ(v.fetch, 40);   /* 20..60 */
+    ASSERT_EQ(v.idle_dw, 20); /* 40..60: the GPU was busy before */
+    ASSERT_EQ(v.busy[AN_BUSY_COMPUTE] + v.idle_dw + v.idle_pg + v.idle_host, 100);
+    v = stepv(1, 2);
+    ASSERT_EQ(v.fetch, 60);   /* 110..170 once */
+    ASSERT_EQ(v.idle_dw, 0);  /* no data-wait interval: fetch takes no part in the split */
+    ASSERT_EQ(v.idle_host, 100);
+    v = stepv(2, 3);
+    ASSERT_EQ(v.fetch, 40);   /* 260..300 */
+    ASSERT_EQ(v.idle_dw, 40);
+    v = stepv(3, 4);
+    ASSERT_EQ(v.fetch, 30 + 10 + 5); /* 300..330, 350..360, 370..375 */
+    ASSERT_EQ(v.idle_dw, 30);
+    ASSERT_EQ(v.idle_host, 70);
+    an_tl_free(tl);
+}
+
 /* ---- random sets against a brute-force reference ------------------------------ */
 
 typedef struct iv {
     uint64_t s, e;
-    int kind; /* 0..4 busy class, 5 DW, 6 PG */
+    int kind; /* 0..4 busy class, 5 DW, 6 PG, 8 FE (enum an_cls) */
     int src;  /* GPU: stream index; host: slot */
 } iv;
 
@@ -136,7 +187,7 @@ static void ref_snap(const iv *v, int n, uint64_t origin, uint64_t t, int slot, 
 {
     memset(out, 0, sizeof *out);
     for (uint64_t x = origin; x < t; x++) {
-        int best = 99, dw = 0, pg = 0;
+        int best = 99, dw = 0, pg = 0, fe = 0;
         for (int i = 0; i < n; i++) {
             if (x < v[i].s || x >= v[i].e)
                 continue;
@@ -146,10 +197,13 @@ static void ref_snap(const iv *v, int n, uint64_t origin, uint64_t t, int slot, 
             } else if (v[i].src == slot) {
                 if (v[i].kind == AN_CLS_DW)
                     dw = 1;
-                else
+                else if (v[i].kind == AN_CLS_PG)
                     pg = 1;
+                else
+                    fe = 1;
             }
         }
+        out->fetch += fe; /* whatever the GPU does */
         if (best < AN_NBUSY) {
             out->busy[best]++;
         } else {
@@ -197,6 +251,13 @@ static uint64_t piece_sum(uint64_t a, uint64_t b, unsigned cls)
  * for the next interval of one active alone, against the same reference). */
 enum { RND_WATCH = 1, RND_SERIAL = 2 };
 
+/* A host interval's class: data wait, pageable copy or fetch. */
+static int host_kind(void)
+{
+    const int k = (int)(rnd() % 3);
+    return k == 2 ? AN_CLS_FE : AN_CLS_DW + k;
+}
+
 static void test_random(int round, int flags)
 {
     memset(Q, 0, sizeof Q);
@@ -214,7 +275,7 @@ static void test_random(int round, int flags)
                 v[i].kind = (int)(rnd() % AN_NBUSY);
                 v[i].src = (int)(rnd() % (unsigned)nstreams);
             } else {
-                v[i].kind = AN_CLS_DW + (int)(rnd() % 2);
+                v[i].kind = host_kind();
                 v[i].src = (int)(rnd() % 2);
             }
             v[i].s = next_any + rnd() % 20;
@@ -233,7 +294,7 @@ static void test_random(int round, int flags)
             uint64_t s = next_host[sl] + rnd() % 60;
             uint64_t e = s + 1 + rnd() % 40;
             next_host[sl] = e;
-            v[i] = (iv){s, e, AN_CLS_DW + (int)(rnd() % 2), sl};
+            v[i] = (iv){s, e, host_kind(), sl};
         }
     }
     uint64_t qt[NQ];
@@ -283,6 +344,7 @@ static void test_random(int round, int flags)
             ref_snap(v, N, 0, qt[p], qslot[q], &c0);
             bad += (b.idle_dw - c0.idle_dw) != (Q[q].s.idle_dw - Q[p].s.idle_dw);
             bad += (b.idle_pg - c0.idle_pg) != (Q[q].s.idle_pg - Q[p].s.idle_pg);
+            bad += (b.fetch - c0.fetch) != (Q[q].s.fetch - Q[p].s.fetch);
         }
     }
     /* pieces: ordered, disjoint, merged, and between two queries of slot 0
@@ -470,6 +532,7 @@ int main(void)
     test_percentile();
     test_basic();
     test_priority();
+    test_fetch();
     for (int r = 0; r < 200; r++)
         for (int flags = 0; flags < 4; flags++)
             test_random(r, flags);
