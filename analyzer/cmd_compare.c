@@ -337,6 +337,11 @@ static void side_json(gs_jw *w, const side *s)
     for (int k = 0; k < AN_NSH; k++)
         gs_jw_kfixed(w, an_share_names[k], r->share[k], 9);
     gs_jw_end(w);
+    gs_jw_key(w, "trainer_fetch_share");
+    if (r->has_fetch)
+        gs_jw_fixed(w, r->fetch_share, 9);
+    else
+        gs_jw_null(w);
     gs_jw_ku64(w, "bytes_read", r->worker_bytes);
     gs_jw_key(w, "pageable_copy_ms_per_step");
     rep_json_num(w, s->pageable_ms);
@@ -400,6 +405,11 @@ static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, 
     for (int k = 0; k < AN_NSH; k++)
         gs_jw_kfixed(w, an_share_names[k], B->res->share[k] - A->res->share[k], 9);
     gs_jw_end(w);
+    gs_jw_key(w, "trainer_fetch_share");
+    if (A->res->has_fetch && B->res->has_fetch)
+        gs_jw_fixed(w, B->res->fetch_share - A->res->fetch_share, 9);
+    else
+        gs_jw_null(w);
     gs_jw_ki64(w, "bytes_read", (int64_t)B->res->worker_bytes - (int64_t)A->res->worker_bytes);
     gs_jw_key(w, "pageable_copy_ms_per_step");
     rep_json_num(w, B->pageable_ms - A->pageable_ms);
@@ -509,6 +519,10 @@ static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, 
         gs_out_printf(o, "%-24s %8.1f%% %10.1f%%   %+.1f points\n",
                       no_gpu ? share_rows[k] + 6 : share_rows[k], 100 * a->share[k],
                       100 * b->share[k], 100 * (b->share[k] - a->share[k]));
+    if (a->has_fetch || b->has_fetch) /* beside the shares (docs/report-schema.md) */
+        gs_out_printf(o, "%-24s %8.1f%% %10.1f%%   %+.1f points\n", "trainer in batch fetch",
+                      100 * a->fetch_share, 100 * b->fetch_share,
+                      100 * (b->fetch_share - a->fetch_share));
     gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f MB\n", "MB read by the loader",
                   (double)a->worker_bytes / 1e6, (double)b->worker_bytes / 1e6,
                   ((double)b->worker_bytes - (double)a->worker_bytes) / 1e6);

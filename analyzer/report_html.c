@@ -509,6 +509,10 @@ void rep_write_html(gs_out *o, const pass2 *x)
                       100 * r->share[k], maxsh > 0 ? 100 * r->share[k] / maxsh : 0.0, hx_colors[k]);
     }
     gs_out_str(o, "</table>\n");
+    if (r->has_fetch) /* beside the shares, not one of them (docs/report-schema.md) */
+        gs_out_printf(o, "<p class=\"meta\">trainer in batch fetch: %.1f%% of step time (median "
+                         "%.1f ms a step); data wait %.1f%%</p>\n",
+                      100 * r->fetch_share, r->fetch_median_ms, 100 * r->share[AN_SH_DATA_WAIT]);
     if (r->nworkers) {
         gs_out_printf(o, "<p class=\"meta\">loader: %zu %s, %.1f ms per batch each, %.1f MB/s together</p>\n",
                       r->nworker_slots, r->workers[0].p == tr ? "threads" : "workers", r->batch_ms,

@@ -106,10 +106,11 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         const double f = 100 * r->fetch_share, dw = 100 * r->share[AN_SH_DATA_WAIT];
         gs_out_printf(o, "%sfetch%s    trainer in batch fetch %.1f%% of step time (median %.1f ms); ",
                       st->bold, st->off, f, r->fetch_median_ms);
-        if (dw <= f)
+        if (!r->no_gpu && dw <= f)
             gs_out_printf(o, "the GPU idle for %.1f points of it (data wait)\n", dw);
-        else
-            gs_out_printf(o, "data wait %.1f%% (with waits and file calls outside fetches)\n", dw);
+        else /* a CPU-only run: its data wait is all of its fetches */
+            gs_out_printf(o, "data wait %.1f%%%s\n", dw,
+                          dw > f ? " (with waits and file calls outside fetches)" : "");
     }
     const char *col = r->verdict == AN_V_HIGHLY ? st->red
                       : r->verdict == AN_V_NOT  ? st->green

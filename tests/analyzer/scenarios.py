@@ -151,6 +151,23 @@ def host_bound(nsteps=20):
     return sc
 
 
+def fetch_over_gpu(nsteps=20):
+    """A 40 ms fetch (a poll inside fetch markers) at the start of every
+    100 ms step, whose first 10 ms the previous step's kernel still runs
+    (it ends 10 ms into the next step): fetch time 40 ms, data wait 30 ms;
+    then 5 ms of host and the step's kernel."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train.py")
+    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                     for i in range(nsteps)]
+    for n, (a, b) in enumerate(steps):
+        _markers(tr, a, b, n, fetch=40 * MS)
+        tr.poll(100, a, a + 40 * MS)
+        tr.kernel(a + 45 * MS, b + 10 * MS)
+        tr.frame()
+    return sc
+
+
 def no_gpu(nsteps=20):
     """No GPU at all: the training thread waits 30 ms of 100 on a pipe."""
     sc = Scenario()

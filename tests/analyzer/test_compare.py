@@ -66,6 +66,13 @@ def test_more_workers_helped_and_prediction_held(gs, gen, tmp_path):
     r = run_compare(gs, a, b, "--cores", "8")
     assert r.returncode == 0, r.stderr
     assert "HELPED" in r.stdout and "HELD" in r.stdout and "num_workers=4" in r.stdout
+    # the trainer's fetch share beside the shares: here its fetches wait with
+    # the GPU idle throughout, so it is the data wait
+    fa, fb = j["a"]["trainer_fetch_share"], j["b"]["trainer_fetch_share"]
+    assert fa == pytest.approx(j["a"]["share"]["idle_data_wait"], abs=1e-6)
+    assert fb == pytest.approx(j["b"]["share"]["idle_data_wait"], abs=1e-6)
+    assert j["change"]["trainer_fetch_share"] == pytest.approx(fb - fa, abs=1e-6)
+    assert "trainer in batch fetch%11.1f%% %10.1f%%" % (100 * fa, 100 * fb) in r.stdout
 
 
 def test_dataloader_booleans_are_json_booleans(gs, gen, tmp_path):

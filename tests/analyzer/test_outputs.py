@@ -244,6 +244,11 @@ def test_html_self_contained(gs, gen, tmp_path, name):
     durs = [s["d"] for s in data["steps"] if not s["w"]]
     assert [w["d"] for w in data["windows"]] == sorted(durs, reverse=True)[:len(data["windows"])]
     assert rep["verdict"]["text"].replace("&", "&amp;") in page
+    # the trainer's fetch share beside the shares, when it fetches
+    tf = rep["trainer_fetch"]
+    assert (tf is not None) == ("trainer in batch fetch" in page)
+    if tf:
+        assert "trainer in batch fetch: %.1f%%" % (100 * tf["share"]) in page
 
 
 def test_html_escapes_script_close(gs, gen, tmp_path):

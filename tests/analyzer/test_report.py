@@ -128,6 +128,32 @@ def test_gpu_bound(gs, gen, tmp_path):
     assert j["share"]["idle_data_wait"] == pytest.approx(0.02, abs=1e-6)
 
 
+def test_fetch_beside_data_wait(gs, gen, tmp_path):
+    """The trainer's fetch share counts its fetches whole; the data wait only
+    their part with the GPU idle (docs/report-schema.md, "Fetch time, beside
+    the split")."""
+    d = write(gen, tmp_path, "fetch", scenarios.fetch_over_gpu())
+    j = report_json(gs, d, "--per-step")
+    check_schema(j, per_step=True)
+    assert j["trainer_fetch"]["share"] == pytest.approx(0.40, abs=1e-6)
+    assert j["trainer_fetch"]["median_ms"] == pytest.approx(40.0, abs=1e-6)
+    assert j["share"]["idle_data_wait"] == pytest.approx(0.30, abs=1e-6)
+    assert j["share"]["gpu_compute"] == pytest.approx(0.65, abs=1e-6)
+    for s in j["per_step"][1:]:
+        assert s["trainer_fetch_ms"] == pytest.approx(40.0, abs=1e-6)
+        assert s["idle_data_wait_ms"] == pytest.approx(30.0, abs=1e-6)
+    # the warm-up step: nothing ran before its fetch
+    assert j["per_step"][0]["trainer_fetch_ms"] == pytest.approx(40.0, abs=1e-6)
+    assert j["per_step"][0]["idle_data_wait_ms"] == pytest.approx(40.0, abs=1e-6)
+    out = run_report(gs, d).stdout
+    assert ("fetch    trainer in batch fetch 40.0% of step time (median 40.0 ms); "
+            "the GPU idle for 30.0 points of it (data wait)") in out
+    # a run without fetches has no fetch share (and no line)
+    d = write(gen, tmp_path, "nofetch", scenarios.loader_bound(marker_steps=False))
+    assert report_json(gs, d)["trainer_fetch"] is None
+    assert "trainer in batch fetch" not in run_report(gs, d).stdout
+
+
 def test_pageable_copy(gs, gen, tmp_path):
     j = report_json(gs, write(gen, tmp_path, "pg", scenarios.pageable()))
     check_schema(j)

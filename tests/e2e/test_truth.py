@@ -79,7 +79,7 @@ def test_regime(built, have_sim, tmp_path, name):
                       if l.startswith('{"example":"train_loop"')][-1])
     # RATIONALE: --cores 8: the loader threads sleep (like waiting on storage),
     # so the 2 CPUs of a CI machine are not what limits more workers here.
-    r = subprocess.run([CLI, "report", "--json", "--cores", "8", str(run)],
+    r = subprocess.run([CLI, "report", "--json", "--per-step", "--cores", "8", str(run)],
                        capture_output=True, env=clean_env())
     assert r.returncode == 0, r.stderr.decode()
     rep = json.loads(r.stdout)
@@ -89,6 +89,15 @@ def test_regime(built, have_sim, tmp_path, name):
     # data wait as the example measured it (steps after the first; the report
     # leaves the first out as warm-up)
     assert abs(rep["share"]["idle_data_wait"] - own["steady_wait_share"]) <= 0.03, (rep, own)
+    # the trainer's fetch share (its next_batch ranges, GPU busy or idle:
+    # docs/report-schema.md, "Fetch time, beside the split") is the same
+    # wait as the example timed it, and no step's data wait exceeds its fetch
+    # time (the loop waits and reads nowhere else)
+    assert rep["trainer_fetch"] is not None, rep
+    assert abs(rep["trainer_fetch"]["share"] - own["steady_wait_share"]) <= 0.03, (rep, own)
+    for s in rep["per_step"]:
+        assert s["trainer_fetch_ms"] + 1e-6 >= s["idle_data_wait_ms"], s
+        assert s["trainer_fetch_ms"] <= s["dur_ms"] + 1e-6, s
     # the example's step: its wait for a batch, the device's part (exact), the
     # rest is host time; a pageable copy holds the host for the whole call
     # (the report's pageable-copy share), a pinned one only for its transfer
