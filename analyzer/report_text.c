@@ -228,19 +228,20 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     }
     if (per_step) {
         gs_out_str(o, "\n  step    start_ms   dur_ms  compute  comm   h2d_pin  h2d_pg  other  "
-                      "data_wait  pg_copy    host\n");
+                      "data_wait  pg_copy    host    fetch\n");
         const uint64_t t0 = r->nsteps ? r->steps[0].v.t0 : 0;
         for (size_t i = 0; i < r->nsteps; i++) {
             const an_step *s = &r->steps[i];
             const an_stepv *v = &s->v;
             gs_out_printf(o,
-                          "%6llu%s %10.3f %8.3f %8.3f %5.3f %8.3f %7.3f %6.3f %10.3f %8.3f %7.3f\n",
+                          "%6llu%s %10.3f %8.3f %8.3f %5.3f %8.3f %7.3f %6.3f %10.3f %8.3f %7.3f "
+                          "%8.3f\n",
                           (unsigned long long)s->num, s->warmup ? "w" : " ",
                           (double)(v->t0 - t0) / 1e6, (double)(v->t1 - v->t0) / 1e6,
                           v->busy[AN_BUSY_COMPUTE] / 1e6, v->busy[AN_BUSY_COMM] / 1e6,
                           v->busy[AN_BUSY_H2D_PINNED] / 1e6, v->busy[AN_BUSY_H2D_PAGEABLE] / 1e6,
                           v->busy[AN_BUSY_OTHER] / 1e6, v->idle_dw / 1e6, v->idle_pg / 1e6,
-                          v->idle_host / 1e6);
+                          v->idle_host / 1e6, v->fetch / 1e6);
         }
     }
 }

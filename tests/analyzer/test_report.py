@@ -148,6 +148,11 @@ def test_fetch_beside_data_wait(gs, gen, tmp_path):
     out = run_report(gs, d).stdout
     assert ("fetch    trainer in batch fetch 40.0% of step time (median 40.0 ms); "
             "the GPU idle for 30.0 points of it (data wait)") in out
+    rows = run_report(gs, d, "--per-step").stdout.splitlines()
+    head = [i for i, ln in enumerate(rows) if ln.lstrip().startswith("step ")][0]
+    assert rows[head].split()[-1] == "fetch"
+    assert [ln.split()[-1] for ln in rows[head + 1:head + 22]] == ["40.000"] * 21
+    assert [ln.split()[-4] for ln in rows[head + 2:head + 22]] == ["30.000"] * 20  # data_wait
     # a run without fetches has no fetch share (and no line)
     d = write(gen, tmp_path, "nofetch", scenarios.loader_bound(marker_steps=False))
     assert report_json(gs, d)["trainer_fetch"] is None
