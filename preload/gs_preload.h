@@ -32,6 +32,11 @@
 #define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GS_EXPORT __attribute__((visibility("default")))
 #define GS_TLS_IE __attribute__((tls_model("initial-exec")))
+/* For the collector's own data that the hooks read: defined in this library
+ * (hidden by -fvisibility=hidden), and declared so, so that a hook loads it
+ * with one instruction relative to the code instead of first loading its
+ * address from the GOT (docs/performance.md, "The hook's path"). */
+#define GS_HIDDEN __attribute__((visibility("hidden")))
 
 /* ---- the record a hook appends and the per-thread ring ------------------ */
 
@@ -52,7 +57,7 @@ extern __thread gs_ring *gs_t_ring GS_TLS_IE;
  * before a call and records it after. */
 extern __thread uint32_t gs_t_cuda_corr GS_TLS_IE;
 extern __thread int gs_t_depth GS_TLS_IE;
-extern _Atomic int gs_on; /* 1 while hooks record */
+extern GS_HIDDEN _Atomic int gs_on; /* 1 while hooks record */
 
 /* Records a ring holds (GPUSTARVE_RING_EVENTS rounded up). */
 uint64_t gs_ring_capacity(void);
@@ -138,7 +143,7 @@ static inline void gs_leave(void)
 
 /* ---- clock ------------------------------------------------------------------- */
 
-extern int gs_clock_tsc; /* 1: hooks stamp with rdtsc */
+extern GS_HIDDEN int gs_clock_tsc; /* 1: hooks stamp with rdtsc */
 
 static inline uint64_t gs_mono_ns(void)
 {
@@ -204,7 +209,7 @@ static inline uint64_t gs_calib_dur(const gs_calib *c, uint64_t raw)
 #define GS_FDW_KIND(w) ((unsigned)(((w) >> 32) & 7u))
 #define GS_FDW_STR(w) ((uint32_t)(w))
 
-extern _Atomic uint64_t *gs_fdtab;
+extern GS_HIDDEN _Atomic uint64_t *gs_fdtab;
 
 int gs_fdtab_init(void);
 /* Classify an fd seen without an open (real fstat); returns its word. Keeps

@@ -93,7 +93,9 @@ typedef struct gs_real_fns {
 #undef GS_X_PTR
 } gs_real_fns;
 
-extern gs_real_fns gs_real;
+/* hidden: a hook loads a pointer from it with no GOT load first (gs_preload.h,
+ * GS_HIDDEN) */
+extern __attribute__((visibility("hidden"))) gs_real_fns gs_real;
 
 /* Resolve every real symbol (once; later calls return at once). */
 void gs_real_resolve(void);

@@ -27,7 +27,7 @@
 #define GS_STACK_IDS_MAX GS_STACK_ID_MASK /* ids 1..32767 per process image */
 #define GS_STACK_DEPTH_MAX 64
 
-extern int gs_stacks_on; /* set once at start-up; read by every hook */
+extern GS_HIDDEN int gs_stacks_on; /* set once at start-up; read by every hook */
 
 /* The caller of a hook: its return address. Only valid in the hook itself
  * (or code inlined into it). */

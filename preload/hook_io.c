@@ -364,7 +364,8 @@ int dup3(int oldfd, int newfd, int flags)
  * slot (gs_emit_slot), every field once, with no errno saved around it (its
  * slow paths keep errno): the hook's path of a 4 KiB pread was 154
  * instructions with a gs_rec built on the stack, copied, this function
- * called with three arguments on the stack and errno saved, 108 now
+ * called with three arguments on the stack and errno saved, 108 then, 102
+ * since the data it reads is declared hidden (GS_HIDDEN, gs_preload.h)
  * (callgrind; docs/performance.md, "The hook's path"). */
 _Static_assert(sizeof(gs_rec) == 64 && offsetof(gs_rec, aux) == 56,
                "record_read writes every field of gs_rec: add a new one there");
