@@ -106,18 +106,26 @@ def test_regime(built, have_sim, tmp_path, name):
     own_copy = 0.0 if pinned else own["steady_copy_call_ms"] / step
     device_ms = kernel_ms + (batch_mb * (1 << 20) / (H2D_PINNED_GBPS * 1e9) * 1e3 if pinned else 0)
     own_host = max(0.0, 1 - own_wait - own_copy - device_ms / step)
-    assert rep["verdict"]["label"] in verdicts(own_wait, own_copy, own_host), \
-        (rep["verdict"], rep["share"], own, own_host)
+    allowed = verdicts(own_wait, own_copy, own_host)
+    assert rep["verdict"]["label"] in allowed, (rep["verdict"], rep["share"], own, own_host)
     advice = {a["setting"]: a for a in rep["advice"]}
 
     copy_ms = batch_mb * (1 << 20) / (H2D_PINNED_GBPS * 1e9) * 1e3
     right_workers = math.ceil(load_ms / (kernel_ms + copy_ms))
-    if name == "loader-bound-1-worker":
+    if name == "loader-bound-1-worker" and "HOST_BOUND" not in allowed:
         assert rep["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
         assert "num_workers" in advice, rep["advice"]
         assert abs(advice["num_workers"]["value"] - right_workers) <= 1, advice
         # the prediction: a step as long as the GPU's part of it
         assert advice["num_workers"]["predicted_step_ms"] < own["median_step_ms"] / 2
+    elif name == "loader-bound-1-worker":
+        # RATIONALE: a machine so busy that the example itself measured its
+        # trainer late (its own host share near or above the wait: seen with
+        # the test at nice 19 beside CPU burners at nice 0) is not the
+        # loader-bound regime any more; the verdict is held to the example's
+        # shares above, and advice, if any, must still promise a shorter step
+        if "num_workers" in advice:
+            assert advice["num_workers"]["predicted_step_ms"] < own["steady_step_ms"], advice
     else:
         assert "num_workers" not in advice, rep["advice"]
     if name == "pageable-copy-bound":
