@@ -8,6 +8,12 @@ from conftest import MS, PAGEABLE, PINNED, Scenario
 T0 = 2000 * MS
 
 
+def _steps100(nsteps):
+    """The warm-up step (300 ms from T0), then nsteps steps of 100 ms."""
+    return [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+                                    for i in range(nsteps)]
+
+
 def _markers(tr, t0, t1, n, fetch=None):
     tr.ev(100, "step_begin", ts=t0, aux=n)
     if fetch:
@@ -106,8 +112,7 @@ def gpu_bound(nsteps=20):
     tr = sc.proc(100, 1, "python train.py")
     tr.config(100, T0 - 2 * MS, "num_workers", 4)
     tr.config(100, T0 - 2 * MS, "pin_memory", "True")
-    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
-                                     for i in range(nsteps)]
+    steps = _steps100(nsteps)
     for n, (a, b) in enumerate(steps):
         _markers(tr, a, b, n, fetch=2 * MS)
         tr.poll(100, a, a + 2 * MS)
@@ -125,8 +130,7 @@ def pageable(nsteps=20):
     tr = sc.proc(100, 1, "python train.py")
     tr.config(100, T0 - 2 * MS, "num_workers", 4)
     tr.config(100, T0 - 2 * MS, "pin_memory", "False")
-    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
-                                     for i in range(nsteps)]
+    steps = _steps100(nsteps)
     for n, (a, b) in enumerate(steps):
         _markers(tr, a, b, n, fetch=2 * MS)
         tr.poll(100, a, a + 2 * MS)
@@ -141,8 +145,7 @@ def host_bound(nsteps=20):
     """Kernels 40 ms per step, 2 ms data wait, the rest the host."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train.py")
-    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
-                                     for i in range(nsteps)]
+    steps = _steps100(nsteps)
     for n, (a, b) in enumerate(steps):
         _markers(tr, a, b, n, fetch=2 * MS)
         tr.poll(100, a, a + 2 * MS)
@@ -158,8 +161,7 @@ def fetch_over_gpu(nsteps=20):
     then 5 ms of host and the step's kernel."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train.py")
-    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
-                                     for i in range(nsteps)]
+    steps = _steps100(nsteps)
     for n, (a, b) in enumerate(steps):
         _markers(tr, a, b, n, fetch=40 * MS)
         tr.poll(100, a, a + 40 * MS)
@@ -172,8 +174,7 @@ def no_gpu(nsteps=20):
     """No GPU at all: the training thread waits 30 ms of 100 on a pipe."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train_cpu.py")
-    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
-                                     for i in range(nsteps)]
+    steps = _steps100(nsteps)
     for n, (a, b) in enumerate(steps):
         _markers(tr, a, b, n, fetch=30 * MS)
         tr.poll(100, a, a + 30 * MS)
@@ -186,8 +187,7 @@ def nvtx(nsteps=20, use_start_end=False):
     range of 30 ms with the file reads inside (num_workers=0), kernels."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train.py")
-    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
-                                     for i in range(nsteps)]
+    steps = _steps100(nsteps)
     for n, (a, b) in enumerate(steps):
         name = "ProfilerStep#%d" % n
         if use_start_end:
@@ -214,8 +214,7 @@ def inferred(nsteps=20):
     pipe (poll + reads), then an H2D copy call and kernels."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train.py")
-    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
-                                     for i in range(nsteps + 1)]
+    steps = _steps100(nsteps + 1)
     for n, (a, b) in enumerate(steps):
         wait = 250 * MS if n == 0 else 30 * MS
         tr.poll(100, a, a + wait - MS)
@@ -248,8 +247,7 @@ def measured_load(nsteps=20, other_ms=120, host=True):
     tr = sc.proc(100, 1, "python train_cpu.py")
     tr.ev(100, "cpu_limits", ts=T0 - 5 * MS, aux=2, aux2=0, bytes=2)
     tr.config(100, T0 - 2 * MS, "num_workers", 0)
-    steps = [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
-                                     for i in range(nsteps)]
+    steps = _steps100(nsteps)
     marker = lambda: 100 | 1 << 32 | (2 | 4) << 40
     periodic = 100 | 0 << 32 | 1 << 40
     cpu = busy = idle = 0
