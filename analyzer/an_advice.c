@@ -98,8 +98,10 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     /* Time one worker takes per batch: measured on traced workers; else,
      * with W workers we cannot see (threads, untraced processes) and an
      * input-bound loop, they deliver one batch per step, so each takes about
-     * W steps; else (loading inline, num_workers=0) the data wait itself. */
-    double tb = in->data_wait_ms;
+     * W steps; else (loading inline, num_workers=0) the batch fetch itself,
+     * GPU busy or idle (a worker would take all of it), or without fetch
+     * markers or ranges the data wait. */
+    double tb = in->fetch_ms > in->data_wait_ms ? in->fetch_ms : in->data_wait_ms;
     if (in->nworkers)
         tb = in->batch_ms;
     else if (in->cur_workers >= 1)

@@ -152,6 +152,7 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->input_share_lo = res->input_share_lo;
     in->input_share_hi = res->input_share_hi;
     in->data_wait_ms = res->median_ms[AN_SH_DATA_WAIT];
+    in->fetch_ms = res->has_fetch ? res->fetch_median_ms : 0;
     /* GPU-bound step time: what a step takes when the batch is ready; and
      * what pageable copies cost a step (on the GPU and idle in the call) */
     double *x = calloc(res->measured ? res->measured : 1, sizeof *x);

@@ -37,6 +37,8 @@ typedef struct an_decide_in {
                               * share[AN_SH_DATA_WAIT] (an_summarize says why) */
     double input_share_lo, input_share_hi; /* input_share's step-to-step 95% interval */
     double data_wait_ms;     /* median data wait per step */
+    double fetch_ms;         /* median time per step in the training thread's batch
+                              * fetches, GPU busy or idle; 0 when it has none */
     /* pageable host-to-device copies */
     double pageable_ms;      /* per measured step: GPU time in pageable H2D copies plus
                               * GPU idle inside pageable copy calls */
