@@ -131,6 +131,8 @@ typedef struct an_model_info {
                               * the run's own), cores; -1 not measured */
     int load_bound;          /* 1: that load raised ext_threads or ext_groups above their fit
                               * to the run-queue delays (it bounds them from below) */
+    int load_capped;         /* 1: it lowered one: the fit counted more cores than other
+                              * processes took (an_workers_model.c OTHER_LOAD_SLACK) */
     int saturated;           /* 1: the machine had no idle CPU over the measured steps
                               * (an_workers_model.c SATURATED); -1 not measured */
     double store_ms;         /* storage reads of a worker's batch (file I/O, page-fault I/O) */

@@ -67,6 +67,7 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
     else
         rep_json_num(w, m->other_load_cores);
     gs_jw_kbool(w, "other_load_bounds", m->load_bound);
+    gs_jw_kbool(w, "other_load_capped", m->load_capped);
     gs_jw_key(w, "saturated");
     if (m->saturated < 0)
         gs_jw_null(w);

@@ -537,7 +537,7 @@ def test_other_load_is_measured_from_the_machines_cpu_time(gs, gen, tmp_path):
     assert m is not None
     # 2 x 161 ms busy of 200 ms: 1.61 cores, 0.41 of them the trainer's
     assert abs(m["other_load_cores"] - 1.2) < 0.02, m
-    assert m["other_load_bounds"] is True
+    assert m["other_load_bounds"] is True and m["other_load_capped"] is False
     assert m["other_process_threads"] > 1.0, m  # no run-queue delay: the measurement alone
     notes = report_json(gs, d)["notes"]
     assert any("other processes kept 1.20 of the 2 CPUs busy" in n for n in notes), notes
@@ -545,4 +545,5 @@ def test_other_load_is_measured_from_the_machines_cpu_time(gs, gen, tmp_path):
     d = scenarios.measured_load(host=False).write(gen, tmp_path / "nohost")
     m = report_json(gs, d)["model"]
     assert m["other_load_cores"] is None and m["other_load_bounds"] is False
+    assert m["other_load_capped"] is False
     assert m["other_process_threads"] == 0

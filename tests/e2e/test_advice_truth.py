@@ -25,6 +25,13 @@ one. The machine is whatever runs the tests (busy or not): the prediction
 must hold on it, which is what the model's measured cores and run-queue
 delays are for.
 
+In `make test`, HOLDING's regimes are held to the advice whatever the
+load, QUIET_HOLDING's on a quiet machine only (a run compared that
+measured other processes' load above QUIET_LOAD of a core a CPU skips the
+test with that load: the load the next run meets is what the model cannot
+know), and the rest are skipped. `make truth` (GS_TRUTH_ALL=1) holds
+every regime to it whatever the load.
+
 GS_TRUTH_LOG=FILE appends one JSON line per regime run (for counting
 passes over repeated runs: docs/testing.md)."""
 import json
@@ -103,9 +110,38 @@ def log(entry):
 # The regimes whose advice holds run by run on a busy 2-core machine (every
 # round counted, 2 CPU burners beside it included); the others depend on how
 # the next run's load shares the cores (docs/testing.md, "Truth tests that
-# follow the advice") and run only under `make truth` (GS_TRUTH_ALL=1), so
-# that `make test` stays a test of behaviour, not of the machine's load.
+# follow the advice"). Those of QUIET_HOLDING, whose predictions were within
+# 5% (a third of the tolerance) in every one of 16 rounds on the quiet
+# machine, are held to the advice in `make test` on a quiet machine: where
+# other processes' load, as the runs measured it themselves (report --json
+# model.other_load_cores: the machine's CPU time less the run's own, over
+# its measured steps), was above QUIET_LOAD of a core a CPU in a run
+# compared, the test is skipped with that load, so that `make test` stays a
+# test of behaviour, not of the machine's load. The rest run only under
+# `make truth` (GS_TRUTH_ALL=1), which holds every regime to the advice
+# whatever the load.
 HOLDING = {"latency-threads"}
+QUIET_HOLDING = {"cpu-threads-gpu-asleep", "receive-bound"}
+QUIET_LOAD = 0.15
+
+
+def busy(rep):
+    """The other processes' load a run measured, as text, when it was above
+    QUIET_LOAD a CPU (or not measured); None on a quiet machine."""
+    m = rep.get("model") or {}
+    load, cpus = m.get("other_load_cores"), m.get("cpus")
+    if load is None or not cpus:
+        return "the other processes' load was not measured"
+    if load > QUIET_LOAD * cpus:
+        return "other processes kept %.2f of the %g CPUs busy over its measured steps" % (load, cpus)
+    return None
+
+
+def skip_if_busy(name, what, rep):
+    why = busy(rep)
+    if why:
+        pytest.skip("%s: %s: %s; this regime's advice is held to on a quiet machine in make "
+                    "test, on any with make truth (docs/testing.md)" % (name, what, why))
 
 
 ATTEMPTS = 3  # a comparison whose first setting, run again, moved is repeated this often
@@ -113,7 +149,8 @@ ATTEMPTS = 3  # a comparison whose first setting, run again, moved is repeated t
 
 def follow(kind, workers, args, rep1, d, data):
     """One comparison: rep1's advice followed (or 2 more workers where it
-    gives no number). Returns (ok, what failed, the log entry)."""
+    gives no number). Returns (ok, what failed, the log entry, the second
+    run's report)."""
     step1 = rep1["step_ms"]["mean"]
     advice = [a for a in rep1["advice"] if a["setting"] == "num_workers"]
     undecided = [n for n in rep1["notes"] if "gpustarve sweep" in n]
@@ -132,7 +169,7 @@ def follow(kind, workers, args, rep1, d, data):
                "model %s" % (n, predicted, step2, 100 * err, step1, rep1["model"]))
         return ok, why, dict(entry, outcome="advised", value=n, predicted_ms=predicted,
                              measured_ms=step2, measured_median_ms=rep2["step_ms"]["median"],
-                             model2=rep2.get("model"), error=err, ok=ok)
+                             model2=rep2.get("model"), error=err, ok=ok), rep2
     rep2 = traced(kind, workers + 2, args, d / "more", data)
     step2 = rep2["step_ms"]["mean"]
     gain = (step1 - step2) / step1
@@ -142,26 +179,33 @@ def follow(kind, workers, args, rep1, d, data):
     return ok, why, dict(entry, outcome="undecided" if undecided else "no advice",
                          value=workers + 2, measured_ms=step2,
                          measured_median_ms=rep2["step_ms"]["median"], model2=rep2.get("model"),
-                         gain=gain, ok=ok, notes=rep1["notes"])
+                         gain=gain, ok=ok, notes=rep1["notes"]), rep2
 
 
 @pytest.mark.parametrize("name", list(REGIMES))
 def test_advice_holds(built, tmp_path, name):
-    if name not in HOLDING and os.environ.get("GS_TRUTH_ALL") != "1":
+    everywhere = name in HOLDING or os.environ.get("GS_TRUTH_ALL") == "1"
+    if not everywhere and name not in QUIET_HOLDING:
         pytest.skip("%s: the advice does not hold run by run yet (docs/testing.md); "
                     "make truth runs it" % name)
+    quiet_only = not everywhere
     kind, workers, args = REGIMES[name]
     data = memmap_file() if args[0] == "memmap" else None
     rep1 = traced(kind, workers, args, tmp_path / "first0", data)
     drifts = []
     for attempt in range(ATTEMPTS):
         assert rep1["model"] is not None, "the measured model was not used: %s" % rep1["notes"]
+        if quiet_only:
+            skip_if_busy(name, "the first run", rep1)
         d = tmp_path / ("attempt%d" % attempt)
-        ok, why, entry = follow(kind, workers, args, rep1, d, data)
+        ok, why, entry, rep2 = follow(kind, workers, args, rep1, d, data)
         entry = dict(entry, regime=name, attempt=attempt)
         if ok:
             log(entry)
             return
+        if quiet_only and busy(rep2):
+            log(entry)
+            skip_if_busy(name, "the second run", rep2)
         # RATIONALE: the prediction is for the load the first run measured;
         # the first setting, run again, says whether that load held while
         # the second ran. Within the tolerance it did, and the miss is the
@@ -171,6 +215,8 @@ def test_advice_holds(built, tmp_path, name):
         step1, step1b = rep1["step_ms"]["mean"], again["step_ms"]["mean"]
         drift = (step1b - step1) / step1
         log(dict(entry, again_ms=step1b, drift=drift))
+        if quiet_only:
+            skip_if_busy(name, "the first setting run again", again)
         if abs(drift) <= TOLERANCE:
             pytest.fail(why)
         drifts.append("%.1f -> %.1f ms" % (step1, step1b))

@@ -116,6 +116,18 @@ static an_decide_in measured_run(void)
     return in;
 }
 
+/* measured_run's loader burning its batch: 60 ms of CPU a batch, the
+ * trainer 20 ms of CPU and 40 ms waiting a step */
+static an_decide_in cpu_bound_run(void)
+{
+    an_decide_in in = measured_run();
+    in.w_blocked_ms = 0;
+    in.w_cpu_ms = 60;
+    in.t_cpu_ms = 20;
+    in.t_blocked_ms = 40;
+    return in;
+}
+
 static an_decision decide(const an_decide_in *in)
 {
     an_decision d;
@@ -133,11 +145,7 @@ static void test_advice(void)
     ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 20, 1));
     /* the same batch as CPU with a CPU-only trainer: the 2 cores are the
      * limit: 60 ms of loader CPU and 20 of trainer's, 40 ms a step at best */
-    in = measured_run();
-    in.w_blocked_ms = 0;
-    in.w_cpu_ms = 60;
-    in.t_cpu_ms = 20;
-    in.t_blocked_ms = 40;
+    in = cpu_bound_run();
     d = decide(&in);
     ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 2);
     ASSERT_TRUE(d.advice[0].predicted_step_ms >= 40 - 0.5);
@@ -187,11 +195,7 @@ static void test_measured_load(void)
     ASSERT_TRUE(NEAR(d.model.other_load_cores, 1.5, 1e-9));
     /* CPU-bound workers: a measured load of 1 core leaves less for more
      * workers than the cores alone (40 ms a step at best, above) */
-    in = measured_run();
-    in.w_blocked_ms = 0;
-    in.w_cpu_ms = 60;
-    in.t_cpu_ms = 20;
-    in.t_blocked_ms = 40;
+    in = cpu_bound_run();
     const an_decision free_cores = decide(&in);
     in.other_load_cores = 1;
     in.host_cpus = 2;
@@ -202,6 +206,34 @@ static void test_measured_load(void)
                                      free_cores.advice[0].predicted_step_ms + 5,
                "%g vs %g", d.nadvice ? d.advice[0].predicted_step_ms : -1,
                free_cores.advice[0].predicted_step_ms);
+}
+
+/* A fit to run-queue delays that counts more cores of other load than
+ * the machine's CPU time measured is held to the measurement (plus
+ * OTHER_LOAD_SLACK a CPU): the quiet machine's small delays are not a busy
+ * thread of another process. */
+static void test_measured_load_caps(void)
+{
+    an_decide_in in = cpu_bound_run();
+    in.t_blocked_ms = 37;
+    in.t_runq_ms = 3;
+    in.w_runq_ms = 6; /* 9 ms waited for 80 ms of CPU: 11% */
+    const an_decision fitted = decide(&in);
+    ASSERT_MSG(fitted.model.ext_threads > 0.3, "%g", fitted.model.ext_threads);
+    ASSERT_TRUE(fitted.model.load_capped == 0);
+    in.other_load_cores = 0.02;
+    in.host_cpus = 2;
+    const an_decision capped = decide(&in);
+    ASSERT_TRUE(capped.model.load_capped == 1 && capped.model.load_bound == 0);
+    ASSERT_MSG(capped.model.ext_threads < fitted.model.ext_threads && capped.model.ext_threads < 0.3,
+               "%g vs %g", capped.model.ext_threads, fitted.model.ext_threads);
+    ASSERT_TRUE(capped.nadvice == 1 && fitted.nadvice == 1);
+    ASSERT_MSG(capped.advice[0].predicted_step_ms < fitted.advice[0].predicted_step_ms,
+               "%g vs %g", capped.advice[0].predicted_step_ms, fitted.advice[0].predicted_step_ms);
+    /* measured load that covers the fit: nothing held */
+    in.other_load_cores = 1;
+    const an_decision covered = decide(&in);
+    ASSERT_TRUE(covered.model.load_capped == 0);
 }
 
 static int has_note(const an_decision *d, const char *text)
@@ -217,11 +249,7 @@ static int has_note(const an_decision *d, const char *text)
  * that would settle it; a loader that sleeps is not told so. */
 static void test_saturated(void)
 {
-    an_decide_in in = measured_run();
-    in.w_blocked_ms = 0;
-    in.w_cpu_ms = 60;
-    in.t_cpu_ms = 20;
-    in.t_blocked_ms = 40;
+    an_decide_in in = cpu_bound_run();
     /* the run's own 1.33 cores (80 ms of CPU a 60 ms step) and others' */
     in.other_load_cores = 0.47;
     in.host_cpus = 2;
@@ -322,6 +350,7 @@ int main(void)
     test_simulation();
     test_advice();
     test_measured_load();
+    test_measured_load_caps();
     test_saturated();
     test_storage();
     return gs_check_done("test_predict");
