@@ -28,6 +28,7 @@ void an_trainer_time_absent(an_trainer_time *t)
     memset(t, 0, sizeof *t);
     t->blocked_ms = t->receiving_ms = t->fetch_runq_ms = t->cpu_ms = t->runq_ms = -1;
     t->cpu_cores = t->proc_cpu_cores = t->share_blocked = t->share_receiving = -1;
+    t->share_receiving_runq = -1;
     t->blocked_mean_ms = t->receiving_mean_ms = t->cpu_mean_ms = t->runq_mean_ms = -1;
 }
 
@@ -588,7 +589,7 @@ static void trainer_time(an_result *res)
     double *blk = v, *recv = v + res->measured, *frq = v + 2 * res->measured,
            *cpu = v + 3 * res->measured, *rq = v + 4 * res->measured;
     size_t nf = 0, nc = 0, nr = 0, nfr = 0;
-    double dw_recv = 0, total = 0;
+    double dw_recv = 0, dw_recv_runq = 0, total = 0;
     size_t fi = 0;
     for (size_t i = 0; i < res->nsteps; i++) {
         const an_step *st = &res->steps[i];
@@ -619,8 +620,10 @@ static void trainer_time(an_result *res)
             nf++;
             if (runq_known)
                 frq[nfr++] = runq_in / 1e6;
-            if (wall > 0)
+            if (wall > 0) {
                 dw_recv += (double)st->v.idle_dw * dmin(1.0, (r + runq_in) / wall);
+                dw_recv_runq += (double)st->v.idle_dw * dmin(1.0, runq_in / wall);
+            }
         }
         const double c0 = value_at(l, t0, V_CPU), c1 = value_at(l, t1, V_CPU);
         if (c0 >= 0 && c1 >= 0)
@@ -638,6 +641,7 @@ static void trainer_time(an_result *res)
         t->fetch_runq_ms = nfr * 2 >= nf ? median(frq, nfr) : -1;
         if (total > 0) {
             t->share_receiving = dw_recv / total;
+            t->share_receiving_runq = dmin(dw_recv_runq / total, t->share_receiving);
             t->share_blocked = dpos(res->share[AN_SH_DATA_WAIT] - t->share_receiving);
         }
     }

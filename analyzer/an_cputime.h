@@ -106,8 +106,10 @@ typedef struct an_trainer_time {
      * share[AN_SH_DATA_WAIT]): each step's data wait cut in the proportion of
      * its fetches' blocked time, and receiving CPU plus run-queue delay (what
      * the trainer's own receiving needs: a core, then its time), to their
-     * wall time. More workers shrink only the blocked share. */
-    double share_blocked, share_receiving;
+     * wall time. More workers shrink only the blocked share. Of the
+     * receiving share, share_receiving_runq is run-queue delay: on a busy
+     * machine mostly the wake-up after the batch arrived. */
+    double share_blocked, share_receiving, share_receiving_runq;
     /* the same four per step as means over the measured steps (-1 unknown):
      * they add up to the mean step, the time per step the run took, which
      * is what the model (docs/report-schema.md, "The model") reproduces and

@@ -59,6 +59,7 @@ void rep_json_share_split(gs_jw *w, const an_result *r)
     gs_jw_obj(w);
     num_or_null(w, "idle_data_wait_blocked", t->measured ? t->share_blocked : -1);
     num_or_null(w, "idle_data_wait_receiving", t->measured ? t->share_receiving : -1);
+    num_or_null(w, "idle_data_wait_receiving_runq", t->measured ? t->share_receiving_runq : -1);
     gs_jw_end(w);
 }
 

@@ -88,10 +88,8 @@ def test_loader_thread_sleep_and_cpu_are_told_apart(built, data_file, tmp_path):
     # the trainer only waits (it sleeps 5 ms a step otherwise): blocked
     t = j["measured"]["trainer"]
     assert t["blocked_ms"] > 10 * t["receiving_ms"], t
-    split = j["share_data_wait"]
-    assert abs(split["idle_data_wait_blocked"] + split["idle_data_wait_receiving"]
-               - j["share"]["idle_data_wait"]) < 1e-6
-    assert split["idle_data_wait_blocked"] > 0.9 * j["share"]["idle_data_wait"]
+    split = split_sums(j)
+    assert split["idle_data_wait_blocked"] > 0.9 * without_runq(split, j["share"]["idle_data_wait"])
     assert t["cpu_cores"] < 0.2  # asleep in its "GPU step" and in the fetch
 
 
@@ -128,7 +126,15 @@ def split_sums(j):
     s = j["share_data_wait"]
     assert abs(s["idle_data_wait_blocked"] + s["idle_data_wait_receiving"]
                - j["share"]["idle_data_wait"]) < 1e-6, (s, j["share"])
+    assert 0 <= s["idle_data_wait_receiving_runq"] <= s["idle_data_wait_receiving"] + 1e-9, s
     return s
+
+
+def without_runq(s, share):
+    """A share of the data wait less the receive's run-queue part: the
+    machine's load (on a busy one, mostly the wake-up after the batch came),
+    which the program's own sleeps and burns do not bound."""
+    return share - s["idle_data_wait_receiving_runq"]
 
 
 def test_dataloader_trainer_blocked_on_sleeping_workers(built, tmp_path):
@@ -137,9 +143,11 @@ def test_dataloader_trainer_blocked_on_sleeping_workers(built, tmp_path):
     s = split_sums(j)
     # workers sleep 40 ms a batch: the trainer waits, off-CPU. (Shares, not
     # the per-step medians: two workers in step deliver in pairs, so every
-    # other fetch waits about nothing.)
-    assert s["idle_data_wait_blocked"] > 3 * s["idle_data_wait_receiving"], s
-    assert s["idle_data_wait_blocked"] > 0.6 * j["share"]["idle_data_wait"], s
+    # other fetch waits about nothing.) Its receive's CPU is small; the
+    # receive's run-queue part is the machine's (beside 2 CPU burners and a
+    # test suite: 18.8 of 23.1 points, docs/report-schema.md)
+    assert s["idle_data_wait_blocked"] > 3 * without_runq(s, s["idle_data_wait_receiving"]), s
+    assert s["idle_data_wait_blocked"] > 0.6 * without_runq(s, j["share"]["idle_data_wait"]), s
     assert t["receiving_ms"] >= 0 and t["cpu_ms"] >= t["receiving_ms"], t
     # the workers (periodic samples: means per batch): sleeping is other
     # blocking, 4 samples x 10 ms a batch
