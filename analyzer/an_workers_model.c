@@ -115,6 +115,13 @@ static double fit_ext_load(const ctx *c, double wt, double load)
     return fit_others(c, wt, FIT_EXT_CORES, load);
 }
 
+/* Other processes' load was measured, on the CPUs the model shares (not a
+ * cgroup quota smaller than the affinity mask). */
+static int load_usable(const an_decide_in *in)
+{
+    return in->other_load_cores >= 0 && fabs(in->host_cpus - in->cpus) < 0.5;
+}
+
 /* The fitted load of other processes held to what was measured (when it
  * was, on the CPUs the model shares): at least the load that takes the
  * cores other processes took, at most the load that takes them plus
@@ -124,11 +131,11 @@ static double fit_ext_load(const ctx *c, double wt, double load)
  * counts what they did not take. On the quiet 2-CPU test VM the mixed
  * regime's 2.4% delay (just over RUNQ_NOISE) fitted 1.04 busy threads
  * where 0.02 cores were measured, and predicted 19.2 ms for 3 workers
- * that measured 15.1 ms (docs/testing.md, "On a quiet machine"). */
+ * that measured 15.1 ms (docs/testing.md, "The measured load as a ceiling, and 16 quiet rounds"). */
 static double within_load(const ctx *c, double wt, double fitted)
 {
     const an_decide_in *in = c->in;
-    if (in->other_load_cores < 0 || fabs(in->host_cpus - in->cpus) >= 0.5)
+    if (!load_usable(in))
         return fitted;
     const double load = fit_ext_load(c, wt, in->other_load_cores);
     if (load > fitted) {
@@ -339,8 +346,8 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     m->other_load_cores = in->other_load_cores;
     c.raised = &m->load_bound;
     c.lowered = &m->load_capped;
-    const int load_usable = in->other_load_cores >= 0 && fabs(in->host_cpus - in->cpus) < 0.5;
-    if (load_usable && in->host_busy_cores >= 0)
+    const int usable = load_usable(in);
+    if (usable && in->host_busy_cores >= 0)
         m->saturated = in->host_busy_cores >= SATURATED * in->host_cpus;
     double ext_fair = within_load(&c, 1, fit_ext(&c, 1, rho)), ext = 0;
     const double wt = fit_weight(&c, rt, rw, rho, &ext);
@@ -374,7 +381,7 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                        handoff, in->w_wall_ms, cur * step);
     }
     char load[160] = "";
-    if (load_usable)
+    if (usable)
         snprintf(load, sizeof load,
                  " (other processes kept %.2f of them busy over the measured steps: machine CPU "
                  "time less the run's own, measured)",
@@ -386,7 +393,7 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                        "busy thread%s of other processes on the %.4g CPUs%s",
                        100 * rho, m->ext_threads, fabs(m->ext_threads - 1) < 0.05 ? "" : "s",
                        in->cpus, load);
-    else if (load_usable && in->other_load_cores >= 0.1)
+    else if (usable && in->other_load_cores >= 0.1)
         an_decide_note(out,
                        "other processes kept %.2f of the %.4g CPUs busy over the measured steps "
                        "(machine CPU time less the run's own, measured); the model counts %.1f "

@@ -689,6 +689,9 @@ def test_live_file_fits_in_an_address_space_limit(built, tmp_path):
     assert plain.stdout == traced.stdout == b"mapped True\n"
 
 
+PEND_END = 160  # offset of gs_live_header.pend_end in a live file (trace/gs_live.h)
+
+
 @pytest.mark.parametrize("in_flight", [True, False], ids=["in-flight", "other-damage"])
 def test_frame_cut_short_by_death_is_recovered_not_damage(built, tmp_path, in_flight):
     """A process killed while its writer wrote a frame leaves that frame cut
@@ -715,8 +718,8 @@ def test_frame_cut_short_by_death_is_recovered_not_damage(built, tmp_path, in_fl
         lives = [f for f in os.listdir(run_dir) if f.endswith(".live")]
         assert len(lives) == 1
         live = run_dir / lives[0]
-        with open(live, "rb") as f:  # gs_live_header.pend_end (trace/gs_live.h)
-            f.seek(160)
+        with open(live, "rb") as f:
+            f.seek(PEND_END)
             (pend_end,) = struct.unpack("<Q", f.read(8))
         if pend_end == 0:
             break
@@ -727,8 +730,8 @@ def test_frame_cut_short_by_death_is_recovered_not_damage(built, tmp_path, in_fl
     comp = 4000
     with open(trace, "ab") as f:  # GS_FRAME_MAGIC, comp_size, raw_size, nrec, then a part
         f.write(struct.pack("<IIII", 0x52465347, comp, 9000, 300) + os.urandom(1500))
-    with open(live, "r+b") as f:   # gs_live_header.pend_end (trace/gs_live.h)
-        f.seek(160)
+    with open(live, "r+b") as f:
+        f.seek(PEND_END)
         f.write(struct.pack("<Q", size + 16 + comp if in_flight else 0))
     recs, err, code = dump(run_dir, check=False)
     reads = [r for r in recs if r.get("path") == str(data) and r["kind"].startswith("pread")]
