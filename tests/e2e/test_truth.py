@@ -116,8 +116,15 @@ def test_regime(built, have_sim, tmp_path, name):
         assert rep["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
         assert "num_workers" in advice, rep["advice"]
         assert abs(advice["num_workers"]["value"] - right_workers) <= 1, advice
-        # the prediction: a step as long as the GPU's part of it
-        assert advice["num_workers"]["predicted_step_ms"] < own["median_step_ms"] / 2
+        # the prediction: the step without its wait for data, the GPU's part
+        # and the trainer's own host time as the example measured them (both
+        # stay when the batches are ready). Not half the step: the host part
+        # grows with the machine's load (2.2 ms of trainer CPU a step on the
+        # quiet test VM; a CI run predicted 15.9 ms of a 30.1 ms step)
+        pred = advice["num_workers"]["predicted_step_ms"]
+        without_wait = step * (1 - own_wait)
+        assert device_ms * 0.95 <= pred <= without_wait * 1.10 + 1.0, (advice, own)
+        assert pred < own["median_step_ms"], (advice, own)
     elif name == "loader-bound-1-worker":
         # RATIONALE: a machine so busy that the example itself measured its
         # trainer late (its own host share near or above the wait: seen with
