@@ -33,7 +33,9 @@ know), and the rest are skipped. `make truth` (GS_TRUTH_ALL=1) holds
 every regime to it whatever the load.
 
 GS_TRUTH_LOG=FILE appends one JSON line per regime run (for counting
-passes over repeated runs: docs/testing.md)."""
+passes over repeated runs: docs/testing.md). GS_TRUTH_PYTHON names the
+interpreter of the PyTorch regimes (default Debian's, with its torch 1.13):
+tests/gpu/validate.sh --truth runs them with the torch of a GPU machine."""
 import json
 import os
 
@@ -44,6 +46,7 @@ from conftest import BUILD, CLI, PY, ROOT, clean_env, run_plain, run_traced
 TRAIN_LOOP = os.path.join(BUILD, "examples", "train_loop")
 SIM = os.path.join(BUILD, "simcuda")
 REGIMES_PY = os.path.join(ROOT, "tests", "e2e", "advice_regimes.py")
+REGIMES_INTERP = os.environ.get("GS_TRUTH_PYTHON") or PY
 TOLERANCE = 0.15  # predicted step within this of the measured one
 NO_ADVICE_GAIN = 0.10  # with no advice, 2 more workers must not gain this much
 
@@ -92,7 +95,7 @@ def traced(kind, workers, args, run, data):
     else:
         env = clean_env()
         steps = args[1] if len(args) > 1 else "60"
-        cmd = [PY, REGIMES_PY, args[0], str(workers), steps] + ([data] if args[0] == "memmap" else [])
+        cmd = [REGIMES_INTERP, REGIMES_PY, args[0], str(workers), steps] + ([data] if args[0] == "memmap" else [])
     p = run_traced(cmd, run, env=env)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     r = run_plain([CLI, "report", "--json", str(run)], env=clean_env())

@@ -632,3 +632,32 @@ def test_validate_script_on_the_simulator():
     for case in ("train_loop_pinned0", "train_loop_pinned1", "sim_nccl_step", "sim_own_profiler"):
         assert "== PASS %s\n" % case in out, out[-3000:]
     assert "SKIP torch_cuda (--sim" in out
+
+
+def test_truth_summary_prints_each_comparison(tmp_path):
+    """tests/gpu/truth_summary.py (validate.sh --truth): one line per logged
+    comparison, advised or not, the repeat's drift where there was one; a
+    log that cannot be read is exit status 2."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gpu",
+                          "truth_summary.py")
+    log = tmp_path / "truth.jsonl"
+    entries = [
+        {"regime": "latency-threads", "attempt": 0, "workers": 1, "step_ms": 60.2,
+         "model": {"cpus": 16}, "outcome": "advised", "value": 3, "predicted_ms": 20.7,
+         "measured_ms": 21.0, "error": -0.0143, "ok": True},
+        {"regime": "mixed", "attempt": 1, "workers": 1, "step_ms": 40.0, "model": None,
+         "outcome": "no advice", "value": 3, "measured_ms": 30.0, "gain": 0.25, "ok": False,
+         "again_ms": 50.0, "drift": 0.25},
+    ]
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    p = run_plain([gstest.DEBIAN_PY, script, str(log)], env=clean_env())
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode().splitlines()
+    assert len(out) == 2, out
+    assert "latency-threads" in out[0] and "cpus 16" in out[0], out
+    assert "advice 3: predicted 20.7, measured 21.0 ms (-1%)  held" in out[0], out
+    assert "no advice: 3 workers 30.0 ms (gain +25%)" in out[1], out
+    assert "missed; first setting again 50.0 ms (+25%)" in out[1], out
+    log.write_text("{not json\n")
+    p = run_plain([gstest.DEBIAN_PY, script, str(log)], env=clean_env())
+    assert p.returncode == 2 and b"truth.jsonl" in p.stderr, p

@@ -1,7 +1,7 @@
 #!/bin/bash
 # validate.sh — end-to-end validation of the GPU side against a real GPU.
 #
-#   tests/gpu/validate.sh [--sim] [--no-torch] [--steps N]
+#   tests/gpu/validate.sh [--sim] [--no-torch] [--truth] [--steps N]
 #
 # Builds what it needs, then runs under `gpustarve run`, against the real
 # CUDA runtime and CUPTI (no LD_LIBRARY_PATH to the simulator):
@@ -23,29 +23,40 @@
 # summary; exit 0 when nothing failed. Record each real-GPU run in
 # docs/gpu-validation.md.
 #
+# --truth also runs the advice truth tests (tests/e2e/test_advice_truth.py,
+# every regime, GS_TRUTH_ALL=1) on this machine's own cores: a traced run per
+# regime, its num_workers advice followed in a second run, the prediction
+# held to it (docs/testing.md). They run on the simulated GPU and the CPU
+# whatever GPU the machine has; what they add here is the machine's cores
+# (a GPU machine has many more than the 2 of the test VM). They need a
+# Python with torch, numpy and pytest ($GS_TRUTH_PYTHON, python3 or
+# /usr/bin/python3). One PASS/FAIL/SKIP line per regime, each comparison
+# printed (advice, predicted and measured step).
 # --sim runs the same checks on the simulated GPU (LD_LIBRARY_PATH=
 # build/simcuda; torch is skipped: it needs the real driver; in its place
 # sim_step runs a step with a mangled NCCL kernel and a program that is its
 # own CUPTI profiler), to prove the script where no GPU exists. Bounded:
 # every step runs under `timeout`, the whole script stays under about 6
-# minutes (GS_VALIDATE_BUDGET seconds).
+# minutes (GS_VALIDATE_BUDGET seconds; 9 with --truth).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
 SIM=0
 TORCH=1
+TRUTH=0
 STEPS=20
 while [ $# -gt 0 ]; do
     case $1 in
     --sim) SIM=1 ;;
     --no-torch) TORCH=0 ;;
+    --truth) TRUTH=1 ;;
     --steps) STEPS=$2; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "validate.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
 done
-BUDGET=${GS_VALIDATE_BUDGET:-360}
+BUDGET=${GS_VALIDATE_BUDGET:-$([ $TRUTH = 1 ] && echo 540 || echo 360)}
 START=$(date +%s)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gs-validate.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -75,6 +86,8 @@ fi
 # ---- build ----------------------------------------------------------------------
 targets="build/libgpustarve.so build/gpustarve cuda-example-bins"
 [ $SIM = 1 ] && targets="$targets simcuda-bins"
+# the truth tests' programs: the simulated GPU, the examples, the CLI's helpers
+[ $TRUTH = 1 ] && targets="$targets simcuda-bins example-bins"
 if ! bounded 150 make -j"$(nproc)" $targets >"$WORK/make.log" 2>&1; then
     tail -20 "$WORK/make.log"
     result FAIL "build (make $targets)"
@@ -210,6 +223,44 @@ elif PYT=$(find_torch); then
     fi
 else
     result SKIP "torch_cuda (no Python with torch + CUDA, and pip could not install one)"
+fi
+
+# ---- 3. the advice truth tests on this machine's cores ------------------------------------
+find_truth_python() {
+    for py in "${GS_TRUTH_PYTHON:-}" python3 /usr/bin/python3; do
+        [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 || continue
+        if bounded 60 "$py" -c 'import torch, numpy, pytest' >/dev/null 2>&1; then
+            command -v "$py"
+            return 0
+        fi
+    done
+    return 1
+}
+if [ $TRUTH = 1 ]; then
+    if TPY=$(find_truth_python); then
+        echo "   truth tests: $(nproc) CPUs online, $(grep -c ^processor /proc/cpuinfo) in /proc/cpuinfo;" \
+            "$TPY, torch $("$TPY" -c 'import torch; print(torch.__version__)')"
+        mkdir -p "$WORK/truth-tmp"
+        bounded $(( $(left) - 10 )) env -u LD_PRELOAD GS_TRUTH_ALL=1 GS_TRUTH_PYTHON="$TPY" \
+            GS_TRUTH_LOG="$WORK/truth.jsonl" "$TPY" -m pytest -v -rfEs -p no:cacheprovider \
+            --basetemp="$WORK/truth-tmp" tests/e2e/test_advice_truth.py >"$WORK/truth.out" 2>&1
+        [ -f "$WORK/truth.jsonl" ] && "$TPY" tests/gpu/truth_summary.py "$WORK/truth.jsonl"
+        for regime in $("$TPY" -c 'import sys; sys.path[:0] = ["tests", "tests/e2e"]
+import test_advice_truth as t; print(" ".join(t.REGIMES))'); do
+            line=$(grep -m1 -F "::test_advice_holds[$regime] " "$WORK/truth.out")
+            case $line in
+            *" PASSED"*) result PASS "truth $regime" ;;
+            *" SKIPPED"*) result SKIP "truth $regime (${line#* SKIPPED })" ;;
+            *)
+                grep -F "[$regime]" "$WORK/truth.out" | grep -E '^(FAILED|ERROR)' | cut -c1-400 |
+                    sed 's/^/   | /'
+                result FAIL "truth $regime" ;;
+            esac
+        done
+        tail -3 "$WORK/truth.out" | sed 's/^/   | /'
+    else
+        result SKIP "truth (no Python with torch, numpy and pytest; set GS_TRUTH_PYTHON)"
+    fi
 fi
 
 echo
