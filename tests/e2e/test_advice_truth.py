@@ -95,7 +95,8 @@ def traced(kind, workers, args, run, data):
     else:
         env = clean_env()
         steps = args[1] if len(args) > 1 else "60"
-        cmd = [REGIMES_INTERP, REGIMES_PY, args[0], str(workers), steps] + ([data] if args[0] == "memmap" else [])
+        cmd = [REGIMES_INTERP, REGIMES_PY, args[0], str(workers), steps]
+        cmd += [data] if args[0] == "memmap" else []
     p = run_traced(cmd, run, env=env)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     r = run_plain([CLI, "report", "--json", str(run)], env=clean_env())

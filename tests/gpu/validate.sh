@@ -86,7 +86,8 @@ fi
 # ---- build ----------------------------------------------------------------------
 targets="build/libgpustarve.so build/gpustarve cuda-example-bins"
 [ $SIM = 1 ] && targets="$targets simcuda-bins"
-# the truth tests' programs: the simulated GPU, the examples, the CLI's helpers
+# the truth tests' programs: the simulated GPU, and the examples (read_dataset:
+# tests/e2e's check that the build is there)
 [ $TRUTH = 1 ] && targets="$targets simcuda-bins example-bins"
 if ! bounded 150 make -j"$(nproc)" $targets >"$WORK/make.log" 2>&1; then
     tail -20 "$WORK/make.log"
@@ -226,20 +227,23 @@ else
 fi
 
 # ---- 3. the advice truth tests on this machine's cores ------------------------------------
+# prints "PATH TORCH_VERSION" of the first Python with torch, numpy and pytest
 find_truth_python() {
+    local v
     for py in "${GS_TRUTH_PYTHON:-}" python3 /usr/bin/python3; do
         [ -n "$py" ] && command -v "$py" >/dev/null 2>&1 || continue
-        if bounded 60 "$py" -c 'import torch, numpy, pytest' >/dev/null 2>&1; then
-            command -v "$py"
+        if v=$(bounded 60 "$py" -c 'import torch, numpy, pytest; print(torch.__version__)' 2>/dev/null); then
+            echo "$(command -v "$py") $v"
             return 0
         fi
     done
     return 1
 }
 if [ $TRUTH = 1 ]; then
-    if TPY=$(find_truth_python); then
+    if found=$(find_truth_python); then
+        TPY=${found%% *}
         echo "   truth tests: $(nproc) CPUs online, $(grep -c ^processor /proc/cpuinfo) in /proc/cpuinfo;" \
-            "$TPY, torch $("$TPY" -c 'import torch; print(torch.__version__)')"
+            "$TPY, torch ${found#* }"
         mkdir -p "$WORK/truth-tmp"
         bounded $(( $(left) - 10 )) env -u LD_PRELOAD GS_TRUTH_ALL=1 GS_TRUTH_PYTHON="$TPY" \
             GS_TRUTH_LOG="$WORK/truth.jsonl" "$TPY" -m pytest -v -rfEs -p no:cacheprovider \
