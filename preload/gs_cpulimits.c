@@ -21,8 +21,9 @@
 
 /* RATIONALE: /proc/self/mountinfo of a container host can list thousands of
  * mounts; 64 KiB holds the cgroup lines of every machine seen, and a line
- * beyond it only means the quota is recorded as unknown. Static: called at
- * start-up (once) and in a just-forked child (one thread). */
+ * beyond it only means the quota is recorded as unknown. Static, as are
+ * the mount points kept below: called at start-up (once) and in a
+ * just-forked child (one thread). */
 static char g_buf[1 << 16];
 
 static long read_file(const char *path, char *buf, size_t cap)
@@ -101,11 +102,23 @@ static int cgroup_path(int v1, char *out, size_t cap)
     return -1;
 }
 
-/* Mount point and root of the cgroup hierarchy (v2, or v1 with cpu). */
-static int cgroup_mount(int v1, char *mnt, size_t mcap, char *root, size_t rcap)
+/* Where the two hierarchies are mounted: [0] v2, [1] v1 with the cpu
+ * controller. */
+/* RATIONALE: read from /proc/self/mountinfo once per process image, both
+ * hierarchies in one pass, and kept: a forked child has its parent's mount
+ * namespace, and mountinfo, which the kernel prints anew line by line on
+ * every read, was the dearest part of a forked DataLoader worker's start
+ * (docs/performance.md, "Start-up, fork and the string table"). */
+static struct {
+    int state; /* 0 not read yet, 1 found, -1 not mounted or unreadable */
+    char mnt[1024], root[1024];
+} g_mounts[2];
+
+static void read_mounts(void)
 {
+    g_mounts[0].state = g_mounts[1].state = -1;
     if (read_file("/proc/self/mountinfo", g_buf, sizeof g_buf) <= 0)
-        return -1;
+        return;
     for (char *line = g_buf; *line;) {
         char *nl = strchr(line, '\n');
         if (nl)
@@ -127,18 +140,31 @@ static int cgroup_mount(int v1, char *mnt, size_t mcap, char *root, size_t rcap)
             char *so = src ? strchr(src, ' ') : NULL;
             if (sp)
                 *sp = 0;
-            int ok = v1 ? (strcmp(fstype, "cgroup") == 0 && so &&
-                           has_word(so + 1, so + 1 + strlen(so + 1), "cpu"))
-                        : strcmp(fstype, "cgroup2") == 0;
-            if (ok && strlen(f[4]) < mcap && strlen(f[3]) < rcap) {
-                strcpy(mnt, f[4]);
-                strcpy(root, f[3]);
-                return 0;
+            int v1 = strcmp(fstype, "cgroup") == 0 && so &&
+                     has_word(so + 1, so + 1 + strlen(so + 1), "cpu");
+            int v2 = strcmp(fstype, "cgroup2") == 0;
+            if ((v1 || v2) && g_mounts[v1].state < 0 && strlen(f[4]) < sizeof g_mounts[v1].mnt &&
+                strlen(f[3]) < sizeof g_mounts[v1].root) {
+                strcpy(g_mounts[v1].mnt, f[4]);
+                strcpy(g_mounts[v1].root, f[3]);
+                g_mounts[v1].state = 1;
             }
         }
         line = nl ? nl + 1 : line + strlen(line);
     }
-    return -1;
+}
+
+/* Mount point and root of the cgroup hierarchy (v2, or v1 with cpu). */
+static int cgroup_mount(int v1, char *mnt, size_t mcap, char *root, size_t rcap)
+{
+    if (g_mounts[v1].state == 0)
+        read_mounts();
+    if (g_mounts[v1].state < 0 || strlen(g_mounts[v1].mnt) >= mcap ||
+        strlen(g_mounts[v1].root) >= rcap)
+        return -1;
+    strcpy(mnt, g_mounts[v1].mnt);
+    strcpy(root, g_mounts[v1].root);
+    return 0;
 }
 
 /* The quota of one cgroup directory in milli-CPUs; 0 none or unreadable. */

@@ -22,8 +22,31 @@
  * records carry no path rather than failing. */
 #define ARENA_BYTES (256ull << 20)
 #define MAX_IDS GS_STR_MAX_IDS
-#define HASH_SLOTS (1u << 22)
+
+/* RATIONALE: the hash table is five levels of 2^14, 2^16, 2^18, 2^20 and
+ * 2^22 slots, searched in that order; a string goes into the first level
+ * whose probe window has an empty slot. A process that opens a few hundred
+ * files so touches the first level's 16 pages, where one table of 2^22
+ * slots took a page fault for nearly every string (and a forked DataLoader
+ * worker a copy of every page it wrote): docs/performance.md, "Start-up,
+ * fork and the string table". A slot holds the id and 10 bits of the hash
+ * (the tag), so a window is passed over without reading its entries. Slots
+ * only ever go from empty to full: a window seen full stays full, so every
+ * thread that interns a string reaches the same slot first, and no string
+ * found in a level is missed by a later search. */
+#define LEVELS 5
+#define LEVEL0_BITS 14
+#define HASH_SLOTS ((1u << 14) + (1u << 16) + (1u << 18) + (1u << 20) + (1u << 22))
 #define HASH_PROBES 64
+#define ID_BITS 22
+#define ID_MASK ((1u << ID_BITS) - 1)
+#define TAG_MASK ((1u << (32 - ID_BITS)) - 1)
+_Static_assert(MAX_IDS == 1u << ID_BITS, "a slot holds an id in ID_BITS bits");
+
+static const uint32_t level_base[LEVELS] = {
+    0, 1u << 14, (1u << 14) + (1u << 16), (1u << 14) + (1u << 16) + (1u << 18),
+    (1u << 14) + (1u << 16) + (1u << 18) + (1u << 20),
+};
 
 typedef struct str_entry {
     uint32_t len;
@@ -35,7 +58,7 @@ static char *g_arena;
 static _Atomic uint64_t g_arena_used;
 static _Atomic uint32_t g_next_id = 1;
 static _Atomic uint32_t *g_index; /* id -> offset + 1 */
-static _Atomic uint32_t *g_hash;  /* slot -> id */
+static _Atomic uint32_t *g_hash;  /* slot -> id | tag << ID_BITS */
 
 static void *map_noreserve(size_t len)
 {
@@ -93,23 +116,33 @@ uint32_t gs_str_intern(const char *s, size_t n)
         return 0;
     uint32_t len = (uint32_t)(n > GS_STRING_MAX ? GS_STRING_MAX : n);
     uint32_t h = hash_bytes(s, len);
+    const uint32_t tag = h & TAG_MASK;
+    const uint32_t mixed = h * 0x9E3779B1u; /* a level's start: the top bits */
     uint32_t mine = 0;
-    for (uint32_t i = 0; i < HASH_PROBES; i++) {
-        _Atomic uint32_t *slot = &g_hash[(h + i) & (HASH_SLOTS - 1)];
-        uint32_t id = atomic_load_explicit(slot, memory_order_acquire);
-        if (id == 0) {
-            if (!mine)
-                mine = create(s, len, h);
-            if (!mine)
-                return 0;
-            if (atomic_compare_exchange_strong_explicit(slot, &id, mine, memory_order_acq_rel,
-                                                        memory_order_acquire))
-                return mine;
-            /* lost the race: id now holds the winner; compare it below */
+    for (unsigned k = 0; k < LEVELS; k++) {
+        const unsigned bits = LEVEL0_BITS + 2 * k;
+        const uint32_t start = mixed >> (32 - bits), mask = (1u << bits) - 1;
+        _Atomic uint32_t *const level = g_hash + level_base[k];
+        for (uint32_t i = 0; i < HASH_PROBES; i++) {
+            _Atomic uint32_t *slot = &level[(start + i) & mask];
+            uint32_t v = atomic_load_explicit(slot, memory_order_acquire);
+            if (v == 0) {
+                if (!mine)
+                    mine = create(s, len, h);
+                if (!mine)
+                    return 0;
+                if (atomic_compare_exchange_strong_explicit(slot, &v, mine | tag << ID_BITS,
+                                                            memory_order_acq_rel,
+                                                            memory_order_acquire))
+                    return mine;
+                /* lost the race: v now holds the winner; compare it below */
+            }
+            if (v >> ID_BITS != tag)
+                continue;
+            const str_entry *e = entry_of(v & ID_MASK);
+            if (e && e->hash == h && e->len == len && memcmp(e->bytes, s, len) == 0)
+                return v & ID_MASK; /* an entry we created, if any, stays unused */
         }
-        const str_entry *e = entry_of(id);
-        if (e && e->hash == h && e->len == len && memcmp(e->bytes, s, len) == 0)
-            return id; /* an entry we created, if any, stays unused */
     }
     return mine ? mine : create(s, len, h);
 }

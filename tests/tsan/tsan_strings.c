@@ -9,7 +9,7 @@
 #include "tsan_util.h"
 
 #define NTHREADS 16
-#define NSTR 4096 /* a power of two: every odd stride below visits each string */
+#define NSTR 32768 /* a power of two: every odd stride below visits each string */
 
 static uint32_t g_ids[NTHREADS][NSTR];
 
