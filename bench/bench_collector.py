@@ -19,8 +19,8 @@ Method:
   spread): the 2 % target is shown met only when the interval's upper end
   is at most 2 %, shown missed only when its lower end is above.
 """
-import math
 import json
+import math
 import os
 import resource
 import statistics

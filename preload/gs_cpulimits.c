@@ -154,16 +154,16 @@ static void read_mounts(void)
     }
 }
 
-/* Mount point and root of the cgroup hierarchy (v2, or v1 with cpu). */
-static int cgroup_mount(int v1, char *mnt, size_t mcap, char *root, size_t rcap)
+/* Mount point (*mnt) and root (*root) of the cgroup hierarchy (v2, or v1
+ * with cpu); -1 when it is not mounted. */
+static int cgroup_mount(int v1, const char **mnt, const char **root)
 {
     if (g_mounts[v1].state == 0)
         read_mounts();
-    if (g_mounts[v1].state < 0 || strlen(g_mounts[v1].mnt) >= mcap ||
-        strlen(g_mounts[v1].root) >= rcap)
+    if (g_mounts[v1].state < 0)
         return -1;
-    strcpy(mnt, g_mounts[v1].mnt);
-    strcpy(root, g_mounts[v1].root);
+    *mnt = g_mounts[v1].mnt;
+    *root = g_mounts[v1].root;
     return 0;
 }
 
@@ -197,8 +197,9 @@ static uint64_t quota_at(int v1, const char *dir)
  * root, in milli-CPUs; 0 when there is none. */
 static uint64_t cgroup_quota(int v1)
 {
-    char cg[1024], mnt[1024], root[1024], dir[2100];
-    if (cgroup_path(v1, cg, sizeof cg) < 0 || cgroup_mount(v1, mnt, sizeof mnt, root, sizeof root) < 0)
+    char cg[1024], dir[2100];
+    const char *mnt, *root;
+    if (cgroup_path(v1, cg, sizeof cg) < 0 || cgroup_mount(v1, &mnt, &root) < 0)
         return 0;
     /* the path relative to the mount: without the mount's root when it
      * starts with it (a container's view) */

@@ -35,18 +35,14 @@
  * thread that interns a string reaches the same slot first, and no string
  * found in a level is missed by a later search. */
 #define LEVELS 5
-#define LEVEL0_BITS 14
-#define HASH_SLOTS ((1u << 14) + (1u << 16) + (1u << 18) + (1u << 20) + (1u << 22))
+#define LEVEL0_BITS 14 /* level k has 2^(LEVEL0_BITS + 2k) slots */
+#define HASH_SLOTS ((((1u << (2 * LEVELS)) - 1) / 3) << LEVEL0_BITS) /* their sum */
 #define HASH_PROBES 64
 #define ID_BITS 22
 #define ID_MASK ((1u << ID_BITS) - 1)
 #define TAG_MASK ((1u << (32 - ID_BITS)) - 1)
 _Static_assert(MAX_IDS == 1u << ID_BITS, "a slot holds an id in ID_BITS bits");
-
-static const uint32_t level_base[LEVELS] = {
-    0, 1u << 14, (1u << 14) + (1u << 16), (1u << 14) + (1u << 16) + (1u << 18),
-    (1u << 14) + (1u << 16) + (1u << 18) + (1u << 20),
-};
+_Static_assert(LEVEL0_BITS + 2 * (LEVELS - 1) == ID_BITS, "the last level holds every id");
 
 typedef struct str_entry {
     uint32_t len;
@@ -119,10 +115,10 @@ uint32_t gs_str_intern(const char *s, size_t n)
     const uint32_t tag = h & TAG_MASK;
     const uint32_t mixed = h * 0x9E3779B1u; /* a level's start: the top bits */
     uint32_t mine = 0;
-    for (unsigned k = 0; k < LEVELS; k++) {
+    _Atomic uint32_t *level = g_hash;
+    for (unsigned k = 0; k < LEVELS; level += 1u << (LEVEL0_BITS + 2 * k), k++) {
         const unsigned bits = LEVEL0_BITS + 2 * k;
         const uint32_t start = mixed >> (32 - bits), mask = (1u << bits) - 1;
-        _Atomic uint32_t *const level = g_hash + level_base[k];
         for (uint32_t i = 0; i < HASH_PROBES; i++) {
             _Atomic uint32_t *slot = &level[(start + i) & mask];
             uint32_t v = atomic_load_explicit(slot, memory_order_acquire);
