@@ -21,7 +21,7 @@ CSTD     := -std=gnu11
 OPT      ?= -O2 -g
 CFLAGS_COMMON := $(CSTD) $(WARN) $(OPT) -D_GNU_SOURCE -Itrace
 LDLIBS_ZSTD   := -lzstd
-# the analyzer: __cxa_demangle for kernel names (analyzer/an_kernels.c)
+# the analyzer: __cxa_demangle for kernel names (analyzer/load/an_kernels.c)
 LDLIBS_AN     := $(LDLIBS_ZSTD) -lm -lstdc++
 
 CUDA_HOME    ?= /usr/local/cuda
@@ -34,12 +34,22 @@ PRELOAD_SRC  := $(wildcard preload/*.c)
 # loads libcupti at run time (nothing links CUDA).
 HAVE_CUPTI   := $(if $(wildcard $(CUDA_HOME)/include/cupti_activity.h),1,)
 CUPTI_SRC    := $(if $(HAVE_CUPTI),$(wildcard cupti/*.c),)
-ANALYZER_SRC := $(wildcard analyzer/*.c)
-# The one C++ file: the import command's JSON reader (simdjson), see
-# analyzer/cmd_import_json.cpp for why.
-ANALYZER_CXX_SRC := $(wildcard analyzer/*.cpp)
+# The analyzer in layers (docs/architecture.md, "The analyzer's layers"):
+# base/ <- load/ <- model/ -> decide/ -> base/; report/ over model/; cmd/ on
+# top. AN_LIB_SRC is the analysis library (no writer, no command), which the
+# unit tests link; the importer (import/) is a part of its own.
+AN_LIB_DIRS  := analyzer/base analyzer/load analyzer/decide analyzer/model
+AN_LIB_SRC   := $(wildcard $(addsuffix /*.c,$(AN_LIB_DIRS)))
+REPORT_SRC   := $(wildcard analyzer/report/*.c)
+CMD_SRC      := $(wildcard analyzer/cmd/*.c)
+IMPORT_SRC   := $(wildcard import/*.c)
+ANALYZER_SRC := $(AN_LIB_SRC) $(REPORT_SRC) $(CMD_SRC) $(IMPORT_SRC)
+AN_HDR       := $(wildcard analyzer/*/*.h import/*.h)
+# The one C++ file: the importer's JSON reader (simdjson), see
+# import/import_json.cpp for why.
+ANALYZER_CXX_SRC := $(wildcard import/*.cpp)
 CXX      ?= g++
-CXXFLAGS_IMPORT := -std=c++17 $(WARN) $(OPT) -D_GNU_SOURCE -Itrace -Ianalyzer -fno-exceptions
+CXXFLAGS_IMPORT := -std=c++17 $(WARN) $(OPT) -D_GNU_SOURCE -Itrace -Iimport -fno-exceptions
 LDLIBS_IMPORT   := -lsimdjson -lz -lstdc++
 
 TRACE_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(TRACE_SRC))
@@ -95,13 +105,13 @@ $(BUILD)/gpustarve_cwrap.abi3.so: python/gpustarve/_cwrap.c
 	$(Q)$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -isystem $(PY_INCLUDE) -o $@ $<
 
 # ---- CLI ----------------------------------------------------------------
-CLI_CFLAGS := $(CFLAGS_COMMON) -Ianalyzer -pthread
-$(BUILD)/obj/%.o: %.c $(wildcard trace/*.h analyzer/*.h)
+CLI_CFLAGS := $(CFLAGS_COMMON) -Ianalyzer -Iimport -pthread
+$(BUILD)/obj/%.o: %.c $(wildcard trace/*.h) $(AN_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CLI_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+$(BUILD)/obj/%.o: %.cpp $(wildcard trace/*.h) $(AN_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CXX     $<"
 	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -c $< -o $@
@@ -110,29 +120,40 @@ $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
-# ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analyzer's
-# model files analyzer/an_*.c) ------------------------------------------------
-# (and the output primitives analyzer/out_*.c some of them write through)
-AN_SRC    := $(wildcard analyzer/an_*.c analyzer/out_*.c)
-UNIT_DEPS := $(TRACE_SRC) $(AN_SRC) $(wildcard trace/*.h analyzer/*.h tests/unit/*.h) tests/gs_check.h
+# ---- unit tests (tests/unit/test_*.c, linked with trace/ and the analysis
+# library AN_LIB_SRC, through one archive each build) -------------------------
+AN_LIB    := $(BUILD)/libgs_analysis.a
+$(AN_LIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(TRACE_SRC) $(AN_LIB_SRC))
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+UNIT_DEPS := $(wildcard trace/*.h tests/unit/*.h) $(AN_HDR) tests/gs_check.h
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 .PHONY: unit-bins
 unit-bins: $(UNIT_BINS)
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_DEPS)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(AN_LIB) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
+	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(AN_LIB) $(LDLIBS_AN)
 # test_clock includes the collector's clock file itself
 $(BUILD)/tests/test_clock: preload/gs_clock.c preload/gs_preload.h
 
 # Same tests built with AddressSanitizer + UBSan.
-SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_AN_LIB := $(BUILD)/san/libgs_analysis.a
+$(BUILD)/san/obj/%.o: %.c $(wildcard trace/*.h) $(AN_HDR)
+	@mkdir -p $(dir $@)
+	@echo "  CC(san) $<"
+	$(Q)$(CC) $(CLI_CFLAGS) -O1 $(SAN_FLAGS) -c $< -o $@
+$(SAN_AN_LIB): $(patsubst %.c,$(BUILD)/san/obj/%.o,$(TRACE_SRC) $(AN_LIB_SRC))
+	@echo "  AR(san) $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
 SAN_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/san/%,$(UNIT_SRC))
-$(BUILD)/san/test_%: tests/unit/test_%.c $(UNIT_DEPS)
+$(BUILD)/san/test_%: tests/unit/test_%.c $(SAN_AN_LIB) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(TRACE_SRC) $(AN_SRC) $(LDLIBS_AN)
+	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(SAN_AN_LIB) $(LDLIBS_AN)
+$(BUILD)/san/test_clock: preload/gs_clock.c preload/gs_preload.h
 
 # ---- test tools (tests/tools/*.c, linked with trace/) ---------------------
 TOOL_BINS := $(BUILD)/tests/gs_mktrace $(BUILD)/tests/die_after_reads $(BUILD)/tests/pread_counted \
@@ -218,14 +239,14 @@ test-unit: $(UNIT_BINS)
 # The CLI built with AddressSanitizer + UBSan, for the analyzer tests.
 SAN_CLI := $(BUILD)/san/gpustarve
 SAN_CXX_OBJ := $(patsubst %.cpp,$(BUILD)/san/%.o,$(ANALYZER_CXX_SRC))
-$(BUILD)/san/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+$(BUILD)/san/%.o: %.cpp $(wildcard trace/*.h) $(AN_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CXX(san) $<"
 	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -O1 $(SAN_FLAGS) -c $< -o $@
-$(SAN_CLI): $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(wildcard trace/*.h analyzer/*.h)
+$(SAN_CLI): $(patsubst %.c,$(BUILD)/san/obj/%.o,$(ANALYZER_SRC) $(TRACE_SRC)) $(SAN_CXX_OBJ)
 	@mkdir -p $(dir $@)
-	@echo "  CC(san) $@"
-	$(Q)$(CC) $(CFLAGS_COMMON) -O1 $(SAN_FLAGS) -Ianalyzer -pthread -o $@ $(ANALYZER_SRC) $(TRACE_SRC) $(SAN_CXX_OBJ) $(LDLIBS_AN) $(LDLIBS_IMPORT)
+	@echo "  LD(san) $@"
+	$(Q)$(CC) -O1 $(SAN_FLAGS) -pthread -o $@ $^ $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 # The collector built with AddressSanitizer + UBSan: preloaded after the
 # ASan runtime (ld.so needs it first), for the hook and end-to-end tests.

@@ -31,7 +31,14 @@ PARTS = [
     ("sink/", "sink"),
     ("preload/", "preload"),
     ("cupti/", "cupti"),
+    ("analyzer/base/", "analyzer/base"),
+    ("analyzer/load/", "analyzer/load"),
+    ("analyzer/decide/", "analyzer/decide"),
+    ("analyzer/model/", "analyzer/model"),
+    ("analyzer/report/", "analyzer/report"),
+    ("analyzer/cmd/", "analyzer/cmd"),
     ("analyzer/", "analyzer"),
+    ("import/", "import"),
     ("include/", "include"),
     ("python/", "python"),
     ("examples/", "examples"),
@@ -40,20 +47,34 @@ PARTS = [
 
 # What each part may include, besides itself. The arrows of
 # docs/architecture.md: analyzer -> trace, preload -> trace, cupti -> trace,
-# both collector halves -> sink, never analyzer <-> preload, never
-# cupti -> preload. Tests and benchmarks reach into what they test.
+# import -> trace, both collector halves -> sink, never analyzer <-> preload,
+# never cupti -> preload. Inside the analyzer, layers ("The analyzer's
+# layers"): base <- load <- model -> decide -> base, report -> model,
+# cmd on top (and the only layer that reaches import/). Tests and benchmarks
+# reach into what they test.
+AN_BASE = {"trace", "analyzer/base"}
 ALLOWED = {
     "trace": set(),
     "include": set(),
     "sink": {"trace"},
     "preload": {"trace", "sink", "include"},
     "cupti": {"trace", "sink"},
-    "analyzer": {"trace"},
+    "import": {"trace"},
+    "analyzer/base": {"trace"},
+    "analyzer/load": AN_BASE,
+    "analyzer/decide": AN_BASE,
+    "analyzer/model": AN_BASE | {"analyzer/load", "analyzer/decide"},
+    "analyzer/report": AN_BASE | {"analyzer/load", "analyzer/decide", "analyzer/model"},
+    "analyzer/cmd": AN_BASE | {"analyzer/load", "analyzer/decide", "analyzer/model",
+                               "analyzer/report", "import"},
+    "analyzer": set(),
     "python": set(),
     "examples": {"include"},
     "bench": {"trace", "include"},
     "tests/simcuda": {"tests"},
-    "tests": {"trace", "sink", "preload", "cupti", "analyzer", "include", "tests/simcuda"},
+    "tests": {"trace", "sink", "preload", "cupti", "include", "tests/simcuda", "import",
+              "analyzer/base", "analyzer/load", "analyzer/decide", "analyzer/model",
+              "analyzer/report", "analyzer/cmd"},
 }
 
 # Parts that may include the CUDA toolkit's own headers.
@@ -126,16 +147,25 @@ def self_test():
                 f.write(text)
         put("trace/gs_trace.h", "int x;\n")
         put("preload/gs_collector.h", '#include "gs_trace.h"\n')
-        put("analyzer/an_ok.c", '#include "gs_trace.h"\n#include <stdio.h>\n')
+        put("analyzer/load/an_ok.c", '#include "gs_trace.h"\n#include <stdio.h>\n')
+        put("analyzer/model/an_m.h", '#include "load/an_ok.c"\n')
+        put("analyzer/report/rep_ok.c", '#include "model/an_m.h"\n')
+        put("analyzer/cmd/cli_ok.h", '#include "report/rep_ok.c"\n')
         ok = check(tmp)
-        put("analyzer/an_bad.c", '#include "gs_collector.h"\n')
+        put("analyzer/load/an_bad.c", '#include "gs_collector.h"\n')
+        put("analyzer/load/an_up.c", '#include "model/an_m.h"\n')
+        put("analyzer/decide/an_dm.c", '#include "../model/an_m.h"\n')
+        put("analyzer/report/rep_cli.c", '#include "cmd/cli_ok.h"\n')
+        put("import/imp_bad.c", '#include "model/an_m.h"\n')
         put("cupti/gs_bad.c", '#include "../preload/gs_collector.h"\n')
         put("trace/gs_bad.c", '#include "an_ok.c"\n')
         put("preload/gs_cuda.c", "#include <cuda_runtime.h>\n")
         bad = check(tmp)
     finally:
         shutil.rmtree(tmp)
-    want = {"analyzer/an_bad.c", "cupti/gs_bad.c", "trace/gs_bad.c", "preload/gs_cuda.c"}
+    want = {"analyzer/load/an_bad.c", "cupti/gs_bad.c", "trace/gs_bad.c", "preload/gs_cuda.c",
+            "analyzer/load/an_up.c", "analyzer/decide/an_dm.c", "analyzer/report/rep_cli.c",
+            "import/imp_bad.c"}
     got = {e.split(":")[0] for e in bad}
     if ok or got != want:
         print("check-deps self-test FAILED: clean tree gave %r; bad tree flagged %r, want %r"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_util.h"
+#include "cmd/cli_util.h"
 
 static char g_dir[200], g_file[260], g_pf[260], g_html[260], g_json[260], g_imp[260];
 

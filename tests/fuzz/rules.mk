@@ -28,18 +28,18 @@ $(FUZZ_OUT)/fuzz_reader: tests/fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard trace/
 
 # the import command's C++ JSON reader, built with the fuzzer's sanitizers
 FUZZ_CXX_OBJ := $(patsubst %.cpp,$(FUZZ_OUT)/%.o,$(ANALYZER_CXX_SRC))
-$(FUZZ_OUT)/%.o: %.cpp $(wildcard trace/*.h analyzer/*.h)
+$(FUZZ_OUT)/%.o: %.cpp $(wildcard trace/*.h) $(AN_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CXX(fuzz) $<"
-	$(Q)$(FUZZ_CXX) -std=c++17 -g -O1 -D_GNU_SOURCE -Itrace -Ianalyzer -fno-exceptions \
+	$(Q)$(FUZZ_CXX) -std=c++17 -g -O1 -D_GNU_SOURCE -Itrace -Iimport -fno-exceptions \
 	    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all \
 	    -c $< -o $@
 
-$(FUZZ_OUT)/fuzz_cmds: tests/fuzz/fuzz_cmds.c $(TRACE_SRC) $(filter-out analyzer/main.c,$(ANALYZER_SRC)) $(FUZZ_CXX_OBJ) $(wildcard trace/*.h analyzer/*.h)
+$(FUZZ_OUT)/fuzz_cmds: tests/fuzz/fuzz_cmds.c $(TRACE_SRC) $(filter-out analyzer/cmd/main.c,$(ANALYZER_SRC)) $(FUZZ_CXX_OBJ) $(wildcard trace/*.h) $(AN_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CC(fuzz) $@"
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Ianalyzer -pthread -o $@ $< $(TRACE_SRC) \
-	    $(filter-out analyzer/main.c,$(ANALYZER_SRC)) $(FUZZ_CXX_OBJ) $(LDLIBS_AN) $(LDLIBS_IMPORT)
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -Ianalyzer -Iimport -pthread -o $@ $< $(TRACE_SRC) \
+	    $(filter-out analyzer/cmd/main.c,$(ANALYZER_SRC)) $(FUZZ_CXX_OBJ) $(LDLIBS_AN) $(LDLIBS_IMPORT)
 
 ## test-fuzz: the fuzz harnesses over the committed traces and hostile files, then a bounded run
 test-fuzz: $(FUZZ_BINS)

@@ -2,7 +2,7 @@
 # built by the top-level Makefile (included from it). Each links the one
 # preload/ file under test (and tests/tsan/tsan_stubs.c for what it calls
 # but is not tested) with -fsanitize=thread. tsan_load links the analyzer's
-# library part (AN_SRC) and trace/ to read a run on several threads.
+# library (AN_LIB_SRC) and trace/ to read a run on several threads.
 TSAN_OUT   := $(BUILD)/tsan
 TSAN_FLAGS := $(CFLAGS_COMMON) -O1 -g -fsanitize=thread -Ipreload -Itests/tsan -Itests -pthread
 TSAN_BINS  := $(TSAN_OUT)/tsan_ring $(TSAN_OUT)/tsan_pinned $(TSAN_OUT)/tsan_strings $(TSAN_OUT)/tsan_fdtable
@@ -20,12 +20,12 @@ $(TSAN_BINS):
 	@echo "  CC(tsan) $@"
 	$(Q)$(CC) $(TSAN_FLAGS) -o $@ $(filter %.c,$^)
 
-$(TSAN_LOAD): tests/tsan/tsan_load.c $(AN_SRC) $(TRACE_SRC) tests/tsan/tsan_util.h tests/gs_check.h \
-	    $(wildcard trace/*.h analyzer/*.h)
+$(TSAN_LOAD): tests/tsan/tsan_load.c $(AN_LIB_SRC) $(TRACE_SRC) tests/tsan/tsan_util.h tests/gs_check.h \
+	    $(wildcard trace/*.h) $(AN_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CC(tsan) $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -O1 -g -fsanitize=thread -Ianalyzer -Itests/tsan -Itests -pthread \
-	    -o $@ tests/tsan/tsan_load.c $(AN_SRC) $(TRACE_SRC) $(LDLIBS_AN)
+	    -o $@ tests/tsan/tsan_load.c $(AN_LIB_SRC) $(TRACE_SRC) $(LDLIBS_AN)
 
 ## test-tsan: ThreadSanitizer stress tests of the rings, pinned registry, string table and fd table, and of the analyzer reading a run on several threads
 test-tsan: $(TSAN_BINS) $(TSAN_LOAD)

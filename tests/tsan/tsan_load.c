@@ -1,4 +1,4 @@
-/* tsan_load.c — the analyzer's parallel load (analyzer/an_load.c) under
+/* tsan_load.c — the analyzer's parallel load (analyzer/load/an_load.c) under
  * ThreadSanitizer: a run of 24 process files of different sizes (trainer-like
  * files with steps and GPU kernels, loader-like files with small reads that
  * carry call stacks) is read on 1 thread and on 6, the call sites riding
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_callsites.h"
-#include "an_run.h"
+#include "model/an_callsites.h"
+#include "load/an_run.h"
 #include "gs_trace.h"
 #include "tsan_util.h"
 

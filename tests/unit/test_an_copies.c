@@ -1,10 +1,10 @@
 /* test_an_copies.c — the copies waiting for their CUPTI record
- * (analyzer/an_copies.c): put, take and drain against a plain array, with
+ * (analyzer/load/an_copies.c): put, take and drain against a plain array, with
  * the collisions and deletions a long run makes; and the rule that decides
  * between the hooks' word and CUPTI's. */
 #include <string.h>
 
-#include "an_copies.h"
+#include "load/an_copies.h"
 #include "gs_check.h"
 #include "gs_format.h"
 

@@ -1,4 +1,4 @@
-/* test_an_index.c — the analyzer's key -> index map (analyzer/an_index.h)
+/* test_an_index.c — the analyzer's key -> index map (analyzer/base/an_index.h)
  * against a plain reference table: random puts, gets and deletes (keys
  * dense, sparse, colliding in their low bits, near 2^64), memory bounded by
  * the keys stored, not their values. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_index.h"
+#include "base/an_index.h"
 #include "gs_check.h"
 
 #define NKEYS 5000

@@ -1,5 +1,5 @@
 /* test_an_kernels.c — kernel names for people and by class
- * (analyzer/an_kernels.c), on real mangled names; a GPU record's busy class.
+ * (analyzer/load/an_kernels.c), on real mangled names; a GPU record's busy class.
  *
  * The NCCL names are from the PyPI wheel nvidia-nccl-cu13 2.30.7 (torch
  * 2.15's NCCL): `nm nvidia/nccl/lib/libnccl.so.2 | grep ncclDevKernel`; the
@@ -8,8 +8,8 @@
  */
 #include <string.h>
 
-#include "an_kernels.h"
-#include "an_timeline.h"
+#include "load/an_kernels.h"
+#include "load/an_timeline.h"
 #include "gs_check.h"
 #include "gs_trace.h"
 

@@ -1,5 +1,5 @@
 /* test_an_ranks.c — a job's ranks from hand-built per-rank steps
- * (analyzer/an_ranks.h): the wait for other ranks measured from
+ * (analyzer/model/an_ranks.h): the wait for other ranks measured from
  * communication kernels or inferred from the others' data wait, the rank
  * that limits each aligned step and the job, the straggler and its why,
  * balanced ranks with no straggler, warm-up and unequal step counts; and
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_ranks.h"
+#include "model/an_ranks.h"
 #include "gs_check.h"
 
 #define NEAR(a, b, tol) (fabs((a) - (b)) < (tol))

@@ -1,4 +1,4 @@
-/* test_an_stats.c — the analyzer's median and percentile (analyzer/an_stats.h)
+/* test_an_stats.c — the analyzer's median and percentile (analyzer/base/an_stats.h)
  * against a sorted copy: random values with many ties and without, sorted,
  * reversed, all equal, a pattern that defeats a median-of-three pivot, and
  * values with NaN or -0.0; every count from 1 to 300 and a few percentiles.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_stats.h"
+#include "base/an_stats.h"
 #include "gs_check.h"
 
 #define NMAX 300

@@ -1,4 +1,4 @@
-/* test_an_timeline.c — the streaming sweep (analyzer/an_timeline.c) against
+/* test_an_timeline.c — the streaming sweep (analyzer/load/an_timeline.c) against
  * hand-computed answers and against a brute-force reference on random
  * interval sets: union across overlapping streams, class priority, steps with
  * no GPU work, idle at step edges, work straddling step boundaries (clipped
@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "an_model.h"
-#include "an_timeline.h"
+#include "model/an_model.h"
+#include "load/an_timeline.h"
 #include "gs_check.h"
 
 #define MAXQ 4096

@@ -1,11 +1,11 @@
-/* test_an_window.c — the live view's window (analyzer/an_window.c): which
+/* test_an_window.c — the live view's window (analyzer/model/an_window.c): which
  * steps count (those that end inside (end - window, end]), the rate over a
  * run younger than the window, the shares summed over the counted
  * steps only, and the loader's time per batch: over the batches a worker
  * marked that ended in the window, else over the run so far. */
 #include <string.h>
 
-#include "an_window.h"
+#include "model/an_window.h"
 #include "gs_check.h"
 
 #define S 1000000000ull

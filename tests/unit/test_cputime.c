@@ -1,11 +1,11 @@
 /* test_cputime.c — the cpu record (format 1.3) and what the analyzer makes
  * of it: encoding and decoding with its packed aux, the ring layout a
  * thread's own sample takes through gs_rec_to_event, and the measured parts of a loader's batch and of the trainer's fetch
- * from samples whose answer is known (analyzer/an_cputime.c). */
+ * from samples whose answer is known (analyzer/model/an_cputime.c). */
 #include <string.h>
 #include <unistd.h>
 
-#include "an_model.h"
+#include "model/an_model.h"
 #include "gs_check.h"
 #include "gs_live.h"
 #include "gs_trace.h"

@@ -1,12 +1,12 @@
 /* test_decide.c — the verdict and the advice from hand-built inputs
- * (analyzer/an_decide.h): the bands at their edges, num_workers sized from
+ * (analyzer/decide/an_decide.h): the bands at their edges, num_workers sized from
  * the per-batch cost and capped by cores and storage, pin_memory predicted
  * from the bandwidth seen, and the notes that say why nothing is advised.
  * The numbers follow docs/report-schema.md ("Verdict", "Advice"). */
 #include <math.h>
 #include <string.h>
 
-#include "an_decide.h"
+#include "decide/an_decide.h"
 #include "gs_check.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)

@@ -1,4 +1,4 @@
-/* test_out_json.c — the analyzer's one JSON writer (analyzer/out_json.h):
+/* test_out_json.c — the analyzer's one JSON writer (analyzer/base/out_json.h):
  * every single byte escaped as docs/report-outputs.md ("JSON strings")
  * says, ill-formed UTF-8 sequences replaced one U+FFFD per maximal subpart,
  * html_safe, and the structure (commas, keys, nesting, documents at depth 0,
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "gs_check.h"
-#include "out_json.h"
+#include "base/out_json.h"
 
 /* Run fn on a writer over a memory stream; the text into buf. */
 static char buf[1 << 16];

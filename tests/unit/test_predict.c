@@ -1,5 +1,5 @@
 /* test_predict.c — the model behind the num_workers advice
- * (analyzer/an_predict.h, an_workers_model.c; docs/report-schema.md, "The
+ * (analyzer/decide/an_predict.h, an_workers_model.c; docs/report-schema.md, "The
  * model") on hand-built runs with known answers: blocking shrinks in
  * proportion to the workers, CPU only as far as cores are free, a trainer
  * asleep in a GPU sync takes no core, a CPU-only trainer takes its own,
@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "an_decide.h"
-#include "an_predict.h"
+#include "decide/an_decide.h"
+#include "decide/an_predict.h"
 #include "gs_check.h"
 
 static double step(an_pred_in in)

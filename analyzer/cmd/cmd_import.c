@@ -1,0 +1,428 @@
+/* cmd_import.c — `gpustarve import`: PyTorch profiler (Kineto) trace JSON,
+ * plain or gzipped, one file per rank, into a gpustarve run directory that
+ * `report`, `compare` and `sweep`'s comparison read like a traced run.
+ * docs/import.md says what maps to what and what cannot be known.
+ *
+ * Responsible for: options, the output directory, reading each input
+ * (gzip detected by its magic, inflated as a stream), naming each output
+ * file, and the summary line per file.
+ *
+ * Must never: leave a half-written trace file behind (the writer removes
+ * it on failure), or write into a directory that already holds a run.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "cmd/cli_util.h"
+#include "import.h"
+
+static const char usage[] =
+    "usage: gpustarve import [-o DIR] [--tmpdir DIR] [--mem MB] [-q|-v] FILE...\n"
+    "\n"
+    "Convert PyTorch profiler traces (torch.profiler / Kineto JSON, plain or\n"
+    "gzipped, any format PyTorch has written since 1.8; one file per rank)\n"
+    "into a gpustarve run directory. 'report', 'compare' and the comparison\n"
+    "of 'sweep' read it like a traced run: steps from ProfilerStep#N, data\n"
+    "wait from the DataLoader __next__ spans, pageable or pinned from the\n"
+    "copy names, the rank from distributedInfo.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR  the run directory to write (created; it must not hold\n"
+    "                    a run already). Default: gpustarve-import-YYYYMMDD-HHMMSS\n"
+    "      --tmpdir DIR  where large traces spill sorted records (default: the\n"
+    "                    run directory; removed when done)\n"
+    "      --mem MB      records sorted in memory before spilling (default 64)\n"
+    "  -q, --quiet       print only errors\n"
+    "  -v, --verbose     say more about each file\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "The run directory's path is printed on stdout.\n"
+    "A PyTorch profiler trace records no DataLoader worker process: worker\n"
+    "count, worker I/O and loader CPU time stay unknown, and the report says so.\n";
+
+/* ---- input: plain or gzip ---------------------------------------------------------- */
+
+typedef struct input {
+    int fd;
+    int gz;
+    z_stream zs;
+    unsigned char *zbuf;
+    size_t zcap;
+    int zeof, zend;
+    uint64_t raw_bytes; /* bytes of the file read */
+    uint64_t size;      /* of the file, for progress */
+    double next_progress;
+    int progress;       /* stderr is a terminal and not -q */
+    char err[256];
+    const char *path;
+} input;
+
+#define ZBUF (1u << 18)
+
+static double now_s(void);
+
+/* "importing FILE: 41% (1.2 of 2.9 GB)" on a terminal, every 2 s. */
+static void progress(input *in)
+{
+    const double t = now_s();
+    if (!in->progress || t < in->next_progress)
+        return;
+    if (in->next_progress > 0 && in->size)
+        fprintf(stderr, "\rgpustarve: importing %s: %.0f%% (%.2f of %.2f GB)", in->path,
+                100.0 * (double)in->raw_bytes / (double)in->size, (double)in->raw_bytes / 1e9,
+                (double)in->size / 1e9);
+    in->next_progress = t + 2.0;
+}
+
+static long read_fd(input *in, void *buf, size_t n)
+{
+    progress(in);
+    for (;;) {
+        ssize_t r = read(in->fd, buf, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            snprintf(in->err, sizeof in->err, "%s: cannot read: %s", in->path, strerror(errno));
+            return -1;
+        }
+        in->raw_bytes += (uint64_t)r;
+        return (long)r;
+    }
+}
+
+/* More compressed bytes when the inflater has used them all. */
+static int zfill(input *in)
+{
+    if (in->zs.avail_in || in->zeof)
+        return 0;
+    const long r = read_fd(in, in->zbuf, in->zcap);
+    if (r < 0)
+        return -1;
+    if (r == 0)
+        in->zeof = 1;
+    in->zs.next_in = in->zbuf;
+    in->zs.avail_in = (uInt)r;
+    return 0;
+}
+
+static long in_read(void *src, char *buf, size_t n)
+{
+    input *in = src;
+    if (!in->gz)
+        return read_fd(in, buf, n);
+    in->zs.next_out = (unsigned char *)buf;
+    in->zs.avail_out = (uInt)(n > (1u << 30) ? 1u << 30 : n);
+    while (in->zs.avail_out) {
+        if (in->zend) {
+            /* another gzip member may follow (concatenated files) */
+            if (zfill(in) < 0)
+                return -1;
+            if (!in->zs.avail_in)
+                break;
+            inflateReset(&in->zs);
+            in->zend = 0;
+        }
+        if (zfill(in) < 0)
+            return -1;
+        const int zr = inflate(&in->zs, Z_NO_FLUSH);
+        if (zr == Z_STREAM_END) {
+            in->zend = 1;
+            continue;
+        }
+        if (zr == Z_BUF_ERROR && in->zeof) {
+            snprintf(in->err, sizeof in->err, "%s: the gzip stream is truncated", in->path);
+            return -1;
+        }
+        if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            snprintf(in->err, sizeof in->err, "%s: not a valid gzip file (%s)", in->path,
+                     in->zs.msg ? in->zs.msg : "inflate failed");
+            return -1;
+        }
+    }
+    return (long)(n - in->zs.avail_out);
+}
+
+static int in_open(input *in, const char *path)
+{
+    memset(in, 0, sizeof *in);
+    in->path = path;
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0) {
+        snprintf(in->err, sizeof in->err, "%s: cannot read: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(in->fd, &st) == 0)
+        in->size = (uint64_t)st.st_size;
+    in->progress = gs_verbosity >= 1 && isatty(2);
+    if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(in->err, sizeof in->err, "%s: is a directory, not a trace file", path);
+        close(in->fd);
+        return -1;
+    }
+    unsigned char magic[2];
+    ssize_t r = pread(in->fd, magic, 2, 0);
+    if (r == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        in->gz = 1;
+        in->zcap = ZBUF;
+        in->zbuf = malloc(in->zcap);
+        if (!in->zbuf || inflateInit2(&in->zs, 16 + MAX_WBITS) != Z_OK) {
+            snprintf(in->err, sizeof in->err, "out of memory");
+            free(in->zbuf);
+            close(in->fd);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void in_close(input *in)
+{
+    if (in->gz) {
+        inflateEnd(&in->zs);
+        free(in->zbuf);
+    }
+    if (in->fd >= 0)
+        close(in->fd);
+}
+
+/* ---- output directory ----------------------------------------------------------------- */
+
+static int holds_run(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int found = 0;
+    while ((de = readdir(d)) != NULL) {
+        size_t l = strlen(de->d_name);
+        if (l > 4 && strcmp(de->d_name + l - 4, ".gst") == 0) {
+            found = 1;
+            break;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static int make_dir(const char *dir)
+{
+    if (mkdir(dir, 0755) == 0)
+        return 0;
+    if (errno != EEXIST) {
+        gs_cli_error("import: cannot create %s: %s", dir, strerror(errno));
+        return GS_EXIT_FAIL;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        gs_cli_error("import: %s exists and is not a directory", dir);
+        return GS_EXIT_USAGE;
+    }
+    if (holds_run(dir)) {
+        gs_cli_error("import: %s already holds a run (*.gst files); choose another -o", dir);
+        return GS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ---- one file ---------------------------------------------------------------------------- */
+
+static int import_one(const char *file, size_t index, const char *dir, const char *tmpdir,
+                      size_t mem, char (*used)[96], size_t nused)
+{
+    input in;
+    if (in_open(&in, file) < 0) {
+        gs_cli_error("import: %s", in.err);
+        return GS_EXIT_USAGE;
+    }
+    ik_conv *c = ik_conv_new(tmpdir, mem);
+    if (!c) {
+        in_close(&in);
+        gs_cli_error("import: out of memory");
+        return GS_EXIT_FAIL;
+    }
+    ik_callbacks cb;
+    ik_conv_callbacks(c, &cb);
+    ik_json_stats js;
+    char err[512] = "";
+    const double t0 = now_s();
+    int jr = ik_json_read(in_read, &in, &cb, &js, err, sizeof err);
+    const double t_parse = now_s() - t0;
+    if (in.progress && in.next_progress > 0)
+        fputs("\r\033[K", stderr); /* clear the progress line */
+    int rc = GS_EXIT_OK;
+    if (jr != 0) {
+        if (in.err[0])
+            gs_cli_error("import: %s", in.err);
+        else if (c->failed && ik_sorter_error(c->sorter)[0])
+            gs_cli_error("import: %s", ik_sorter_error(c->sorter));
+        else
+            gs_cli_error("import: %s: %s", file, err);
+        rc = in.err[0] || !c->failed ? GS_EXIT_USAGE : GS_EXIT_FAIL;
+        goto done;
+    }
+    if (!ik_sorter_count(c->sorter)) {
+        gs_cli_error("import: %s: no PyTorch profiler events (no kernel, copy, step or DataLoader "
+                     "range): is this a torch.profiler trace?",
+                     file);
+        rc = GS_EXIT_USAGE;
+        goto done;
+    }
+    /* host name: the trace's host_name, else the rank, else the file's
+     * place; with several ranks on one host the pids keep the files apart */
+    char host[96];
+    if (c->host[0])
+        snprintf(host, sizeof host, "%s", c->host);
+    else if (c->rank >= 0)
+        snprintf(host, sizeof host, "rank%lld", (long long)c->rank);
+    else
+        snprintf(host, sizeof host, "trace%zu", index + 1);
+    for (size_t i = 0; i < nused; i++)
+        if (strcmp(used[i], host) == 0) {
+            snprintf(host + strlen(host), sizeof host - strlen(host), "-%zu", index + 1);
+            break;
+        }
+    snprintf(used[nused], sizeof used[nused], "%s", host);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-%lld.gst", dir, host, (long long)(c->pid > 0 ? c->pid : 1));
+    ik_write_info wi;
+    memset(&wi, 0, sizeof wi);
+    wi.path = path;
+    wi.source = file;
+    wi.host = host;
+    if (ik_write_gst(c, &wi, err, sizeof err) != 0) {
+        gs_cli_error("import: %s", err);
+        rc = GS_EXIT_FAIL;
+        goto done;
+    }
+    const double t_all = now_s() - t0;
+    gs_cli_msg(1,
+               "%s: %llu events -> %s: %llu steps, %llu DataLoader spans, %llu kernels, %llu "
+               "copies (%llu pageable H2D), %.1f MB of JSON in %.2f s",
+               file, (unsigned long long)js.events, path, (unsigned long long)c->n_steps,
+               (unsigned long long)c->n_fetch, (unsigned long long)c->n_kernel,
+               (unsigned long long)c->n_memcpy, (unsigned long long)c->n_pageable_h2d,
+               (double)js.bytes / 1e6, t_all);
+    gs_cli_msg(2,
+               "%s: parse+convert %.2f s wall (%.0f MB/s), %llu records written (%llu bytes), %llu "
+               "sorted runs spilled, copy calls linked %llu / unlinked %llu, JSON window %llu "
+               "bytes",
+               file, t_parse, t_parse > 0 ? (double)js.bytes / 1e6 / t_parse : 0,
+               (unsigned long long)wi.records, (unsigned long long)wi.bytes,
+               (unsigned long long)ik_sorter_spills(c->sorter), (unsigned long long)wi.linked,
+               (unsigned long long)wi.unlinked, (unsigned long long)js.window_max);
+    if (js.repaired || js.bad || js.control_bytes)
+        gs_cli_msg(1, "%s: %llu events needed repair (bare N/A, nan, bad UTF-8), %llu could not "
+                      "be read and were skipped, %llu control bytes inside strings read as spaces",
+                   file, (unsigned long long)js.repaired, (unsigned long long)js.bad,
+                   (unsigned long long)js.control_bytes);
+    if (!c->n_steps)
+        gs_cli_msg(1, "%s: no ProfilerStep#N range: 'report' will need --step-range or infer "
+                      "steps",
+                   file);
+    if (!c->n_kernel && !c->n_memcpy)
+        gs_cli_msg(1, "%s: no GPU activity in this trace (CPU-only profile)", file);
+    if (c->other_pids)
+        gs_cli_msg(1, "%s: %llu ranges of another process id were kept with process %lld", file,
+                   (unsigned long long)c->other_pids, (long long)c->pid);
+done:
+    ik_conv_free(c);
+    in_close(&in);
+    return rc;
+}
+
+int gs_cmd_import(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"tmpdir", required_argument, NULL, 'T'},
+        {"mem", required_argument, NULL, 'm'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char optstring[] = "+o:qvh";
+    const char *out = NULL, *tmpdir = NULL;
+    long mem_mb = 64;
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'T':
+            tmpdir = optarg;
+            break;
+        case 'm':
+            if (gs_cli_long(optarg, 1, 1 << 20, &mem_mb) < 0)
+                return gs_cli_usage_error("import", "--mem wants a size in MB (1 or more), not '%s'",
+                                          optarg);
+            break;
+        case 'q':
+            gs_verbosity = 0;
+            break;
+        case 'v':
+            gs_verbosity++;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return GS_EXIT_OK;
+        default:
+            return gs_cli_bad_option("import", argc, argv, optstring, longopts);
+        }
+    }
+    if (optind >= argc)
+        return gs_cli_usage_error("import", "which trace files? (FILE...)");
+    char defdir[64];
+    if (!out) {
+        const time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(defdir, sizeof defdir, "gpustarve-import-%Y%m%d-%H%M%S", &tm);
+        out = defdir;
+    }
+    /* inputs are checked before anything is created */
+    for (int i = optind; i < argc; i++)
+        if (access(argv[i], R_OK) != 0) {
+            gs_cli_error("import: %s: cannot read: %s", argv[i], strerror(errno));
+            return GS_EXIT_USAGE;
+        }
+    int rc = make_dir(out);
+    if (rc != 0)
+        return rc;
+    const size_t nfiles = (size_t)(argc - optind);
+    char(*used)[96] = calloc(nfiles, sizeof *used);
+    if (!used) {
+        gs_cli_error("import: out of memory");
+        return GS_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < nfiles && rc == GS_EXIT_OK; i++)
+        rc = import_one(argv[optind + (int)i], i, out, tmpdir ? tmpdir : out,
+                        (size_t)mem_mb << 20, used, i);
+    free(used);
+    if (rc == GS_EXIT_OK) {
+        printf("%s\n", out);
+        gs_cli_msg(1, "next: gpustarve report %s", out);
+    }
+    return rc;
+}

@@ -1,0 +1,431 @@
+/* cmd_report.c — `gpustarve report`: per training step, how long the GPU
+ * computed, copied and waited, and why; a verdict and advice. Terminal text
+ * (default) or JSON (docs/report-schema.md).
+ *
+ * Responsible for: options, finding the run directory, reading a probe
+ * file, progress on stderr, and handing the an_result that an_load.c /
+ * an_analyze.c produce to the writers: report_text.c, report_json.c and,
+ * for --perfetto/--html, the second pass (report_pass2.c, report_html.c).
+ *
+ * Must never: print diagnostics on stdout, colour output that is not a
+ * terminal (or when NO_COLOR is set), or exit 0 without a report.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/an_callsites.h"
+#include "model/an_model.h"
+#include "model/an_ranks.h"
+#include "cmd/cli_util.h"
+#include "gs_format.h"
+#include "gs_trace.h"
+#include "report/report_json.h"
+#include "report/report_pass2.h"
+#include "report/report_style.h"
+#include "report/report_text.h"
+
+static const char usage_text[] =
+    "usage: gpustarve report [options] [DIR...]\n"
+    "\n"
+    "Say, per training step, how long the GPU computed, copied and waited, and\n"
+    "why: waiting for the next batch, behind a pageable host-to-device copy, or\n"
+    "on the host. Then a verdict (input-bound or not) and advice (num_workers,\n"
+    "pin_memory) with the predicted step time. DIR is a run directory written by\n"
+    "'gpustarve run' (default: the newest gpustarve-* directory here); several\n"
+    "are read as one job (its hosts' directories), each rank reported.\n"
+    "\n"
+    "options:\n"
+    "  --json              JSON (schema gpustarve.report/1, docs/report-schema.md)\n"
+    "  --per-step          add every step's numbers (text: a table; JSON: per_step)\n"
+    "  --step-range REGEX  NVTX ranges that are steps (extended regex, any case;\n"
+    "                      default covers ProfilerStep#N, train_step, step, ...)\n"
+    "  --fetch-range REGEX NVTX ranges that are batch waits (default covers\n"
+    "                      enumerate(DataLoader)#..__next__, next_batch, data_wait)\n"
+    "  --skip N            leave the first N steps out as warm-up (default: the\n"
+    "                      first, plus leading steps over 2x the median)\n"
+    "  --cores N           CPUs the traced process may use (default: what its trace\n"
+    "                      recorded: affinity and cgroup quota; for an older trace,\n"
+    "                      the cores free for loader workers, online CPUs - 1)\n"
+    "  --probe FILE        ceilings measured by 'gpustarve probe' (JSON: read_MBps,\n"
+    "                      h2d_pinned_GBps, h2d_pageable_GBps)\n"
+    "  --perfetto FILE     also write a trace for ui.perfetto.dev (Chrome JSON):\n"
+    "                      every thread's I/O, every GPU stream, the steps and\n"
+    "                      the GPU's idle pieces by cause, counters\n"
+    "  --html FILE         also write one self-contained page: verdict, advice,\n"
+    "                      per-step bars, timelines of the slowest steps\n"
+    "  --symbol-path DIR   look for the traced binaries (by build id) under DIR\n"
+    "                      too, to name the call sites of a run traced with\n"
+    "                      --stacks on another machine (repeatable)\n"
+    "  --no-lines          call sites without file:line (addr2line is not run)\n"
+    "  --threads N         read the trace files on N threads, one file per thread\n"
+    "                      at a time (default: the CPUs this process may run on,\n"
+    "                      at most 16); the report is the same for any N\n"
+    "  -q, --quiet         fewer messages on stderr\n"
+    "  -v, --verbose       more messages on stderr\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Steps come from step/fetch markers, else NVTX ranges, else they are inferred\n"
+    "from the periodic arrival of batches (labelled inferred). A run traced with\n"
+    "'gpustarve run --stacks' also gets, per finding (small reads, metadata\n"
+    "calls, pageable copies, file mmaps), the call sites that cost most.\n"
+    "\n"
+    "A run still in progress (its processes still running) is labelled IN\n"
+    "PROGRESS; a directory holding several separate runs is labelled MIXED and\n"
+    "the report is of the trainer's run. A verdict whose share moves across a\n"
+    "band edge from step to step says 'borderline'.\n"
+    "\n"
+    "Exit status: 0 a report was written (damaged files are used as far as they\n"
+    "read, and listed); 2 bad usage, no run directory, no readable trace, or no\n"
+    "steps found.\n";
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+typedef struct prog {
+    int on;
+    struct timespec start;
+    int shown;
+} prog;
+
+static double since(const struct timespec *a)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - a->tv_sec) + (double)(t.tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    prog *p = ctx;
+    if (!p->on || since(&p->start) < 2.0 || done >= total)
+        return;
+    fprintf(stderr, "\rgpustarve: reading traces: %3.0f%% (%.1f of %.1f MB)",
+            total ? 100.0 * (double)done / (double)total : 0.0, (double)done / 1e6,
+            (double)total / 1e6);
+    fflush(stderr);
+    p->shown = 1;
+}
+
+static int newest_run(char *out, size_t n)
+{
+    DIR *d = opendir(".");
+    if (!d)
+        return -1;
+    struct dirent *de;
+    time_t best = 0;
+    char bestname[256] = "";
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, "gpustarve-", 10) != 0)
+            continue;
+        struct stat st;
+        if (stat(de->d_name, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (!bestname[0] || st.st_mtime > best ||
+            (st.st_mtime == best && strcmp(de->d_name, bestname) > 0)) {
+            best = st.st_mtime;
+            snprintf(bestname, sizeof bestname, "%s", de->d_name);
+        }
+    }
+    closedir(d);
+    if (!bestname[0])
+        return -1;
+    snprintf(out, n, "%s", bestname);
+    return 0;
+}
+
+/* The number after "key": in a small JSON object; 0 when absent. */
+static double json_number(const char *text, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(text, pat);
+    if (!p)
+        return 0;
+    p += strlen(pat);
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (*p != ':')
+        return 0;
+    return strtod(p + 1, NULL);
+}
+
+static int read_probe(const char *path, an_opts *o)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        gs_cli_error("report: --probe %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (!strchr(buf, '{')) {
+        gs_cli_error("report: --probe %s: not a JSON object", path);
+        return -1;
+    }
+    o->probe_read_MBps = json_number(buf, "read_MBps");
+    o->probe_h2d_pinned_GBps = json_number(buf, "h2d_pinned_GBps");
+    o->probe_h2d_pageable_GBps = json_number(buf, "h2d_pageable_GBps");
+    return 0;
+}
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+/* ---- call sites: fed by the analysis pass ------------------------------------------ */
+
+typedef struct cs_pass {
+    an_cs *cs;
+    struct gs_reader *r; /* the file being read */
+} cs_pass;
+
+static void cs_on_file(void *ctx, const an_proc *p, struct gs_reader *r)
+{
+    cs_pass *c = ctx;
+    c->r = r;
+    an_cs_proc_begin(c->cs, p->path, gs_reader_info(r));
+}
+
+static void cs_on_event(void *ctx, const an_proc *p, struct gs_reader *r, const gs_event *e)
+{
+    (void)p;
+    an_cs_event(((cs_pass *)ctx)->cs, r, e);
+}
+
+static void cs_on_file_end(void *ctx, const an_proc *p)
+{
+    cs_pass *c = ctx;
+    (void)p;
+    if (c->r)
+        an_cs_proc_end(c->cs, c->r); /* the reader is still open: it holds the stacks */
+    c->r = NULL;
+}
+
+/* files read on other threads: each one's call sites go to a shard of the
+ * run's, merged back in file order */
+static void *cs_file_new(void *ctx)
+{
+    cs_pass *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->cs = an_cs_shard(((cs_pass *)ctx)->cs);
+    c->r = NULL;
+    if (!c->cs) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void cs_file_merge(void *ctx, void *fctx)
+{
+    cs_pass *c = fctx;
+    an_cs_merge(((cs_pass *)ctx)->cs, c->cs);
+    an_cs_free(c->cs);
+    free(c);
+}
+
+int gs_cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"per-step", no_argument, NULL, 'P'},
+        {"step-range", required_argument, NULL, 'S'},
+        {"fetch-range", required_argument, NULL, 'F'},
+        {"skip", required_argument, NULL, 'k'},
+        {"cores", required_argument, NULL, 'c'},
+        {"probe", required_argument, NULL, 'p'},
+        {"perfetto", required_argument, NULL, 'T'},
+        {"html", required_argument, NULL, 'H'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"symbol-path", required_argument, NULL, 'Y'},
+        {"no-lines", no_argument, NULL, 'L'},
+        {"threads", required_argument, NULL, 'J'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char optstring[] = "qvh";
+    int json = 0, per_step = 0, opt;
+    const char *step_re = NULL, *fetch_re = NULL, *probe = NULL, *perfetto = NULL, *html = NULL;
+    long skip = -1, cores = 0, threads = 0;
+    an_cs_opts cso = {0};
+    const char *sympaths[64];
+    cso.symbol_paths = sympaths;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+        switch (opt) {
+        case 'j': json = 1; break;
+        case 'P': per_step = 1; break;
+        case 'S': step_re = optarg; break;
+        case 'F': fetch_re = optarg; break;
+        case 'k':
+            if (gs_cli_long(optarg, 0, 1000000000, &skip) < 0)
+                return gs_cli_usage_error("report", "--skip needs a number >= 0, not '%s'", optarg);
+            break;
+        case 'c':
+            if (gs_cli_long(optarg, 1, 100000, &cores) < 0)
+                return gs_cli_usage_error("report", "--cores needs a number >= 1, not '%s'", optarg);
+            break;
+        case 'p': probe = optarg; break;
+        case 'T': perfetto = optarg; break;
+        case 'H': html = optarg; break;
+        case 'Y':
+            if (cso.nsymbol_paths >= sizeof sympaths / sizeof sympaths[0])
+                return gs_cli_usage_error("report", "too many --symbol-path options");
+            sympaths[cso.nsymbol_paths++] = optarg;
+            break;
+        case 'L': cso.no_lines = 1; break;
+        case 'J':
+            if (gs_cli_long(optarg, 1, 1024, &threads) < 0)
+                return gs_cli_usage_error("report", "--threads needs a number from 1 to 1024, "
+                                                    "not '%s'", optarg);
+            break;
+        case 'q': gs_verbosity--; break;
+        case 'v': gs_verbosity++; break;
+        case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
+        default: return gs_cli_bad_option("report", argc, argv, optstring, opts);
+        }
+    }
+    char dirbuf[512];
+    const char *dir;
+    char *one[1];
+    char *const *dirs = one;
+    size_t ndirs = 1;
+    if (optind < argc) {
+        dir = argv[optind];
+        dirs = argv + optind;
+        ndirs = (size_t)(argc - optind);
+    } else {
+        if (newest_run(dirbuf, sizeof dirbuf) < 0) {
+            gs_cli_error("report: no run directory given and no gpustarve-* directory here");
+            return GS_EXIT_USAGE;
+        }
+        dir = dirbuf;
+        gs_cli_msg(1, "report: reading %s", dir);
+    }
+    one[0] = (char *)dir;
+    for (size_t d = 0; d < ndirs; d++) {
+        struct stat st;
+        if (stat(dirs[d], &st) != 0) {
+            gs_cli_error("report: %s: %s", dirs[d], strerror(errno));
+            return GS_EXIT_USAGE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            gs_cli_error("report: %s: not a directory (give the run directory)", dirs[d]);
+            return GS_EXIT_USAGE;
+        }
+        for (size_t e = 0; e < d; e++) {
+            struct stat se;
+            if (stat(dirs[e], &se) == 0 && se.st_dev == st.st_dev && se.st_ino == st.st_ino) {
+                gs_cli_error("report: %s and %s are the same directory (its processes would "
+                             "count twice)", dirs[e], dirs[d]);
+                return GS_EXIT_USAGE;
+            }
+        }
+    }
+
+    an_opts o;
+    const char *bad = NULL;
+    if (an_opts_init(&o, step_re, fetch_re, &bad) < 0)
+        return gs_cli_usage_error("report", "bad regular expression '%s'", bad);
+    o.skip = (int)skip;
+    o.cores = (int)cores;
+    o.threads = (int)threads;
+    if (probe && read_probe(probe, &o) < 0) {
+        an_opts_free(&o);
+        return GS_EXIT_USAGE;
+    }
+    prog pg = {0};
+    pg.on = gs_verbosity >= 1 && isatty(2);
+    clock_gettime(CLOCK_MONOTONIC, &pg.start);
+    o.progress = on_progress;
+    o.progress_ctx = &pg;
+
+    /* the call sites ride along the analysis pass (an_hooks) */
+    cs_pass csp = {an_cs_new(&cso), NULL};
+    an_hooks hk = {0};
+    if (csp.cs) {
+        hk.ctx = &csp;
+        hk.on_file = cs_on_file;
+        hk.on_event = cs_on_event;
+        hk.event_kinds = an_cs_kinds(&hk.small_bytes);
+        hk.on_file_end = cs_on_file_end;
+        hk.file_new = cs_file_new;
+        hk.file_merge = cs_file_merge;
+        o.hooks = &hk;
+    }
+    an_run run;
+    char err[512];
+    int rc = GS_EXIT_OK;
+    int loaded = an_run_load_dirs(&run, dirs, ndirs, &o, err, sizeof err);
+    o.hooks = NULL; /* the second pass brings its own */
+    if (loaded < 0) {
+        an_cs_free(csp.cs);
+        if (pg.shown)
+            fputs("\n", stderr);
+        gs_cli_error("report: %s", err);
+        an_run_free(&run);
+        an_opts_free(&o);
+        return GS_EXIT_USAGE;
+    }
+    if (pg.shown)
+        fputs("\r\033[K", stderr);
+    gs_cli_msg(2, "report: %llu events in %zu files, %.2f s",
+               (unsigned long long)run.events, run.nfiles, since(&pg.start));
+    for (size_t i = 0; i < run.nskipped; i++)
+        gs_cli_msg(1, "%s: %s%s", run.skipped[i].file, run.skipped[i].reason,
+                   run.skipped[i].whole ? "; file skipped" : "; the readable part is used");
+    if (!run.nprocs) {
+        gs_cli_error("report: %s: no readable trace file (%zu skipped)", dir, run.nskipped);
+        an_cs_free(csp.cs);
+        an_run_free(&run);
+        an_opts_free(&o);
+        return GS_EXIT_USAGE;
+    }
+    an_job job;
+    an_result dummy = {0}, *res = &dummy;
+    if (an_job_analyze(&run, &o, &job, err, sizeof err) < 0) {
+        gs_cli_error("report: %s", err);
+        rc = GS_EXIT_USAGE;
+    } else {
+        res = job.top; /* the rank that limits the job, or the whole run */
+        if (csp.cs) {
+            an_cs_finish(csp.cs); /* symbolises the top call sites only */
+            res->callsites = csp.cs;
+        }
+        gs_out *out = malloc(sizeof *out);
+        if (!out) {
+            gs_cli_error("out of memory");
+            rc = GS_EXIT_FAIL;
+        } else {
+            gs_out_init(out, stdout);
+            if (json) {
+                rep_write_json(out, &run, res, per_step);
+            } else {
+                const int color = isatty(1) && !getenv("NO_COLOR");
+                const style on = {"\033[1m", "\033[31m", "\033[33m", "\033[32m", "\033[2m", "\033[0m"};
+                const style off = {"", "", "", "", "", ""};
+                rep_write_text(out, &run, res, per_step, color ? &on : &off);
+            }
+            gs_out_flush(out);
+            free(out);
+        }
+        if (rc == GS_EXIT_OK && (perfetto || html) &&
+            rep_second_pass(dir, &o, &run, res, &job, perfetto, html) < 0)
+            rc = GS_EXIT_FAIL;
+    }
+    res->callsites = NULL;
+    an_job_free(&job);
+    an_cs_free(csp.cs);
+    an_run_free(&run);
+    an_opts_free(&o);
+    return rc;
+}
+

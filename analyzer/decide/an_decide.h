@@ -1,0 +1,178 @@
+/* an_decide.h — where the verdict and the advice are decided.
+ *
+ * Input: an_decide_in, a handful of numbers measured by the rest of the
+ * analysis (shares and step times of the measured steps, the loader's cost
+ * per batch, the settings in force, the machine). It holds no pointer into
+ * the trace model, so the rules can be read, tested and changed here alone:
+ * a new measurement (per-thread CPU and run-queue time, the trainer's
+ * receive time, cores from affinity and cgroup quota) becomes a field here,
+ * filled by an_decide_in_build (an_analyze.c), and a rule below.
+ *
+ * Output: an_decision — the verdict, its one-line text, the advice entries
+ * with their predictions, and notes that say why nothing (more) is advised.
+ *
+ * Every threshold and rule is written down in docs/report-schema.md; change
+ * both together.
+ *
+ * Must never: read trace files, print, or divide by zero: every ratio checks
+ * its denominator.
+ */
+#ifndef AN_DECIDE_H
+#define AN_DECIDE_H
+
+#include <stddef.h>
+
+#include "decide/an_shares.h"
+
+typedef struct an_decide_in {
+    /* the measured steps */
+    int no_gpu;              /* no GPU activity: the training thread is what waits */
+    size_t measured;         /* steps measured (warm-up left out) */
+    double step_ms;          /* median step time */
+    double step_mean_ms;     /* mean step time: the time per step the run took (the
+                              * model's step, and its per-step parts below, are means) */
+    double gpu_bound_ms;     /* median of (step - data wait): a step whose batch is ready */
+    double share[AN_NSH];    /* of all measured step time */
+    double input_share;      /* data wait: the larger of the median per-step share and
+                              * share[AN_SH_DATA_WAIT] (an_summarize says why) */
+    double input_share_lo, input_share_hi; /* input_share's step-to-step 95% interval */
+    double data_wait_ms;     /* median data wait per step */
+    double fetch_ms;         /* median time per step in the training thread's batch
+                              * fetches, GPU busy or idle; 0 when it has none */
+    /* pageable host-to-device copies */
+    double pageable_ms;      /* per measured step: GPU time in pageable H2D copies plus
+                              * GPU idle inside pageable copy calls */
+    double pageable_bytes_per_step; /* pageable H2D bytes over all steps, per step */
+    double pageable_GBps;    /* bandwidth seen for them; 0 unknown */
+    double pinned_GBps_seen; /* pinned H2D bandwidth seen in this run (>= 1 MiB copied);
+                              * 0 none */
+    /* the loader */
+    size_t nworkers;         /* loader workers traced (processes, or threads of the trainer) */
+    double batch_ms;         /* mean busy time per batch of one worker (file I/O, metadata, CPU) */
+    double worker_MB_per_batch;      /* MB the workers read per batch; 0 unknown */
+    double worker_best_in_read_MBps; /* fastest in-read rate of one worker */
+    int cur_workers;         /* num_workers in force; -1 unknown */
+    int cur_pin_memory;      /* 1, 0, or -1 unknown */
+    int waits_without_workers; /* the training thread waits on pipes/sockets more than it
+                                * reads, yet no worker was traced */
+    /* an imported PyTorch profiler trace (docs/import.md): no worker process
+     * in it; workers_unseen: its DataLoader ran some (their count unknown) */
+    int imported, workers_unseen;
+    /* the machine */
+    int cores;               /* CPU cores the workers may use; 0 unknown (an imported
+                              * trace's machine, without --cores) */
+    double cpus;             /* cores the process may use (affinity, cgroup quota, or
+                              * --cores); 0 unknown */
+    char cpus_source[96];    /* where cpus comes from, in words */
+    /* measured time (an_cputime.h), for the model (an_predict.h); time_measured 0:
+     * the trace has none (format 1.2 and older, imported) and the older rule
+     * below sizes num_workers */
+    int time_measured;
+    double t_cpu_ms, t_runq_ms;  /* training thread per step (means): CPU, run-queue delay (-1) */
+    double t_blocked_ms;         /* off-CPU waiting for the batch per step (runq excluded) */
+    double t_receiving_ms;       /* its CPU inside the fetch per step */
+    double t_par_cores;          /* the trainer's other threads (intra-op): cores */
+    double w_io_ms, w_fault_ms, w_blocked_ms, w_cpu_ms, w_runq_ms; /* a worker's batch */
+    double w_wall_ms;            /* its wall time (the parts' sum); 0 unknown */
+    double other_cores;          /* every other traced thread: cores */
+    double other_load_cores;     /* other processes' load on the CPUs it may run on,
+                                  * measured (machine CPU time less the run's own,
+                                  * an_host_time); -1 unknown */
+    double host_cpus;            /* the CPUs that load was measured on; 0 unknown */
+    double host_busy_cores;      /* of those, busy (every process, the run's included),
+                                  * measured; -1 unknown */
+    int loader_unseen;           /* the loader's threads were not told apart: its
+                                  * batch is the other threads' time, one a step */
+    int prefetch;                /* batches a worker may hold ready */
+    char argv[400];              /* the trainer's command line, for a sweep command */
+    double probe_read_MBps;  /* storage ceiling from 'gpustarve probe'; 0 unknown */
+    double probe_h2d_pinned_GBps;
+} an_decide_in;
+
+enum an_verdict {
+    AN_V_NONE,
+    AN_V_HIGHLY,
+    AN_V_MODERATELY,
+    AN_V_NOT,
+    AN_V_HOST,
+};
+
+enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY };
+
+/* num_workers advice must save at least this share of a step */
+#define AN_WORKERS_MIN_SAVING 0.02
+
+typedef struct an_advice {
+    int setting;
+    int has_value;   /* 0: value is not a number (storage is the wall) */
+    long value;      /* num_workers: workers; pin_memory: 1 */
+    double predicted_step_ms, predicted_saving_ms;
+    char why[320];
+} an_advice;
+
+/* What the model (an_predict.h) said, for the report: the cores, the load
+ * of other processes and the trainer's weight it fitted to the measured
+ * run-queue delays, the current setting modelled, and the step it predicts
+ * for more workers with that fit and with the cores shared alike. */
+#define AN_MODEL_NPRED 8
+typedef struct an_model_info {
+    int used;                /* 1 when the measured model sized num_workers */
+    double cpus;
+    char cpus_source[96];
+    double ext_threads;      /* other processes' runnable threads inferred */
+    double t_weight;         /* the trainer's weight in sharing the cores, fitted */
+    double runq_per_cpu;     /* measured run-queue delay over CPU time; -1 unknown */
+    double now_fit_ms, now_fair_ms; /* the current setting, modelled: fitted, all alike */
+    double handoff_ms;       /* the trainer's wait for ready batches, per step (0 none) */
+    int cur;
+    size_t npred;
+    double ext_groups;       /* or busy groups of other processes, fitted (the third way) */
+    double other_load_cores; /* other processes' load measured (machine CPU time less
+                              * the run's own), cores; -1 not measured */
+    int load_bound;          /* 1: that load raised ext_threads or ext_groups above their fit
+                              * to the run-queue delays (it bounds them from below) */
+    int load_capped;         /* 1: it lowered one: the fit counted more cores than other
+                              * processes took (an_workers_model.c OTHER_LOAD_SLACK) */
+    int saturated;           /* 1: the machine had no idle CPU over the measured steps
+                              * (an_workers_model.c SATURATED); -1 not measured */
+    double store_ms;         /* storage reads of a worker's batch (file I/O, page-fault I/O) */
+    double store_par;        /* storage reads the model serves at once at their measured
+                              * speed (an_workers_model.c): as many as the run had at
+                              * once on average, at least 1; 0: no limit (reads under
+                              * STORE_MIN_SHARE of the batch) */
+    struct { int workers; double fit_ms, fair_ms, grp_ms; } pred[AN_MODEL_NPRED];
+    char sweep[600];         /* the command that would settle what the model cannot */
+} an_model_info;
+
+#define AN_DECIDE_NOTES 4
+typedef struct an_decision {
+    int verdict; /* enum an_verdict */
+    int borderline; /* input_share's interval straddles the band edge of the verdict */
+    char verdict_text[320];
+    an_advice advice[4];
+    size_t nadvice;
+    char notes[AN_DECIDE_NOTES][640];
+    size_t nnotes;
+    an_model_info model;
+    /* input-bound with no advice: why nothing is advised ("" otherwise; a
+     * copy of the note that says so, when there is one) */
+    char none_why[640];
+} an_decision;
+
+/* The verdict and its text (an_verdict.c). */
+void an_decide_verdict(const an_decide_in *in, an_decision *out);
+/* The advice for out->verdict (an_advice.c): num_workers, then pin_memory. */
+void an_decide_advice(const an_decide_in *in, an_decision *out);
+/* The whole decision (an_advice.c): *out cleared, then the verdict, then
+ * the advice for it. */
+void an_decide(const an_decide_in *in, an_decision *out);
+/* num_workers from measured time with the model (an_workers_model.c);
+ * called by an_decide_advice when in->measured. */
+void an_decide_workers_model(const an_decide_in *in, an_decision *out);
+/* A note of the decision (an_decision.c). */
+void an_decide_note(an_decision *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "HIGHLY_INPUT_BOUND", ... "NONE" (an_decision.c). */
+const char *an_verdict_label(int v);
+
+#endif

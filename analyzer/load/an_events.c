@@ -1,0 +1,882 @@
+/* an_events.c — what each event of a trace file means for the analysis:
+ * (a) loader-side counters of the process and its threads (reads, metadata
+ * calls, waits on pipes/sockets, request sizes, faults, drops), (b) intervals
+ * on the process's timeline (GPU activity per stream, classed by kernel and
+ * copy kind; per host thread: data wait — batch fetches, pipe/socket waits,
+ * file reads and metadata calls —, pageable copy calls, and the batch
+ * fetches again as fetch time), (c)
+ * step-boundary candidates (markers, NVTX ranges matching the step pattern,
+ * bursts of batch arrivals) with a snapshot of the timeline at each, so that
+ * any later choice of trainer, training thread and steps (an_trainer.c,
+ * an_steps.c) can be evaluated without reading the events again.
+ *
+ * What a kind is comes from trace/ (gs_kind_class, the packed-field
+ * accessors); what it counts for in the analysis is decided here.
+ *
+ * Must never: keep events, allocate or compare strings per event (names are
+ * classified once per string id), or hold a file open (an_load.c does).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load/an_events.h"
+#include "base/an_index.h"
+#include "gs_trace.h"
+
+/* per-string-id flags */
+enum {
+    SF_DONE = 1,
+    SF_COMM = 2,  /* kernel name is communication (an_kernel_is_comm) */
+    SF_STEP = 4,  /* matches --step-range */
+    SF_FETCH = 8, /* matches --fetch-range */
+};
+
+/* RATIONALE: string ids are dense from 1 in real traces: a flat table for
+ * the first 64 Ki; ids beyond (a large run, or a hostile file naming id
+ * 2^30) go to a map, never to a table sized by the id. */
+#define SF_DIRECT 65536u
+
+/* Timeline slots kept for threads with markers, NVTX steps or host-to-device
+ * copies: threads that only wait on pipes and sockets (many, in a program
+ * with many connections) never take them, so they cannot starve the
+ * training thread of a slot. */
+#define SLOTS_RESERVED 16
+
+/* RATIONALE: each config record and GPU device record is looked up among
+ * those already kept, one by one; a process has a few DataLoader settings
+ * and a few GPUs, while a hostile file of 200 KB held 200,000 distinct ones
+ * (quadratic: report took 54 and 23 CPU seconds). Past these counts a new
+ * setting or device is ignored (docs/collector-safety.md). */
+#define CFG_MAX 256
+#define DEVS_MAX 256
+
+typedef struct open_range { /* nvtx_start ranges that matter */
+    uint64_t id, ts;
+    size_t ti;
+    uint32_t flags;
+} open_range;
+
+struct an_pass {
+    an_proc *p;
+    const an_opts *o;
+    gs_reader *r;
+    an_tl *tl;
+    /* the timeline source of the last GPU record's (device, stream): a
+     * stream keeps its source for the timeline's life; -1 until known */
+    uint32_t gdev;
+    uint64_t gstream;
+    int gsrc;
+    uint8_t sflags[SF_DIRECT]; /* flags of string ids below SF_DIRECT */
+    an_index sflags_far;       /* id -> flags, ids from SF_DIRECT */
+    an_index tix;              /* tid -> index in p->th */
+    an_index rix;              /* nvtx range id -> index in ranges */
+    uint32_t last_tid;
+    long last_ti;
+    long slot_th[AN_TL_MAX_SLOTS]; /* slot -> thread index */
+    int nslots;
+    int has_step_src;
+    int watch_all; /* a piece callback watches this image: keep every interval */
+    open_range *ranges;
+    size_t nranges, capranges;
+    an_copies copies; /* host copies waiting for their CUPTI record */
+    uint64_t first_ts, last_end; /* span of the events so far (first_ts UINT64_MAX: none) */
+    /* the hooks' on_event and its filter (an_pass_hook); NULL: none */
+    void (*on_event)(void *, const an_proc *, struct gs_reader *, const gs_event *);
+    const unsigned char *hk_kinds;
+    uint64_t hk_small;
+    void *hctx;
+};
+typedef struct an_pass lctx;
+
+/* ---- strings -------------------------------------------------------------------- */
+
+static uint8_t sflags_slow(lctx *c, uint32_t id)
+{
+    if (id >= SF_DIRECT) {
+        const long f = an_index_get(&c->sflags_far, id);
+        if (f > 0)
+            return (uint8_t)f;
+    }
+    const char *s = gs_reader_string(c->r, id);
+    uint8_t f = SF_DONE;
+    if (s) {
+        if (an_kernel_is_comm(s))
+            f |= SF_COMM;
+        if (gs_range_is_step(&c->o->ranges, s))
+            f |= SF_STEP;
+        if (gs_range_is_fetch(&c->o->ranges, s))
+            f |= SF_FETCH;
+    } else {
+        return SF_DONE; /* not defined yet: do not cache */
+    }
+    if (id < SF_DIRECT)
+        c->sflags[id] = f;
+    else
+        an_index_put(&c->sflags_far, id, f);
+    return f;
+}
+
+static inline uint8_t sflags(lctx *c, uint32_t id)
+{
+    if (id && id < SF_DIRECT && c->sflags[id])
+        return c->sflags[id];
+    if (!id)
+        return SF_DONE;
+    return sflags_slow(c, id);
+}
+
+/* ---- threads --------------------------------------------------------------------- */
+
+static long thread_add(lctx *c, uint32_t tid)
+{
+    an_proc *p = c->p;
+    if (p->nth == p->capth) {
+        size_t nc = p->capth ? p->capth * 2 : 8;
+        an_thread *nt = realloc(p->th, nc * sizeof *nt);
+        if (!nt)
+            return -1;
+        p->th = nt;
+        p->capth = nc;
+    }
+    an_thread *t = &p->th[p->nth];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    t->slot = -1;
+    t->burst_idx[0] = t->burst_idx[1] = -1;
+    return (long)p->nth++;
+}
+
+static inline long thread_ix(lctx *c, uint32_t tid)
+{
+    if (c->last_ti >= 0 && c->last_tid == tid)
+        return c->last_ti;
+    long ti = an_index_get(&c->tix, tid);
+    if (ti < 0) {
+        ti = thread_add(c, tid);
+        if (ti >= 0 && an_index_put(&c->tix, tid, (uint32_t)ti) != 0)
+            ti = -1;
+    }
+    if (ti >= 0) {
+        c->last_ti = ti;
+        c->last_tid = tid;
+    }
+    return ti;
+}
+
+/* The thread's timeline slot, given on first need; -1 past the limit. A
+ * thread that only waits on pipes/sockets (prio 0) does not get one of the
+ * last SLOTS_RESERVED. */
+static inline int slot_of(lctx *c, long ti, int prio)
+{
+    an_thread *t = &c->p->th[ti];
+    if (t->slot >= 0)
+        return t->slot;
+    if (c->nslots >= (prio ? AN_TL_MAX_SLOTS : AN_TL_MAX_SLOTS - SLOTS_RESERVED))
+        return -1;
+    t->slot = c->nslots++;
+    c->slot_th[t->slot] = ti;
+    return t->slot;
+}
+
+static void on_snap(void *ctx, unsigned slot, uint64_t qid, const an_snap *s)
+{
+    lctx *c = ctx;
+    if (slot >= (unsigned)c->nslots)
+        return;
+    an_thread *t = &c->p->th[c->slot_th[slot]];
+    if (qid < t->ncand) {
+        t->cand[qid].snap = *s;
+        t->cand[qid].have = 1;
+    }
+}
+
+static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num)
+{
+    const int slot = slot_of(c, ti, type != AN_C_BURST_WAIT);
+    if (slot < 0)
+        return -1;
+    an_thread *th = &c->p->th[ti];
+    if (th->ncand == th->capcand) {
+        size_t nc = th->capcand ? th->capcand * 2 : 64;
+        an_cand *n = realloc(th->cand, nc * sizeof *n);
+        if (!n)
+            return -1;
+        th->cand = n;
+        th->capcand = nc;
+    }
+    const size_t idx = th->ncand++;
+    an_cand *cd = &th->cand[idx];
+    memset(cd, 0, sizeof *cd);
+    cd->t = t;
+    cd->num = num;
+    cd->type = type;
+    an_tl_query(c->tl, (unsigned)slot, t, idx);
+    return (long)idx;
+}
+
+/* The timeline source of a GPU record; consecutive records of one stream
+ * skip the timeline's lookup. */
+static inline int gpu_src(lctx *c, uint32_t dev, uint64_t stream)
+{
+    if (c->gsrc >= 0 && c->gdev == dev && c->gstream == stream)
+        return c->gsrc;
+    c->gdev = dev;
+    c->gstream = stream;
+    c->gsrc = an_tl_gpu_source(c->tl, dev, stream);
+    return c->gsrc;
+}
+
+/* RATIONALE: a thread's host intervals only matter between its candidates
+ * (a step is the difference of two snapshots), and a thread's records come
+ * in completion order, so an interval that completes before the thread's
+ * first candidate also ends before it and adds the same to every snapshot.
+ * Skipping those keeps loader workers, which read the most and usually
+ * have no candidate at all, off the timeline. */
+static inline void host_iv(lctx *c, long ti, uint64_t s, uint64_t e, unsigned cls)
+{
+    if (!c->p->th[ti].ncand && !c->watch_all)
+        return;
+    const int slot = slot_of(c, ti, 1);
+    if (slot >= 0)
+        an_tl_add_host(c->tl, (unsigned)slot, s, e, cls);
+}
+
+/* A wait on a pipe/socket (kind 0) or an H2D copy call (kind 1): extends the
+ * thread's current burst, or starts a new one (a step-boundary candidate). */
+static void burst(lctx *c, long ti, int kind, uint64_t s, uint64_t e)
+{
+    an_thread *th = &c->p->th[ti];
+    if (th->burst_idx[kind] != -1 && s <= th->burst_end[kind] + c->o->burst_gap_ns) {
+        if (e > th->burst_end[kind]) {
+            th->burst_end[kind] = e;
+            if (th->burst_idx[kind] >= 0)
+                th->cand[th->burst_idx[kind]].num = e;
+        }
+        return;
+    }
+    th->burst_end[kind] = e;
+    if (c->has_step_src) {
+        th->burst_idx[kind] = -2; /* tracked, not logged: steps come from elsewhere */
+        return;
+    }
+    long idx = cand_add(c, ti, kind ? AN_C_BURST_H2D : AN_C_BURST_WAIT, s, e);
+    th = &c->p->th[ti];
+    th->burst_idx[kind] = idx >= 0 ? idx : -2;
+}
+
+static void fetch_enter(an_thread *th, uint64_t ts)
+{
+    if (th->fetch_depth++ == 0)
+        th->fetch_ts = ts;
+}
+
+static void fetch_leave(lctx *c, long ti, uint64_t ts)
+{
+    an_thread *th = &c->p->th[ti];
+    if (th->fetch_depth <= 0)
+        return;
+    if (--th->fetch_depth == 0) {
+        /* the outermost fetch: data wait where the GPU is idle, and all of
+         * it the thread's fetch time (an_timeline.h, AN_CLS_FE) */
+        host_iv(c, ti, th->fetch_ts, ts, AN_CLS_DW);
+        host_iv(c, ti, th->fetch_ts, ts, AN_CLS_FE);
+    }
+}
+
+/* fetch_begin/fetch_end in a loader worker process: the worker loads batch
+ * aux (docs/trace-format.md), not a training thread's wait; each fetch_end
+ * is one batch it loaded, and its CPU samples cut the batch */
+static void worker_batch(an_proc *p, long ti, const gs_event *e)
+{
+    an_thread *th = &p->th[ti];
+    if (e->kind == GS_K_FETCH_BEGIN) {
+        th->fetch_ts = e->ts; /* a begin without its end: the fetch raised */
+    } else if (th->fetch_ts && e->ts >= th->fetch_ts) {
+        p->n_batch_markers++;
+        p->batch_ns += e->ts - th->fetch_ts;
+        th->fetch_ts = 0;
+    }
+    an_cpu_marker(th->cpu, e->kind, e->ts);
+}
+
+/* ---- records that are rare: config, role, devices ------------------------------ */
+
+/* RATIONALE: 5 samples a second; past this many (about 14 minutes) every
+ * other is dropped: the values are cumulative, so a sum over a window
+ * stays exact and only where it may be cut coarsens. */
+#define AN_HOST_MAX 4096
+
+/* A host_cpu record: the machine's cumulative CPU time (in time order; a
+ * record out of order or going back is dropped). */
+static void add_host(an_proc *p, const gs_event *e)
+{
+    if (p->nhcpu) {
+        const struct an_host_sample *l = &p->hcpu[p->nhcpu - 1];
+        if (e->ts <= l->ts || gs_host_busy_ns(e) < l->busy_ns || gs_host_idle_ns(e) < l->idle_ns ||
+            gs_host_cpus(e) != p->host_cpus)
+            return;
+    }
+    if (p->nhcpu >= AN_HOST_MAX) {
+        size_t k = 0;
+        for (size_t i = 0; i < p->nhcpu; i += 2)
+            p->hcpu[k++] = p->hcpu[i];
+        p->nhcpu = k;
+    }
+    if (p->nhcpu == p->caphcpu) {
+        size_t cap = p->caphcpu ? 2 * p->caphcpu : 64;
+        void *n = realloc(p->hcpu, cap * sizeof *p->hcpu);
+        if (!n)
+            return; /* the sample is lost, nothing else */
+        p->hcpu = n;
+        p->caphcpu = cap;
+    }
+    p->hcpu[p->nhcpu++] = (struct an_host_sample){e->ts, gs_host_busy_ns(e), gs_host_idle_ns(e)};
+    p->host_cpus = gs_host_cpus(e);
+}
+
+static void add_config(lctx *c, const gs_event *e)
+{
+    const char *s = gs_reader_string(c->r, e->str);
+    if (!s)
+        return;
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s)
+        return;
+    an_proc *p = c->p;
+    size_t kl = (size_t)(eq - s);
+    if (kl >= sizeof p->cfg[0].key)
+        kl = sizeof p->cfg[0].key - 1;
+    an_kv *kv = NULL;
+    for (size_t i = 0; i < p->ncfg; i++)
+        if (p->cfg[i].loader == e->aux && strncmp(p->cfg[i].key, s, kl) == 0 &&
+            p->cfg[i].key[kl] == '\0')
+            kv = &p->cfg[i];
+    if (!kv) {
+        if (p->ncfg >= CFG_MAX)
+            return;
+        an_kv *n = realloc(p->cfg, (p->ncfg + 1) * sizeof *n);
+        if (!n)
+            return;
+        p->cfg = n;
+        kv = &p->cfg[p->ncfg++];
+        memset(kv, 0, sizeof *kv);
+        kv->loader = (uint32_t)e->aux;
+        memcpy(kv->key, s, kl);
+    }
+    snprintf(kv->value, sizeof kv->value, "%s", eq + 1);
+}
+
+static void add_device(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    for (size_t i = 0; i < p->ndevs; i++)
+        if (p->devs[i].dev == e->dev)
+            return;
+    if (p->ndevs >= DEVS_MAX)
+        return;
+    an_dev *n = realloc(p->devs, (p->ndevs + 1) * sizeof *n);
+    if (!n)
+        return;
+    p->devs = n;
+    const char *s = gs_reader_string(c->r, e->str);
+    p->devs[p->ndevs].dev = e->dev;
+    snprintf(p->devs[p->ndevs].name, sizeof p->devs[0].name, "%s", s ? s : "");
+    p->ndevs++;
+}
+
+static void range_add(lctx *c, uint64_t id, uint64_t ts, long ti, uint32_t flags)
+{
+    const long had = an_index_get(&c->rix, id);
+    if (had >= 0) { /* an id started again before it ended: the new one counts */
+        c->ranges[had] = (open_range){id, ts, (size_t)ti, flags};
+        return;
+    }
+    if (c->nranges == c->capranges) {
+        size_t nc = c->capranges ? c->capranges * 2 : 16;
+        open_range *n = realloc(c->ranges, nc * sizeof *n);
+        if (!n)
+            return;
+        c->ranges = n;
+        c->capranges = nc;
+    }
+    if (an_index_put(&c->rix, id, (uint32_t)c->nranges) != 0)
+        return;
+    c->ranges[c->nranges++] = (open_range){id, ts, (size_t)ti, flags};
+}
+
+/* ---- NVTX ------------------------------------------------------------------------- */
+
+static void nvtx_open(lctx *c, long ti, uint32_t flags, uint64_t ts)
+{
+    an_thread *th = &c->p->th[ti];
+    if (flags & SF_STEP) {
+        if (th->nvtx_step_open++ == 0) {
+            th->n_nvtx_steps++;
+            c->has_step_src = 1;
+            cand_add(c, ti, AN_C_NVTX_B, ts, th->n_nvtx_steps);
+        }
+    }
+    if (flags & SF_FETCH)
+        fetch_enter(&c->p->th[ti], ts);
+}
+
+static void nvtx_close(lctx *c, long ti, uint32_t flags, uint64_t ts)
+{
+    an_thread *th = &c->p->th[ti];
+    if ((flags & SF_STEP) && th->nvtx_step_open > 0 && --th->nvtx_step_open == 0)
+        cand_add(c, ti, AN_C_NVTX_E, ts, th->n_nvtx_steps);
+    if (flags & SF_FETCH)
+        fetch_leave(c, ti, ts);
+}
+
+static void nvtx_push(lctx *c, long ti, const gs_event *e)
+{
+    an_thread *th = &c->p->th[ti];
+    const uint32_t f = sflags(c, e->str) & (SF_STEP | SF_FETCH);
+    if (th->nvtx_depth >= AN_NVTX_DEPTH ||
+        (!th->nvtx && !(th->nvtx = malloc(AN_NVTX_DEPTH * sizeof *th->nvtx)))) {
+        th->nvtx_overflow++;
+        return;
+    }
+    th->nvtx[th->nvtx_depth++] = (an_nvtx_open){e->ts, (uint32_t)e->aux, f};
+    if (f)
+        nvtx_open(c, ti, f, e->ts);
+}
+
+static void nvtx_pop(lctx *c, long ti, const gs_event *e)
+{
+    an_thread *th = &c->p->th[ti];
+    if (th->nvtx_overflow) {
+        th->nvtx_overflow--;
+        return;
+    }
+    for (int i = th->nvtx_depth - 1; i >= 0; i--) {
+        if (th->nvtx[i].domain != (uint32_t)e->aux)
+            continue;
+        const uint32_t f = th->nvtx[i].flags;
+        memmove(&th->nvtx[i], &th->nvtx[i + 1], (size_t)(th->nvtx_depth - i - 1) * sizeof th->nvtx[0]);
+        th->nvtx_depth--;
+        if (f)
+            nvtx_close(c, ti, f, e->ts);
+        return;
+    }
+}
+
+/* ---- the per-event switch ----------------------------------------------------------- */
+
+static inline unsigned log2_bucket(uint64_t b)
+{
+    /* 0 bytes: bucket 0; else bucket k+1 for 2^k <= b < 2^(k+1) */
+    const unsigned k = b ? 64u - (unsigned)__builtin_clzll(b) : 0u;
+    return k < AN_HIST ? k : AN_HIST - 1;
+}
+
+static inline void span(an_thread *th, const gs_event *e)
+{
+    if (!th->first_ts)
+        th->first_ts = e->ts;
+    th->last_ts = e->ts + e->dur;
+}
+
+static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
+{
+    an_proc *p = c->p;
+    p->rd_bytes += got;
+    p->rq_bytes += e->bytes;
+    p->rd_reqs++;
+    p->rd_ns += e->dur;
+    p->hist[log2_bucket(got)]++;
+    if (ti >= 0) {
+        an_thread *th = &p->th[ti];
+        th->io_ns += e->dur;
+        th->rd_bytes += got;
+        th->rq_bytes += e->bytes;
+        th->rd_reqs++;
+        span(th, e);
+        host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
+    }
+}
+
+static inline void pipe_wait(lctx *c, long ti, const gs_event *e)
+{
+    an_proc *p = c->p;
+    p->wait_ns += e->dur;
+    p->wait_reqs++;
+    if (ti >= 0) {
+        p->th[ti].wait_ns += e->dur;
+        span(&p->th[ti], e);
+        host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
+        burst(c, ti, 0, e->ts, e->ts + e->dur);
+    }
+}
+
+static inline void meta(lctx *c, long ti, const gs_event *e)
+{
+    an_proc *p = c->p;
+    if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET || e->fd_kind == GS_FDK_OTHER)
+        return;
+    p->meta_reqs++;
+    p->meta_ns += e->dur;
+    if (ti >= 0) {
+        p->th[ti].meta_ns += e->dur;
+        span(&p->th[ti], e);
+        host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
+    }
+}
+
+/* A host copy call, its memory kind decided: inside a pageable copy call
+ * the thread counts as stuck in that copy. */
+static void host_copy(lctx *c, const an_copy *cp)
+{
+    an_proc *p = c->p;
+    if (cp->host_mem != GS_MEM_PAGEABLE || cp->ti < 0)
+        return;
+    host_iv(c, cp->ti, cp->ts, cp->end, AN_CLS_PG);
+    if (cp->dir == GS_DIR_HTOD) {
+        p->host_pageable_bytes += cp->bytes;
+        p->host_pageable_ns += cp->end - cp->ts;
+        p->host_pageable_calls++;
+    }
+}
+
+static void host_copy_cb(void *ctx, const an_copy *cp)
+{
+    host_copy(ctx, cp);
+}
+
+static void on_event(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    long ti;
+    /* the hooked I/O calls by what they do (trace/gs_format.h, GS_CLASS_*) */
+    switch (gs_kind_class(e->kind)) {
+    case GS_CLASS_READ:
+        ti = thread_ix(c, e->tid);
+        if (e->fd_kind == GS_FDK_FILE)
+            file_read(c, ti, e, gs_read_bytes(e));
+        else if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET)
+            pipe_wait(c, ti, e);
+        return;
+    case GS_CLASS_WAIT:
+        pipe_wait(c, thread_ix(c, e->tid), e);
+        return;
+    case GS_CLASS_OPEN: case GS_CLASS_STAT:
+        meta(c, thread_ix(c, e->tid), e);
+        return;
+    default:
+        break;
+    }
+    switch (e->kind) {
+    case GS_K_GPU_KERNEL: {
+        const int src = gpu_src(c, e->dev, e->stream);
+        const unsigned cls = an_gpu_busy(e, (sflags(c, e->str) & SF_COMM) != 0);
+        if (src >= 0)
+            an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
+        if (!an_kstats_add_known(&p->kstats, e->str, e->dur))
+            an_kstats_add(&p->kstats, e->str, gs_reader_string(c->r, e->str), e->dur);
+        p->gpu_events++;
+        return;
+    }
+    case GS_K_GPU_MEMCPY: {
+        const int src = gpu_src(c, e->dev, e->stream);
+        an_copy cp;
+        if (e->corr && an_copies_take(&c->copies, e->corr, &cp)) {
+            const unsigned cupti = cp.dir == GS_DIR_HTOD ? gs_copy_src_mem(e) : gs_copy_dst_mem(e);
+            cp.host_mem = (uint8_t)an_copy_kind_decide(&p->copy_kinds, cp.host_mem, cupti);
+            host_copy(c, &cp);
+        }
+        const unsigned cls = an_gpu_busy(e, 0);
+        if (cls == AN_BUSY_H2D_PAGEABLE) {
+            p->h2d_pageable_bytes += e->bytes;
+            p->h2d_pageable_ns += e->dur;
+        } else if (cls == AN_BUSY_H2D_PINNED) {
+            p->h2d_pinned_bytes += e->bytes;
+            p->h2d_pinned_ns += e->dur;
+        }
+        if (src >= 0)
+            an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
+        p->gpu_events++;
+        return;
+    }
+    case GS_K_GPU_MEMSET: {
+        const int src = gpu_src(c, e->dev, e->stream);
+        if (src >= 0)
+            an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, an_gpu_busy(e, 0));
+        p->gpu_events++;
+        return;
+    }
+    case GS_K_CUDA_MEMCPY: {
+        ti = thread_ix(c, e->tid);
+        p->cuda_calls++;
+        if (ti < 0)
+            return;
+        p->th[ti].n_cuda_calls++;
+        const unsigned dir = gs_copy_dir(e);
+        const an_copy cp = {.corr = e->corr, .dir = (uint8_t)dir,
+                            .host_mem = (uint8_t)gs_copy_host_mem(e), .ti = ti, .ts = e->ts,
+                            .end = e->ts + e->dur, .bytes = e->bytes};
+        /* CUPTI's record of the same copy, when it comes, has the last word */
+        if (!((dir == GS_DIR_HTOD || dir == GS_DIR_DTOH) && an_copies_put(&c->copies, &cp) == 0))
+            host_copy(c, &cp);
+        if (dir == GS_DIR_HTOD)
+            burst(c, ti, 1, e->ts, e->ts + e->dur);
+        return;
+    }
+    case GS_K_CUDA_SYNC: case GS_K_CUDA_HOST_MEM:
+        ti = thread_ix(c, e->tid);
+        p->cuda_calls++;
+        if (ti >= 0)
+            p->th[ti].n_cuda_calls++;
+        return;
+    case GS_K_NVTX_PUSH:
+        if ((ti = thread_ix(c, e->tid)) >= 0)
+            nvtx_push(c, ti, e);
+        return;
+    case GS_K_NVTX_POP:
+        if ((ti = thread_ix(c, e->tid)) >= 0)
+            nvtx_pop(c, ti, e);
+        return;
+    case GS_K_NVTX_START: {
+        const uint32_t f = sflags(c, e->str) & (SF_STEP | SF_FETCH);
+        if (f && (ti = thread_ix(c, e->tid)) >= 0) {
+            range_add(c, e->aux2, e->ts, ti, f);
+            nvtx_open(c, ti, f, e->ts);
+        }
+        return;
+    }
+    case GS_K_NVTX_END: {
+        const long i = an_index_get(&c->rix, e->aux2);
+        if (i < 0)
+            return;
+        const open_range rg = c->ranges[i];
+        an_index_del(&c->rix, rg.id);
+        if ((size_t)i != --c->nranges) {
+            c->ranges[i] = c->ranges[c->nranges];
+            an_index_put(&c->rix, c->ranges[i].id, (uint32_t)i);
+        }
+        nvtx_close(c, (long)rg.ti, rg.flags, e->ts);
+        return;
+    }
+    case GS_K_STEP_BEGIN: case GS_K_STEP_END:
+        if ((ti = thread_ix(c, e->tid)) < 0)
+            return;
+        p->th[ti].n_step_markers++;
+        p->n_step_markers++;
+        if (e->kind == GS_K_STEP_END) {
+            p->n_batch_markers++;
+            an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
+        }
+        c->has_step_src = 1;
+        cand_add(c, ti, e->kind == GS_K_STEP_BEGIN ? AN_C_STEP_B : AN_C_STEP_E, e->ts, e->aux);
+        return;
+    case GS_K_FETCH_BEGIN:
+        if ((ti = thread_ix(c, e->tid)) < 0)
+            return;
+        if (an_is_worker_role(p)) {
+            worker_batch(p, ti, e);
+            return;
+        }
+        p->th[ti].n_fetch_markers++;
+        p->n_fetch_markers++;
+        c->has_step_src = 1;
+        cand_add(c, ti, AN_C_FETCH_B, e->ts, e->aux);
+        fetch_enter(&p->th[ti], e->ts);
+        an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
+        return;
+    case GS_K_FETCH_END:
+        if ((ti = thread_ix(c, e->tid)) < 0)
+            return;
+        if (an_is_worker_role(p)) {
+            worker_batch(p, ti, e);
+            return;
+        }
+        p->th[ti].n_fetch_markers++;
+        p->n_fetch_markers++;
+        cand_add(c, ti, AN_C_FETCH_E, e->ts, e->aux);
+        fetch_leave(c, ti, e->ts);
+        an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
+        return;
+    case GS_K_FAULTS:
+        if ((ti = thread_ix(c, (uint32_t)e->aux)) >= 0) {
+            p->th[ti].faults_seen = 1;
+            if (e->aux2 > p->th[ti].faults)
+                p->th[ti].faults = e->aux2;
+        }
+        return;
+    case GS_K_CPU:
+        if ((ti = thread_ix(c, gs_cpu_tid(e))) >= 0) {
+            an_thread *th = &p->th[ti];
+            const an_cpu_now now = {th->io_ns + th->meta_ns, th->wait_ns, th->rd_reqs,
+                                    th->rd_bytes, th->faults_seen ? (int64_t)th->faults : -1};
+            an_cpu_add(&th->cpu, e, &now);
+        }
+        return;
+    case GS_K_HOST_CPU:
+        add_host(p, e);
+        return;
+    case GS_K_CPU_LIMITS:
+        if (!p->has_cpus) {
+            p->has_cpus = 1;
+            p->cpus_affinity = e->aux;
+            p->cpus_quota_milli = e->aux2;
+            p->cpus_online = e->bytes;
+        }
+        return;
+    case GS_K_THREAD: {
+        if ((ti = thread_ix(c, (uint32_t)e->aux)) < 0)
+            return;
+        const char *s = gs_reader_string(c->r, e->str);
+        if (s)
+            snprintf(p->th[ti].name, sizeof p->th[ti].name, "%s", s);
+        return;
+    }
+    case GS_K_CONFIG:
+        add_config(c, e);
+        return;
+    case GS_K_ROLE: {
+        const char *s = gs_reader_string(c->r, e->str);
+        snprintf(p->role, sizeof p->role, "%s", s ? s : "");
+        p->worker_id = (int64_t)e->aux;
+        p->loader_id = (int64_t)e->aux2;
+        return;
+    }
+    case GS_K_GPU_DEVICE:
+        add_device(c, e);
+        return;
+    case GS_K_DROPS:
+        if (e->aux > p->dropped)
+            p->dropped = e->aux;
+        if (e->aux2 > p->lost)
+            p->lost = e->aux2;
+        return;
+    case GS_K_GPU_DROPS:
+        if (e->aux > p->gpu_dropped)
+            p->gpu_dropped = e->aux;
+        return;
+    case GS_K_NOTE:
+        p->notes++;
+        if (e->aux == GS_NOTE_OUTPUT_FAILED)
+            p->trace_stopped = 1;
+        if (e->aux == GS_NOTE_CUPTI_BUSY && !p->cupti_lost_ts)
+            p->cupti_lost_ts = e->ts; /* CUPTI left to another client (mid-run: GPU records) */
+        if (e->aux == GS_NOTE_IMPORTED)
+            p->imported = 1;
+        if (e->aux == GS_NOTE_WORKERS_UNSEEN)
+            p->workers_unseen = 1;
+        return;
+    case GS_K_EXIT:
+        p->exited = 1;
+        p->exit_status = gs_exit_status(e);
+        p->exit_how = gs_exit_how_of(e);
+        return;
+    default:
+        return;
+    }
+}
+
+/* ---- the pass over one file ------------------------------------------------------------ */
+
+an_pass *an_pass_new(an_proc *p, const an_opts *o, struct gs_reader *r)
+{
+    lctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->p = p;
+    c->o = o;
+    c->r = r;
+    c->last_ti = -1;
+    c->first_ts = UINT64_MAX;
+    c->gsrc = -1;
+    c->tl = an_tl_new(on_snap, c);
+    if (!c->tl) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void an_pass_watch(an_pass *c, uint32_t tid, an_piece_fn fn, void *ctx)
+{
+    /* the watched thread takes a slot before anything else happens */
+    const long ti = thread_ix(c, tid);
+    const int slot = ti >= 0 ? slot_of(c, ti, 1) : -1;
+    if (slot >= 0)
+        an_tl_set_piece_fn(c->tl, (unsigned)slot, fn, ctx);
+    c->watch_all = 1;
+}
+
+void an_pass_hook(an_pass *c, const an_hooks *hk, void *hctx)
+{
+    c->on_event = hk->on_event;
+    c->hk_kinds = hk->event_kinds;
+    c->hk_small = hk->small_bytes;
+    c->hctx = hctx;
+}
+
+/* Whether the hooks' filter (an_hooks.event_kinds, small_bytes) lets e
+ * through. RATIONALE: a loader's reads are most of a trace and most are
+ * large; filtered here, they cost no call. */
+static inline int hook_wants(const unsigned char *kinds, uint64_t small, const gs_event *e)
+{
+    const unsigned want = kinds ? kinds[e->kind] : AN_HOOK_EVENTS_ALL;
+    return want == AN_HOOK_EVENTS_ALL ||
+           (want == AN_HOOK_EVENTS_SMALL_FILE && e->fd_kind == GS_FDK_FILE && e->bytes < small);
+}
+
+void an_pass_events(an_pass *c, const gs_event *ev, size_t n)
+{
+    /* RATIONALE: the hook sees each event just before the pass takes it, in
+     * the same loop: the batch is walked once (the hooks read neither the
+     * pass's state nor write it, and the timeline's pieces still come after
+     * the batch's last event, as the sweep runs at its end). In locals: the
+     * calls could change *c as far as the compiler knows. */
+    void (*const hook)(void *, const an_proc *, struct gs_reader *, const gs_event *) =
+        c->on_event;
+    const unsigned char *const kinds = c->hk_kinds;
+    const uint64_t small = c->hk_small;
+    for (size_t i = 0; i < n; i++) {
+        const gs_event *e = &ev[i];
+        if (hook && hook_wants(kinds, small, e))
+            hook(c->hctx, c->p, c->r, e);
+        if (e->ts < c->first_ts && e->ts)
+            c->first_ts = e->ts;
+        const uint64_t end = e->ts + e->dur;
+        if (end > c->last_end)
+            c->last_end = end;
+        on_event(c, e);
+    }
+    an_tl_sweep(c->tl);
+}
+
+void an_pass_finish(an_pass *c)
+{
+    an_proc *p = c->p;
+    const uint64_t last = c->last_end;
+    p->first_ts = c->first_ts == UINT64_MAX ? 0 : c->first_ts;
+    p->last_ts = last;
+    /* ranges still open at the end of the file end there */
+    for (size_t i = 0; i < p->nth; i++) {
+        an_thread *th = &p->th[i];
+        if (th->fetch_depth > 0) {
+            th->fetch_depth = 1;
+            fetch_leave(c, (long)i, last);
+        }
+    }
+    an_copies_drain(&c->copies, host_copy_cb, c); /* no CUPTI record: the hooks' word */
+    an_tl_finish(c->tl);
+    an_tl_get_stats(c->tl, &p->tl);
+}
+
+void an_pass_free(an_pass *c)
+{
+    if (!c)
+        return;
+    an_tl_free(c->tl);
+    an_index_free(&c->sflags_far);
+    an_index_free(&c->tix);
+    an_index_free(&c->rix);
+    an_copies_free(&c->copies);
+    free(c->ranges);
+    free(c);
+}

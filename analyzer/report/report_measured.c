@@ -1,0 +1,150 @@
+/* report_measured.c — the measured time of the loaders and the trainer
+ * (an_cputime.h) in the report's text and JSON: a loader's batch in its
+ * five parts, the trainer's data wait as blocked and receiving, the CPU of
+ * the other threads (docs/report-schema.md, "Measured time").
+ *
+ * Must never: print a part that was not measured as a number (JSON null,
+ * text leaves it out), or print anything for a trace without cpu samples
+ * (the report of an older trace reads as it always did).
+ */
+#include "report/report_measured.h"
+
+#include "report/report_json_parts.h"
+#include "report/report_style.h"
+
+/* A measured value, or null when it is -1 (absent). */
+static void num_or_null(gs_jw *w, const char *key, double v)
+{
+    gs_jw_key(w, key);
+    if (v < 0)
+        gs_jw_null(w);
+    else
+        rep_json_num(w, v);
+}
+
+static const char *per_batch_name(int pb)
+{
+    return pb == AN_PB_MARKERS ? "markers" : pb == AN_PB_PERIODIC ? "periodic" : NULL;
+}
+
+void rep_json_loader_time(gs_jw *w, const char *key, const an_loader_time *t)
+{
+    gs_jw_key(w, key);
+    if (!t->measured) {
+        gs_jw_null(w);
+        return;
+    }
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "per_batch", per_batch_name(t->per_batch));
+    num_or_null(w, "batches", t->batches);
+    num_or_null(w, "wall_ms", t->wall_ms);
+    num_or_null(w, "file_io_ms", t->io_ms);
+    num_or_null(w, "page_fault_io_ms", t->fault_ms);
+    num_or_null(w, "cpu_ms", t->cpu_ms);
+    num_or_null(w, "runq_ms", t->runq_ms);
+    num_or_null(w, "other_blocked_ms", t->blocked_ms);
+    num_or_null(w, "read_bytes", t->read_bytes);
+    num_or_null(w, "requested_bytes", t->requested_bytes);
+    num_or_null(w, "major_faults", t->majflt);
+    num_or_null(w, "storage_read_bytes", t->storage_bytes);
+    num_or_null(w, "page_fault_bytes", t->fault_bytes);
+    num_or_null(w, "page_fault_MBps", t->fault_MBps);
+    num_or_null(w, "voluntary_switches", t->vol_switches);
+    num_or_null(w, "involuntary_switches", t->invol_switches);
+    num_or_null(w, "cpu_cores", t->cpu_cores);
+    gs_jw_end(w);
+}
+
+void rep_json_share_split(gs_jw *w, const an_result *r)
+{
+    const an_trainer_time *t = &r->trainer_time;
+    gs_jw_key(w, "share_data_wait");
+    gs_jw_obj(w);
+    num_or_null(w, "idle_data_wait_blocked", t->measured ? t->share_blocked : -1);
+    num_or_null(w, "idle_data_wait_receiving", t->measured ? t->share_receiving : -1);
+    num_or_null(w, "idle_data_wait_receiving_runq", t->measured ? t->share_receiving_runq : -1);
+    gs_jw_end(w);
+}
+
+void rep_json_trainer_time(gs_jw *w, const an_result *r)
+{
+    const an_trainer_time *t = &r->trainer_time;
+    const an_other_time *ot = &r->other_time;
+    gs_jw_key(w, "measured");
+    if (!t->measured && !ot->measured && !r->loader_time.measured) {
+        gs_jw_null(w);
+        return;
+    }
+    gs_jw_obj(w);
+    gs_jw_key(w, "trainer");
+    gs_jw_obj(w);
+    num_or_null(w, "blocked_ms", t->blocked_ms);
+    num_or_null(w, "receiving_ms", t->receiving_ms);
+    num_or_null(w, "fetch_runq_ms", t->fetch_runq_ms);
+    num_or_null(w, "cpu_ms", t->cpu_ms);
+    num_or_null(w, "runq_ms", t->runq_ms);
+    num_or_null(w, "cpu_cores", t->cpu_cores);
+    num_or_null(w, "process_cpu_cores", t->proc_cpu_cores);
+    gs_jw_end(w);
+    rep_json_loader_time(w, "loader", &r->loader_time);
+    gs_jw_key(w, "other_threads");
+    if (!ot->measured) {
+        gs_jw_null(w);
+    } else {
+        gs_jw_obj(w);
+        gs_jw_ku64(w, "threads", ot->threads);
+        num_or_null(w, "cpu_cores", ot->cpu_cores);
+        num_or_null(w, "runq_ms_per_step", ot->runq_ms_per_step);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+}
+
+void rep_text_measured_trainer(gs_out *o, const an_result *r)
+{
+    const an_trainer_time *t = &r->trainer_time;
+    if (!t->measured || t->blocked_ms < 0)
+        return;
+    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   asleep until a batch arrives\n", "  blocked",
+                  t->blocked_ms, 100 * t->share_blocked);
+    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   the trainer's own CPU taking it in", "  receiving",
+                  t->receiving_ms + (t->fetch_runq_ms > 0 ? t->fetch_runq_ms : 0),
+                  100 * t->share_receiving);
+    if (t->fetch_runq_ms > 0.05)
+        gs_out_printf(o, " (%.1f ms of it waiting for a CPU)", t->fetch_runq_ms);
+    gs_out_char(o, '\n');
+}
+
+void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st)
+{
+    const an_loader_time *t = &r->loader_time;
+    if (!t->measured)
+        return;
+    gs_out_printf(o, "%smeasured%s %s per batch: file I/O %.1f ms", st->bold, st->off,
+                  t->per_batch == AN_PB_MARKERS ? "median" : "mean", t->io_ms);
+    if (t->fault_ms >= 0) {
+        gs_out_printf(o, ", page faults %.1f ms", t->fault_ms);
+        if (t->fault_MBps >= 0)
+            gs_out_printf(o, " (%.1f MB/s)", t->fault_MBps);
+    }
+    gs_out_printf(o, ", CPU %.1f ms", t->cpu_ms);
+    if (t->runq_ms >= 0)
+        gs_out_printf(o, ", waiting for a CPU %.1f ms", t->runq_ms);
+    gs_out_printf(o, ", other blocking %.1f ms", t->blocked_ms);
+    if (t->requested_bytes > t->read_bytes * 1.01 + 4096)
+        gs_out_printf(o, "; %.3g MB read (%.3g MB requested)", t->read_bytes / 1e6,
+                      t->requested_bytes / 1e6);
+    gs_out_char(o, '\n');
+    const an_trainer_time *tt = &r->trainer_time;
+    const an_other_time *ot = &r->other_time;
+    if (tt->cpu_cores >= 0 || ot->measured) {
+        gs_out_str(o, "         cores busy:");
+        if (t->cpu_cores >= 0)
+            gs_out_printf(o, " loader %.2f", t->cpu_cores);
+        if (tt->cpu_cores >= 0)
+            gs_out_printf(o, ", training thread %.2f", tt->cpu_cores);
+        if (ot->measured)
+            gs_out_printf(o, ", other threads %.2f", ot->cpu_cores);
+        gs_out_char(o, '\n');
+    }
+}
