@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "model/an_callsites.h"
+#include "report/report_callsites.h"
 #include "cmd/cli_util.h"
 #include "cmd/dump.h"
 #include "gs_trace.h"
@@ -369,11 +369,11 @@ int gs_cmd_dump(int argc, char **argv)
         if (json) {
             gs_jw w;
             gs_jw_init(&w, &c->out);
-            an_cs_write_json(c->cs, &w);
+            rep_cs_write_json(c->cs, &w);
             gs_out_char(&c->out, '\n');
         } else {
             gs_out_str(&c->out, "call sites (sampled call stacks)\n");
-            an_cs_write_text(c->cs, cs_emit, &c->out, 0, 0);
+            rep_cs_write_text(c->cs, cs_emit, &c->out, 0, 0);
         }
     }
     an_cs_free(c->cs);

@@ -6,8 +6,8 @@
  * a finding from the sampled events (an event sampled 1 in M stands for M
  * calls: its CALLSITE weight), merging the same stack across processes (by
  * module and file offset, so forked and spawned workers agree), choosing the
- * top sites and symbolising only those (an_symbols), and writing them as
- * text or JSON through a caller's output function.
+ * top sites and symbolising only those (an_symbols); report_callsites.c
+ * writes them.
  *
  * Must never: symbolise what will not be shown, or allocate per event (the
  * per-process accumulators are indexed by stack id).
@@ -24,7 +24,6 @@
 #include <stdint.h>
 
 #include "gs_trace.h"
-#include "base/out_json.h"
 
 enum an_cs_finding {
     AN_CS_SMALL_READS = 0, /* read family on files, fewer than 64 KiB asked */
@@ -78,7 +77,6 @@ typedef struct an_cs_find {
 } an_cs_find;
 
 typedef struct an_cs an_cs;
-typedef void (*an_cs_emit_fn)(void *ctx, const char *s, size_t n);
 
 an_cs *an_cs_new(const an_cs_opts *opts);
 void an_cs_free(an_cs *cs);
@@ -110,24 +108,12 @@ int an_cs_has_stacks(const an_cs *cs);
 /* What the stacks can say about Python, or NULL: "only native frames ...". */
 const char *an_cs_python_note(const an_cs *cs);
 
-/* One frame as text: "func+0x1f (file.c:12) in module" etc. */
-void an_cs_frame_text(const an_cs_frame *f, char *buf, size_t cap);
-/* Text block (indent spaces before each line; at most max_frames frames per
- * site, 0 = all), and the JSON object {"stacks":..,"python_frames":..,
- * "findings":[...]} as one value of w (no newline). */
-void an_cs_write_text(const an_cs *cs, an_cs_emit_fn emit, void *ctx, unsigned indent,
-                      unsigned max_frames);
-void an_cs_write_json(const an_cs *cs, gs_jw *w);
-
 /* After an_cs_finish, for a second pass over the files (the Perfetto
  * export): per process an_cs_proc_begin, then an_cs_mapping for each event
  * (only mapping records are used; nothing is counted again), and for an
- * event with a stack an_cs_event_site: when its call site is one of the
- * shown sites, its frames ("func+0x1f (file.c:12) in module <- ...", at most
- * max_frames, 0 = all) into buf; returns the length, 0 when none. Do not
- * call an_cs_proc_end in that pass. */
+ * event with a stack an_cs_event_site: the shown site that is its call
+ * site, or NULL. Do not call an_cs_proc_end in that pass. */
 void an_cs_mapping(an_cs *cs, const gs_reader *r, const gs_event *ev);
-size_t an_cs_event_site(an_cs *cs, const gs_reader *r, const gs_event *ev, unsigned max_frames,
-                        char *buf, size_t cap);
+const an_cs_site *an_cs_event_site(an_cs *cs, const gs_reader *r, const gs_event *ev);
 
 #endif

@@ -22,7 +22,7 @@
 #include "report/report_pass2.h"
 #include "report/report_ranks.h"
 #include "report/report_style.h"
-#include "model/an_callsites.h"
+#include "report/report_callsites.h"
 #include "report/report_pass2.h"
 
 static const char html_css[] =
@@ -276,7 +276,7 @@ static void html_text(gs_out *o, const char *s)
     }
 }
 
-/* an_cs_emit_fn: call-site text into a <pre>, escaped (newlines kept). */
+/* rep_cs_emit_fn: call-site text into a <pre>, escaped (newlines kept). */
 static void html_emit(void *ctx, const char *s, size_t n)
 {
     gs_out *o = ctx;
@@ -492,7 +492,7 @@ void rep_write_html(gs_out *o, const pass2 *x)
         /* the code behind the findings (run --stacks), as the text report
          * shows it */
         gs_out_str(o, "<section id=\"callsites\"><h2>Where in the code</h2>\n<pre class=\"cs\">");
-        an_cs_write_text(r->callsites, html_emit, o, 0, 8);
+        rep_cs_write_text(r->callsites, html_emit, o, 0, 8);
         gs_out_str(o, "</pre></section>\n");
     }
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "model/an_callsites.h"
+#include "report/report_callsites.h"
 #include "model/an_model.h"
 #include "base/out_buf.h"
 #include "base/out_json.h"
@@ -408,7 +408,7 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     }
     if (r->callsites && an_cs_has_stacks(r->callsites)) {
         gs_jw_key(w, "call_sites");
-        an_cs_write_json(r->callsites, w);
+        rep_cs_write_json(r->callsites, w);
     }
     gs_jw_end(w);
     gs_out_char(o, '\n');

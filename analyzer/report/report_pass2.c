@@ -23,7 +23,7 @@
 #include "gs_trace.h"
 #include "report/report_json_parts.h"
 #include "report/report_style.h"
-#include "model/an_callsites.h"
+#include "report/report_callsites.h"
 #include "report/report_pass2.h"
 
 /* ---- Perfetto primitives (Chrome trace-event JSON, one event a line) ---- */
@@ -442,7 +442,8 @@ static void p2_call_site(pass2 *x, struct gs_reader *r, const gs_event *e)
     if (!e->stack || !x->res->callsites)
         return;
     char buf[4096];
-    if (an_cs_event_site(x->res->callsites, r, e, 6, buf, sizeof buf) > 0) {
+    const an_cs_site *s = an_cs_event_site(x->res->callsites, r, e);
+    if (s && rep_cs_site_text(s, 6, buf, sizeof buf) > 0) {
         GS_JW_KSTR(x->pj, "call_site", buf);
     }
 }

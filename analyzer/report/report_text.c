@@ -21,7 +21,7 @@
 #include "base/out_json.h"
 #include "gs_format.h"
 #include "gs_trace.h"
-#include "model/an_callsites.h"
+#include "report/report_callsites.h"
 #include "report/report_measured.h"
 #include "report/report_ranks.h"
 #include "report/report_style.h"
@@ -214,7 +214,7 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         /* where the findings' calls come from: sampled call stacks */
         gs_out_printf(o, "%scalls%s    where they come from (sampled call stacks)\n", st->bold,
                       st->off);
-        an_cs_write_text(r->callsites, cs_emit, o, 9, 6);
+        rep_cs_write_text(r->callsites, cs_emit, o, 9, 6);
     }
     gs_out_printf(o, "%strace%s    %zu process%s, %llu events, %llu dropped, %llu lost", st->bold,
                   st->off, run->nprocs, run->nprocs == 1 ? "" : "es",
