@@ -1,5 +1,7 @@
 #!/bin/sh
 # bench/run.sh — `make bench`: runs every benchmark and prints its figures.
+# A figure worth keeping becomes a row of bench/results/*.jsonl, with its date,
+# commit, machine and load (docs/performance.md; bench/results/show.py).
 set -eu
 "${PYTHON:-/usr/bin/python3}" bench/bench_cuda.py
 "${PYTHON:-/usr/bin/python3}" bench/bench_stacks.py

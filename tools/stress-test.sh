@@ -9,7 +9,8 @@
 # `make -k test` (every target runs, so one failure does not hide others);
 # its output goes to $LOGDIR/run-N.log (LOGDIR defaults to a new directory
 # under ${TMPDIR:-/tmp}). Prints one line per run and exits 0 only when every
-# run passed.
+# run passed. A round worth keeping becomes rows of bench/results/stress.jsonl
+# (commit, date, machine, result, duration; docs/testing.md, "The stress check").
 set -u
 RUNS=${1:-3}
 BURNERS=${2:-2}
