@@ -1,11 +1,15 @@
-/* report_pass2.h — state of the report's second pass, shared by the pass
- * itself (report_pass2.c: Perfetto trace, HTML timeline rows) and the HTML
- * page writer (report_html.c). CLI-side only.
+/* report_pass2.h — the report's second pass (report_pass2.c) and the state
+ * it shares with what consumes it: the Perfetto writer (report_perfetto.c),
+ * the HTML page's timelines (report_timeline.c) and the page itself
+ * (report_html.c).
+ *
+ * Must never: grow with the number of events (only the Perfetto file does).
  */
 #ifndef REPORT_PASS2_H
 #define REPORT_PASS2_H
 
 #include "base/an_index.h"
+#include "gs_trace.h"
 #include "model/an_model.h"
 #include "base/out_buf.h"
 #include "base/out_json.h"
@@ -141,6 +145,15 @@ static inline uint64_t rel(const pass2 *x, uint64_t t)
 {
     return t > x->base ? t - x->base : 0;
 }
+
+/* A string of the file being read, or NULL for id 0. */
+static inline const char *rep_p2_str(struct gs_reader *r, uint32_t id)
+{
+    return id ? gs_reader_string(r, id) : NULL;
+}
+
+/* enum an_piece (an_busy first) -> share index (enum in an_shares.h) */
+extern const int rep_piece_share[AN_NPC];
 
 
 /* Write the HTML page from the pass's windows (report_html.c). */
