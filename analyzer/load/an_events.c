@@ -545,28 +545,12 @@ static void host_copy_cb(void *ctx, const an_copy *cp)
     host_copy(ctx, cp);
 }
 
-static void on_event(lctx *c, const gs_event *e)
+/* A GPU record: its busy time on the timeline (by class), the kernels' time
+ * by name, the pinned and pageable copies (and the host copy call waiting
+ * for it, an_copies.h). */
+static void on_gpu(lctx *c, const gs_event *e)
 {
     an_proc *p = c->p;
-    long ti;
-    /* the hooked I/O calls by what they do (trace/gs_format.h, GS_CLASS_*) */
-    switch (gs_kind_class(e->kind)) {
-    case GS_CLASS_READ:
-        ti = thread_ix(c, e->tid);
-        if (e->fd_kind == GS_FDK_FILE)
-            file_read(c, ti, e, gs_read_bytes(e));
-        else if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET)
-            pipe_wait(c, ti, e);
-        return;
-    case GS_CLASS_WAIT:
-        pipe_wait(c, thread_ix(c, e->tid), e);
-        return;
-    case GS_CLASS_OPEN: case GS_CLASS_STAT:
-        meta(c, thread_ix(c, e->tid), e);
-        return;
-    default:
-        break;
-    }
     switch (e->kind) {
     case GS_K_GPU_KERNEL: {
         const int src = gpu_src(c, e->dev, e->stream);
@@ -606,6 +590,19 @@ static void on_event(lctx *c, const gs_event *e)
         p->gpu_events++;
         return;
     }
+    default:
+        return;
+    }
+}
+
+/* A CUDA call of a host thread: a host copy (kept until CUPTI's record of
+ * it, which has the last word on its memory), a synchronisation or host
+ * memory call. */
+static void on_cuda(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    long ti;
+    switch (e->kind) {
     case GS_K_CUDA_MEMCPY: {
         ti = thread_ix(c, e->tid);
         p->cuda_calls++;
@@ -629,6 +626,17 @@ static void on_event(lctx *c, const gs_event *e)
         if (ti >= 0)
             p->th[ti].n_cuda_calls++;
         return;
+    default:
+        return;
+    }
+}
+
+/* An NVTX range: step and batch-wait ranges (by name, gs_ranges.h) become
+ * step-boundary candidates. */
+static void on_nvtx(lctx *c, const gs_event *e)
+{
+    long ti;
+    switch (e->kind) {
     case GS_K_NVTX_PUSH:
         if ((ti = thread_ix(c, e->tid)) >= 0)
             nvtx_push(c, ti, e);
@@ -658,6 +666,18 @@ static void on_event(lctx *c, const gs_event *e)
         nvtx_close(c, (long)rg.ti, rg.flags, e->ts);
         return;
     }
+    default:
+        return;
+    }
+}
+
+/* A step or batch-fetch marker: step-boundary candidates in the trainer,
+ * batches in a loader worker. */
+static void on_marker(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    long ti;
+    switch (e->kind) {
     case GS_K_STEP_BEGIN: case GS_K_STEP_END:
         if ((ti = thread_ix(c, e->tid)) < 0)
             return;
@@ -697,6 +717,18 @@ static void on_event(lctx *c, const gs_event *e)
         fetch_leave(c, ti, e->ts);
         an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
         return;
+    default:
+        return;
+    }
+}
+
+/* A thread's or the machine's own clocks: major faults, CPU samples, the
+ * host's CPU time, the CPUs the process may use. */
+static void on_clock(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    long ti;
+    switch (e->kind) {
     case GS_K_FAULTS:
         if ((ti = thread_ix(c, (uint32_t)e->aux)) >= 0) {
             p->th[ti].faults_seen = 1;
@@ -723,6 +755,18 @@ static void on_event(lctx *c, const gs_event *e)
             p->cpus_online = e->bytes;
         }
         return;
+    default:
+        return;
+    }
+}
+
+/* What the process says of itself: thread names, configuration, role,
+ * devices, drop counts, notes, exit. */
+static void on_fact(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    long ti;
+    switch (e->kind) {
     case GS_K_THREAD: {
         if ((ti = thread_ix(c, (uint32_t)e->aux)) < 0)
             return;
@@ -771,6 +815,49 @@ static void on_event(lctx *c, const gs_event *e)
         p->exit_how = gs_exit_how_of(e);
         return;
     default:
+        return;
+    }
+}
+
+static void on_event(lctx *c, const gs_event *e)
+{
+    long ti;
+    /* the hooked I/O calls by what they do (trace/gs_format.h, GS_CLASS_*) */
+    switch (gs_kind_class(e->kind)) {
+    case GS_CLASS_READ:
+        ti = thread_ix(c, e->tid);
+        if (e->fd_kind == GS_FDK_FILE)
+            file_read(c, ti, e, gs_read_bytes(e));
+        else if (e->fd_kind == GS_FDK_PIPE || e->fd_kind == GS_FDK_SOCKET)
+            pipe_wait(c, ti, e);
+        return;
+    case GS_CLASS_WAIT:
+        pipe_wait(c, thread_ix(c, e->tid), e);
+        return;
+    case GS_CLASS_OPEN: case GS_CLASS_STAT:
+        meta(c, thread_ix(c, e->tid), e);
+        return;
+    default:
+        break;
+    }
+    switch (e->kind) {
+    case GS_K_GPU_KERNEL: case GS_K_GPU_MEMCPY: case GS_K_GPU_MEMSET:
+        on_gpu(c, e);
+        return;
+    case GS_K_CUDA_MEMCPY: case GS_K_CUDA_SYNC: case GS_K_CUDA_HOST_MEM:
+        on_cuda(c, e);
+        return;
+    case GS_K_NVTX_PUSH: case GS_K_NVTX_POP: case GS_K_NVTX_START: case GS_K_NVTX_END:
+        on_nvtx(c, e);
+        return;
+    case GS_K_STEP_BEGIN: case GS_K_STEP_END: case GS_K_FETCH_BEGIN: case GS_K_FETCH_END:
+        on_marker(c, e);
+        return;
+    case GS_K_FAULTS: case GS_K_CPU: case GS_K_HOST_CPU: case GS_K_CPU_LIMITS:
+        on_clock(c, e);
+        return;
+    default:
+        on_fact(c, e);
         return;
     }
 }
