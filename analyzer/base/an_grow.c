@@ -6,9 +6,12 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-int an_grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
+int an_grow(void *arrayp, size_t *cap, size_t need, size_t size, size_t first)
 {
+    /* RATIONALE: the pointer is read and written through memcpy, so an
+     * an_step ** is never accessed as a void ** (strict aliasing) */
     if (need <= *cap)
         return 0;
     size_t nc = *cap ? *cap : (first ? first : 1);
@@ -19,10 +22,12 @@ int an_grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
     }
     if (size && nc > SIZE_MAX / size)
         return -1;
-    void *n = realloc(*p, nc * size);
+    void *old;
+    memcpy(&old, arrayp, sizeof old);
+    void *n = realloc(old, nc * size);
     if (!n)
         return -1;
-    *p = n;
+    memcpy(arrayp, &n, sizeof n);
     *cap = nc;
     return 0;
 }

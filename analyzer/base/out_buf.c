@@ -227,3 +227,24 @@ void gs_text_str(gs_out *o, const char *str, size_t n)
         }
     }
 }
+
+void gs_html_str(gs_out *o, const char *s, size_t n, const char *keep)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char c = s[i];
+        switch (c) {
+        case '&': gs_out_str(o, "&amp;"); break;
+        case '<': gs_out_str(o, "&lt;"); break;
+        case '>': gs_out_str(o, "&gt;"); break;
+        default: {
+            const int kept = c && strchr(keep, c);
+            if (c == '"' && !kept)
+                gs_out_str(o, "&quot;");
+            else if (c == '\'' && !kept)
+                gs_out_str(o, "&#39;");
+            else
+                gs_out_char(o, (unsigned char)c < 0x20 && !kept ? ' ' : c);
+        }
+        }
+    }
+}

@@ -74,6 +74,12 @@ size_t gs_fmt_fixed(char *buf, int64_t v, int decimals);
  * Never writes a newline. */
 void gs_text_str(gs_out *o, const char *s, size_t n);
 
+/* Write n bytes of s as HTML text: & < and > as entities; " and ' as
+ * entities, and a control character as a space, unless it is in keep (the
+ * characters the place it goes takes as they are: "" for an attribute,
+ * "\t" for text, "\n\"'" inside a <pre>). */
+void gs_html_str(gs_out *o, const char *s, size_t n, const char *keep);
+
 /* Length of the well-formed UTF-8 sequence at s (n bytes available), or 0
  * when the bytes there are ill-formed; *bad gets the length of the maximal
  * ill-formed subpart (>= 1) in that case. Exposed for tests. */

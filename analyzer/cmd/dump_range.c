@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd/dump.h"
+#include "base/an_grow.h"
 
 /* An NVTX range opened (push or start) and not yet closed. */
 typedef struct open_range {
@@ -53,14 +54,8 @@ static int range_add(range_list *l, const open_range *x, size_t max)
 {
     if (l->n >= max)
         return -1;
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 64;
-        open_range *nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        l->v = nv;
-        l->cap = nc;
-    }
+    if (an_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 64) < 0)
+        return -1;
     l->v[l->n++] = *x;
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/an_index.h"
+#include "base/an_grow.h"
 #include "cmd/dump.h"
 
 /* Open-addressing set of nonzero uint32 keys (string ids, tids). */
@@ -213,14 +214,8 @@ static void stats_add(proc_stats *ps, const gs_event *ev)
         const long had = an_index_get(&ps->faults_ix, (uint32_t)ev->aux);
         i = had >= 0 ? (size_t)had : ps->nfaults;
         if (i == ps->nfaults) {
-            if (ps->nfaults == ps->cap_faults) {
-                size_t nc = ps->cap_faults ? ps->cap_faults * 2 : 16;
-                void *p = realloc(ps->faults, nc * sizeof *ps->faults);
-                if (!p)
-                    break;
-                ps->faults = p;
-                ps->cap_faults = nc;
-            }
+            if (an_grow(&ps->faults, &ps->cap_faults, ps->nfaults + 1, sizeof *ps->faults, 16) < 0)
+                break;
             if (an_index_put(&ps->faults_ix, (uint32_t)ev->aux, (uint32_t)i) != 0)
                 break;
             ps->faults[i].tid = (uint32_t)ev->aux;
@@ -238,14 +233,8 @@ static void stats_add(proc_stats *ps, const gs_event *ev)
         const long had = an_index_get(&ps->names_ix, (uint32_t)ev->aux);
         i = had >= 0 ? (size_t)had : ps->nnames;
         if (i == ps->nnames) {
-            if (ps->nnames == ps->cap_names) {
-                size_t nc = ps->cap_names ? ps->cap_names * 2 : 16;
-                void *p = realloc(ps->names, nc * sizeof *ps->names);
-                if (!p)
-                    break;
-                ps->names = p;
-                ps->cap_names = nc;
-            }
+            if (an_grow(&ps->names, &ps->cap_names, ps->nnames + 1, sizeof *ps->names, 16) < 0)
+                break;
             if (an_index_put(&ps->names_ix, (uint32_t)ev->aux, (uint32_t)i) != 0)
                 break;
             ps->nnames++;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "load/an_events.h"
+#include "base/an_grow.h"
 #include "base/an_index.h"
 #include "gs_trace.h"
 
@@ -131,14 +132,8 @@ static inline uint8_t sflags(lctx *c, uint32_t id)
 static long thread_add(lctx *c, uint32_t tid)
 {
     an_proc *p = c->p;
-    if (p->nth == p->capth) {
-        size_t nc = p->capth ? p->capth * 2 : 8;
-        an_thread *nt = realloc(p->th, nc * sizeof *nt);
-        if (!nt)
-            return -1;
-        p->th = nt;
-        p->capth = nc;
-    }
+    if (an_grow(&p->th, &p->capth, p->nth + 1, sizeof *p->th, 8) < 0)
+        return -1;
     an_thread *t = &p->th[p->nth];
     memset(t, 0, sizeof *t);
     t->tid = tid;
@@ -197,14 +192,8 @@ static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num)
     if (slot < 0)
         return -1;
     an_thread *th = &c->p->th[ti];
-    if (th->ncand == th->capcand) {
-        size_t nc = th->capcand ? th->capcand * 2 : 64;
-        an_cand *n = realloc(th->cand, nc * sizeof *n);
-        if (!n)
-            return -1;
-        th->cand = n;
-        th->capcand = nc;
-    }
+    if (an_grow(&th->cand, &th->capcand, th->ncand + 1, sizeof *th->cand, 64) < 0)
+        return -1;
     const size_t idx = th->ncand++;
     an_cand *cd = &th->cand[idx];
     memset(cd, 0, sizeof *cd);
@@ -392,14 +381,8 @@ static void range_add(lctx *c, uint64_t id, uint64_t ts, long ti, uint32_t flags
         c->ranges[had] = (open_range){id, ts, (size_t)ti, flags};
         return;
     }
-    if (c->nranges == c->capranges) {
-        size_t nc = c->capranges ? c->capranges * 2 : 16;
-        open_range *n = realloc(c->ranges, nc * sizeof *n);
-        if (!n)
-            return;
-        c->ranges = n;
-        c->capranges = nc;
-    }
+    if (an_grow(&c->ranges, &c->capranges, c->nranges + 1, sizeof *c->ranges, 16) < 0)
+        return;
     if (an_index_put(&c->rix, id, (uint32_t)c->nranges) != 0)
         return;
     c->ranges[c->nranges++] = (open_range){id, ts, (size_t)ti, flags};

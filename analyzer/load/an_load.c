@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "load/an_events.h"
+#include "base/an_grow.h"
 #include "load/an_run.h"
 #include "gs_trace.h"
 
@@ -69,14 +70,8 @@ static void damage_reason(char *buf, size_t n, int err, const gs_proc_info *pi)
 
 static int proc_new(an_run *run, const char *path, const gs_proc_info *pi, an_proc **out)
 {
-    if (run->nprocs == run->capprocs) {
-        size_t nc = run->capprocs ? run->capprocs * 2 : 16;
-        an_proc *n = realloc(run->procs, nc * sizeof *n);
-        if (!n)
-            return -1;
-        run->procs = n;
-        run->capprocs = nc;
-    }
+    if (an_grow(&run->procs, &run->capprocs, run->nprocs + 1, sizeof *run->procs, 16) < 0)
+        return -1;
     an_proc *p = &run->procs[run->nprocs];
     memset(p, 0, sizeof *p);
     p->path = strdup(path);
@@ -317,16 +312,9 @@ typedef struct pool {
 static int slot_merge(an_run *run, slot *s)
 {
     an_run *m = &s->run;
-    if (m->nprocs && run->nprocs + m->nprocs > run->capprocs) {
-        size_t nc = run->capprocs ? run->capprocs * 2 : 16;
-        while (nc < run->nprocs + m->nprocs)
-            nc *= 2;
-        an_proc *n = realloc(run->procs, nc * sizeof *n);
-        if (!n)
-            return -1;
-        run->procs = n;
-        run->capprocs = nc;
-    }
+    if (m->nprocs &&
+        an_grow(&run->procs, &run->capprocs, run->nprocs + m->nprocs, sizeof *run->procs, 16) < 0)
+        return -1;
     if (m->nskipped) {
         an_skipped *n = realloc(run->skipped, (run->nskipped + m->nskipped) * sizeof *n);
         if (!n)

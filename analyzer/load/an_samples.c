@@ -39,7 +39,7 @@ int an_cpu_add(an_cpu_log **lp, const gs_event *e, const an_cpu_now *now)
             return -1;
         *lp = l;
     }
-    if (an_grow((void **)&l->s, &l->cap, l->n + 1, sizeof *l->s, 64) < 0)
+    if (an_grow(&l->s, &l->cap, l->n + 1, sizeof *l->s, 64) < 0)
         return -1;
     const unsigned has = gs_cpu_has(e);
     an_cpu_sample x;
@@ -92,7 +92,7 @@ void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts)
     } else if (kind == GS_K_FETCH_END && l->fetch_open) {
         l->fetch_open = 0;
         if (ts < l->cur.t0 || x->cpu_ns < l->cur.cpu0 ||
-            an_grow((void **)&l->f, &l->capf, l->nf + 1, sizeof *l->f, 64) < 0)
+            an_grow(&l->f, &l->capf, l->nf + 1, sizeof *l->f, 64) < 0)
             return;
         l->cur.t1 = ts;
         l->cur.cpu1 = x->cpu_ns;

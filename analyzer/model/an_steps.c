@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "model/an_result.h"
+#include "base/an_grow.h"
 
 #define WARMUP_FACTOR 2.0     /* leading steps slower than this x median are warm-up */
 #define PERIOD_MIN 0.5        /* inferred boundaries closer than 0.5 x median gap merge */
@@ -43,14 +44,8 @@ static int step_push(stepbuf *b, const an_cand *a, const an_cand *e, uint64_t nu
 {
     if (!a->have || !e->have || e->t <= a->t)
         return 0;
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 64;
-        an_step *n = realloc(b->v, nc * sizeof *n);
-        if (!n)
-            return -1;
-        b->v = n;
-        b->cap = nc;
-    }
+    if (an_grow(&b->v, &b->cap, b->n + 1, sizeof *b->v, 64) < 0)
+        return -1;
     an_step *s = &b->v[b->n++];
     memset(s, 0, sizeof *s);
     an_stepv_from_snaps(&s->v, &a->snap, &e->snap);

@@ -255,39 +255,18 @@ static const char *const hx_colors[HX_NCLS] = {
     "#d62839", "#f4b942", "#a78bcd", "#1f4e79", "#8ecae6", "#b7c0cc",
 };
 
-/* Text for HTML: & < > " ' as entities, the rest as is. */
+/* Text for HTML: & < > " ' as entities, control characters but tabs as
+ * spaces. */
 static void html_text(gs_out *o, const char *s)
 {
-    if (!s)
-        return;
-    for (const char *p = s; *p; p++) {
-        switch (*p) {
-        case '&': gs_out_str(o, "&amp;"); break;
-        case '<': gs_out_str(o, "&lt;"); break;
-        case '>': gs_out_str(o, "&gt;"); break;
-        case '"': gs_out_str(o, "&quot;"); break;
-        case '\'': gs_out_str(o, "&#39;"); break;
-        default:
-            if ((unsigned char)*p < 0x20 && *p != '\t')
-                gs_out_char(o, ' ');
-            else
-                gs_out_char(o, *p);
-        }
-    }
+    if (s)
+        gs_html_str(o, s, strlen(s), "\t");
 }
 
 /* rep_cs_emit_fn: call-site text into a <pre>, escaped (newlines kept). */
 static void html_emit(void *ctx, const char *s, size_t n)
 {
-    gs_out *o = ctx;
-    for (size_t i = 0; i < n; i++) {
-        switch (s[i]) {
-        case '&': gs_out_str(o, "&amp;"); break;
-        case '<': gs_out_str(o, "&lt;"); break;
-        case '>': gs_out_str(o, "&gt;"); break;
-        default: gs_out_char(o, s[i] == '\n' || (unsigned char)s[i] >= 0x20 ? s[i] : ' ');
-        }
-    }
+    gs_html_str(ctx, s, n, "\n\"'");
 }
 
 static void step_parts_ms(const an_step *s, double *p)

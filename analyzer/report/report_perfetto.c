@@ -8,6 +8,7 @@
  * leaf slices of one track overlap partially.
  */
 #include "report/report_perfetto.h"
+#include "base/an_grow.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -139,12 +140,8 @@ static pf_thread *pf_thread_of(pass2 *x, uint32_t tid)
     if (x->nth == x->capth) {
         if (x->capth >= PF_MAX_THREADS)
             return NULL;
-        size_t nc = x->capth ? x->capth * 2 : 16;
-        pf_thread *n = realloc(x->th, nc * sizeof *n);
-        if (!n)
+        if (an_grow(&x->th, &x->capth, x->capth + 1, sizeof *x->th, 16) < 0)
             return NULL;
-        x->th = n;
-        x->capth = nc;
     }
     if (an_index_put(&x->thx, tid, (uint32_t)x->nth) != 0)
         return NULL;
@@ -169,14 +166,8 @@ static pf_stream *pf_stream_of(pass2 *x, uint32_t dev, uint64_t stream)
      * the rest share the last one: the search stays bounded */
     if (x->nst >= PF_MAX_STREAMS)
         return &x->st[x->nst - 1];
-    if (x->nst == x->capst) {
-        size_t nc = x->capst ? x->capst * 2 : 8;
-        pf_stream *n = realloc(x->st, nc * sizeof *n);
-        if (!n)
-            return NULL;
-        x->st = n;
-        x->capst = nc;
-    }
+    if (an_grow(&x->st, &x->capst, x->nst + 1, sizeof *x->st, 8) < 0)
+        return NULL;
     pf_stream *s = &x->st[x->nst++];
     s->dev = dev;
     s->stream = stream;

@@ -341,16 +341,8 @@ void rep_write_ranks_compare_text(gs_out *o, const an_job *a, const an_job *b)
 
 static void esc(gs_out *o, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': gs_out_str(o, "&amp;"); break;
-        case '<': gs_out_str(o, "&lt;"); break;
-        case '>': gs_out_str(o, "&gt;"); break;
-        case '"': gs_out_str(o, "&quot;"); break;
-        case '\'': gs_out_str(o, "&#39;"); break;
-        default: gs_out_char(o, (unsigned char)*s < 0x20 ? ' ' : *s);
-        }
-    }
+    if (s)
+        gs_html_str(o, s, strlen(s), "");
 }
 
 void rep_write_ranks_html(gs_out *o, const an_job *job)

@@ -8,6 +8,7 @@
  * window.
  */
 #include "report/report_timeline.h"
+#include "base/an_grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +24,8 @@ static long hx_row_of(pass2 *x, int type, uint64_t a, uint64_t b, const char *na
             return (long)i;
     if (x->nrows >= HX_MAX_ROWS)
         return -1; /* the page shows the first rows only */
-    if (x->nrows == x->caprows) {
-        size_t nc = x->caprows ? x->caprows * 2 : 16;
-        hx_row *n = realloc(x->rows, nc * sizeof *n);
-        if (!n)
-            return -1;
-        x->rows = n;
-        x->caprows = nc;
-    }
+    if (an_grow(&x->rows, &x->caprows, x->nrows + 1, sizeof *x->rows, 16) < 0)
+        return -1;
     hx_row *r = &x->rows[x->nrows];
     r->type = type;
     r->a = a;
@@ -70,12 +65,8 @@ static void hx_add(pass2 *x, long row, uint64_t t0, uint64_t t1, unsigned cls)
                 v->full = 1;
                 continue;
             }
-            size_t nc = v->cap ? v->cap * 2 : 256;
-            hx_item *ni = realloc(v->it, nc * sizeof *ni);
-            if (!ni)
+            if (an_grow(&v->it, &v->cap, v->cap + 1, sizeof *v->it, 256) < 0)
                 continue;
-            v->it = ni;
-            v->cap = nc;
         }
         v->it[v->n] = (hx_item){a, b, (uint32_t)row, cls};
         v->last[row] = ++v->n;

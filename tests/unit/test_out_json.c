@@ -2,7 +2,8 @@
  * every single byte escaped as docs/report-outputs.md ("JSON strings")
  * says, ill-formed UTF-8 sequences replaced one U+FFFD per maximal subpart,
  * html_safe, and the structure (commas, keys, nesting, documents at depth 0,
- * newlines, null for non-finite numbers). */
+ * newlines, null for non-finite numbers); and the HTML text escaper beside
+ * it (analyzer/base/out_buf.h, gs_html_str) in each of its three places. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,9 +142,33 @@ static void test_structure(void)
     ASSERT_TRUE(strcmp(got, want) == 0);
 }
 
+static const char *g_keep;
+static void one_html(gs_jw *w)
+{
+    gs_html_str(w->o, g_s, g_n, g_keep);
+}
+
+static void test_html(void)
+{
+    static const char in[] = "a&b<c>d\"e'f\tg\nh\x01i";
+    static const struct { const char *keep, *want; } t[] = {
+        {"", "a&amp;b&lt;c&gt;d&quot;e&#39;f g h i"},
+        {"\t", "a&amp;b&lt;c&gt;d&quot;e&#39;f\tg h i"},
+        {"\n\"'", "a&amp;b&lt;c&gt;d\"e'f g\nh i"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        g_s = in;
+        g_n = sizeof in - 1;
+        g_keep = t[i].keep;
+        const char *got = capture(one_html, 0);
+        ASSERT_MSG(strcmp(got, t[i].want) == 0, "keep %zu: got %s", i, got);
+    }
+}
+
 int main(void)
 {
     test_every_byte();
+    test_html();
     test_utf8();
     test_structure();
     return gs_check_done("test_out_json");
