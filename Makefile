@@ -221,10 +221,25 @@ $(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
 	$(Q)touch $@
 
 # ---- test ----------------------------------------------------------------
-.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test check-deps
+.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test deps-build check-deps
 ## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
 test: deps-test all venv gpu-wheels
-	$(Q)$(MAKE) --no-print-directory check-deps test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python test-fuzz test-san-collector test-tsan
+	$(Q)$(MAKE) --no-print-directory check-deps check-cycles test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python test-fuzz test-san-collector test-tsan
+
+# The fast loop before each commit: what needs no .venv, no wheel and no
+# program traced under a sanitizer. RATIONALE: the build runs on every CPU
+# whatever -j the caller gave, so `make check` alone is as fast as it can be.
+CHECK_BINS := $(CLI) $(LIB) $(UNIT_BINS) $(TOOL_BINS)
+.PHONY: check check-cycles
+## check: the fast loop (about 2 minutes from a clean build here): build, dependency arrows and circles, unit, analyzer and CLI tests; no download, no .venv
+check: deps-build
+	$(Q)$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_BINS)
+	$(Q)$(MAKE) --no-print-directory check-deps check-cycles test-unit test-analyzer test-cli
+
+## check-cycles: no circle of calls between the analyzer's, importer's and trace reader's files (nm over their objects)
+check-cycles: $(ANALYZER_OBJ) $(TRACE_OBJ)
+	$(Q)$(PYTHON) tools/check-cycles.py --self-test
+	$(Q)$(PYTHON) tools/check-cycles.py $(filter %.o,$^)
 
 ## check-deps: every #include follows the arrows between the parts (docs/architecture.md), a reversed arrow is caught, and every cited document is in the repository
 check-deps:
@@ -330,6 +345,8 @@ truth: all
 
 deps-test:
 	$(Q)./tools/deps.sh test
+deps-build:
+	$(Q)./tools/deps.sh build
 
 # ---- demo, bench, install ---------------------------------------------------
 .PHONY: demo bench install help clean

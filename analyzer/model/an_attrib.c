@@ -52,6 +52,16 @@ uint64_t an_stepv_part(const an_stepv *v, int k)
     }
 }
 
+int an_piece_share(unsigned piece)
+{
+    /* enum an_piece lists the busy classes first (enum an_busy order) */
+    static const int share[AN_NPC] = {
+        AN_SH_COMPUTE, AN_SH_COMM, AN_SH_H2D_PAGEABLE, AN_SH_H2D_PINNED, AN_SH_COPY_OTHER,
+        AN_SH_DATA_WAIT, AN_SH_PAGEABLE_COPY, AN_SH_HOST,
+    };
+    return piece < AN_NPC ? share[piece] : AN_SH_HOST;
+}
+
 static double ms(uint64_t ns)
 {
     return (double)ns / 1e6;

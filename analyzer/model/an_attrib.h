@@ -36,6 +36,9 @@ typedef struct an_stepv {
 void an_stepv_from_snaps(an_stepv *v, const an_snap *a, const an_snap *b);
 uint64_t an_stepv_busy(const an_stepv *v);
 
+/* The share a piece of the timeline (enum an_piece, an_timeline.h) counts
+ * in: its busy class's, or its idle cause's. */
+int an_piece_share(unsigned piece);
 /* The ns of share k in one step. */
 uint64_t an_stepv_part(const an_stepv *v, int k);
 

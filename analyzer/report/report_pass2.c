@@ -20,12 +20,6 @@
 #include "report/report_perfetto.h"
 #include "report/report_timeline.h"
 
-/* enum an_piece (an_busy first) -> share index */
-const int rep_piece_share[AN_NPC] = {
-    AN_SH_COMPUTE, AN_SH_COMM, AN_SH_H2D_PAGEABLE, AN_SH_H2D_PINNED, AN_SH_COPY_OTHER,
-    AN_SH_DATA_WAIT, AN_SH_PAGEABLE_COPY, AN_SH_HOST,
-};
-
 static void p2_file_read(pass2 *x, const gs_event *e, uint64_t bytes)
 {
     if (x->pf)

@@ -152,9 +152,6 @@ static inline const char *rep_p2_str(struct gs_reader *r, uint32_t id)
     return id ? gs_reader_string(r, id) : NULL;
 }
 
-/* enum an_piece (an_busy first) -> share index (enum in an_shares.h) */
-extern const int rep_piece_share[AN_NPC];
-
 
 /* Write the HTML page from the pass's windows (report_html.c). */
 void rep_write_html(gs_out *o, const pass2 *x);

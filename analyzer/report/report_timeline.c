@@ -115,7 +115,7 @@ void rep_hx_windows(pass2 *x)
 static unsigned gpu_cls(struct gs_reader *r, const gs_event *e)
 {
     const int comm = e->kind == GS_K_GPU_KERNEL && an_kernel_is_comm(rep_p2_str(r, e->str));
-    return (unsigned)rep_piece_share[an_gpu_busy(e, comm)];
+    return (unsigned)an_piece_share(an_gpu_busy(e, comm));
 }
 
 /* A GPU record of the trainer, on the job's clock, inside a window: its
@@ -166,5 +166,5 @@ void rep_hx_event(pass2 *x, const gs_event *e)
 /* A piece of the training thread's timeline: its row. */
 void rep_hx_piece(pass2 *x, uint64_t t0, uint64_t t1, unsigned cls)
 {
-    hx_add(x, hx_row_of(x, 0, 0, 0, "training thread"), t0, t1, (unsigned)rep_piece_share[cls]);
+    hx_add(x, hx_row_of(x, 0, 0, 0, "training thread"), t0, t1, (unsigned)an_piece_share(cls));
 }
