@@ -40,7 +40,7 @@ ANALYZER_SRC := $(wildcard analyzer/*.c)
 ANALYZER_CXX_SRC := $(wildcard analyzer/*.cpp)
 CXX      ?= g++
 CXXFLAGS_IMPORT := -std=c++17 $(WARN) $(OPT) -D_GNU_SOURCE -Itrace -Ianalyzer -fno-exceptions
-LDLIBS_IMPORT   := -lsimdjson -lz -lstdc++
+LDLIBS_IMPORT   := -lsimdjson -lz -llzma -lstdc++
 
 TRACE_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(TRACE_SRC))
 PRELOAD_OBJ   := $(patsubst %.c,$(BUILD)/pic/%.o,$(PRELOAD_SRC) $(CUPTI_SRC))

@@ -4,7 +4,7 @@
 # Needs root (or sudo) only when something is missing.
 set -eu
 
-build_pkgs="gcc g++ make libc6-dev libzstd-dev zstd libunwind-dev libsimdjson-dev zlib1g-dev python3-dev"
+build_pkgs="gcc g++ make libc6-dev libzstd-dev zstd libunwind-dev libsimdjson-dev zlib1g-dev liblzma-dev python3-dev"
 test_pkgs="$build_pkgs tmux python3 python3-venv python3-pytest python3-torch python3-numpy python3-pil util-linux chromium binutils clang libclang-rt-14-dev"
 demo_pkgs="$build_pkgs python3 python3-torch python3-numpy python3-pil"
 

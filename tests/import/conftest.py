@@ -8,6 +8,7 @@ import json
 import lzma
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -35,6 +36,27 @@ def real(tmp_path_factory):
             shutil.copyfileobj(f, g)
         out[name] = p
     return out
+
+
+MKK = os.path.join(HERE, "mkkineto.py")
+
+
+def mk(path, *args):
+    """A synthetic trace by mkkineto.py (its answer known by construction)."""
+    subprocess.run([sys.executable, MKK, str(path)] + list(args), check=True)
+    return str(path)
+
+
+MAXRSS = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+          "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def peak_kb(gs, *args):
+    """Peak resident set (KB) of `gs ARGS`, which must succeed."""
+    out = subprocess.run([sys.executable, "-c", MAXRSS, gs] + list(args), capture_output=True,
+                         text=True, env=clean_env(), check=True).stdout.split()
+    assert out[-2] == "0"
+    return int(out[-1])
 
 
 def run(gs, *args, check=True):

@@ -4,20 +4,12 @@ memory does not grow with the trace; imported runs compare with traced ones."""
 import gzip
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
-from conftest import DATA, REAL, ROOT, busy_ms, clean_env, imp, report_json, run
+from conftest import DATA, REAL, ROOT, busy_ms, imp, mk, peak_kb, report_json, run
 import kineto_truth as kt
-
-MKK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mkkineto.py")
-
-
-def mk(path, *args):
-    subprocess.run([sys.executable, MKK, str(path)] + list(args), check=True)
-    return str(path)
 
 
 # ---- real GPU traces against what they say themselves ------------------------------------
@@ -249,17 +241,6 @@ def test_usage(gs, tmp_path):
 
 
 # ---- bounded memory and the external sort ---------------------------------------------------
-
-MAXRSS = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
-          "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-
-
-def peak_kb(gs, *args):
-    out = subprocess.run([sys.executable, "-c", MAXRSS, gs] + list(args), capture_output=True,
-                         text=True, env=clean_env(), check=True).stdout.split()
-    assert out[-2] == "0"
-    return int(out[-1])
-
 
 def test_memory_does_not_grow_with_the_trace(gs, tmp_path):
     small = mk(tmp_path / "s.json", "--steps", "10", "--pad", "2000")
