@@ -59,8 +59,46 @@ HAVE_PYDEV := $(if $(wildcard $(PY_INCLUDE)/Python.h),1,)
 CWRAP      := $(if $(HAVE_PYDEV),$(BUILD)/gpustarve_cwrap.abi3.so,)
 
 .PHONY: all
-## all: build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
+## all: install missing build packages, then build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
 all: $(LIB) $(CLI) $(CWRAP) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
+
+# ---- Debian packages first ------------------------------------------------
+# What the goals need from Debian is installed while make reads this file,
+# before any goal is considered: GNU make first brings every makefile it
+# includes up to date, and when one changed it reads everything again. The
+# rule below runs tools/deps.sh for the goals' package sets; the stamp it
+# includes changes when something was installed (or on the first run).
+# RATIONALE: not a prerequisite of the goals (`demo: deps all` starts the
+# compiles beside the install under -j) nor an order-only one of every
+# object (each new rule must remember it, and what is decided while this
+# file is read -- the Python extension built with python3-dev's headers --
+# would still be decided without the packages); the reread settles both.
+# Sets: test for test, truth and test-*; demo for demo and bench; fuzz;
+# venv (python3-venv) for venv, gpu-wheels and peers; build for everything
+# else; none for help and clean. Sub-makes, make -n/-q/-t and a reread
+# install nothing. DEPS_SH: the installer (the order test gives another;
+# `make DEPS_SH=` installs nothing, for machines whose packages are kept
+# by other means).
+DEPS_SH    ?= ./tools/deps.sh
+DEPS_GOALS := $(or $(MAKECMDGOALS),all)
+DEPS_SETS  := $(strip $(if $(filter test truth test-%,$(DEPS_GOALS)),test) \
+                      $(if $(filter demo bench,$(DEPS_GOALS)),demo) \
+                      $(if $(filter fuzz,$(DEPS_GOALS)),fuzz) \
+                      $(if $(filter venv gpu-wheels peers,$(DEPS_GOALS)),venv) \
+                      $(if $(filter-out help clean test truth test-% demo bench fuzz venv gpu-wheels peers,$(DEPS_GOALS)),build))
+DEPS_EMPTY :=
+DEPS_STAMP := $(BUILD)/.deps/$(subst $(DEPS_EMPTY) ,-,$(DEPS_SETS)).mk
+ifneq ($(and $(DEPS_SETS),$(DEPS_SH)),)
+ifeq ($(MAKELEVEL)$(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))$(findstring t,$(firstword -$(MAKEFLAGS))),0)
+include $(DEPS_STAMP)
+ifeq ($(MAKE_RESTARTS),)
+$(DEPS_STAMP): FORCE
+	$(Q)$(DEPS_SH) --stamp $@ $(DEPS_SETS)
+endif
+endif
+endif
+.PHONY: FORCE
+FORCE:
 
 # ---- preload library ----------------------------------------------------
 # preload/ and cupti/ meet through sink/gs_sink.h only: cupti/ is compiled
@@ -200,9 +238,9 @@ $(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
 	$(Q)touch $@
 
 # ---- test ----------------------------------------------------------------
-.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test check-deps
+.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e check-deps
 ## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
-test: deps-test all venv gpu-wheels
+test: all venv gpu-wheels
 	$(Q)$(MAKE) --no-print-directory check-deps test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python test-fuzz test-san-collector test-tsan
 
 ## check-deps: every #include follows the arrows between the parts (docs/architecture.md), a reversed arrow is caught, and every cited document is in the repository
@@ -307,19 +345,14 @@ test-e2e: all
 truth: all
 	$(Q)GS_TRUTH_ALL=1 $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e/test_advice_truth.py $(PYTEST_ARGS)
 
-deps-test:
-	$(Q)./tools/deps.sh test
-
 # ---- demo, bench, install ---------------------------------------------------
 .PHONY: demo bench install help clean
-## demo: trace a small PyTorch DataLoader run and print its summary
+## demo: install missing packages, build, trace the example loops and print their reports
 demo: all
-	$(Q)./tools/deps.sh demo
 	$(Q)./examples/demo.sh
 
-## bench: measure hook overhead, trace size per event and DataLoader overhead
+## bench: install missing packages, build, measure hook overhead, trace size per event and DataLoader overhead
 bench: all bench-bins
-	$(Q)./tools/deps.sh demo
 	$(Q)./bench/run.sh
 
 ## install: install gpustarve and libgpustarve.so under PREFIX (default /usr/local)
