@@ -329,7 +329,7 @@ $(PEERS_STAMP):
 	$(Q)$(PEERS_VENV)/bin/pip install -q torch-tb-profiler==0.4.3 HolisticTraceAnalysis==0.5
 	$(Q)touch $@
 .PHONY: peers
-## peers: install torch-tb-profiler 0.4.3 and HTA 0.5 in build/peers-venv, rerun them on tests/import/data, rewrite tests/import/peers_golden.json
+## peers: install torch-tb-profiler 0.4.3 and HTA 0.5 in build/peers-venv, rerun them on the real GPU traces (tests/import/real_traces.py: GS_REAL_TRACES or ../shared/data/real-gpu-traces), rewrite tests/import/peers_golden.json
 peers: $(PEERS_STAMP)
 	$(Q)$(PEERS_VENV)/bin/python tests/import/peers.py
 

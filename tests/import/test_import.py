@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import DATA, REAL, ROOT, busy_ms, imp, mk, peak_kb, report_json, run
+from conftest import REAL, ROOT, SMALL, busy_ms, imp, mk, peak_kb, report_json, run
 import kineto_truth as kt
 
 
@@ -186,10 +186,9 @@ def test_python_function_dataloader_frames(gs, tmp_path):
     assert j["median_ms"]["gpu_compute"] == pytest.approx(50.0, abs=1e-6)
 
 
-@pytest.mark.parametrize("name", ["hta_a100_triton.json.gz", "hta_mi250_rocm.json.gz",
-                                  "hta_cpu_only.json.gz"])
-def test_small_real_traces_of_recent_formats(gs, tmp_path, name):
-    out = imp(gs, tmp_path / "run", os.path.join(DATA, name))
+@pytest.mark.parametrize("name", SMALL)
+def test_small_real_traces_of_recent_formats(gs, real_dir, tmp_path, name):
+    out = imp(gs, tmp_path / "run", os.path.join(real_dir, name))
     r = run(gs, "report", "--skip", "0", out, check=False)
     assert r.returncode == 0, r.stderr
     assert "PyTorch profiler trace" in r.stdout

@@ -18,7 +18,8 @@ import zlib
 
 import pytest
 
-from conftest import imp, mk, peak_kb, run
+from conftest import REAL, imp, mk, peak_kb, run
+import real_traces
 
 
 def zstd(data, *args):
@@ -63,6 +64,14 @@ def test_compressed_reads_as_plain(gs, tmp_path, fmt):
     want = events(gs, plain, tmp_path / "rp")
     assert len(want) > 300  # mkkineto.py's 6 steps
     assert events(gs, packed, tmp_path / "rc") == want
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_xz_reads_as_its_json(gs, real, tmp_path, name):
+    """The real traces as they are kept (xz -9: a 64 MiB dictionary, within
+    the limit) give what their plain JSON gives."""
+    assert events(gs, real_traces.path(name), tmp_path / "x") == \
+        events(gs, real[name], tmp_path / "p")
 
 
 @pytest.mark.parametrize("fmt", sorted(PACK))
