@@ -3,8 +3,9 @@ anything (Makefile, "Debian packages first"): the README's targets on a
 machine that has none of the packages. The real installer and compiler are
 replaced by two scripts that log their calls (DEPS_SH, CC and the others),
 in a build folder of the test's own; the compiler fails, so make stops at
-the first compile, and the log says what came first. Nothing is installed
-or built.
+the first compile, and the log says what came first. tools/deps.sh itself
+runs against a dpkg-query that reports chosen packages missing and a sudo
+that only logs. Nothing is installed or built.
 
 Run with: /usr/bin/python3 -m pytest tests/cli/test_make_deps.py
 """
@@ -119,3 +120,55 @@ def test_sets_are_the_installers():
     src = open(os.path.join(ROOT, "tools", "deps.sh")).read()
     known = set(re.findall(r"^\s*([a-z]+)\) want=", src, re.M))
     assert {s for _, sets in GOALS for s in sets} | {"venv"} <= known, known
+
+
+FAKE_DPKG = """#!/bin/sh
+# dpkg-query -W -f=... PKG...: every package installed but those in $MISSING
+shift 2
+for p in "$@"; do
+    case " $MISSING " in
+    *" $p "*) [ "$p" = zstd ] && echo "$p deinstall ok config-files" ;;
+    *) echo "$p install ok installed" ;;
+    esac
+done
+"""
+FAKE_SUDO = """#!/bin/sh
+echo "sudo $*" >>"{log}"
+"""
+
+
+def deps_sh(tmp_path, missing, *sets):
+    """tools/deps.sh itself, as a user without root: dpkg-query reports
+    MISSING missing and sudo logs what it is asked to do, doing nothing."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir(exist_ok=True)
+    log = tmp_path / "sudo.log"
+    for name, text in (("dpkg-query", FAKE_DPKG), ("sudo", FAKE_SUDO.format(log=log)),
+                       ("id", "#!/bin/sh\necho 1000\n")):
+        (bin_ / name).write_text(text)
+        (bin_ / name).chmod(0o755)
+    env = clean_env(PATH="%s:%s" % (bin_, os.environ["PATH"]), MISSING=" ".join(missing))
+    r = subprocess.run([os.path.join(ROOT, "tools", "deps.sh"), "--stamp",
+                        str(tmp_path / "stamp.mk")] + list(sets), env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    calls = log.read_text().splitlines() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return r.stderr, [c for c in calls if "apt-get install" in c]
+
+
+def test_deps_sh_installs_what_is_missing(tmp_path):
+    stamp = tmp_path / "stamp.mk"
+    err, installs = deps_sh(tmp_path, ["libunwind-dev", "zstd", "python3-torch"], "build")
+    # only the build set's missing ones (python3-torch is the demo's), once
+    assert "installing Debian packages: libunwind-dev zstd" in err
+    assert len(installs) == 1 and installs[0].endswith("--no-install-recommends libunwind-dev zstd")
+    assert stamp.exists()
+    # nothing missing: nothing asked of sudo, the stamp left as it was (make
+    # reads itself again only when it changed)
+    stamp.write_text("# old\n")
+    err, installs = deps_sh(tmp_path, [], "build", "demo")
+    assert installs == [] and err == "" and stamp.read_text() == "# old\n"
+    # sets add up
+    err, installs = deps_sh(tmp_path, ["python3-torch", "clang"], "demo", "fuzz")
+    assert installs[0].endswith(" clang python3-torch") and stamp.read_text() != "# old\n"
