@@ -33,7 +33,8 @@
  * the import keep: xz -9 (64 MiB dictionary, 65 MiB to decode) and zstd up
  * to --long=27 read, which is also zstd's own default limit. */
 #define UNPACK_WINDOW_MAX (128u << 20)
-#define ZSTD_WINDOWLOG_MAX 27
+#define UNPACK_ZSTD_WINDOWLOG 27 /* 2^27: UNPACK_WINDOW_MAX */
+_Static_assert((1u << UNPACK_ZSTD_WINDOWLOG) == UNPACK_WINDOW_MAX, "zstd window limit");
 
 typedef enum { FMT_PLAIN, FMT_GZIP, FMT_XZ, FMT_ZSTD } unpack_fmt;
 
@@ -258,16 +259,17 @@ static int start_decoder(ik_input *in)
     case FMT_XZ: {
         const lzma_stream init = LZMA_STREAM_INIT;
         in->xs = init;
-        return lzma_stream_decoder(&in->xs, UNPACK_WINDOW_MAX, LZMA_CONCATENATED) == LZMA_OK ? 0
-                                                                                         : -1;
+        const lzma_ret r = lzma_stream_decoder(&in->xs, UNPACK_WINDOW_MAX, LZMA_CONCATENATED);
+        return r == LZMA_OK ? 0 : -1;
     }
     case FMT_ZSTD:
         in->zd = ZSTD_createDStream();
-        return in->zd &&
-                       !ZSTD_isError(ZSTD_DCtx_setParameter(in->zd, ZSTD_d_windowLogMax,
-                                                            ZSTD_WINDOWLOG_MAX))
-                   ? 0
-                   : -1;
+        if (!in->zd)
+            return -1;
+        return ZSTD_isError(ZSTD_DCtx_setParameter(in->zd, ZSTD_d_windowLogMax,
+                                                   UNPACK_ZSTD_WINDOWLOG))
+                   ? -1
+                   : 0;
     case FMT_PLAIN:
         break;
     }
