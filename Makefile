@@ -50,7 +50,7 @@ AN_HDR       := $(wildcard analyzer/*/*.h import/*.h)
 ANALYZER_CXX_SRC := $(wildcard import/*.cpp)
 CXX      ?= g++
 CXXFLAGS_IMPORT := -std=c++17 $(WARN) $(OPT) -D_GNU_SOURCE -Itrace -Iimport -fno-exceptions
-LDLIBS_IMPORT   := -lsimdjson -lz -lstdc++
+LDLIBS_IMPORT   := -lsimdjson -lz -llzma -lstdc++
 
 TRACE_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(TRACE_SRC))
 PRELOAD_OBJ   := $(patsubst %.c,$(BUILD)/pic/%.o,$(PRELOAD_SRC) $(CUPTI_SRC))
@@ -69,8 +69,46 @@ HAVE_PYDEV := $(if $(wildcard $(PY_INCLUDE)/Python.h),1,)
 CWRAP      := $(if $(HAVE_PYDEV),$(BUILD)/gpustarve_cwrap.abi3.so,)
 
 .PHONY: all
-## all: build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
+## all: install missing build packages, then build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
 all: $(LIB) $(CLI) $(CWRAP) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
+
+# ---- Debian packages first ------------------------------------------------
+# What the goals need from Debian is installed while make reads this file,
+# before any goal is considered: GNU make first brings every makefile it
+# includes up to date, and when one changed it reads everything again. The
+# rule below runs tools/deps.sh for the goals' package sets; the stamp it
+# includes changes when something was installed (or on the first run).
+# RATIONALE: not a prerequisite of the goals (`demo: deps all` starts the
+# compiles beside the install under -j) nor an order-only one of every
+# object (each new rule must remember it, and what is decided while this
+# file is read -- the Python extension built with python3-dev's headers --
+# would still be decided without the packages); the reread settles both.
+# Sets: test for test, truth and test-*; demo for demo and bench; fuzz;
+# venv (python3-venv) for venv, gpu-wheels and peers; build for everything
+# else; none for help and clean. Sub-makes, make -n/-q/-t and a reread
+# install nothing. DEPS_SH: the installer (the order test gives another;
+# `make DEPS_SH=` installs nothing, for machines whose packages are kept
+# by other means).
+DEPS_SH    ?= ./tools/deps.sh
+DEPS_GOALS := $(or $(MAKECMDGOALS),all)
+DEPS_SETS  := $(strip $(if $(filter test truth test-%,$(DEPS_GOALS)),test) \
+                      $(if $(filter demo bench,$(DEPS_GOALS)),demo) \
+                      $(if $(filter fuzz,$(DEPS_GOALS)),fuzz) \
+                      $(if $(filter venv gpu-wheels peers,$(DEPS_GOALS)),venv) \
+                      $(if $(filter-out help clean test truth test-% demo bench fuzz venv gpu-wheels peers,$(DEPS_GOALS)),build))
+DEPS_EMPTY :=
+DEPS_STAMP := $(BUILD)/.deps/$(subst $(DEPS_EMPTY) ,-,$(DEPS_SETS)).mk
+ifneq ($(and $(DEPS_SETS),$(DEPS_SH)),)
+ifeq ($(MAKELEVEL)$(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))$(findstring t,$(firstword -$(MAKEFLAGS))),0)
+include $(DEPS_STAMP)
+ifeq ($(MAKE_RESTARTS),)
+$(DEPS_STAMP): FORCE
+	$(Q)$(DEPS_SH) --stamp $@ $(DEPS_SETS)
+endif
+endif
+endif
+.PHONY: FORCE
+FORCE:
 
 # ---- preload library ----------------------------------------------------
 # preload/ and cupti/ meet through sink/gs_sink.h only: cupti/ is compiled
@@ -221,9 +259,9 @@ $(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
 	$(Q)touch $@
 
 # ---- test ----------------------------------------------------------------
-.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e deps-test deps-build check-deps
+.PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e check-deps
 ## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
-test: deps-test all venv gpu-wheels
+test: all venv gpu-wheels
 	$(Q)$(MAKE) --no-print-directory check-deps check-cycles test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python test-fuzz test-san-collector test-tsan
 
 # The fast loop before each commit: what needs no .venv, no wheel and no
@@ -232,7 +270,7 @@ test: deps-test all venv gpu-wheels
 CHECK_BINS := $(CLI) $(LIB) $(UNIT_BINS) $(TOOL_BINS)
 .PHONY: check check-cycles
 ## check: the fast loop (about 2 minutes from a clean build here): build, dependency arrows and circles, unit, analyzer and CLI tests; no download, no .venv
-check: deps-build
+check:
 	$(Q)$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_BINS)
 	$(Q)$(MAKE) --no-print-directory check-deps check-cycles test-unit test-analyzer test-cli
 
@@ -327,7 +365,7 @@ $(PEERS_STAMP):
 	$(Q)$(PEERS_VENV)/bin/pip install -q torch-tb-profiler==0.4.3 HolisticTraceAnalysis==0.5
 	$(Q)touch $@
 .PHONY: peers
-## peers: install torch-tb-profiler 0.4.3 and HTA 0.5 in build/peers-venv, rerun them on tests/import/data, rewrite tests/import/peers_golden.json
+## peers: install torch-tb-profiler 0.4.3 and HTA 0.5 in build/peers-venv, rerun them on the real GPU traces (tests/import/real_traces.py: GS_REAL_TRACES or ../shared/data/real-gpu-traces), rewrite tests/import/peers_golden.json
 peers: $(PEERS_STAMP)
 	$(Q)$(PEERS_VENV)/bin/python tests/import/peers.py
 
@@ -343,21 +381,14 @@ test-e2e: all
 truth: all
 	$(Q)GS_TRUTH_ALL=1 $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e/test_advice_truth.py $(PYTEST_ARGS)
 
-deps-test:
-	$(Q)./tools/deps.sh test
-deps-build:
-	$(Q)./tools/deps.sh build
-
 # ---- demo, bench, install ---------------------------------------------------
 .PHONY: demo bench install help clean
-## demo: trace a small PyTorch DataLoader run and print its summary
+## demo: install missing packages, build, trace the example loops and print their reports
 demo: all
-	$(Q)./tools/deps.sh demo
 	$(Q)./examples/demo.sh
 
-## bench: measure hook overhead, trace size per event and DataLoader overhead
+## bench: install missing packages, build, measure hook overhead, trace size per event and DataLoader overhead
 bench: all bench-bins
-	$(Q)./tools/deps.sh demo
 	$(Q)./bench/run.sh
 
 ## install: install gpustarve and libgpustarve.so under PREFIX (default /usr/local)

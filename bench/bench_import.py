@@ -2,10 +2,12 @@
 """bench_import.py — `gpustarve import` throughput and peak memory (`make
 bench`; numbers only, no assertion).
 
-  real    the committed real traces (tests/import/data), plain JSON and the
-          same gzipped: MB of JSON per second of the child's CPU time (user +
-          system: the import is single-threaded, so this is the one-core
-          figure), and the child's peak resident memory
+  real    the real GPU traces (kept beside the repository:
+          tests/import/real_traces.py; GS_REAL_TRACES=DIR, left out with
+          one line when absent), plain JSON and the same gzipped: MB of JSON
+          per second of the child's CPU time (user + system: the import is
+          single-threaded, so this is the one-core figure), and the child's
+          peak resident memory
   libs    the JSON libraries Debian ships, on one real trace (build/bench/
           json_libs, built when libyajl-dev, libcjson-dev and libjson-c-dev
           are installed): yajl as a SAX stream, cJSON and json-c into trees
@@ -30,8 +32,8 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 GS = os.environ.get("GS_CLI") or os.path.join(BUILD, "gpustarve")
-DATA = os.path.join(ROOT, "tests", "import", "data")
-REAL = ["kineto_resnet50_nw0", "kineto_resnet50_nw4", "hta_a100_dataloader", "hta_a100_pageable"]
+sys.path.insert(0, os.path.join(ROOT, "tests", "import"))
+import real_traces  # noqa: E402
 
 CHILD = ("import resource, subprocess, sys, time; t = time.monotonic(); "
          "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); w = time.monotonic() - t; "
@@ -72,11 +74,14 @@ def main():
         raise SystemExit("%s missing: run make first" % GS)
     tmp = tempfile.mkdtemp(prefix="gs-bench-import-")
     try:
-        print("gpustarve import: real PyTorch profiler traces (best of 3)")
         plain = {}
-        for name in REAL:
+        if real_traces.present():
+            print("gpustarve import: real PyTorch profiler traces (best of 3)")
+        else:
+            print("gpustarve import: real traces left out: %s" % real_traces.absent_why())
+        for name in real_traces.REAL if real_traces.present() else []:
             p = os.path.join(tmp, name + ".json")
-            with lzma.open(os.path.join(DATA, name + ".json.xz"), "rb") as f, open(p, "wb") as g:
+            with lzma.open(real_traces.path(name), "rb") as f, open(p, "wb") as g:
                 shutil.copyfileobj(f, g)
             gz = p + ".gz"
             with open(p, "rb") as f, gzip.open(gz, "wb", compresslevel=6) as g:
@@ -89,7 +94,9 @@ def main():
                                          cmd[4]] + cmd)
                 row(label, mb, cpu, wall, kb)
         libs = os.path.join(BUILD, "bench", "json_libs")
-        if os.access(libs, os.X_OK):
+        if not plain:
+            print("JSON libraries: skipped (they run on a real trace)")
+        elif os.access(libs, os.X_OK):
             name = "hta_a100_dataloader"
             print("JSON libraries on %s (%.1f MB), one core:" % (name,
                                                                 os.path.getsize(plain[name]) / 1e6))

@@ -1,9 +1,11 @@
 /* import.h — the pieces of `gpustarve import` (PyTorch profiler / Kineto
  * trace JSON to a gpustarve run directory) and the seams between them:
  *
- *   cmd_import.c        the command: options, input files (plain or gzip),
- *                       output directory, summary line
- *   import_json.cpp streaming JSON: splits the document into top-level
+ *   cmd_import.c        the command (analyzer/cmd/): options, output
+ *                       directory, summary line
+ *   import_unpack.c     the input files: plain, gzip, xz or zstd (told by
+ *                       their first bytes), decompressed as a stream
+ *   import_json.cpp     streaming JSON: splits the document into top-level
  *                       values and batches of trace events, parses them with
  *                       simdjson On-Demand and hands out flat ik_event structs
  *                       (the only C++ file of the project; see RATIONALE there)
@@ -14,7 +16,8 @@
  *                       .gst writer (trace/'s encoder, header and frames)
  *
  * Must never: hold the document or its events in memory (memory is bounded
- * by the sort's run buffer, the distinct names and the JSON window), or
+ * by the sort's run buffer, the distinct names, the JSON window and the
+ * decompressor's window), or
  * guess what the trace does not record (worker processes, their count, I/O).
  */
 #ifndef CMD_IMPORT_H
@@ -103,6 +106,30 @@ int ik_json_read(ik_read_fn rd, void *src, const ik_callbacks *cb, ik_json_stats
  * "-3") to nanoseconds, exactly for up to 3 decimals. 0 on success, -1 when
  * it is not a number. Exposed for the unit test. */
 int ik_us_to_ns(const char *s, size_t n, int64_t *out);
+
+
+/* ---- input files (import_unpack.c) ---------------------------------------------- */
+
+typedef struct ik_input ik_input;
+
+/* Opens path and tells its format by its first bytes, never by its name:
+ * plain JSON, gzip, xz or zstd (concatenated gzip members, xz streams or
+ * zstd frames read as one document). Returns NULL with a message in err: a
+ * missing file, a directory, or a format it does not read, named with the
+ * command that unpacks it ("FILE is bzip2-compressed: unpack it with
+ * bunzip2 first"). show_progress: a progress line on stderr every 2 s. */
+ik_input *ik_input_open(const char *path, int show_progress, char *err, size_t errlen);
+
+/* An ik_read_fn over the decompressed document (src: the ik_input); on -1
+ * ik_input_error says why (a read error, a damaged or truncated stream, a
+ * window larger than the import allows). */
+long ik_input_read(void *src, char *buf, size_t n);
+
+/* The last error ("" when none). */
+const char *ik_input_error(const ik_input *in);
+
+/* Clears the progress line if one was shown, frees everything; NULL is fine. */
+void ik_input_close(ik_input *in);
 
 
 /* ---- converted records and their external sort (import_sort.c) ---------------- */

@@ -1,27 +1,66 @@
 #!/bin/sh
-# tools/deps.sh — install the Debian packages a make target needs, when they
-# are missing, and say what is being installed.  Usage: tools/deps.sh build|test|demo
-# Needs root (or sudo) only when something is missing.
+# tools/deps.sh — install the Debian packages make targets need, when they
+# are missing, and say what is being installed.
+#   Usage: tools/deps.sh [--stamp FILE] build|test|demo|fuzz|venv...
+# Several sets install their union. --stamp FILE: write FILE when something
+# was installed or FILE is missing (the Makefile includes FILE, so make
+# reads itself again with the packages in place: see "Debian packages
+# first" there). Needs root (or sudo) only when something is missing.
 set -eu
 
-build_pkgs="gcc g++ make libc6-dev libzstd-dev zstd libunwind-dev libsimdjson-dev zlib1g-dev python3-dev"
+build_pkgs="gcc g++ make libc6-dev libzstd-dev zstd libunwind-dev libsimdjson-dev zlib1g-dev liblzma-dev python3-dev"
 test_pkgs="$build_pkgs tmux python3 python3-venv python3-pytest python3-torch python3-numpy python3-pil util-linux chromium binutils clang libclang-rt-14-dev"
 demo_pkgs="$build_pkgs python3 python3-torch python3-numpy python3-pil"
+fuzz_pkgs="$build_pkgs clang libclang-rt-14-dev"
+venv_pkgs="python3 python3-venv"
 
-case "${1:-}" in
-build) want=$build_pkgs ;;
-test) want=$test_pkgs ;;
-demo) want=$demo_pkgs ;;
-*) echo "usage: tools/deps.sh build|test|demo" >&2; exit 2 ;;
-esac
+usage() { echo "usage: tools/deps.sh [--stamp FILE] build|test|demo|fuzz|venv..." >&2; exit 2; }
+stamp=""
+if [ "${1:-}" = --stamp ]; then
+    [ $# -ge 2 ] || usage
+    stamp=$2
+    shift 2
+fi
+[ $# -ge 1 ] || usage
+want=""
+for set in "$@"; do
+    case "$set" in
+    build) want="$want $build_pkgs" ;;
+    test) want="$want $test_pkgs" ;;
+    demo) want="$want $demo_pkgs" ;;
+    fuzz) want="$want $fuzz_pkgs" ;;
+    venv) want="$want $venv_pkgs" ;;
+    *) usage ;;
+    esac
+done
+want=$(printf '%s\n' $want | sort -u)
 
+write_stamp() {
+    [ -n "$stamp" ] || return 0
+    mkdir -p "$(dirname "$stamp")"
+    echo "# written by tools/deps.sh $*" >"$stamp"
+}
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    # said once per build folder when make asks
+    if [ -z "$stamp" ] || [ ! -f "$stamp" ]; then
+        echo "gpustarve: not a Debian system (no dpkg-query): install the equivalents of" $want "yourself" >&2
+        write_stamp "$@"
+    fi
+    exit 0
+fi
+
+# one dpkg-query for all of them: unknown packages print nothing
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' $want 2>/dev/null |
+    awk '$NF == "installed" && $(NF-1) == "ok" { print $1 }') || true
 missing=""
 for p in $want; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
-        missing="$missing $p"
-    fi
+    printf '%s\n' "$installed" | grep -qx "$p" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+
+if [ -z "$missing" ]; then
+    [ -n "$stamp" ] && [ ! -f "$stamp" ] && write_stamp "$@"
+    exit 0
+fi
 
 echo "gpustarve: installing Debian packages:$missing" >&2
 SUDO=""
@@ -32,3 +71,4 @@ if [ ! -f /var/lib/apt/periodic/gpustarve-updated ]; then
     $SUDO mkdir -p /var/lib/apt/periodic && $SUDO touch /var/lib/apt/periodic/gpustarve-updated
 fi
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
+write_stamp "$@"

@@ -1,11 +1,11 @@
 /* cmd_import.c — `gpustarve import`: PyTorch profiler (Kineto) trace JSON,
- * plain or gzipped, one file per rank, into a gpustarve run directory that
+ * plain or compressed (gzip, xz, zstd), one file per rank, into a gpustarve run directory that
  * `report`, `compare` and `sweep`'s comparison read like a traced run.
  * docs/import.md says what maps to what and what cannot be known.
  *
- * Responsible for: options, the output directory, reading each input
- * (gzip detected by its magic, inflated as a stream), naming each output
- * file, and the summary line per file.
+ * Responsible for: options, the output directory, each input's run through
+ * the unpacker (import/import_unpack.c), the JSON reader and the converter,
+ * naming each output file, and the summary line per file.
  *
  * Must never: leave a half-written trace file behind (the writer removes
  * it on failure), or write into a directory that already holds a run.
@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "cmd/cli_util.h"
 #include "import.h"
@@ -29,11 +28,13 @@ static const char usage[] =
     "usage: gpustarve import [-o DIR] [--tmpdir DIR] [--mem MB] [-q|-v] FILE...\n"
     "\n"
     "Convert PyTorch profiler traces (torch.profiler / Kineto JSON, plain or\n"
-    "gzipped, any format PyTorch has written since 1.8; one file per rank)\n"
-    "into a gpustarve run directory. 'report', 'compare' and the comparison\n"
-    "of 'sweep' read it like a traced run: steps from ProfilerStep#N, data\n"
-    "wait from the DataLoader __next__ spans, pageable or pinned from the\n"
-    "copy names, the rank from distributedInfo.\n"
+    "compressed with gzip, xz or zstd, any format PyTorch has written since\n"
+    "1.8; one file per rank) into a gpustarve run directory. 'report',\n"
+    "'compare' and the comparison of 'sweep' read it like a traced run:\n"
+    "steps from ProfilerStep#N, data wait from the DataLoader __next__ spans,\n"
+    "pageable or pinned from the copy names, the rank from distributedInfo.\n"
+    "The format is told by the file's first bytes, not its name; another\n"
+    "(bzip2, zip, ...) is named with the command that unpacks it.\n"
     "\n"
     "options:\n"
     "  -o, --output DIR  the run directory to write (created; it must not hold\n"
@@ -48,152 +49,6 @@ static const char usage[] =
     "The run directory's path is printed on stdout.\n"
     "A PyTorch profiler trace records no DataLoader worker process: worker\n"
     "count, worker I/O and loader CPU time stay unknown, and the report says so.\n";
-
-/* ---- input: plain or gzip ---------------------------------------------------------- */
-
-typedef struct input {
-    int fd;
-    int gz;
-    z_stream zs;
-    unsigned char *zbuf;
-    size_t zcap;
-    int zeof, zend;
-    uint64_t raw_bytes; /* bytes of the file read */
-    uint64_t size;      /* of the file, for progress */
-    double next_progress;
-    int progress;       /* stderr is a terminal and not -q */
-    char err[256];
-    const char *path;
-} input;
-
-#define ZBUF (1u << 18)
-
-static double now_s(void);
-
-/* "importing FILE: 41% (1.2 of 2.9 GB)" on a terminal, every 2 s. */
-static void progress(input *in)
-{
-    const double t = now_s();
-    if (!in->progress || t < in->next_progress)
-        return;
-    if (in->next_progress > 0 && in->size)
-        fprintf(stderr, "\rgpustarve: importing %s: %.0f%% (%.2f of %.2f GB)", in->path,
-                100.0 * (double)in->raw_bytes / (double)in->size, (double)in->raw_bytes / 1e9,
-                (double)in->size / 1e9);
-    in->next_progress = t + 2.0;
-}
-
-static long read_fd(input *in, void *buf, size_t n)
-{
-    progress(in);
-    for (;;) {
-        ssize_t r = read(in->fd, buf, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            snprintf(in->err, sizeof in->err, "%s: cannot read: %s", in->path, strerror(errno));
-            return -1;
-        }
-        in->raw_bytes += (uint64_t)r;
-        return (long)r;
-    }
-}
-
-/* More compressed bytes when the inflater has used them all. */
-static int zfill(input *in)
-{
-    if (in->zs.avail_in || in->zeof)
-        return 0;
-    const long r = read_fd(in, in->zbuf, in->zcap);
-    if (r < 0)
-        return -1;
-    if (r == 0)
-        in->zeof = 1;
-    in->zs.next_in = in->zbuf;
-    in->zs.avail_in = (uInt)r;
-    return 0;
-}
-
-static long in_read(void *src, char *buf, size_t n)
-{
-    input *in = src;
-    if (!in->gz)
-        return read_fd(in, buf, n);
-    in->zs.next_out = (unsigned char *)buf;
-    in->zs.avail_out = (uInt)(n > (1u << 30) ? 1u << 30 : n);
-    while (in->zs.avail_out) {
-        if (in->zend) {
-            /* another gzip member may follow (concatenated files) */
-            if (zfill(in) < 0)
-                return -1;
-            if (!in->zs.avail_in)
-                break;
-            inflateReset(&in->zs);
-            in->zend = 0;
-        }
-        if (zfill(in) < 0)
-            return -1;
-        const int zr = inflate(&in->zs, Z_NO_FLUSH);
-        if (zr == Z_STREAM_END) {
-            in->zend = 1;
-            continue;
-        }
-        if (zr == Z_BUF_ERROR && in->zeof) {
-            snprintf(in->err, sizeof in->err, "%s: the gzip stream is truncated", in->path);
-            return -1;
-        }
-        if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            snprintf(in->err, sizeof in->err, "%s: not a valid gzip file (%s)", in->path,
-                     in->zs.msg ? in->zs.msg : "inflate failed");
-            return -1;
-        }
-    }
-    return (long)(n - in->zs.avail_out);
-}
-
-static int in_open(input *in, const char *path)
-{
-    memset(in, 0, sizeof *in);
-    in->path = path;
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (in->fd < 0) {
-        snprintf(in->err, sizeof in->err, "%s: cannot read: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(in->fd, &st) == 0)
-        in->size = (uint64_t)st.st_size;
-    in->progress = gs_verbosity >= 1 && isatty(2);
-    if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(in->err, sizeof in->err, "%s: is a directory, not a trace file", path);
-        close(in->fd);
-        return -1;
-    }
-    unsigned char magic[2];
-    ssize_t r = pread(in->fd, magic, 2, 0);
-    if (r == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-        in->gz = 1;
-        in->zcap = ZBUF;
-        in->zbuf = malloc(in->zcap);
-        if (!in->zbuf || inflateInit2(&in->zs, 16 + MAX_WBITS) != Z_OK) {
-            snprintf(in->err, sizeof in->err, "out of memory");
-            free(in->zbuf);
-            close(in->fd);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void in_close(input *in)
-{
-    if (in->gz) {
-        inflateEnd(&in->zs);
-        free(in->zbuf);
-    }
-    if (in->fd >= 0)
-        close(in->fd);
-}
 
 /* ---- output directory ----------------------------------------------------------------- */
 
@@ -247,35 +102,34 @@ static double now_s(void)
 static int import_one(const char *file, size_t index, const char *dir, const char *tmpdir,
                       size_t mem, char (*used)[96], size_t nused)
 {
-    input in;
-    if (in_open(&in, file) < 0) {
-        gs_cli_error("import: %s", in.err);
+    char err[512] = "";
+    ik_input *in = ik_input_open(file, gs_verbosity >= 1 && isatty(2), err, sizeof err);
+    if (!in) {
+        gs_cli_error("import: %s", err);
         return GS_EXIT_USAGE;
     }
     ik_conv *c = ik_conv_new(tmpdir, mem);
     if (!c) {
-        in_close(&in);
+        ik_input_close(in);
         gs_cli_error("import: out of memory");
         return GS_EXIT_FAIL;
     }
     ik_callbacks cb;
     ik_conv_callbacks(c, &cb);
     ik_json_stats js;
-    char err[512] = "";
     const double t0 = now_s();
-    int jr = ik_json_read(in_read, &in, &cb, &js, err, sizeof err);
+    int jr = ik_json_read(ik_input_read, in, &cb, &js, err, sizeof err);
     const double t_parse = now_s() - t0;
-    if (in.progress && in.next_progress > 0)
-        fputs("\r\033[K", stderr); /* clear the progress line */
+    const char *in_err = ik_input_error(in);
     int rc = GS_EXIT_OK;
     if (jr != 0) {
-        if (in.err[0])
-            gs_cli_error("import: %s", in.err);
+        if (in_err[0])
+            gs_cli_error("import: %s", in_err);
         else if (c->failed && ik_sorter_error(c->sorter)[0])
             gs_cli_error("import: %s", ik_sorter_error(c->sorter));
         else
             gs_cli_error("import: %s: %s", file, err);
-        rc = in.err[0] || !c->failed ? GS_EXIT_USAGE : GS_EXIT_FAIL;
+        rc = in_err[0] || !c->failed ? GS_EXIT_USAGE : GS_EXIT_FAIL;
         goto done;
     }
     if (!ik_sorter_count(c->sorter)) {
@@ -344,7 +198,7 @@ static int import_one(const char *file, size_t index, const char *dir, const cha
                    (unsigned long long)c->other_pids, (long long)c->pid);
 done:
     ik_conv_free(c);
-    in_close(&in);
+    ik_input_close(in);
     return rc;
 }
 

@@ -6,8 +6,9 @@
  * profiler trace, and report reads what it made. Exit codes 0/1/2 are all
  * fine; a crash, a sanitizer report, a hang (libFuzzer's -timeout) or memory
  * beyond -rss_limit_mb is not.
- * Seeds: tests/data/, tests/fuzz/regress/ and the small traces of
- * tests/import/data/ (tests/fuzz/run.sh). */
+ * Seeds: tests/data/, tests/fuzz/regress/, a synthetic PyTorch profiler
+ * trace plain and compressed, and the small real ones when they are there
+ * (tests/fuzz/run.sh). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>

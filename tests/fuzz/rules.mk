@@ -43,8 +43,8 @@ $(FUZZ_OUT)/fuzz_cmds: tests/fuzz/fuzz_cmds.c $(TRACE_SRC) $(filter-out analyzer
 
 ## test-fuzz: the fuzz harnesses over the committed traces and hostile files, then a bounded run
 test-fuzz: $(FUZZ_BINS)
-	$(Q)BUILD=$(BUILD) tests/fuzz/run.sh test
+	$(Q)BUILD=$(BUILD) PYTHON=$(PYTHON) tests/fuzz/run.sh test
 
 ## fuzz: a longer fuzz run of each harness (FUZZ_SECONDS each, default 600), seeded with the committed traces
 fuzz: $(FUZZ_BINS)
-	$(Q)BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh long
+	$(Q)BUILD=$(BUILD) PYTHON=$(PYTHON) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh long

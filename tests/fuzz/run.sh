@@ -4,7 +4,8 @@
 # Both modes first replay every committed input once: tests/data/ (traces of
 # every format version, live files given to fuzz_reader with their 'L'
 # prefix) and tests/fuzz/regress/ (hostile files that once crashed, hung or
-# exhausted memory: each must now load within the limits). Then:
+# exhausted memory: each must now load within the limits), and fuzz_cmds
+# also small PyTorch profiler traces for import (seed() below). Then:
 #   test  a bounded, seeded run of each harness (a fixed number of inputs,
 #         -seed=1): part of `make test`
 #   long  FUZZ_SECONDS per harness (`make fuzz`); new inputs that reach new
@@ -32,8 +33,20 @@ seed() {
         cp "$f" "$dir/seed-$(sha1sum <"$f" | cut -c1-16)"
     done
     if [ "$target" = fuzz_cmds ]; then
-        # small PyTorch profiler traces, for the import command
-        for f in "$root"/tests/import/data/*.json.gz; do
+        # small PyTorch profiler traces, for the import command: a synthetic
+        # one (tests/import/mkkineto.py) gzip-, xz- and zstd-compressed, and
+        # the small real ones when they are beside the repository
+        # (tests/import/real_traces.py; GS_REAL_TRACES=DIR)
+        local gen=$OUT/import-seeds real
+        real=${GS_REAL_TRACES:-$root/../shared/data/real-gpu-traces}
+        mkdir -p "$gen"
+        "${PYTHON:-/usr/bin/python3}" "$root/tests/import/mkkineto.py" --steps 2 "$gen/t.json" &&
+            gzip -n -c "$gen/t.json" >"$gen/t.json.gz" &&
+            "${PYTHON:-/usr/bin/python3}" -c 'import lzma, sys; sys.stdout.buffer.write(lzma.compress(open(sys.argv[1], "rb").read()))' \
+                "$gen/t.json" >"$gen/t.json.xz" &&
+            zstd -q -f "$gen/t.json" -o "$gen/t.json.zst" ||
+            echo "  note    $target: synthetic import seeds not made"
+        for f in "$gen"/t.json* "$real"/*.json.gz; do
             [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ] || continue
             cp "$f" "$dir/seed-import-$(sha1sum <"$f" | cut -c1-16)"
         done

@@ -89,7 +89,11 @@ targets="build/libgpustarve.so build/gpustarve cuda-example-bins"
 # the truth tests' programs: the simulated GPU, and the examples (read_dataset:
 # tests/e2e's check that the build is there)
 [ $TRUTH = 1 ] && targets="$targets simcuda-bins example-bins"
-if ! bounded 150 make -j"$(nproc)" $targets >"$WORK/make.log" 2>&1; then
+# the build packages first, bounded (a device machine may have no network:
+# then what is there is used, and make is told not to try again)
+bounded 120 ./tools/deps.sh build >"$WORK/deps.log" 2>&1 ||
+    echo "validate: tools/deps.sh build failed (no network?): building with the packages here" >&2
+if ! bounded 150 make -j"$(nproc)" DEPS_SH= $targets >"$WORK/make.log" 2>&1; then
     tail -20 "$WORK/make.log"
     result FAIL "build (make $targets)"
 fi

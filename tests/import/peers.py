@@ -1,4 +1,5 @@
-"""Regenerate the peers' figures on the committed real GPU traces:
+"""Regenerate the peers' figures on the real GPU traces (kept beside the
+repository: real_traces.py; GS_REAL_TRACES=DIR reads them from DIR):
 torch-tb-profiler 0.4.3 (its overall step-time breakdown) and Holistic Trace
 Analysis 0.5 (its temporal breakdown and its parsed GPU events), both from
 PyPI in their own environment (`make peers` creates build/peers-venv; the
@@ -32,16 +33,16 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kineto_truth  # noqa: E402
+import real_traces  # noqa: E402
 
-TRACES = ["kineto_resnet50_nw0", "kineto_resnet50_nw4", "hta_a100_dataloader",
-          "hta_a100_pageable"]
+TRACES = real_traces.REAL
 TB_ROLES = ["kernel", "memcpy", "memset", "communication", "runtime", "dataloader",
             "cpu_op", "other"]
 
 
 def plain_copy(name, work):
-    """The committed .json.xz as plain JSON in work (what both peers read)."""
-    src = os.path.join(HERE, "data", name + ".json.xz")
+    """The real trace's .json.xz as plain JSON in work (what both peers read)."""
+    src = real_traces.path(name)
     dst = os.path.join(work, name, name + ".json")
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     with lzma.open(src, "rb") as f, open(dst, "wb") as g:
@@ -107,6 +108,8 @@ def run_hta(path, windows_us):
 
 def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "peers_golden.json")
+    if not real_traces.present():
+        raise SystemExit("peers.py: %s" % real_traces.absent_why())
     import importlib.metadata as md
     golden = {"versions": {p: md.version(p) for p in ("torch-tb-profiler", "HolisticTraceAnalysis",
                                                        "pandas", "numpy")},

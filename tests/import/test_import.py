@@ -4,20 +4,12 @@ memory does not grow with the trace; imported runs compare with traced ones."""
 import gzip
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
-from conftest import DATA, REAL, ROOT, busy_ms, clean_env, imp, report_json, run
+from conftest import REAL, ROOT, SMALL, busy_ms, imp, mk, peak_kb, report_json, run
 import kineto_truth as kt
-
-MKK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mkkineto.py")
-
-
-def mk(path, *args):
-    subprocess.run([sys.executable, MKK, str(path)] + list(args), check=True)
-    return str(path)
 
 
 # ---- real GPU traces against what they say themselves ------------------------------------
@@ -194,10 +186,9 @@ def test_python_function_dataloader_frames(gs, tmp_path):
     assert j["median_ms"]["gpu_compute"] == pytest.approx(50.0, abs=1e-6)
 
 
-@pytest.mark.parametrize("name", ["hta_a100_triton.json.gz", "hta_mi250_rocm.json.gz",
-                                  "hta_cpu_only.json.gz"])
-def test_small_real_traces_of_recent_formats(gs, tmp_path, name):
-    out = imp(gs, tmp_path / "run", os.path.join(DATA, name))
+@pytest.mark.parametrize("name", SMALL)
+def test_small_real_traces_of_recent_formats(gs, real_dir, tmp_path, name):
+    out = imp(gs, tmp_path / "run", os.path.join(real_dir, name))
     r = run(gs, "report", "--skip", "0", out, check=False)
     assert r.returncode == 0, r.stderr
     assert "PyTorch profiler trace" in r.stdout
@@ -249,17 +240,6 @@ def test_usage(gs, tmp_path):
 
 
 # ---- bounded memory and the external sort ---------------------------------------------------
-
-MAXRSS = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
-          "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-
-
-def peak_kb(gs, *args):
-    out = subprocess.run([sys.executable, "-c", MAXRSS, gs] + list(args), capture_output=True,
-                         text=True, env=clean_env(), check=True).stdout.split()
-    assert out[-2] == "0"
-    return int(out[-1])
-
 
 def test_memory_does_not_grow_with_the_trace(gs, tmp_path):
     small = mk(tmp_path / "s.json", "--steps", "10", "--pad", "2000")
