@@ -586,6 +586,191 @@ void gs_decoder_init(gs_decoder *d, const uint8_t *raw, size_t len, uint32_t nre
     *d = (gs_decoder){.p = raw, .end = raw + len, .left = nrec};
 }
 
+/* The next event of a REPEATS record into ev: its gap from the gap column,
+ * its duration from *pp (the duration column). Returns 0 or a negative
+ * gs_err. */
+static inline __attribute__((always_inline)) int
+decode_run_next(gs_decoder *d, const uint8_t **pp, gs_event *ev, const gs_event **last,
+                const int px)
+{
+    const uint8_t *p = *pp;
+    const uint8_t *const end = d->end;
+    const int roomy = 0;
+    uint64_t gap, dur;
+    const size_t ng = get_u(d->run_g, d->run_gend, &gap, px, 0);
+    if (ng == 0)
+        return GS_ERR_CORRUPT;
+    d->run_g += ng;
+    GET_U(dur);
+    d->run_left--;
+    *last = repeat_of(d, ev, *last, gap, dur);
+    *pp = p;
+    return 0;
+}
+
+/* A REPEAT record (after its kind byte at *pp) into ev: the last event
+ * again, a new start and duration. Returns 0 or a negative gs_err. */
+static inline __attribute__((always_inline)) int
+decode_repeat(gs_decoder *d, const uint8_t **pp, gs_event *ev, const gs_event **last,
+              const int px)
+{
+    const uint8_t *p = *pp;
+    const uint8_t *const end = d->end;
+    const int roomy = 0;
+    uint64_t gap, dur;
+    if (end - p >= 2 * VARINT_ROOM) {
+        const int roomy = 1;
+        GET_U(gap);
+        GET_U(dur);
+    } else {
+        GET_U(gap);
+        GET_U(dur);
+    }
+    if (!*last || d->cs_stack)
+        return GS_ERR_CORRUPT; /* nothing to repeat, or a stack on it */
+    const unsigned lf = k_fields[(*last)->kind];
+    if ((lf & (GS_F_TS | GS_F_DUR)) != (GS_F_TS | GS_F_DUR))
+        return GS_ERR_CORRUPT;
+    *last = repeat_of(d, ev, *last, gap, dur);
+    *pp = p;
+    return 0;
+}
+
+/* A STRING record (after its kind byte at *pp): handed to on_string.
+ * Returns 0 or a negative gs_err. */
+static inline __attribute__((always_inline)) int
+decode_string(gs_decoder *d, const uint8_t **pp, gs_string_fn on_string, void *ctx, const int px)
+{
+    const uint8_t *p = *pp;
+    const uint8_t *const end = d->end;
+    const int roomy = 0;
+    uint64_t id, slen;
+    GET_U(id);
+    GET_U(slen);
+    if (id == 0 || id > UINT32_MAX || slen > GS_STRING_MAX || slen > (size_t)(end - p))
+        return GS_ERR_CORRUPT;
+    if (on_string)
+        on_string(ctx, (uint32_t)id, (const char *)p, (size_t)slen);
+    *pp = p + slen;
+    return 0;
+}
+
+/* A STACK record (after its kind byte at *pp): its frames, handed to
+ * on_stack. Returns 0 or a negative gs_err. */
+static inline __attribute__((always_inline)) int
+decode_stack(gs_decoder *d, const uint8_t **pp, gs_stack_fn on_stack, void *ctx, const int px)
+{
+    const uint8_t *p = *pp;
+    const uint8_t *const end = d->end;
+    const int roomy = 0;
+    uint64_t frames[GS_STACK_FRAMES_MAX];
+    uint64_t id, n, v, prev = 0;
+    GET_U(id);
+    GET_U(n);
+    if (id == 0 || id > UINT32_MAX || n == 0 || n > GS_STACK_FRAMES_MAX)
+        return GS_ERR_CORRUPT;
+    for (uint64_t i = 0; i < n; i++) {
+        GET_U(v);
+        prev += (uint64_t)zz_dec(v);
+        frames[i] = prev;
+    }
+    if (on_stack)
+        on_stack(ctx, (uint32_t)id, frames, (size_t)n);
+    *pp = p;
+    return 0;
+}
+
+/* The records with their own layout (no fields in k_fields), after the
+ * kind byte at *pp: TID, REPEATS, STRING, STACK, CALLSITE; any other kind
+ * is unknown. Returns 0 or a negative gs_err. */
+static inline __attribute__((always_inline)) int
+decode_layout(gs_decoder *d, const unsigned kind, const uint8_t **pp, const gs_event **last,
+              uint32_t *tid, gs_string_fn on_string, gs_stack_fn on_stack, void *ctx,
+              const int px)
+{
+    const uint8_t *p = *pp;
+    const uint8_t *const end = d->end;
+    const int roomy = 0;
+    uint64_t v;
+    if (kind == GS_K_TID) {
+        GET_U(v);
+        if (v > UINT32_MAX)
+            return GS_ERR_CORRUPT;
+        *tid = (uint32_t)v;
+        *last = NULL;
+    } else if (kind == GS_K_REPEATS) {
+        /* n events, each a REPEAT: n gaps, then n durations; the record
+         * counts as n in the frame's records */
+        uint64_t cnt;
+        GET_U(cnt);
+        if (cnt < 2 || cnt - 1 > d->left || !*last || d->cs_stack)
+            return GS_ERR_CORRUPT;
+        const unsigned lf = k_fields[(*last)->kind];
+        if ((lf & (GS_F_TS | GS_F_DUR)) != (GS_F_TS | GS_F_DUR))
+            return GS_ERR_CORRUPT;
+        d->run_g = p;
+        for (uint64_t i = 0; i < cnt; i++)
+            GET_U(v); /* find where the durations start */
+        d->run_gend = p;
+        d->run_left = (uint32_t)cnt;
+        d->left++; /* each of its events counts one, in decode_some */
+    } else if (kind == GS_K_STRING) {
+        return decode_string(d, pp, on_string, ctx, px);
+    } else if (kind == GS_K_STACK) {
+        return decode_stack(d, pp, on_stack, ctx, px);
+    } else if (kind == GS_K_CALLSITE) {
+        uint64_t id, w;
+        GET_U(id);
+        GET_U(w);
+        if (id == 0 || id > UINT32_MAX || w == 0 || w > UINT32_MAX || d->cs_stack)
+            return GS_ERR_CORRUPT;
+        d->cs_stack = (uint32_t)id;
+        d->cs_weight = (uint32_t)w;
+        if (d->left == 0)
+            return GS_ERR_CORRUPT; /* a CALLSITE is always followed by its event */
+    } else {
+        return GS_ERR_KIND;
+    }
+    *pp = p;
+    return 0;
+}
+
+/* An event record of kind (its fields f) into ev, after the kind byte at
+ * *pp, with the tid and the call site (CALLSITE) it carries. Returns 0 or a
+ * negative gs_err. */
+static inline __attribute__((always_inline)) int
+decode_event(gs_decoder *d, const unsigned kind, const unsigned f, const uint8_t **pp,
+             gs_event *ev, const uint32_t tid, const int px)
+{
+    const uint8_t *const end = d->end;
+    /* decode_fields stores every field but these */
+    ev->kind = (uint16_t)kind;
+    ev->reserved = 0;
+    ev->tid = tid;
+    ev->reserved2 = 0;
+    ev->stack = d->cs_stack;
+    ev->stack_weight = d->cs_weight;
+    d->cs_stack = d->cs_weight = 0;
+    if (__builtin_expect(end - *pp < RECORD_ROOM, 0))
+        return decode_fields(f, pp, end, ev, d, px, 0); /* near the frame's end */
+    switch (f) { /* the masks of the kinds a trace is mostly made of */
+    case GS_IO_FIELDS: /* read, close, stat */
+        return decode_fields(GS_IO_FIELDS, pp, end, ev, d, px, 1);
+    case GS_IOO_FIELDS: /* pread */
+        return decode_fields(GS_IOO_FIELDS, pp, end, ev, d, px, 1);
+    case GS_IO_FIELDS | GS_F_AUX: /* open, poll, readv, fread */
+        return decode_fields(GS_IO_FIELDS | GS_F_AUX, pp, end, ev, d, px, 1);
+    case GS_GPU_FIELDS | GS_F_STR: /* gpu_kernel */
+        return decode_fields(GS_GPU_FIELDS | GS_F_STR, pp, end, ev, d, px, 1);
+    case GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX: /* gpu_memcpy, gpu_memset */
+        return decode_fields(GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, pp, end, ev, d, px, 1);
+    case GS_F_TS | GS_F_AUX | GS_F_AUX2: /* markers */
+        return decode_fields(GS_F_TS | GS_F_AUX | GS_F_AUX2, pp, end, ev, d, px, 1);
+    default:
+        return decode_fields(f, pp, end, ev, d, px, 1);
+    }
+}
+
 /* The body of gs_decode_some, made twice: with PEXT (px 1) and without. */
 static inline __attribute__((always_inline)) long
 decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_string_fn on_string,
@@ -594,160 +779,39 @@ decode_some(gs_decoder *d, gs_event *events, size_t max, uint32_t *tid, gs_strin
     const uint8_t *p = d->p;
     const uint8_t *const end = d->end;
     size_t nev = 0;
-    uint64_t frames[GS_STACK_FRAMES_MAX];
+    int err;
     /* the last event of the current tid run, for REPEAT: in events[] once
      * this call decoded one, else kept in d->prev by the previous call */
     const gs_event *last = d->have_prev ? &d->prev : NULL;
     while (d->left > 0 && nev < max) {
         d->left--;
         if (d->run_left > 0) {
-            /* the next event of a REPEATS record: its gap from the gap
-             * column, its duration from where p is (the duration column) */
-            const int roomy = 0;
-            uint64_t gap, dur;
-            const size_t ng = get_u(d->run_g, d->run_gend, &gap, px, 0);
-            if (ng == 0)
-                return GS_ERR_CORRUPT;
-            d->run_g += ng;
-            GET_U(dur);
-            d->run_left--;
-            last = repeat_of(d, &events[nev++], last, gap, dur);
+            if ((err = decode_run_next(d, &p, &events[nev], &last, px)) != 0)
+                return err;
+            nev++;
             continue;
         }
         if (p >= end)
             return GS_ERR_CORRUPT;
         const unsigned kind = *p++;
-        uint64_t v;
         /* RATIONALE: REPEAT (the last event again, a new start and
          * duration) is most records of a reading loop: tested first, before
          * the field table and the other record layouts */
         if (kind == GS_K_REPEAT) {
-            const int roomy = 0;
-            uint64_t gap, dur;
-            if (end - p >= 2 * VARINT_ROOM) {
-                const int roomy = 1;
-                GET_U(gap);
-                GET_U(dur);
-            } else {
-                GET_U(gap);
-                GET_U(dur);
-            }
-            if (!last || d->cs_stack)
-                return GS_ERR_CORRUPT; /* nothing to repeat, or a stack on it */
-            const unsigned lf = k_fields[last->kind];
-            if ((lf & (GS_F_TS | GS_F_DUR)) != (GS_F_TS | GS_F_DUR))
-                return GS_ERR_CORRUPT;
-            last = repeat_of(d, &events[nev++], last, gap, dur);
+            if ((err = decode_repeat(d, &p, &events[nev], &last, px)) != 0)
+                return err;
+            nev++;
             continue;
         }
         const unsigned f = k_fields[kind]; /* kind < 256 = GS_K_MAX */
         if (__builtin_expect(f == 0, 0)) {
-            /* the kinds with their own layout; anything else is unknown */
-            const int roomy = 0;
-            if (kind == GS_K_TID) {
-                GET_U(v);
-                if (v > UINT32_MAX)
-                    return GS_ERR_CORRUPT;
-                *tid = (uint32_t)v;
-                last = NULL;
-                continue;
-            }
-            if (kind == GS_K_REPEATS) {
-                /* n events, each a REPEAT: n gaps, then n durations; the
-                 * record counts as n in the frame's records */
-                uint64_t cnt;
-                GET_U(cnt);
-                if (cnt < 2 || cnt - 1 > d->left || !last || d->cs_stack)
-                    return GS_ERR_CORRUPT;
-                const unsigned lf = k_fields[last->kind];
-                if ((lf & (GS_F_TS | GS_F_DUR)) != (GS_F_TS | GS_F_DUR))
-                    return GS_ERR_CORRUPT;
-                d->run_g = p;
-                for (uint64_t i = 0; i < cnt; i++)
-                    GET_U(v); /* find where the durations start */
-                d->run_gend = p;
-                d->run_left = (uint32_t)cnt;
-                d->left++; /* each of its events counts one, above */
-                continue;
-            }
-            if (kind == GS_K_STRING) {
-                uint64_t id, slen;
-                GET_U(id);
-                GET_U(slen);
-                if (id == 0 || id > UINT32_MAX || slen > GS_STRING_MAX || slen > (size_t)(end - p))
-                    return GS_ERR_CORRUPT;
-                if (on_string)
-                    on_string(ctx, (uint32_t)id, (const char *)p, (size_t)slen);
-                p += slen;
-                continue;
-            }
-            if (kind == GS_K_STACK) {
-                uint64_t id, n, prev = 0;
-                GET_U(id);
-                GET_U(n);
-                if (id == 0 || id > UINT32_MAX || n == 0 || n > GS_STACK_FRAMES_MAX)
-                    return GS_ERR_CORRUPT;
-                for (uint64_t i = 0; i < n; i++) {
-                    GET_U(v);
-                    prev += (uint64_t)zz_dec(v);
-                    frames[i] = prev;
-                }
-                if (on_stack)
-                    on_stack(ctx, (uint32_t)id, frames, (size_t)n);
-                continue;
-            }
-            if (kind == GS_K_CALLSITE) {
-                uint64_t id, w;
-                GET_U(id);
-                GET_U(w);
-                if (id == 0 || id > UINT32_MAX || w == 0 || w > UINT32_MAX || d->cs_stack)
-                    return GS_ERR_CORRUPT;
-                d->cs_stack = (uint32_t)id;
-                d->cs_weight = (uint32_t)w;
-                if (d->left == 0)
-                    return GS_ERR_CORRUPT; /* a CALLSITE is always followed by its event */
-                continue;
-            }
-            return GS_ERR_KIND;
+            err = decode_layout(d, kind, &p, &last, tid, on_string, on_stack, ctx, px);
+            if (err)
+                return err;
+            continue;
         }
         gs_event *ev = &events[nev++];
-        /* decode_fields stores every field but these */
-        ev->kind = (uint16_t)kind;
-        ev->reserved = 0;
-        ev->tid = *tid;
-        ev->reserved2 = 0;
-        ev->stack = d->cs_stack;
-        ev->stack_weight = d->cs_weight;
-        d->cs_stack = d->cs_weight = 0;
-        int err;
-        if (__builtin_expect(end - p >= RECORD_ROOM, 1)) {
-            switch (f) { /* the masks of the kinds a trace is mostly made of */
-            case GS_IO_FIELDS: /* read, close, stat */
-                err = decode_fields(GS_IO_FIELDS, &p, end, ev, d, px, 1);
-                break;
-            case GS_IOO_FIELDS: /* pread */
-                err = decode_fields(GS_IOO_FIELDS, &p, end, ev, d, px, 1);
-                break;
-            case GS_IO_FIELDS | GS_F_AUX: /* open, poll, readv, fread */
-                err = decode_fields(GS_IO_FIELDS | GS_F_AUX, &p, end, ev, d, px, 1);
-                break;
-            case GS_GPU_FIELDS | GS_F_STR: /* gpu_kernel */
-                err = decode_fields(GS_GPU_FIELDS | GS_F_STR, &p, end, ev, d, px, 1);
-                break;
-            case GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX: /* gpu_memcpy, gpu_memset */
-                err = decode_fields(GS_GPU_FIELDS | GS_F_BYTES | GS_F_AUX, &p, end, ev, d, px, 1);
-                break;
-            case GS_F_TS | GS_F_AUX | GS_F_AUX2: /* markers */
-                err = decode_fields(GS_F_TS | GS_F_AUX | GS_F_AUX2, &p, end, ev, d, px, 1);
-                break;
-            default:
-                err = decode_fields(f, &p, end, ev, d, px, 1);
-                break;
-            }
-        } else {
-            err = decode_fields(f, &p, end, ev, d, px, 0); /* near the frame's end */
-        }
-        if (err)
+        if ((err = decode_event(d, kind, f, &p, ev, *tid, px)) != 0)
             return err;
         last = ev;
     }

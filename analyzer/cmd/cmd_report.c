@@ -230,7 +230,68 @@ static void cs_file_merge(void *ctx, void *fctx)
     free(c);
 }
 
-int gs_cmd_report(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct rp_args {
+    int json, per_step;
+    const char *step_re, *fetch_re, *probe, *perfetto, *html;
+    long skip, cores, threads;
+    an_cs_opts cso;
+    const char *sympaths[64]; /* cso's symbol paths */
+    /* the run directories: the arguments, or the newest gpustarve-* here */
+    const char *dir; /* the first */
+    char *const *dirs;
+    size_t ndirs;
+    char dirbuf[512];
+    char *one[1];
+} rp_args;
+
+#define RP_GO_ON (-1) /* no exit status yet, go on */
+
+/* The run directories: those given, or the newest gpustarve-* here; each
+ * must be a directory, none the same as another. Returns RP_GO_ON or the
+ * exit status. */
+static int find_dirs(int argc, char **argv, rp_args *a)
+{
+    a->dirs = a->one;
+    a->ndirs = 1;
+    if (optind < argc) {
+        a->dir = argv[optind];
+        a->dirs = argv + optind;
+        a->ndirs = (size_t)(argc - optind);
+    } else {
+        if (newest_run(a->dirbuf, sizeof a->dirbuf) < 0) {
+            gs_cli_error("report: no run directory given and no gpustarve-* directory here");
+            return GS_EXIT_USAGE;
+        }
+        a->dir = a->dirbuf;
+        gs_cli_msg(1, "report: reading %s", a->dir);
+    }
+    a->one[0] = (char *)a->dir;
+    for (size_t d = 0; d < a->ndirs; d++) {
+        struct stat st;
+        if (stat(a->dirs[d], &st) != 0) {
+            gs_cli_error("report: %s: %s", a->dirs[d], strerror(errno));
+            return GS_EXIT_USAGE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            gs_cli_error("report: %s: not a directory (give the run directory)", a->dirs[d]);
+            return GS_EXIT_USAGE;
+        }
+        for (size_t e = 0; e < d; e++) {
+            struct stat se;
+            if (stat(a->dirs[e], &se) == 0 && se.st_dev == st.st_dev && se.st_ino == st.st_ino) {
+                gs_cli_error("report: %s and %s are the same directory (its processes would "
+                             "count twice)", a->dirs[e], a->dirs[d]);
+                return GS_EXIT_USAGE;
+            }
+        }
+    }
+    return RP_GO_ON;
+}
+
+/* The options and the run directories into a (which must stay where it
+ * is: a->cso points into it). Returns RP_GO_ON or the exit status. */
+static int parse_args(int argc, char **argv, rp_args *a)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -251,39 +312,37 @@ int gs_cmd_report(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "qvh";
-    int json = 0, per_step = 0, opt;
-    const char *step_re = NULL, *fetch_re = NULL, *probe = NULL, *perfetto = NULL, *html = NULL;
-    long skip = -1, cores = 0, threads = 0;
-    an_cs_opts cso = {0};
-    const char *sympaths[64];
-    cso.symbol_paths = sympaths;
+    memset(a, 0, sizeof *a);
+    a->skip = -1;
+    a->cso.symbol_paths = a->sympaths;
+    int opt;
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
         switch (opt) {
-        case 'j': json = 1; break;
-        case 'P': per_step = 1; break;
-        case 'S': step_re = optarg; break;
-        case 'F': fetch_re = optarg; break;
+        case 'j': a->json = 1; break;
+        case 'P': a->per_step = 1; break;
+        case 'S': a->step_re = optarg; break;
+        case 'F': a->fetch_re = optarg; break;
         case 'k':
-            if (gs_cli_long(optarg, 0, 1000000000, &skip) < 0)
+            if (gs_cli_long(optarg, 0, 1000000000, &a->skip) < 0)
                 return gs_cli_usage_error("report", "--skip needs a number >= 0, not '%s'", optarg);
             break;
         case 'c':
-            if (gs_cli_long(optarg, 1, 100000, &cores) < 0)
+            if (gs_cli_long(optarg, 1, 100000, &a->cores) < 0)
                 return gs_cli_usage_error("report", "--cores needs a number >= 1, not '%s'", optarg);
             break;
-        case 'p': probe = optarg; break;
-        case 'T': perfetto = optarg; break;
-        case 'H': html = optarg; break;
+        case 'p': a->probe = optarg; break;
+        case 'T': a->perfetto = optarg; break;
+        case 'H': a->html = optarg; break;
         case 'Y':
-            if (cso.nsymbol_paths >= sizeof sympaths / sizeof sympaths[0])
+            if (a->cso.nsymbol_paths >= sizeof a->sympaths / sizeof a->sympaths[0])
                 return gs_cli_usage_error("report", "too many --symbol-path options");
-            sympaths[cso.nsymbol_paths++] = optarg;
+            a->sympaths[a->cso.nsymbol_paths++] = optarg;
             break;
-        case 'L': cso.no_lines = 1; break;
+        case 'L': a->cso.no_lines = 1; break;
         case 'J':
-            if (gs_cli_long(optarg, 1, 1024, &threads) < 0)
+            if (gs_cli_long(optarg, 1, 1024, &a->threads) < 0)
                 return gs_cli_usage_error("report", "--threads needs a number from 1 to 1024, "
                                                     "not '%s'", optarg);
             break;
@@ -293,104 +352,121 @@ int gs_cmd_report(int argc, char **argv)
         default: return gs_cli_bad_option("report", argc, argv, optstring, opts);
         }
     }
-    char dirbuf[512];
-    const char *dir;
-    char *one[1];
-    char *const *dirs = one;
-    size_t ndirs = 1;
-    if (optind < argc) {
-        dir = argv[optind];
-        dirs = argv + optind;
-        ndirs = (size_t)(argc - optind);
-    } else {
-        if (newest_run(dirbuf, sizeof dirbuf) < 0) {
-            gs_cli_error("report: no run directory given and no gpustarve-* directory here");
-            return GS_EXIT_USAGE;
-        }
-        dir = dirbuf;
-        gs_cli_msg(1, "report: reading %s", dir);
-    }
-    one[0] = (char *)dir;
-    for (size_t d = 0; d < ndirs; d++) {
-        struct stat st;
-        if (stat(dirs[d], &st) != 0) {
-            gs_cli_error("report: %s: %s", dirs[d], strerror(errno));
-            return GS_EXIT_USAGE;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            gs_cli_error("report: %s: not a directory (give the run directory)", dirs[d]);
-            return GS_EXIT_USAGE;
-        }
-        for (size_t e = 0; e < d; e++) {
-            struct stat se;
-            if (stat(dirs[e], &se) == 0 && se.st_dev == st.st_dev && se.st_ino == st.st_ino) {
-                gs_cli_error("report: %s and %s are the same directory (its processes would "
-                             "count twice)", dirs[e], dirs[d]);
-                return GS_EXIT_USAGE;
-            }
-        }
-    }
+    return find_dirs(argc, argv, a);
+}
 
-    an_opts o;
+/* The analysis options of a, with the progress line pg on stderr.
+ * Returns RP_GO_ON (o to be freed) or the exit status. */
+static int make_opts(const rp_args *a, an_opts *o, prog *pg)
+{
     const char *bad = NULL;
-    if (an_opts_init(&o, step_re, fetch_re, &bad) < 0)
+    if (an_opts_init(o, a->step_re, a->fetch_re, &bad) < 0)
         return gs_cli_usage_error("report", "bad regular expression '%s'", bad);
-    o.skip = (int)skip;
-    o.cores = (int)cores;
-    o.threads = (int)threads;
-    if (probe && read_probe(probe, &o) < 0) {
-        an_opts_free(&o);
+    o->skip = (int)a->skip;
+    o->cores = (int)a->cores;
+    o->threads = (int)a->threads;
+    if (a->probe && read_probe(a->probe, o) < 0) {
+        an_opts_free(o);
         return GS_EXIT_USAGE;
     }
-    prog pg = {0};
-    pg.on = gs_verbosity >= 1 && isatty(2);
-    clock_gettime(CLOCK_MONOTONIC, &pg.start);
-    o.progress = on_progress;
-    o.progress_ctx = &pg;
+    memset(pg, 0, sizeof *pg);
+    pg->on = gs_verbosity >= 1 && isatty(2);
+    clock_gettime(CLOCK_MONOTONIC, &pg->start);
+    o->progress = on_progress;
+    o->progress_ctx = pg;
+    return RP_GO_ON;
+}
 
-    /* the call sites ride along the analysis pass (an_hooks) */
-    cs_pass csp = {an_cs_new(&cso), NULL};
-    an_hooks hk = {0};
-    if (csp.cs) {
-        hk.ctx = &csp;
-        hk.on_file = cs_on_file;
-        hk.on_event = cs_on_event;
-        hk.event_kinds = an_cs_kinds(&hk.small_bytes);
-        hk.on_file_end = cs_on_file_end;
-        hk.file_new = cs_file_new;
-        hk.file_merge = cs_file_merge;
-        o.hooks = &hk;
-    }
-    an_run run;
+/* The call sites ride along the analysis pass (an_hooks). */
+static void hook_call_sites(cs_pass *csp, an_hooks *hk, an_opts *o)
+{
+    memset(hk, 0, sizeof *hk);
+    if (!csp->cs)
+        return;
+    hk->ctx = csp;
+    hk->on_file = cs_on_file;
+    hk->on_event = cs_on_event;
+    hk->event_kinds = an_cs_kinds(&hk->small_bytes);
+    hk->on_file_end = cs_on_file_end;
+    hk->file_new = cs_file_new;
+    hk->file_merge = cs_file_merge;
+    o->hooks = hk;
+}
+
+/* Read the run directories into run (to be freed whatever this returns),
+ * saying what was skipped. Returns RP_GO_ON, or the exit status when
+ * nothing could be read. */
+static int load_run(const rp_args *a, an_opts *o, const prog *pg, an_run *run)
+{
     char err[512];
-    int rc = GS_EXIT_OK;
-    int loaded = an_run_load_dirs(&run, dirs, ndirs, &o, err, sizeof err);
-    o.hooks = NULL; /* the second pass brings its own */
+    int loaded = an_run_load_dirs(run, a->dirs, a->ndirs, o, err, sizeof err);
+    o->hooks = NULL; /* the second pass brings its own */
     if (loaded < 0) {
-        an_cs_free(csp.cs);
-        if (pg.shown)
+        if (pg->shown)
             fputs("\n", stderr);
         gs_cli_error("report: %s", err);
-        an_run_free(&run);
-        an_opts_free(&o);
         return GS_EXIT_USAGE;
     }
-    if (pg.shown)
+    if (pg->shown)
         fputs("\r\033[K", stderr);
     gs_cli_msg(2, "report: %llu events in %zu files, %.2f s",
-               (unsigned long long)run.events, run.nfiles, since(&pg.start));
-    for (size_t i = 0; i < run.nskipped; i++)
-        gs_cli_msg(1, "%s: %s%s", run.skipped[i].file, run.skipped[i].reason,
-                   run.skipped[i].whole ? "; file skipped" : "; the readable part is used");
-    if (!run.nprocs) {
-        gs_cli_error("report: %s: no readable trace file (%zu skipped)", dir, run.nskipped);
+               (unsigned long long)run->events, run->nfiles, since(&pg->start));
+    for (size_t i = 0; i < run->nskipped; i++)
+        gs_cli_msg(1, "%s: %s%s", run->skipped[i].file, run->skipped[i].reason,
+                   run->skipped[i].whole ? "; file skipped" : "; the readable part is used");
+    if (!run->nprocs) {
+        gs_cli_error("report: %s: no readable trace file (%zu skipped)", a->dir, run->nskipped);
+        return GS_EXIT_USAGE;
+    }
+    return RP_GO_ON;
+}
+
+/* The report on stdout: JSON, or text (coloured on a terminal without
+ * NO_COLOR). Returns the exit status. */
+static int write_report(const rp_args *a, const an_run *run, const an_result *res)
+{
+    gs_out *out = malloc(sizeof *out);
+    if (!out) {
+        gs_cli_error("out of memory");
+        return GS_EXIT_FAIL;
+    }
+    gs_out_init(out, stdout);
+    if (a->json) {
+        rep_write_json(out, run, res, a->per_step);
+    } else {
+        const int color = isatty(1) && !getenv("NO_COLOR");
+        const style on = {"\033[1m", "\033[31m", "\033[33m", "\033[32m", "\033[2m", "\033[0m"};
+        const style off = {"", "", "", "", "", ""};
+        rep_write_text(out, run, res, a->per_step, color ? &on : &off);
+    }
+    gs_out_flush(out);
+    free(out);
+    return GS_EXIT_OK;
+}
+
+int gs_cmd_report(int argc, char **argv)
+{
+    rp_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != RP_GO_ON)
+        return rc;
+    an_opts o;
+    prog pg;
+    if ((rc = make_opts(&a, &o, &pg)) != RP_GO_ON)
+        return rc;
+    cs_pass csp = {an_cs_new(&a.cso), NULL};
+    an_hooks hk;
+    hook_call_sites(&csp, &hk, &o);
+    an_run run;
+    if ((rc = load_run(&a, &o, &pg, &run)) != RP_GO_ON) {
         an_cs_free(csp.cs);
         an_run_free(&run);
         an_opts_free(&o);
-        return GS_EXIT_USAGE;
+        return rc;
     }
     an_job job;
     an_result dummy = {0}, *res = &dummy;
+    char err[512];
     if (an_job_analyze(&run, &o, &job, err, sizeof err) < 0) {
         gs_cli_error("report: %s", err);
         rc = GS_EXIT_USAGE;
@@ -400,25 +476,9 @@ int gs_cmd_report(int argc, char **argv)
             an_cs_finish(csp.cs); /* symbolises the top call sites only */
             res->callsites = csp.cs;
         }
-        gs_out *out = malloc(sizeof *out);
-        if (!out) {
-            gs_cli_error("out of memory");
-            rc = GS_EXIT_FAIL;
-        } else {
-            gs_out_init(out, stdout);
-            if (json) {
-                rep_write_json(out, &run, res, per_step);
-            } else {
-                const int color = isatty(1) && !getenv("NO_COLOR");
-                const style on = {"\033[1m", "\033[31m", "\033[33m", "\033[32m", "\033[2m", "\033[0m"};
-                const style off = {"", "", "", "", "", ""};
-                rep_write_text(out, &run, res, per_step, color ? &on : &off);
-            }
-            gs_out_flush(out);
-            free(out);
-        }
-        if (rc == GS_EXIT_OK && (perfetto || html) &&
-            rep_second_pass(dir, &o, &run, res, &job, perfetto, html) < 0)
+        rc = write_report(&a, &run, res);
+        if (rc == GS_EXIT_OK && (a.perfetto || a.html) &&
+            rep_second_pass(a.dir, &o, &run, res, &job, a.perfetto, a.html) < 0)
             rc = GS_EXIT_FAIL;
     }
     res->callsites = NULL;
@@ -428,4 +488,3 @@ int gs_cmd_report(int argc, char **argv)
     an_opts_free(&o);
     return rc;
 }
-

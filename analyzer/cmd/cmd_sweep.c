@@ -480,7 +480,6 @@ static void json_metrics(gs_jw *w, const sw_metrics *m)
     gs_jw_kstr(w, "source", m->source);
     gs_jw_ku64(w, "steps", m->steps);
 }
-
 /* num_workers and pin_memory of a configuration (null: as the program has it). */
 static void json_config(gs_jw *w, const sw_config *c)
 {
@@ -494,6 +493,51 @@ static void json_config(gs_jw *w, const sw_config *c)
         gs_jw_bool(w, c->pin);
     else
         gs_jw_null(w);
+}
+
+/* One member of "configs": the configuration, its summary and its runs. */
+static void json_config_entry(gs_jw *w, const sw_config *c, int repeat, int best)
+{
+    gs_jw_obj(w);
+    json_config(w, c);
+    gs_jw_kbool(w, "best", best);
+    gs_jw_kstr(w, "left_out", c->left_out ? "pin_memory_noop" : NULL);
+    gs_jw_ku64(w, "measured_runs", c->nok);
+    sw_metrics agg = {0};
+    if (c->nok) {
+        agg.ok = 1;
+        agg.step_ms = c->step_ms;
+        agg.dw_share = c->dw_share;
+        agg.pg_ms = c->pg_ms;
+        snprintf(agg.verdict, sizeof agg.verdict, "%s", c->verdict);
+        agg.source = c->source;
+        for (int r = 0; r < repeat; r++)
+            if (c->runs[r].m.ok && c->runs[r].m.steps > agg.steps)
+                agg.steps = c->runs[r].m.steps;
+    }
+    json_metrics(w, &agg);
+    if (c->nok) {
+        gs_jw_kfixed(w, "step_ms_min", c->step_min, 4);
+        gs_jw_kfixed(w, "step_ms_max", c->step_max, 4);
+    }
+    gs_jw_key(w, "runs");
+    gs_jw_arr(w);
+    for (int r = 0; r < repeat; r++) {
+        const sw_run *run = &c->runs[r];
+        gs_jw_obj(w);
+        gs_jw_kstr(w, "dir", run->dir);
+        gs_jw_kstr(w, "log", run->log);
+        gs_jw_key(w, "exit");
+        if (run->exit_code >= 0)
+            gs_jw_i64(w, run->exit_code);
+        else
+            gs_jw_null(w);
+        gs_jw_kfixed(w, "wall_s", run->wall_s, 3);
+        json_metrics(w, &run->m);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+    gs_jw_end(w);
 }
 
 static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
@@ -518,49 +562,8 @@ static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
     gs_jw_kbool(w, "pin_memory_noop", noop);
     gs_jw_key(w, "configs");
     gs_jw_arr(w);
-    for (int i = 0; i < nc; i++) {
-        const sw_config *c = &cs[i];
-        gs_jw_obj(w);
-        json_config(w, c);
-        gs_jw_kbool(w, "best", i == b->best);
-        gs_jw_kstr(w, "left_out", c->left_out ? "pin_memory_noop" : NULL);
-        gs_jw_ku64(w, "measured_runs", c->nok);
-        sw_metrics agg = {0};
-        if (c->nok) {
-            agg.ok = 1;
-            agg.step_ms = c->step_ms;
-            agg.dw_share = c->dw_share;
-            agg.pg_ms = c->pg_ms;
-            snprintf(agg.verdict, sizeof agg.verdict, "%s", c->verdict);
-            agg.source = c->source;
-            for (int r = 0; r < repeat; r++)
-                if (c->runs[r].m.ok && c->runs[r].m.steps > agg.steps)
-                    agg.steps = c->runs[r].m.steps;
-        }
-        json_metrics(w, &agg);
-        if (c->nok) {
-            gs_jw_kfixed(w, "step_ms_min", c->step_min, 4);
-            gs_jw_kfixed(w, "step_ms_max", c->step_max, 4);
-        }
-        gs_jw_key(w, "runs");
-        gs_jw_arr(w);
-        for (int r = 0; r < repeat; r++) {
-            const sw_run *run = &c->runs[r];
-            gs_jw_obj(w);
-            gs_jw_kstr(w, "dir", run->dir);
-            gs_jw_kstr(w, "log", run->log);
-            gs_jw_key(w, "exit");
-            if (run->exit_code >= 0)
-                gs_jw_i64(w, run->exit_code);
-            else
-                gs_jw_null(w);
-            gs_jw_kfixed(w, "wall_s", run->wall_s, 3);
-            json_metrics(w, &run->m);
-            gs_jw_end(w);
-        }
-        gs_jw_end(w);
-        gs_jw_end(w);
-    }
+    for (int i = 0; i < nc; i++)
+        json_config_entry(w, &cs[i], repeat, i == b->best);
     gs_jw_end(w);
     gs_jw_key(w, "best");
     if (b->best < 0) {
@@ -579,7 +582,53 @@ static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
     gs_out_char(o, '\n');
 }
 
-int gs_cmd_sweep(int argc, char **argv)
+/* ---- the command: options, the grid, the rounds, the outputs --------------------- */
+
+/* What the command line asks for. A setting without a list is one value, -1:
+ * as the program has it. */
+typedef struct sw_opts {
+    int nws[MAX_VALUES], pins[MAX_VALUES], nnw, npin;
+    long steps, warmup, repeat, timeout;
+    const char *json, *out;
+    char **cmd; /* the training command, NULL-terminated */
+} sw_opts;
+
+/* Where the rounds stand: the progress count and what to say at the end. */
+typedef struct sw_progress {
+    int done, total; /* runs started, runs in all (fewer once pin_memory is left out) */
+    int nomarkers;   /* runs without steps */
+    int pin_noop;    /* a pin_memory=True run showed it a no-op */
+} sw_progress;
+
+#define SW_GO_ON (-1) /* parse_args: no exit status yet, go on */
+
+/* After the options: what they must hold together, the command, and the
+ * settings without a list. Returns SW_GO_ON or the exit status. */
+static int check_args(int argc, char **argv, sw_opts *a)
+{
+    if (optind >= argc)
+        return gs_cli_usage_error("sweep", "needs a command to run (gpustarve sweep ... -- CMD ARGS...)");
+    if (!a->nnw && !a->npin)
+        return gs_cli_usage_error("sweep", "needs --num-workers LIST and/or --pin-memory LIST");
+    if (a->json && !*a->json)
+        return gs_cli_usage_error("sweep", "--json needs a file name (or -)");
+    if (a->out && !*a->out)
+        return gs_cli_usage_error("sweep", "-o needs a directory name");
+    a->cmd = argv + optind;
+    if (!a->nnw) {
+        a->nws[0] = -1;
+        a->nnw = 1;
+    }
+    if (!a->npin) {
+        a->pins[0] = -1;
+        a->npin = 1;
+    }
+    return SW_GO_ON;
+}
+
+/* The options and the command into a. Returns SW_GO_ON, or the exit status
+ * (--help, bad usage). */
+static int parse_args(int argc, char **argv, sw_opts *a)
 {
     static const struct option opts[] = {
         {"num-workers", required_argument, NULL, 'n'},
@@ -596,117 +645,121 @@ int gs_cmd_sweep(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "+o:qvh";
-    int nws[MAX_VALUES], pins[MAX_VALUES], nnw = 0, npin = 0;
-    long steps = 50, warmup = 2, repeat = 1, timeout = 0;
-    const char *json = NULL, *out = NULL;
+    memset(a, 0, sizeof *a);
+    a->steps = 50;
+    a->warmup = 2;
+    a->repeat = 1;
     int opt, rc;
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
         switch (opt) {
         case 'n':
-            if ((rc = parse_list(optarg, 0, nws, &nnw)) != 0)
+            if ((rc = parse_list(optarg, 0, a->nws, &a->nnw)) != 0)
                 return gs_cli_usage_error("sweep", "--num-workers needs %s, not '%s'",
                                           rc == -2 ? "distinct values" : "a list like 0,2,4",
                                           optarg);
             break;
         case 'p':
-            if ((rc = parse_list(optarg, 1, pins, &npin)) != 0)
+            if ((rc = parse_list(optarg, 1, a->pins, &a->npin)) != 0)
                 return gs_cli_usage_error("sweep", "--pin-memory needs %s, not '%s'",
                                           rc == -2 ? "distinct values" : "a list like 0,1",
                                           optarg);
             break;
         case 's':
-            if (gs_cli_long(optarg, 1, 100000000, &steps) != 0)
+            if (gs_cli_long(optarg, 1, 100000000, &a->steps) != 0)
                 return gs_cli_usage_error("sweep", "--steps needs a number >= 1, not '%s'", optarg);
             break;
         case 'w':
-            if (gs_cli_long(optarg, 0, 100000000, &warmup) != 0)
+            if (gs_cli_long(optarg, 0, 100000000, &a->warmup) != 0)
                 return gs_cli_usage_error("sweep", "--warmup needs a number >= 0, not '%s'", optarg);
             break;
         case 'r':
-            if (gs_cli_long(optarg, 1, MAX_VALUES, &repeat) != 0)
+            if (gs_cli_long(optarg, 1, MAX_VALUES, &a->repeat) != 0)
                 return gs_cli_usage_error("sweep", "--repeat needs a number from 1 to %d, not '%s'",
                                           MAX_VALUES, optarg);
             break;
         case 't':
-            if (gs_cli_long(optarg, 1, 10000000, &timeout) != 0)
+            if (gs_cli_long(optarg, 1, 10000000, &a->timeout) != 0)
                 return gs_cli_usage_error("sweep", "--timeout needs seconds >= 1, not '%s'", optarg);
             break;
-        case 'j': json = optarg; break;
-        case 'o': out = optarg; break;
+        case 'j': a->json = optarg; break;
+        case 'o': a->out = optarg; break;
         case 'q': gs_verbosity = 0; break;
         case 'v': gs_verbosity++; break;
         case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
         default: return gs_cli_bad_option("sweep", argc, argv, optstring, opts);
         }
     }
-    if (optind >= argc)
-        return gs_cli_usage_error("sweep", "needs a command to run (gpustarve sweep ... -- CMD ARGS...)");
-    if (!nnw && !npin)
-        return gs_cli_usage_error("sweep", "needs --num-workers LIST and/or --pin-memory LIST");
-    if (json && !*json)
-        return gs_cli_usage_error("sweep", "--json needs a file name (or -)");
-    if (out && !*out)
-        return gs_cli_usage_error("sweep", "-o needs a directory name");
-    char **cmd = argv + optind;
+    return check_args(argc, argv, a);
+}
 
-    char *exe = self_exe();
-    if (!exe) {
-        gs_cli_error("sweep: cannot find my own executable (/proc/self/exe): %s", strerror(errno));
-        return GS_EXIT_FAIL;
-    }
-    char *outdir = make_out_dir(out);
-    if (!outdir) {
-        free(exe);
-        return GS_EXIT_FAIL;
-    }
-
-    /* the grid, num_workers outer */
-    if (!nnw) {
-        nws[0] = -1;
-        nnw = 1;
-    }
-    if (!npin) {
-        pins[0] = -1;
-        npin = 1;
-    }
-    const int nc = nnw * npin;
-    sw_config *cs = calloc((size_t)nc, sizeof *cs);
-    if (!cs) {
-        free(exe);
-        free(outdir);
-        return GS_EXIT_FAIL;
-    }
-    for (int i = 0; i < nnw; i++)
-        for (int j = 0; j < npin; j++) {
-            sw_config *c = &cs[i * npin + j];
-            c->nw = nws[i];
-            c->pin = pins[j];
-            c->runs = calloc((size_t)repeat, sizeof *c->runs);
-            if (!c->runs) {
-                gs_cli_error("sweep: out of memory");
-                return GS_EXIT_FAIL;
-            }
-            for (int r = 0; r < repeat; r++) {
-                sw_run *run = &c->runs[r];
-                char nwp[16] = "", pp[16] = "";
-                if (c->nw >= 0)
-                    snprintf(nwp, sizeof nwp, "nw%d", c->nw);
-                if (c->pin >= 0)
-                    snprintf(pp, sizeof pp, "pin%d", c->pin);
-                snprintf(run->name, sizeof run->name, "%s%s%s-r%d", nwp, (*nwp && *pp) ? "-" : "",
-                         pp, r + 1);
-                if (asprintf(&run->dir, "%s/%s", outdir, run->name) < 0 ||
-                    asprintf(&run->log, "%s/%s.log", outdir, run->name) < 0) {
-                    gs_cli_error("sweep: out of memory");
-                    return GS_EXIT_FAIL;
-                }
-                run->exit_code = -1;
-            }
+static void free_configs(sw_config *cs, int nc, int repeat)
+{
+    for (int i = 0; i < nc; i++) {
+        for (int r = 0; cs[i].runs && r < repeat; r++) {
+            free(cs[i].runs[r].dir);
+            free(cs[i].runs[r].log);
         }
-    /* RATIONALE: 'run -o' refuses a directory that holds traces; say so once,
-     * before anything runs, rather than once per failed run */
+        free(cs[i].runs);
+    }
+    free(cs);
+}
+
+/* Name run r of configuration c (nwN-pinP-rK) and place it in outdir.
+ * Returns 0, or -1 when out of memory. */
+static int name_run(sw_run *run, const sw_config *c, int r, const char *outdir)
+{
+    char nwp[16] = "", pp[16] = "";
+    if (c->nw >= 0)
+        snprintf(nwp, sizeof nwp, "nw%d", c->nw);
+    if (c->pin >= 0)
+        snprintf(pp, sizeof pp, "pin%d", c->pin);
+    snprintf(run->name, sizeof run->name, "%s%s%s-r%d", nwp, (*nwp && *pp) ? "-" : "", pp, r + 1);
+    if (asprintf(&run->dir, "%s/%s", outdir, run->name) < 0) {
+        run->dir = NULL;
+        return -1;
+    }
+    if (asprintf(&run->log, "%s/%s.log", outdir, run->name) < 0) {
+        run->log = NULL;
+        return -1;
+    }
+    run->exit_code = -1;
+    return 0;
+}
+
+/* The configurations, num_workers outer, each with its runs named; *nc their
+ * number. NULL when out of memory. */
+static sw_config *make_grid(const sw_opts *a, const char *outdir, int *nc)
+{
+    *nc = a->nnw * a->npin;
+    sw_config *cs = calloc((size_t)*nc, sizeof *cs);
+    if (!cs)
+        return NULL;
+    for (int i = 0; i < a->nnw; i++)
+        for (int j = 0; j < a->npin; j++) {
+            sw_config *c = &cs[i * a->npin + j];
+            c->nw = a->nws[i];
+            c->pin = a->pins[j];
+            c->runs = calloc((size_t)a->repeat, sizeof *c->runs);
+            if (!c->runs)
+                goto oom;
+            for (int r = 0; r < a->repeat; r++)
+                if (name_run(&c->runs[r], c, r, outdir) != 0)
+                    goto oom;
+        }
+    return cs;
+oom:
+    gs_cli_error("sweep: out of memory");
+    free_configs(cs, *nc, (int)a->repeat);
+    return NULL;
+}
+
+/* RATIONALE: 'run -o' refuses a directory that holds traces; say so once,
+ * before anything runs, rather than once per failed run.
+ * Returns 0 when no run directory holds traces, else -1 (said on stderr). */
+static int check_run_dirs_fresh(const sw_config *cs, int nc, int repeat)
+{
     for (int i = 0; i < nc; i++) {
         for (int r = 0; r < repeat; r++) {
             gs_run_files have;
@@ -717,19 +770,185 @@ int gs_cmd_sweep(int argc, char **argv)
             if (n) {
                 gs_cli_error("sweep: %s already holds traces of an earlier sweep; use another -o DIR",
                              cs[i].runs[r].dir);
-                for (int k = 0; k < nc; k++) {
-                    for (int q = 0; q < repeat; q++) {
-                        free(cs[k].runs[q].dir);
-                        free(cs[k].runs[q].log);
-                    }
-                    free(cs[k].runs);
-                }
-                free(cs);
-                free(exe);
-                free(outdir);
-                return GS_EXIT_USAGE;
+                return -1;
             }
         }
+    }
+    return 0;
+}
+
+/* Run one configuration's run under 'exe run -q -o DIR -- CMD...' with the
+ * settings in its environment; records its exit status and wall time.
+ * Returns 0, or -1 when out of memory (nothing run). */
+static int start_run(const sw_opts *a, char *exe, const sw_config *c, sw_run *run,
+                     char *steps_env)
+{
+    char nw_env[48], pin_env[48];
+    char *env[4];
+    int ne = 0;
+    env[ne++] = steps_env;
+    if (c->nw >= 0) {
+        snprintf(nw_env, sizeof nw_env, "GPUSTARVE_NUM_WORKERS=%d", c->nw);
+        env[ne++] = nw_env;
+    }
+    if (c->pin >= 0) {
+        snprintf(pin_env, sizeof pin_env, "GPUSTARVE_PIN_MEMORY=%d", c->pin);
+        env[ne++] = pin_env;
+    }
+    env[ne] = NULL;
+    int ncmd = 0;
+    while (a->cmd[ncmd])
+        ncmd++;
+    char **av = calloc((size_t)ncmd + 7, sizeof *av);
+    if (!av)
+        return -1;
+    int k = 0;
+    av[k++] = exe;
+    av[k++] = "run";
+    av[k++] = "-q";
+    av[k++] = "-o";
+    av[k++] = run->dir;
+    av[k++] = "--";
+    for (int j = 0; j < ncmd; j++)
+        av[k++] = a->cmd[j];
+    av[k] = NULL;
+    const double t0 = now_s();
+    run->exit_code = spawn_wait(av, run->log, env, (double)a->timeout);
+    run->wall_s = now_s() - t0;
+    free(av);
+    return 0;
+}
+
+/* Say how a finished run went and take its numbers. Returns 0 when steps
+ * were found (its numbers count only when it exited 0), else -1. */
+static int measure_run(sw_run *run, const char *label, int warmup, sw_progress *p)
+{
+    if (run->exit_code != 0) {
+        gs_cli_error("sweep: %s: the command %s %d; see %s", label,
+                     run->exit_code > 128 ? "died of signal" : "exited with",
+                     run->exit_code > 128 ? run->exit_code - 128 : run->exit_code, run->log);
+    }
+    if (metrics_of_run(run->dir, warmup, &run->m) != 0) {
+        p->nomarkers++;
+        gs_cli_error("sweep: %s: no steps found in %s", label, run->dir);
+        return -1;
+    }
+    if (run->exit_code != 0) /* numbers of a broken run are not compared */
+        run->m.ok = 0;
+    else
+        gs_cli_msg(1, "sweep:   %.1f s, median step %.1f ms, data wait %.1f%% (%s)", run->wall_s,
+                   run->m.step_ms, 100 * run->m.dw_share, run->m.source);
+    return 0;
+}
+
+/* RATIONALE: without CUDA pin_memory=True pins nothing; its runs would
+ * measure pin_memory=False again, and their noise could crown a setting that
+ * does nothing. Called once, after run (round r, configuration i) showed it:
+ * leaves out the pin_memory=True configurations and recounts the runs to come. */
+static void leave_out_pin_memory(const sw_opts *a, sw_config *cs, int nc, int r, int i,
+                                 sw_progress *p)
+{
+    p->pin_noop = 1;
+    gs_cli_msg(1, "sweep: pin_memory=True is a no-op for this command (the DataLoader "
+                  "says pin_memory_effective=False: no CUDA device)%s",
+               a->npin > 1 ? "; the pin_memory axis is left out" : "");
+    for (int k = 0; k < nc && a->npin > 1; k++)
+        cs[k].left_out |= cs[k].pin == 1;
+    /* the progress count: the runs still to come */
+    p->total = p->done;
+    for (int rr = r; rr < a->repeat; rr++)
+        for (int k = rr == r ? i + 1 : 0; k < nc; k++)
+            p->total += !cs[k].left_out;
+}
+
+/* Every run of every configuration, until done or interrupted.
+ * RATIONALE: rounds (every configuration once, then again) rather than K
+ * runs in a row, so a drift of the machine (page cache, thermal, another
+ * job) spreads over all configurations instead of favouring one. */
+static void run_rounds(const sw_opts *a, char *exe, sw_config *cs, int nc, sw_progress *p)
+{
+    char steps_env[48];
+    snprintf(steps_env, sizeof steps_env, "GPUSTARVE_STEPS=%ld", a->steps + a->warmup);
+    p->total = nc * (int)a->repeat;
+    for (int r = 0; r < a->repeat && !g_interrupted; r++) {
+        for (int i = 0; i < nc && !g_interrupted; i++) {
+            sw_config *c = &cs[i];
+            sw_run *run = &c->runs[r];
+            if (c->left_out)
+                continue;
+            char label[96];
+            config_label(c, label, sizeof label);
+            p->done++;
+            gs_cli_msg(1, "sweep: run %d/%d: %s%s", p->done, p->total, label,
+                       a->repeat > 1 ? (r ? " (repeat)" : "") : "");
+            if (start_run(a, exe, c, run, steps_env) != 0)
+                break;
+            if (measure_run(run, label, (int)a->warmup, p) != 0)
+                continue;
+            if (run->m.pin_noop && !p->pin_noop)
+                leave_out_pin_memory(a, cs, nc, r, i, p);
+        }
+    }
+}
+
+/* The table (or the JSON with --json -) on stdout, and the JSON file with
+ * --json FILE. Returns the exit status. */
+static int write_outputs(const sw_opts *a, sw_config *cs, int nc, const sw_best *best,
+                         const char *outdir)
+{
+    const int repeat = (int)a->repeat, steps = (int)a->steps, warmup = (int)a->warmup;
+    gs_out o;
+    int json_stdout = a->json && strcmp(a->json, "-") == 0;
+    gs_out_init(&o, stdout);
+    if (json_stdout)
+        write_json(&o, a->cmd, cs, nc, repeat, best, outdir, steps, warmup);
+    else
+        print_table(&o, cs, nc, repeat, best, outdir, steps, warmup);
+    gs_out_flush(&o);
+    int result = best->best >= 0 ? GS_EXIT_OK : GS_EXIT_FAIL;
+    if (a->json && !json_stdout) {
+        FILE *f = fopen(a->json, "w");
+        if (!f) {
+            gs_cli_error("sweep: cannot write %s: %s", a->json, strerror(errno));
+            result = GS_EXIT_FAIL;
+        } else {
+            gs_out jo;
+            gs_out_init(&jo, f);
+            write_json(&jo, a->cmd, cs, nc, repeat, best, outdir, steps, warmup);
+            gs_out_flush(&jo);
+            if (ferror(f) | (fclose(f) != 0)) {
+                gs_cli_error("sweep: cannot write %s", a->json);
+                result = GS_EXIT_FAIL;
+            }
+        }
+    }
+    return result;
+}
+
+int gs_cmd_sweep(int argc, char **argv)
+{
+    sw_opts a;
+    const int rc = parse_args(argc, argv, &a);
+    if (rc != SW_GO_ON)
+        return rc;
+    char *exe = self_exe();
+    if (!exe) {
+        gs_cli_error("sweep: cannot find my own executable (/proc/self/exe): %s", strerror(errno));
+        return GS_EXIT_FAIL;
+    }
+    char *outdir = make_out_dir(a.out);
+    int nc = 0;
+    sw_config *cs = outdir ? make_grid(&a, outdir, &nc) : NULL;
+    if (!cs) {
+        free(exe);
+        free(outdir);
+        return GS_EXIT_FAIL;
+    }
+    if (check_run_dirs_fresh(cs, nc, (int)a.repeat) != 0) {
+        free_configs(cs, nc, (int)a.repeat);
+        free(exe);
+        free(outdir);
+        return GS_EXIT_USAGE;
     }
 
     struct sigaction sa, old_int;
@@ -737,138 +956,24 @@ int gs_cmd_sweep(int argc, char **argv)
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
-
     gs_cli_msg(1, "sweep: %d configuration%s x %d repeat%s, %ld+%ld steps each, into %s", nc,
-               nc == 1 ? "" : "s", (int)repeat, repeat == 1 ? "" : "s", warmup, steps, outdir);
-    char steps_env[48];
-    snprintf(steps_env, sizeof steps_env, "GPUSTARVE_STEPS=%ld", steps + warmup);
-    int done = 0, total = nc * (int)repeat, nomarkers = 0, pin_noop = 0;
-    /* RATIONALE: rounds (every configuration once, then again) rather than
-     * K runs in a row, so a drift of the machine (page cache, thermal,
-     * another job) spreads over all configurations instead of favouring one. */
-    for (int r = 0; r < repeat && !g_interrupted; r++) {
-        for (int i = 0; i < nc && !g_interrupted; i++) {
-            sw_config *c = &cs[i];
-            sw_run *run = &c->runs[r];
-            if (c->left_out)
-                continue;
-            char label[96], nw_env[48], pin_env[48];
-            config_label(c, label, sizeof label);
-            char *env[4];
-            int ne = 0;
-            env[ne++] = steps_env;
-            if (c->nw >= 0) {
-                snprintf(nw_env, sizeof nw_env, "GPUSTARVE_NUM_WORKERS=%d", c->nw);
-                env[ne++] = nw_env;
-            }
-            if (c->pin >= 0) {
-                snprintf(pin_env, sizeof pin_env, "GPUSTARVE_PIN_MEMORY=%d", c->pin);
-                env[ne++] = pin_env;
-            }
-            env[ne] = NULL;
-            done++;
-            gs_cli_msg(1, "sweep: run %d/%d: %s%s", done, total, label,
-                       repeat > 1 ? (r ? " (repeat)" : "") : "");
-            /* argv: exe run -q -o DIR -- CMD... */
-            int ncmd = 0;
-            while (cmd[ncmd])
-                ncmd++;
-            char **av = calloc((size_t)ncmd + 7, sizeof *av);
-            if (!av)
-                break;
-            int k = 0;
-            av[k++] = exe;
-            av[k++] = "run";
-            av[k++] = "-q";
-            av[k++] = "-o";
-            av[k++] = run->dir;
-            av[k++] = "--";
-            for (int j = 0; j < ncmd; j++)
-                av[k++] = cmd[j];
-            av[k] = NULL;
-            const double t0 = now_s();
-            run->exit_code = spawn_wait(av, run->log, env, (double)timeout);
-            run->wall_s = now_s() - t0;
-            free(av);
-            if (run->exit_code != 0) {
-                gs_cli_error("sweep: %s: the command %s %d; see %s", label,
-                             run->exit_code > 128 ? "died of signal" : "exited with",
-                             run->exit_code > 128 ? run->exit_code - 128 : run->exit_code,
-                             run->log);
-            }
-            if (metrics_of_run(run->dir, (int)warmup, &run->m) != 0) {
-                nomarkers++;
-                gs_cli_error("sweep: %s: no steps found in %s", label, run->dir);
-                continue;
-            }
-            if (run->exit_code != 0) /* numbers of a broken run are not compared */
-                run->m.ok = 0;
-            else
-                gs_cli_msg(1, "sweep:   %.1f s, median step %.1f ms, data wait %.1f%% (%s)",
-                           run->wall_s, run->m.step_ms, 100 * run->m.dw_share, run->m.source);
-            /* RATIONALE: without CUDA pin_memory=True pins nothing; its runs
-             * would measure pin_memory=False again, and their noise could
-             * crown a setting that does nothing */
-            if (run->m.pin_noop && !pin_noop) {
-                pin_noop = 1;
-                gs_cli_msg(1, "sweep: pin_memory=True is a no-op for this command (the DataLoader "
-                              "says pin_memory_effective=False: no CUDA device)%s",
-                           npin > 1 ? "; the pin_memory axis is left out" : "");
-                for (int k = 0; k < nc && npin > 1; k++)
-                    cs[k].left_out |= cs[k].pin == 1;
-                /* the progress count: the runs still to come */
-                total = done;
-                for (int rr = r; rr < repeat; rr++)
-                    for (int k = rr == r ? i + 1 : 0; k < nc; k++)
-                        total += !cs[k].left_out;
-            }
-        }
-    }
+               nc == 1 ? "" : "s", (int)a.repeat, a.repeat == 1 ? "" : "s", a.warmup, a.steps,
+               outdir);
+    sw_progress p = {0};
+    run_rounds(&a, exe, cs, nc, &p);
     sigaction(SIGINT, &old_int, NULL);
     if (g_interrupted)
         gs_cli_error("sweep: interrupted; the table shows the runs that finished");
-    if (nomarkers)
+    if (p.nomarkers)
         gs_cli_msg(1, "sweep: a run without steps: does the command iterate a torch DataLoader, and "
                       "is gpustarve's python/ folder on PYTHONPATH (gpustarve run sets it)?");
 
     for (int i = 0; i < nc; i++)
-        summarize_config(&cs[i], (int)repeat);
+        summarize_config(&cs[i], (int)a.repeat);
     sw_best best;
-    pick_best(cs, nc, (int)repeat, &best);
-
-    gs_out o;
-    int json_stdout = json && strcmp(json, "-") == 0;
-    gs_out_init(&o, stdout);
-    if (json_stdout)
-        write_json(&o, cmd, cs, nc, (int)repeat, &best, outdir, (int)steps, (int)warmup);
-    else
-        print_table(&o, cs, nc, (int)repeat, &best, outdir, (int)steps, (int)warmup);
-    gs_out_flush(&o);
-    int result = best.best >= 0 ? GS_EXIT_OK : GS_EXIT_FAIL;
-    if (json && !json_stdout) {
-        FILE *f = fopen(json, "w");
-        if (!f) {
-            gs_cli_error("sweep: cannot write %s: %s", json, strerror(errno));
-            result = GS_EXIT_FAIL;
-        } else {
-            gs_out jo;
-            gs_out_init(&jo, f);
-            write_json(&jo, cmd, cs, nc, (int)repeat, &best, outdir, (int)steps, (int)warmup);
-            gs_out_flush(&jo);
-            if (ferror(f) | (fclose(f) != 0)) {
-                gs_cli_error("sweep: cannot write %s", json);
-                result = GS_EXIT_FAIL;
-            }
-        }
-    }
-    for (int i = 0; i < nc; i++) {
-        for (int r = 0; r < repeat; r++) {
-            free(cs[i].runs[r].dir);
-            free(cs[i].runs[r].log);
-        }
-        free(cs[i].runs);
-    }
-    free(cs);
+    pick_best(cs, nc, (int)a.repeat, &best);
+    const int result = write_outputs(&a, cs, nc, &best, outdir);
+    free_configs(cs, nc, (int)a.repeat);
     free(exe);
     free(outdir);
     return result;

@@ -118,14 +118,21 @@ static void write_gpu_where(xw *w, const gs_event *ev, int gpu)
     x_u64(w, XK("correlation"), ev->corr);
 }
 
-/* The kind-specific meaning of aux/aux2 (the preload's contract). */
-static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
+/* The event's string (a name, a path, an API), NULL when it has none. */
+static const char *ev_str(const gs_reader *r, const gs_event *ev)
+{
+    return ev->str ? gs_reader_string(r, ev->str) : NULL;
+}
+
+/* The extras of the file and wait calls (open, stat, read, mmap, poll, ...).
+ * Returns 1 when ev is one, else 0 (nothing written). */
+static int write_file_extras(xw *w, const gs_event *ev)
 {
     switch (ev->kind) {
     case GS_K_OPEN: case GS_K_OPEN64: case GS_K_CREAT: case GS_K_DUP3:
     case GS_K_FSTATAT: case GS_K_FSTATAT64: case GS_K_FXSTATAT: case GS_K_FXSTATAT64:
         x_hex(w, XK("flags"), ev->aux);
-        break;
+        return 1;
     case GS_K_OPENAT: case GS_K_OPENAT64:
         x_hex(w, XK("flags"), ev->aux);
         x_key(w, XK("mode"));
@@ -133,18 +140,18 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
             gs_jw_u64(w->j, ev->aux2);
         else
             gs_out_printf(w->o, "0%llo", (unsigned long long)ev->aux2);
-        break;
+        return 1;
     case GS_K_STATX:
         x_hex(w, XK("flags"), ev->aux);
         x_hex(w, XK("mask"), ev->aux2);
-        break;
+        return 1;
     case GS_K_READV: case GS_K_PREADV: case GS_K_PREADV64:
         x_u64(w, XK("iovcnt"), ev->aux);
-        break;
+        return 1;
     case GS_K_PREADV2: case GS_K_PREADV64V2:
         x_u64(w, XK("iovcnt"), ev->aux);
         x_hex(w, XK("flags"), ev->aux2);
-        break;
+        return 1;
     case GS_K_FOPEN: case GS_K_FOPEN64: {
         char mode[9];
         const size_t n = gs_fopen_mode(ev, mode);
@@ -153,18 +160,18 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
             gs_jw_strn(w->j, mode, n);
         else
             gs_text_str(w->o, mode, n);
-        break;
+        return 1;
     }
     case GS_K_FREAD: case GS_K_FREAD_UNLOCKED:
         x_u64(w, XK("size"), ev->aux);
-        break;
+        return 1;
     case GS_K_MMAP: case GS_K_MMAP64:
         x_hex(w, XK("prot"), ev->aux);
         x_hex(w, XK("flags"), ev->aux2);
-        break;
+        return 1;
     case GS_K_MUNMAP:
         x_hex(w, XK("addr"), ev->aux);
-        break;
+        return 1;
     case GS_K_POLL: case GS_K_PPOLL: case GS_K_SELECT: case GS_K_PSELECT:
     case GS_K_EPOLL_WAIT: case GS_K_EPOLL_PWAIT:
         if (gs_wait_timeout_ms(ev) < 0) {
@@ -175,25 +182,55 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
                 gs_out_str(w->o, "forever");
         } else
             x_u64(w, XK("timeout_ms"), (uint64_t)gs_wait_timeout_ms(ev));
-        break;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* How a process ended: its status, and how by name (the number when this
+ * build does not know the reason). */
+static void write_exit(xw *w, const gs_event *ev)
+{
+    const char *how = gs_exit_how_name(gs_exit_how_of(ev));
+    x_u64(w, XK("status"), gs_exit_status(ev));
+    x_key(w, XK("how"));
+    if (!how) { /* a reason this build does not know */
+        if (w->j)
+            gs_jw_u64(w->j, ev->aux2);
+        else
+            gs_out_u64(w->o, ev->aux2);
+    } else if (w->j) {
+        gs_jw_str(w->j, how);
+    } else {
+        gs_out_str(w->o, how);
+    }
+}
+
+/* The extras of the records about the process, its threads and the machine
+ * (threads, CPU time and limits, losses, notes, exec, exit, mappings).
+ * Returns 1 when ev is one, else 0 (nothing written). */
+static int write_proc_extras(xw *w, const gs_reader *r, const gs_event *ev)
+{
+    switch (ev->kind) {
     case GS_K_THREAD:
         x_u64(w, XK("target_tid"), ev->aux);
-        x_str(w, XK("name"), ev->str ? gs_reader_string(r, ev->str) : NULL);
-        break;
+        x_str(w, XK("name"), ev_str(r, ev));
+        return 1;
     case GS_K_FAULTS:
         x_u64(w, XK("target_tid"), ev->aux);
         x_u64(w, XK("faults"), ev->aux2);
-        break;
+        return 1;
     case GS_K_CPU_LIMITS:
         x_u64(w, XK("affinity_cpus"), ev->aux);
         x_u64(w, XK("quota_millicpus"), ev->aux2);
         x_u64(w, XK("online_cpus"), ev->bytes);
-        break;
+        return 1;
     case GS_K_HOST_CPU:
         x_u64(w, XK("busy_ns"), gs_host_busy_ns(ev));
         x_u64(w, XK("idle_ns"), gs_host_idle_ns(ev));
         x_u64(w, XK("cpus"), gs_host_cpus(ev));
-        break;
+        return 1;
     case GS_K_CPU: {
         const unsigned has = gs_cpu_has(ev);
         x_u64(w, XK("target_tid"), gs_cpu_tid(ev));
@@ -204,105 +241,111 @@ static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
         x_opt_u64(w, XK("nvcsw"), gs_cpu_nvcsw(ev), has & GS_CPU_HAS_SWITCHES);
         x_opt_u64(w, XK("nivcsw"), gs_cpu_nivcsw(ev), has & GS_CPU_HAS_SWITCHES);
         x_opt_u64(w, XK("storage_read_bytes"), gs_cpu_storage_bytes(ev), has & GS_CPU_HAS_STORAGE);
-        break;
+        return 1;
     }
     case GS_K_DROPS:
         x_u64(w, XK("dropped"), ev->aux);
         x_u64(w, XK("lost"), ev->aux2);
-        break;
+        return 1;
     case GS_K_NOTE:
         x_u64(w, XK("code"), ev->aux);
-        x_str(w, XK("text"), ev->str ? gs_reader_string(r, ev->str) : NULL);
-        break;
+        x_str(w, XK("text"), ev_str(r, ev));
+        return 1;
     case GS_K_EXEC:
-        x_str(w, XK("path"), ev->str ? gs_reader_string(r, ev->str) : NULL);
-        break;
-    case GS_K_EXIT: {
-        const char *how = gs_exit_how_name(gs_exit_how_of(ev));
-        x_u64(w, XK("status"), gs_exit_status(ev));
-        x_key(w, XK("how"));
-        if (!how) { /* a reason this build does not know */
-            if (w->j)
-                gs_jw_u64(w->j, ev->aux2);
-            else
-                gs_out_u64(w->o, ev->aux2);
-        } else if (w->j) {
-            gs_jw_str(w->j, how);
-        } else {
-            gs_out_str(w->o, how);
-        }
-        break;
+        x_str(w, XK("path"), ev_str(r, ev));
+        return 1;
+    case GS_K_EXIT:
+        write_exit(w, ev);
+        return 1;
+    case GS_K_MAPPING:
+        x_opt_str(w, XK("path"), ev_str(r, ev));
+        x_hex(w, XK("start"), ev->aux);
+        x_hex(w, XK("end"), ev->aux + ev->bytes);
+        x_hex(w, XK("file_offset"), (uint64_t)ev->offset);
+        x_opt_str(w, XK("build_id"), ev->aux2 ? gs_reader_string(r, (uint32_t)ev->aux2) : NULL);
+        return 1;
+    default:
+        return 0;
     }
+}
+
+/* The extras of the GPU's records (CUPTI), the CUDA calls and NVTX marks.
+ * Returns 1 when ev is one, else 0 (nothing written). */
+static int write_gpu_extras(xw *w, const gs_reader *r, const gs_event *ev)
+{
+    switch (ev->kind) {
     case GS_K_GPU_KERNEL:
-        x_str(w, XK("name"), ev->str ? gs_reader_string(r, ev->str) : NULL);
+        x_str(w, XK("name"), ev_str(r, ev));
         write_gpu_where(w, ev, 1);
-        break;
+        return 1;
     case GS_K_GPU_MEMCPY:
         x_name(w, XK("direction"), gs_dir_name(gs_copy_dir(ev)));
         x_u64(w, XK("bytes"), ev->bytes);
         x_name(w, XK("src_mem"), gs_mem_name(gs_copy_src_mem(ev)));
         x_name(w, XK("dst_mem"), gs_mem_name(gs_copy_dst_mem(ev)));
         write_gpu_where(w, ev, 1);
-        break;
+        return 1;
     case GS_K_GPU_MEMSET:
         x_u64(w, XK("bytes"), ev->bytes);
         x_name(w, XK("mem"), gs_mem_name(gs_memset_mem(ev)));
         write_gpu_where(w, ev, 1);
-        break;
+        return 1;
     case GS_K_GPU_SYNC:
         x_name(w, XK("sync"), gs_gpu_sync_name(ev->aux));
         write_gpu_where(w, ev, 1);
-        break;
-    case GS_K_GPU_DEVICE:
+        return 1;
+    case GS_K_GPU_DEVICE: {
         x_u64(w, XK("device"), ev->dev);
-        x_str(w, XK("name"), ev->str ? gs_reader_string(r, ev->str) : NULL);
+        x_str(w, XK("name"), ev_str(r, ev));
         x_u64(w, XK("bytes"), ev->bytes);
         x_u64(w, XK("sms"), ev->aux);
         char cc[48];
         snprintf(cc, sizeof cc, "%llu.%llu", (unsigned long long)(ev->aux2 / 10),
                  (unsigned long long)(ev->aux2 % 10));
         x_name(w, XK("compute_capability"), cc);
-        break;
+        return 1;
+    }
     case GS_K_GPU_DROPS:
         x_u64(w, XK("dropped"), ev->aux);
-        break;
+        return 1;
     case GS_K_CUDA_MEMCPY:
-        x_str(w, XK("api"), ev->str ? gs_reader_string(r, ev->str) : NULL);
+        x_str(w, XK("api"), ev_str(r, ev));
         x_name(w, XK("direction"), gs_dir_name(gs_copy_dir(ev)));
         x_u64(w, XK("bytes"), ev->bytes);
         x_name(w, XK("host_mem"), gs_mem_name(gs_copy_host_mem(ev)));
         write_gpu_where(w, ev, 0);
-        break;
+        return 1;
     case GS_K_CUDA_SYNC:
-        x_str(w, XK("api"), ev->str ? gs_reader_string(r, ev->str) : NULL);
+        x_str(w, XK("api"), ev_str(r, ev));
         write_gpu_where(w, ev, 0);
         x_hex(w, XK("event"), ev->aux2);
-        break;
+        return 1;
     case GS_K_CUDA_HOST_MEM:
-        x_str(w, XK("api"), ev->str ? gs_reader_string(r, ev->str) : NULL);
+        x_str(w, XK("api"), ev_str(r, ev));
         x_hex(w, XK("addr"), ev->aux);
         x_u64(w, XK("bytes"), ev->bytes);
         x_hex(w, XK("flags"), ev->aux2);
-        break;
+        return 1;
     case GS_K_NVTX_MARK:
-        x_str(w, XK("name"), ev->str ? gs_reader_string(r, ev->str) : NULL);
+        x_str(w, XK("name"), ev_str(r, ev));
         x_domain(w, r, ev->aux);
-        break;
-    case GS_K_MAPPING:
-        x_opt_str(w, XK("path"), ev->str ? gs_reader_string(r, ev->str) : NULL);
-        x_hex(w, XK("start"), ev->aux);
-        x_hex(w, XK("end"), ev->aux + ev->bytes);
-        x_hex(w, XK("file_offset"), (uint64_t)ev->offset);
-        x_opt_str(w, XK("build_id"), ev->aux2 ? gs_reader_string(r, (uint32_t)ev->aux2) : NULL);
-        break;
-    default: { /* a kind without a named meaning: show the raw fields */
-        unsigned f = gs_kind_fields(ev->kind);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The kind-specific meaning of aux/aux2 (the preload's contract); a kind
+ * without a named meaning shows the raw fields. Then the call stack. */
+static void write_extras(xw *w, const gs_reader *r, const gs_event *ev)
+{
+    if (!write_file_extras(w, ev) && !write_proc_extras(w, r, ev) &&
+        !write_gpu_extras(w, r, ev)) {
+        const unsigned f = gs_kind_fields(ev->kind);
         if (f & GS_F_AUX)
             x_u64(w, XK("aux"), ev->aux);
         if (f & GS_F_AUX2)
             x_u64(w, XK("aux2"), ev->aux2);
-        break;
-    }
     }
     if (ev->stack) {
         x_u64(w, XK("stack"), ev->stack);
@@ -329,7 +372,7 @@ static void write_event_json(gs_out *o, const gs_reader *r, uint64_t pid, const 
     if (f & GS_F_FD) {
         GS_JW_KI64(j, "fd", ev->fd);
         GS_JW_KSTR(j, "fd_kind", gs_fdkind_name(ev->fd_kind));
-        GS_JW_KSTR(j, "path", ev->str ? gs_reader_string(r, ev->str) : NULL);
+        GS_JW_KSTR(j, "path", ev_str(r, ev));
         GS_JW_KU64(j, "bytes", ev->bytes);
         GS_JW_KI64(j, "ret", ev->ret);
         if (f & GS_F_OFFSET)
@@ -440,7 +483,7 @@ static void write_event_text(gs_out *o, const gs_reader *r, uint64_t pid, uint64
     }
     gs_out_mem(o, "  ", 2);
     if (f & GS_F_FD) {
-        const char *path = ev->str ? gs_reader_string(r, ev->str) : NULL;
+        const char *path = ev_str(r, ev);
         if (path)
             gs_text_str(o, path, strlen(path));
         else

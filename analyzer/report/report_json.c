@@ -261,21 +261,9 @@ static void write_per_step(gs_jw *w, const an_result *r)
     gs_jw_end(w);
 }
 
-void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_step)
+/* "steps": how many and where from; "step_ms": their statistics. */
+static void write_steps(gs_jw *w, const an_result *r)
 {
-    const an_proc *tr = r->trainer;
-    gs_jw jw, *w = &jw;
-    gs_jw_init(w, o);
-    gs_jw_obj(w);
-    gs_jw_kstr(w, "schema", "gpustarve.report/1");
-    gs_jw_newline(w, "\n");
-    write_run(w, run, r);
-    gs_jw_newline(w, "\n");
-    rep_write_ranks_json(w, r->job);
-    gs_jw_newline(w, "\n");
-    gs_jw_kbool(w, "no_gpu_activity", r->no_gpu);
-    gs_jw_newline(w, "\n");
-
     gs_jw_key(w, "steps");
     gs_jw_obj(w);
     gs_jw_ku64(w, "count", r->nsteps);
@@ -297,8 +285,12 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
         rep_json_num(w, stats[i]);
     }
     gs_jw_end(w);
-    gs_jw_newline(w, "\n");
+}
 
+/* Where the step time went: "share" and its split, "median_ms", the
+ * input-bound share with its interval, and "trainer_fetch". */
+static void write_shares(gs_jw *w, const an_result *r)
+{
     gs_jw_key(w, "share");
     gs_jw_obj(w);
     for (int k = 0; k < AN_NSH; k++)
@@ -333,12 +325,11 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     } else {
         gs_jw_null(w);
     }
-    gs_jw_newline(w, "\n");
+}
 
-    rep_json_verdict(w, r);
-    gs_jw_newline(w, "\n");
-
-    /* dataloader configuration */
+/* "dataloader": the trainer's DataLoader settings and configuration. */
+static void write_dataloader(gs_jw *w, const an_proc *tr)
+{
     gs_jw_key(w, "dataloader");
     gs_jw_obj(w);
     rep_json_dataloader_settings(w, tr);
@@ -353,9 +344,11 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     }
     gs_jw_end(w);
     gs_jw_end(w);
-    gs_jw_newline(w, "\n");
+}
 
-    /* loader workers */
+/* "loader": the loader workers, in all and one by one. */
+static void write_loader(gs_jw *w, const an_result *r)
+{
     gs_jw_key(w, "loader");
     gs_jw_obj(w);
     gs_jw_ku64(w, "workers_seen", r->nworker_slots);
@@ -374,6 +367,41 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     }
     gs_jw_end(w);
     gs_jw_end(w);
+}
+
+/* "host_copy_kinds": whether the hooks and CUPTI agree on each copy's memory. */
+static void write_copy_kinds(gs_jw *w, const an_copy_kinds *ck)
+{
+    gs_jw_key(w, "host_copy_kinds");
+    gs_jw_obj(w);
+    gs_jw_ku64(w, "matched", ck->matched);
+    gs_jw_ku64(w, "pageable_by_hooks_pinned_by_cupti", ck->pageable_by_hooks_pinned_by_cupti);
+    gs_jw_ku64(w, "pinned_by_hooks_pageable_by_cupti", ck->pinned_by_hooks_pageable_by_cupti);
+    gs_jw_end(w);
+}
+
+void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_step)
+{
+    gs_jw jw, *w = &jw;
+    gs_jw_init(w, o);
+    gs_jw_obj(w);
+    gs_jw_kstr(w, "schema", "gpustarve.report/1");
+    gs_jw_newline(w, "\n");
+    write_run(w, run, r);
+    gs_jw_newline(w, "\n");
+    rep_write_ranks_json(w, r->job);
+    gs_jw_newline(w, "\n");
+    gs_jw_kbool(w, "no_gpu_activity", r->no_gpu);
+    gs_jw_newline(w, "\n");
+    write_steps(w, r);
+    gs_jw_newline(w, "\n");
+    write_shares(w, r);
+    gs_jw_newline(w, "\n");
+    rep_json_verdict(w, r);
+    gs_jw_newline(w, "\n");
+    write_dataloader(w, r->trainer);
+    gs_jw_newline(w, "\n");
+    write_loader(w, r);
     gs_jw_newline(w, "\n");
     rep_json_trainer_time(w, r);
     gs_jw_newline(w, "\n");
@@ -394,13 +422,7 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_newline(w, "\n");
     write_kernels(w, r->trainer);
     gs_jw_newline(w, "\n");
-    const an_copy_kinds *ck = &r->trainer->copy_kinds;
-    gs_jw_key(w, "host_copy_kinds");
-    gs_jw_obj(w);
-    gs_jw_ku64(w, "matched", ck->matched);
-    gs_jw_ku64(w, "pageable_by_hooks_pinned_by_cupti", ck->pageable_by_hooks_pinned_by_cupti);
-    gs_jw_ku64(w, "pinned_by_hooks_pageable_by_cupti", ck->pinned_by_hooks_pageable_by_cupti);
-    gs_jw_end(w);
+    write_copy_kinds(w, &r->trainer->copy_kinds);
 
     if (per_step) {
         gs_jw_newline(w, "\n");

@@ -52,12 +52,12 @@ static void cs_emit(void *ctx, const char *s, size_t n)
     gs_out_mem(ctx, s, n);
 }
 
-void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_step,
-                       const style *st)
+/* The run line (command, rank, trainer, loader, GPUs), the warnings on an
+ * unfinished or mixed run, and the steps line. */
+static void text_header(gs_out *o, const an_run *run, const an_result *r, const style *st)
 {
     const an_proc *tr = r->trainer;
     size_t ndev = tr->ndevs;
-    rep_write_ranks_text(o, r->job, st);
     gs_out_printf(o, "%srun%s   ", st->bold, st->off);
     text_shorten(o, tr->argv[0] ? tr->argv : tr->file, 60);
     const int32_t rank = r->job ? rep_result_rank(r) : -1;
@@ -89,6 +89,12 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_out_printf(o, "%ssteps%s %zu from %s (%zu warm-up left out%s), median %.1f ms, p90 %.1f ms\n",
                   st->bold, st->off, r->measured, r->source_detail ? r->source_detail : "?",
                   r->warmup, r->skip_auto ? ", automatic" : "", r->step_ms_median, r->step_ms_p90);
+}
+
+/* The share table (the training thread's time without a GPU) and the fetch
+ * line beside the data wait. */
+static void text_shares(gs_out *o, const an_result *r, const style *st)
+{
     if (r->no_gpu)
         gs_out_printf(o, "%sno GPU activity seen: shares of the training thread's time%s\n",
                       st->yellow, st->off);
@@ -117,37 +123,46 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
             gs_out_printf(o, "data wait %.1f%%%s\n", dw,
                           dw > f ? " (with waits and file calls outside fetches)" : "");
     }
-    const char *col = r->verdict == AN_V_HIGHLY ? st->red
-                      : r->verdict == AN_V_NOT  ? st->green
-                                                : st->yellow;
-    gs_out_printf(o, "\n%sverdict%s  %s%s%s\n", st->bold, st->off, col, r->verdict_text, st->off);
+}
+
+/* The loader line of traced workers: per batch, their I/O, metadata and CPU. */
+static void text_workers(gs_out *o, const an_result *r, const style *st)
+{
+    const an_proc *tr = r->trainer;
+    uint64_t io = 0, meta = 0, cpu = 0;
+    double b = 0;
+    int marked = 0; /* batch_ms from marked batches (an_worker_batch_ms) */
+    for (size_t i = 0; i < r->nworkers; i++) {
+        const an_worker *w = &r->workers[i];
+        marked |= w->batches_from_markers && !w->th && w->p->batch_ns;
+        io += w->io_ns;
+        meta += w->meta_ns;
+        cpu += w->cpu_ns;
+        b += w->batches;
+    }
+    const double per = b > 0 ? 1.0 / b / 1e6 : 0;
+    char respawned[80] = "";
+    if (r->nworkers > r->nworker_slots)
+        snprintf(respawned, sizeof respawned, " (%zu processes: started again each epoch)",
+                 r->nworkers);
+    gs_out_printf(o,
+                  "%sloader%s   %zu %s%s, %.1f ms per batch each (%sfile I/O %.1f ms, "
+                  "metadata %.1f ms, CPU %.1f ms), %.1f MB/s\n",
+                  st->bold, st->off, r->nworker_slots,
+                  r->workers[0].p == tr ? (r->nworker_slots == 1 ? "thread" : "threads")
+                                        : (r->nworker_slots == 1 ? "worker" : "workers"),
+                  respawned, r->batch_ms,
+                  marked ? "their marked batches; their whole active time per batch: " : "", (double)io * per, (double)meta * per, (double)cpu * per,
+                  r->worker_MBps_total);
+    rep_text_measured_loader(o, r, st);
+}
+
+/* The loader line: traced workers, configured ones, or why none. */
+static void text_loader(gs_out *o, const an_result *r, const style *st)
+{
+    const an_proc *tr = r->trainer;
     if (r->nworkers) {
-        uint64_t io = 0, meta = 0, cpu = 0;
-        double b = 0;
-        int marked = 0; /* batch_ms from marked batches (an_worker_batch_ms) */
-        for (size_t i = 0; i < r->nworkers; i++) {
-            const an_worker *w = &r->workers[i];
-            marked |= w->batches_from_markers && !w->th && w->p->batch_ns;
-            io += w->io_ns;
-            meta += w->meta_ns;
-            cpu += w->cpu_ns;
-            b += w->batches;
-        }
-        const double per = b > 0 ? 1.0 / b / 1e6 : 0;
-        char respawned[80] = "";
-        if (r->nworkers > r->nworker_slots)
-            snprintf(respawned, sizeof respawned, " (%zu processes: started again each epoch)",
-                     r->nworkers);
-        gs_out_printf(o,
-                      "%sloader%s   %zu %s%s, %.1f ms per batch each (%sfile I/O %.1f ms, "
-                      "metadata %.1f ms, CPU %.1f ms), %.1f MB/s\n",
-                      st->bold, st->off, r->nworker_slots,
-                      r->workers[0].p == tr ? (r->nworker_slots == 1 ? "thread" : "threads")
-                                            : (r->nworker_slots == 1 ? "worker" : "workers"),
-                      respawned, r->batch_ms,
-                      marked ? "their marked batches; their whole active time per batch: " : "", (double)io * per, (double)meta * per, (double)cpu * per,
-                      r->worker_MBps_total);
-        rep_text_measured_loader(o, r, st);
+        text_workers(o, r, st);
     } else if (r->cur_workers > 0) {
         /* configured workers that did no traced I/O of their own: threads
          * of the trainer, or processes outside the trace */
@@ -166,6 +181,11 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_printf(o, "%sloader%s   no loader worker traced\n",
                       st->bold, st->off);
     }
+}
+
+/* The advice lines (or why none) and the notes. */
+static void text_advice(gs_out *o, const an_result *r, const style *st)
+{
     if (!r->nadvice && r->advice_none_why[0])
         gs_out_printf(o, "%sadvice%s   none: %s\n", st->bold, st->off, r->advice_none_why);
     else if (!r->nadvice)
@@ -198,6 +218,13 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
     for (size_t i = 0; i < r->nnotes; i++)
         if (strcmp(r->notes[i], r->advice_none_why) != 0) /* said on the advice line */
             gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);
+}
+
+/* The kernels with the most GPU time, and where the findings' calls come
+ * from (sampled call stacks). */
+static void text_kernels_calls(gs_out *o, const an_result *r, const style *st)
+{
+    const an_proc *tr = r->trainer;
     const an_kstat *top[5];
     size_t nk = an_kstats_top(&tr->kstats, top, 5);
     if (nk)
@@ -216,6 +243,11 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
                       st->off);
         rep_cs_write_text(r->callsites, cs_emit, o, 9, 6);
     }
+}
+
+/* The trace line (processes, events, losses) and the files skipped. */
+static void text_trace(gs_out *o, const an_run *run, const style *st)
+{
     gs_out_printf(o, "%strace%s    %zu process%s, %llu events, %llu dropped, %llu lost", st->bold,
                   st->off, run->nprocs, run->nprocs == 1 ? "" : "es",
                   (unsigned long long)run->events, (unsigned long long)run->dropped,
@@ -231,23 +263,43 @@ void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_st
         gs_out_printf(o, "%sskipped%s  %s: %s%s\n", st->bold, st->off, s->file, s->reason,
                       s->whole ? " (file not used)" : " (the part before was used)");
     }
-    if (per_step) {
-        gs_out_str(o, "\n  step    start_ms   dur_ms  compute  comm   h2d_pin  h2d_pg  other  "
-                      "data_wait  pg_copy    host    fetch\n");
-        const uint64_t t0 = r->nsteps ? r->steps[0].v.t0 : 0;
-        for (size_t i = 0; i < r->nsteps; i++) {
-            const an_step *s = &r->steps[i];
-            const an_stepv *v = &s->v;
-            gs_out_printf(o,
-                          "%6llu%s %10.3f %8.3f %8.3f %5.3f %8.3f %7.3f %6.3f %10.3f %8.3f %7.3f "
-                          "%8.3f\n",
-                          (unsigned long long)s->num, s->warmup ? "w" : " ",
-                          (double)(v->t0 - t0) / 1e6, (double)(v->t1 - v->t0) / 1e6,
-                          v->busy[AN_BUSY_COMPUTE] / 1e6, v->busy[AN_BUSY_COMM] / 1e6,
-                          v->busy[AN_BUSY_H2D_PINNED] / 1e6, v->busy[AN_BUSY_H2D_PAGEABLE] / 1e6,
-                          v->busy[AN_BUSY_OTHER] / 1e6, v->idle_dw / 1e6, v->idle_pg / 1e6,
-                          v->idle_host / 1e6, v->fetch / 1e6);
-        }
+}
+
+/* --per-step: one line per step, in ms. */
+static void text_per_step(gs_out *o, const an_result *r)
+{
+    gs_out_str(o, "\n  step    start_ms   dur_ms  compute  comm   h2d_pin  h2d_pg  other  "
+                  "data_wait  pg_copy    host    fetch\n");
+    const uint64_t t0 = r->nsteps ? r->steps[0].v.t0 : 0;
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const an_step *s = &r->steps[i];
+        const an_stepv *v = &s->v;
+        gs_out_printf(o,
+                      "%6llu%s %10.3f %8.3f %8.3f %5.3f %8.3f %7.3f %6.3f %10.3f %8.3f %7.3f "
+                      "%8.3f\n",
+                      (unsigned long long)s->num, s->warmup ? "w" : " ",
+                      (double)(v->t0 - t0) / 1e6, (double)(v->t1 - v->t0) / 1e6,
+                      v->busy[AN_BUSY_COMPUTE] / 1e6, v->busy[AN_BUSY_COMM] / 1e6,
+                      v->busy[AN_BUSY_H2D_PINNED] / 1e6, v->busy[AN_BUSY_H2D_PAGEABLE] / 1e6,
+                      v->busy[AN_BUSY_OTHER] / 1e6, v->idle_dw / 1e6, v->idle_pg / 1e6,
+                      v->idle_host / 1e6, v->fetch / 1e6);
     }
 }
 
+void rep_write_text(gs_out *o, const an_run *run, const an_result *r, int per_step,
+                       const style *st)
+{
+    rep_write_ranks_text(o, r->job, st);
+    text_header(o, run, r, st);
+    text_shares(o, r, st);
+    const char *col = r->verdict == AN_V_HIGHLY ? st->red
+                      : r->verdict == AN_V_NOT  ? st->green
+                                                : st->yellow;
+    gs_out_printf(o, "\n%sverdict%s  %s%s%s\n", st->bold, st->off, col, r->verdict_text, st->off);
+    text_loader(o, r, st);
+    text_advice(o, r, st);
+    text_kernels_calls(o, r, st);
+    text_trace(o, run, st);
+    if (per_step)
+        text_per_step(o, r);
+}
