@@ -52,9 +52,11 @@
 #include <libunwind.h>
 
 #include "gs_buildid.h"
-#include "gs_collector.h"
+#include "gs_config.h"
+#include "gs_fsize.h"
 #include "gs_preload.h"
 #include "gs_stacks.h"
+#include "gs_strings.h"
 
 /* weak: resolved when the library was linked with -lunwind */
 extern int unw_backtrace(void **, int) __attribute__((weak));
@@ -74,22 +76,6 @@ static uint32_t g_depth = 16, g_first = 8, g_every = 64;
 static uintptr_t g_self_lo, g_self_hi; /* our own object's address span */
 
 /* ---- config ------------------------------------------------------------------ */
-
-static uint64_t env_num(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    uint64_t x = 0;
-    for (const char *p = v; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return dflt;
-        x = x * 10 + (uint64_t)(*p - '0');
-        if (x > hi)
-            return hi;
-    }
-    return x < lo ? lo : x;
-}
 
 uint32_t gs_stacks_every(void)
 {
@@ -362,12 +348,11 @@ __attribute__((visibility("default"))) int pipe2(int fds[2], int flags)
 
 int gs_stacks_init(void)
 {
-    const char *v = getenv("GPUSTARVE_STACKS");
-    if (!v || !v[0] || strcmp(v, "0") == 0)
+    if (!gs_cfg.stacks)
         return 0;
-    g_depth = (uint32_t)env_num("GPUSTARVE_STACK_DEPTH", 16, 1, GS_STACK_DEPTH_MAX);
-    g_first = (uint32_t)env_num("GPUSTARVE_STACK_FIRST", 8, 0, 1u << 30);
-    g_every = (uint32_t)env_num("GPUSTARVE_STACK_EVERY", 64, 0, 1u << 20);
+    g_depth = gs_cfg.stack_depth;
+    g_first = gs_cfg.stack_first;
+    g_every = gs_cfg.stack_every;
     g_stride = sizeof(stack_entry) + g_depth * sizeof(uint64_t);
     g_sites = map_noreserve(SITE_SLOTS * sizeof(site));
     g_stk = map_noreserve((GS_STACK_IDS_MAX + 1) * g_stride);

@@ -25,7 +25,6 @@
 #define GS_STACK_ID_MASK 0x7fffu
 #define GS_STACK_SAMPLED 0x8000u
 #define GS_STACK_IDS_MAX GS_STACK_ID_MASK /* ids 1..32767 per process image */
-#define GS_STACK_DEPTH_MAX 64
 
 extern GS_HIDDEN int gs_stacks_on; /* set once at start-up; read by every hook */
 
