@@ -4,7 +4,7 @@
  *
  * Must never: be written after start-up (a forked child keeps its parent's
  * settings; an exec'd image reads its own); be read from the environment
- * anywhere but gs_config.c.
+ * anywhere but gs_config.c (make check-deps checks it).
  */
 #ifndef GS_CONFIG_H
 #define GS_CONFIG_H
