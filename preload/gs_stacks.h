@@ -45,8 +45,9 @@ static inline uint16_t gs_stack_take(const void *caller)
     return gs_stack_slow(caller);
 }
 
-/* Start-up (outside any hook, guard held): read GPUSTARVE_STACK*, bring up
- * libunwind and the tables. 0, or -1 (stacks stay off). */
+/* Start-up (outside any hook, guard held): take GPUSTARVE_STACK* as
+ * gs_config.c read them, bring up libunwind and the tables. 0, or -1
+ * (stacks stay off). */
 int gs_stacks_init(void);
 /* GPUSTARVE_STACK_EVERY: what a sampled event stands for. */
 uint32_t gs_stacks_every(void);
