@@ -174,7 +174,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(AN_LIB) $(UNIT_DEPS)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CFLAGS_COMMON) -Ianalyzer -Itests/unit -Itests -pthread -o $@ $< $(AN_LIB) $(LDLIBS_AN)
 # test_clock includes the collector's clock file itself
-$(BUILD)/tests/test_clock: preload/gs_clock.c preload/gs_preload.h
+$(BUILD)/tests/test_clock: preload/gs_clock.c preload/gs_clock.h preload/gs_preload.h
 
 # Same tests built with AddressSanitizer + UBSan.
 SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

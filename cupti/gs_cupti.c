@@ -98,6 +98,7 @@ static char g_lib[PATH_MAX];        /* the libcupti we loaded */
 static char g_err[PATH_MAX + 256];  /* last failed CUPTI call (library: call: result), for the note */
 static _Atomic int g_atexit_done;
 static _Atomic int g_decode_over;   /* at exit: libcupti is about to be torn down */
+static const char *g_lib_env;       /* GPUSTARVE_CUPTI_LIB, NULL when unset (read_settings) */
 static _Atomic uint64_t g_unknown_ts; /* records dropped: start or end unknown (0) */
 static _Atomic uint64_t g_dropped;  /* CUPTI's dropped records, summed */
 static uint64_t g_rep_dropped;      /* writer: last gpu_drops written */
@@ -249,8 +250,7 @@ static void *try_dir(tried *t, const char *dir, int major)
 static void *load_cupti(tried *t, int driver_major, int *major)
 {
     void *h;
-    const char *env = getenv("GPUSTARVE_CUPTI_LIB");
-    if (env && *env && (h = try_open(t, env)))
+    if (g_lib_env && *g_lib_env && (h = try_open(t, g_lib_env)))
         return h;
     loaded l;
     memset(&l, 0, sizeof l);
@@ -761,17 +761,34 @@ static int busy(CUptiResult r)
     return r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 }
 
-static void start_impl(void)
+/* This source's own settings (README): GPUSTARVE_CUPTI_LIB, the libcupti to
+ * try first; GPUSTARVE_CUPTI_BUFFERS, the pool's buffers (1 to
+ * GS_CUPTI_BUFS_MAX; unset or below 1: GS_CUPTI_BUFS_DEFAULT).
+ * RATIONALE: read here, when the source starts (the first CUDA call or the
+ * driver's injection), not by the collector at its start-up with every
+ * other GPUSTARVE_* variable (preload/gs_config.c): cupti/ cannot include
+ * the collector's headers, the seam carries nothing of a particular source
+ * (docs/gpu-source.md, "The seam"), and a program that sets them before
+ * its first CUDA call (os.environ in Python) is heard, as it always was.
+ * The source reads its other variables (CUDA_HOME, CUDA_INJECTION64_PATH)
+ * at the same moment. */
+static void read_settings(void)
 {
-    if (!gs_sink_active())
-        return; /* tracing is off in this process: nothing to collect into */
-    g_pid = (pid_t)syscall(SYS_getpid);
+    g_lib_env = getenv("GPUSTARVE_CUPTI_LIB");
     const char *nb = getenv("GPUSTARVE_CUPTI_BUFFERS");
     if (nb && *nb) {
         long v = strtol(nb, NULL, 10);
         if (v >= 1)
             g_nbufs = v > (long)GS_CUPTI_BUFS_MAX ? GS_CUPTI_BUFS_MAX : (uint32_t)v;
     }
+}
+
+static void start_impl(void)
+{
+    if (!gs_sink_active())
+        return; /* tracing is off in this process: nothing to collect into */
+    g_pid = (pid_t)syscall(SYS_getpid);
+    read_settings();
     char why[320];
     if (!driver_ready(g_from_hooks, why, sizeof why)) {
         cupti_give_up(GS_NOTE_CUPTI_UNAVAILABLE, "%s", why);

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "gs_clock.h"
 #include "gs_preload.h"
 
 int gs_clock_tsc;

@@ -1,28 +1,25 @@
-/* gs_config.c — configuration and start-up of the collector.
+/* gs_config.c — the collector's settings, read from the environment.
  *
- * Responsible for: reading GPUSTARVE_* from the environment (never in a
- * set-user-ID/set-group-ID process, which is not traced), and bringing
- * every part up in order, exactly once per process image, whether the first
- * caller is our constructor or a hook called before it (another library's
- * constructor): real symbols, clock, tables, rings, output file, writer
- * thread, fork/exit/signal handling; then switching recording on.
+ * Responsible for: reading every GPUSTARVE_* variable of the collector
+ * (gs_config.h) once per process image, at start-up (gs_startup.c), with
+ * one number parser; the defaults and their reasons; reading nothing in a
+ * set-user-ID/set-group-ID process, which is not traced.
  *
- * Must never: record while initialising (the guard is held), allocate on a
- * hook's path after start-up, or fail loudly: anything that goes wrong leaves
- * the library a pure pass-through (and prints at most the one warning).
+ * Must never: be called on a hook's path (getenv is read at start-up only:
+ * a forked child keeps what its parent read, an exec'd image reads its own
+ * environment, which the exec hooks keep traced); warn or fail (a value
+ * that is not a number is its default, one out of range its nearest bound).
+ *
+ * The GPU source's own variables (GPUSTARVE_CUPTI_*) are read by the source
+ * when it starts (cupti/gs_cupti.c, read_settings): the collector does not
+ * know a source's settings.
  */
-#include <pthread.h>
 #include <stdlib.h>
-#include <sys/auxv.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <sys/auxv.h>
 
-#include "gs_collector.h"
-#include "gs_preload.h"
-#include "gs_real.h"
-#include "gs_ring.h"
-#include "gs_stacks.h"
+#include "gs_config.h"
 
 /* RATIONALE: zstd's fast level -3 with Huffman-coded literals (trace/gs_file.c)
  * costs the least CPU per event and writes the fewest bytes on a busy read
@@ -50,46 +47,82 @@
  * 2-core machine (zstd level 3) dropped 28-75% of its events (the collector that frees
  * ring space at copy time, 23-37%); with 32768, 0-8% (docs/collector-safety.md). */
 gs_config gs_cfg = {.flush_ms = 200, .ring_events = 32768, .zstd_level = ZSTD_LEVEL_DEFAULT,
-                    .zstd_level_runs = ZSTD_LEVEL_RUNS, .store_runs = 1};
-_Atomic int gs_on;
-_Atomic int gs_inited;
-_Atomic pid_t gs_pid;
+                    .zstd_level_runs = ZSTD_LEVEL_RUNS, .store_runs = 1, .stack_depth = 16,
+                    .stack_first = 8, .stack_every = 64};
 
-static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+/* The number the decimal digits of p spell: 0 and *x, or -1 when p is empty
+ * or holds anything but digits. Once past cap the number stops growing (*x
+ * is then some number above cap); lazy: the characters after that point
+ * are not looked at. */
+static int parse_dec(const char *p, uint64_t cap, int lazy, uint64_t *x)
+{
+    if (!*p)
+        return -1;
+    uint64_t v = 0;
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        if (v <= cap)
+            v = v * 10 + (uint64_t)(*p - '0');
+        if (v > cap && lazy)
+            break;
+    }
+    *x = v;
+    return 0;
+}
 
 /* Unsigned decimal from the environment, clamped to [lo, hi]; dflt when unset
- * or not a number. */
+ * or not a number (digits past the point where the number passed hi are not
+ * read: it is hi). */
 static uint64_t env_u64(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi)
 {
     const char *v = getenv(name);
-    if (!v || !*v)
+    uint64_t x;
+    if (!v || parse_dec(v, hi, 1, &x) != 0)
         return dflt;
-    uint64_t x = 0;
-    for (const char *p = v; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return dflt;
-        x = x * 10 + (uint64_t)(*p - '0');
-        if (x > hi)
-            return hi;
-    }
-    return x < lo ? lo : x;
+    return x < lo ? lo : x > hi ? hi : x;
 }
 
-/* The same for a signed decimal (zstd's fast levels are below 0). */
+/* The same for a signed decimal (zstd's fast levels are below 0); every
+ * character must be a digit after the sign. */
 static int env_int(const char *name, int dflt, int lo, int hi)
 {
     const char *v = getenv(name);
-    const char *p = v ? v + (v[0] == '-') : NULL;
-    if (!p || !*p)
+    const uint64_t cap = (uint64_t)(hi > -lo ? hi : -lo);
+    uint64_t x;
+    if (!v || parse_dec(v + (v[0] == '-'), cap, 0, &x) != 0)
         return dflt;
-    int64_t x = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return dflt;
-        x = x < 1000000 ? x * 10 + (*p - '0') : x;
-    }
-    x = v[0] == '-' ? -x : x;
-    return x < lo ? lo : x > hi ? hi : (int)x;
+    const int64_t s = v[0] == '-' ? -(int64_t)x : (int64_t)x;
+    return s < lo ? lo : s > hi ? hi : (int)s;
+}
+
+/* 1 when name is set to anything but "" or "0". */
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+static void read_stacks(void)
+{
+    gs_cfg.stacks = env_flag("GPUSTARVE_STACKS");
+    if (!gs_cfg.stacks)
+        return;
+    gs_cfg.stack_depth = (uint32_t)env_u64("GPUSTARVE_STACK_DEPTH", 16, 1, GS_STACK_DEPTH_MAX);
+    gs_cfg.stack_first = (uint32_t)env_u64("GPUSTARVE_STACK_FIRST", 8, 0, 1u << 30);
+    gs_cfg.stack_every = (uint32_t)env_u64("GPUSTARVE_STACK_EVERY", 64, 0, 1u << 20);
+}
+
+/* The test hooks (README, "Preloading by hand"): read as they always were,
+ * the offset as strtoll reads it. */
+static void read_test_hooks(void)
+{
+    const char *th = getenv("GPUSTARVE_TEST_HOST");
+    if (th && *th)
+        snprintf(gs_cfg.test_host, sizeof gs_cfg.test_host, "%s", th);
+    const char *toff = getenv("GPUSTARVE_TEST_REALTIME_OFFSET_NS");
+    if (toff && *toff)
+        gs_cfg.test_realtime_offset_ns = strtoll(toff, NULL, 10);
 }
 
 /* RATIONALE: a set-user-ID or set-group-ID program (AT_SECURE) must not
@@ -98,14 +131,13 @@ static int env_int(const char *name, int dflt, int lo, int hi)
  * reaches dlopen. Such a process is not traced at all (pure pass-through),
  * whatever GPUSTARVE_* says; ld.so itself ignores LD_PRELOAD there unless
  * the library is a set-user-ID one in a trusted directory, or linked. */
-static void read_config(void)
+void gs_config_read(void)
 {
     if (getauxval(AT_SECURE)) {
         gs_cfg.disabled = 1;
         return;
     }
-    const char *d = getenv("GPUSTARVE_DISABLE");
-    gs_cfg.disabled = d && d[0] && strcmp(d, "0") != 0;
+    gs_cfg.disabled = env_flag("GPUSTARVE_DISABLE");
     gs_cfg.flush_ms = (unsigned)env_u64("GPUSTARVE_FLUSH_MS", 200, 1, 60000);
     gs_cfg.ring_events = env_u64("GPUSTARVE_RING_EVENTS", 32768, 64, 1u << 24);
     /* a level the user set is every frame's; 1000 (out of range): not set */
@@ -114,54 +146,7 @@ static void read_config(void)
     gs_cfg.zstd_level_runs = zl == 1000 ? ZSTD_LEVEL_RUNS : zl;
     gs_cfg.store_runs = zl == 1000;
     gs_cfg.clock = getenv("GPUSTARVE_CLOCK");
-}
-
-static void init_all(void)
-{
-    gs_real_resolve();
-    read_config();
-    atomic_store(&gs_pid, (pid_t)syscall(SYS_getpid));
-    if (gs_cfg.disabled)
-        return;
-    gs_clock_init(gs_cfg.clock);
-    if (gs_out_warn_init() != 0 || gs_strings_init() != 0 || gs_fdtab_init() != 0 ||
-        gs_maptab_init() != 0 || gs_rings_init(gs_cfg.ring_events) != 0 ||
-        gs_writer_init() != 0)
-        return; /* out of address space: stay a pass-through */
-    gs_stacks_init(); /* GPUSTARVE_STACKS: on failure stacks stay off */
-    gs_lifecycle_init(); /* atfork, on_exit, signals, exec environment */
-    if (gs_out_setup_dir() != 0 || gs_out_open(0) != 0)
-        return; /* warned; hooks pass through */
-    gs_writer_start();
-    atomic_store_explicit(&gs_on, 1, memory_order_release);
-    gs_cpulimits_record();
-}
-
-static void init_guarded(void)
-{
-    int depth = gs_t_depth;
-    gs_t_depth = 1; /* our own calls during start-up are not the program's */
-    init_all();
-    atomic_store(&gs_inited, 1);
-    gs_t_depth = depth;
-}
-
-void gs_init(void)
-{
-    pthread_once(&g_init_once, init_guarded);
-}
-
-int gs_enter_slow(void)
-{
-    if (!atomic_load_explicit(&gs_inited, memory_order_acquire))
-        gs_init();
-    if (!atomic_load_explicit(&gs_on, memory_order_acquire))
-        return 0;
-    gs_t_depth = 1;
-    return 1;
-}
-
-__attribute__((constructor)) static void gs_constructor(void)
-{
-    gs_init();
+    gs_cfg.dir = getenv("GPUSTARVE_DIR");
+    read_stacks();
+    read_test_hooks();
 }

@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_collector.h"
+#include "gs_cpulimits.h"
 #include "gs_preload.h"
 
 /* RATIONALE: /proc/self/mountinfo of a container host can list thousands of

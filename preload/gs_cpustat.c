@@ -34,10 +34,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_collector.h"
 #include "gs_cpustat.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
+#include "gs_startup.h"
+#include "gs_strings.h"
 
 /* ---- (a) at a marker, on the calling thread ----------------------------------------- */
 
@@ -82,7 +83,7 @@ enum { SEEN_NAMED = 1, SEEN_OURS = 2 };
 static uint64_t g_last;
 static int g_force;
 static uint64_t g_host_last; /* (c) below */
-static void host_sample(uint64_t now, uint32_t tid);
+static void host_sample(uint64_t now, uint32_t tid, gs_cpu_put_fn put);
 static pid_t g_for_pid; /* the process the tables below describe (a fork child starts afresh) */
 static uint32_t g_seen_tid[SEEN_CAP];
 static uint8_t g_seen_flags[SEEN_CAP];
@@ -160,7 +161,7 @@ static int storage_read(int dfd, const char *name, uint64_t *out)
 /* First sight of a thread: the collector's own (skipped from now on), or
  * named with a THREAD record when the writer does not name it (no ring). */
 static int first_sight(int dfd, const char *name, uint32_t tid, uint32_t self, uint64_t now,
-                       uint8_t *flags)
+                       uint8_t *flags, gs_cpu_put_fn put)
 {
     char rel[48], comm[64];
     size_t nl = strlen(name);
@@ -185,13 +186,13 @@ static int first_sight(int dfd, const char *name, uint32_t tid, uint32_t self, u
             ev.ts = now;
             ev.str = id;
             ev.aux = tid;
-            gs_put_event(tid, &ev);
+            put(tid, &ev);
         }
     }
     return 1;
 }
 
-void gs_cpu_periodic(uint64_t now)
+void gs_cpu_periodic(uint64_t now, gs_cpu_put_fn put)
 {
     const pid_t pid = atomic_load(&gs_pid);
     if (pid != g_for_pid) {
@@ -204,7 +205,7 @@ void gs_cpu_periodic(uint64_t now)
         return;
     g_force = 0;
     g_last = now;
-    host_sample(now, (uint32_t)pid);
+    host_sample(now, (uint32_t)pid, put);
     long dfd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
                        O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
     if (dfd < 0)
@@ -227,7 +228,7 @@ void gs_cpu_periodic(uint64_t now)
             uint8_t *fl = seen_slot(tid, 1);
             if (fl && (*fl & SEEN_OURS))
                 continue;
-            if ((!fl || !*fl) && !first_sight((int)dfd, d->d_name, tid, self, now, fl))
+            if ((!fl || !*fl) && !first_sight((int)dfd, d->d_name, tid, self, now, fl, put))
                 continue;
             char rel[48], buf[128];
             size_t nl = strlen(d->d_name);
@@ -259,7 +260,7 @@ void gs_cpu_periodic(uint64_t now)
                 has |= GS_CPU_HAS_STORAGE;
             }
             ev.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_PERIODIC, has);
-            gs_put_event(tid, &ev);
+            put(tid, &ev);
             sampled++;
         }
     }
@@ -295,7 +296,7 @@ static const char *stat_line(const char *p, uint64_t *busy, uint64_t *idle)
     return p;
 }
 
-static void host_sample(uint64_t now, uint32_t tid)
+static void host_sample(uint64_t now, uint32_t tid, gs_cpu_put_fn put)
 {
     if (!g_host_force && g_host_last && now - g_host_last < HOST_PERIOD_NS)
         return;
@@ -342,7 +343,7 @@ static void host_sample(uint64_t now, uint32_t tid)
     ev.bytes = busy * tick;
     ev.aux = idle * tick;
     ev.aux2 = counted;
-    gs_put_event(tid, &ev);
+    put(tid, &ev);
 }
 
 int gs_cpu_periodic_due(uint64_t now)

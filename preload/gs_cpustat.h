@@ -8,8 +8,10 @@
 #ifndef GS_CPUSTAT_H
 #define GS_CPUSTAT_H
 
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "gs_trace.h"
 
 /* Read a small /proc file rel (relative to the directory fd dfd, or
  * AT_FDCWD) whole into buf, NUL-terminated, with raw syscalls and no
@@ -20,10 +22,14 @@ long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap);
  * (hook clock): the marker record the caller appends next has the same
  * stamp. Inside gs_enter/gs_leave; errno is the caller's to keep. */
 void gs_cpu_at_marker(uint64_t t0);
+/* Where the periodic samples go: the writer's gs_put_event (output lock
+ * held), an event of thread tid. */
+typedef void (*gs_cpu_put_fn)(uint32_t tid, const gs_event *ev);
 /* Put a CPU record (source periodic) for every thread of the process but
  * the collector's own, at most every 50 ms, and a HOST_CPU record of the
- * machine's CPU time at most every 200 ms; now is CLOCK_MONOTONIC ns. */
-void gs_cpu_periodic(uint64_t now);
+ * machine's CPU time at most every 200 ms, through put; now is
+ * CLOCK_MONOTONIC ns. */
+void gs_cpu_periodic(uint64_t now, gs_cpu_put_fn put);
 /* 1 when gs_cpu_periodic(now) would sample (the drain reads its threads'
  * /proc stat files only then: docs/performance.md). */
 int gs_cpu_periodic_due(uint64_t now);

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_preload.h"
+#include "gs_fdtable.h"
 
 _Atomic uint64_t *gs_fdtab;
 static _Atomic uint32_t g_fd_top; /* 1 + the largest fd ever entered */

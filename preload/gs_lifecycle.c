@@ -26,11 +26,21 @@
 #include <dlfcn.h>
 #include <limits.h>
 
-#include "gs_collector.h"
+#include "gs_config.h"
+#include "gs_cpulimits.h"
+#include "gs_lifecycle.h"
+#include "gs_livefile.h"
+#include "gs_output.h"
+#include "gs_pinned.h"
 #include "gs_preload.h"
 #include "gs_real.h"
 #include "gs_ring.h"
+#include "gs_sink.h"
+#include "gs_source.h"
 #include "gs_stacks.h"
+#include "gs_startup.h"
+#include "gs_strings.h"
+#include "gs_writer.h"
 
 extern char **environ;
 
@@ -38,11 +48,6 @@ static _Atomic int g_finished;
 static char g_self[PATH_MAX];     /* path of libgpustarve.so */
 static char g_preload[PATH_MAX + 16]; /* LD_PRELOAD value at start-up */
 static const int g_fatal[] = {SIGTERM, SIGINT, SIGHUP};
-
-int gs_in_foreign_child(void)
-{
-    return (pid_t)syscall(SYS_getpid) != atomic_load(&gs_pid);
-}
 
 /* ---- fork ------------------------------------------------------------------ */
 
@@ -86,7 +91,7 @@ static void fork_child(void)
     gs_sources_after_fork_child();
     gs_out_after_fork_child();    /* the parent's files stay the parent's */
     gs_live_after_fork_child();
-    if (gs_out_open(1) == 0) {
+    if (gs_out_open(1, gs_writer_calib()) == 0) {
         gs_writer_start();
         gs_cpulimits_record(); /* a worker may run with other CPUs than its parent */
     } else {

@@ -26,7 +26,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_collector.h"
+#include "gs_clock.h"
+#include "gs_fsize.h"
+#include "gs_livefile.h"
 #include "gs_preload.h"
 
 /* RATIONALE: sizes are virtual (a sparse file); blocks are allocated in
@@ -214,7 +216,7 @@ void gs_live_log_string(uint32_t id, const char *s, uint32_t len)
 
 /* Allocate blocks for what is about to be used: spare slots and log. Runs
  * where the trace file lives (gs_out_run): it opens the live file. */
-static void prepare(void *arg)
+void gs_live_alloc_blocks(void *arg)
 {
     (void)arg;
     gs_live_header *h = g_live;
@@ -244,17 +246,16 @@ static void prepare(void *arg)
     syscall(SYS_close, (int)fd);
 }
 
-void gs_live_prepare_locked(void)
+int gs_live_needs_blocks(void)
 {
     gs_live_header *h = g_live;
     if (!h)
-        return;
+        return 0;
     uint32_t want = atomic_load(&h->slots_used) + SLOTS_SPARE;
     int need = want <= h->slots && want > atomic_load(&g_slots_ready);
     need |= atomic_load(&h->strlog_used) + STRLOG_CHUNK / 2 > atomic_load(&g_strlog_ready) &&
             atomic_load(&g_strlog_ready) < h->strlog_cap;
-    if (need)
-        gs_out_run(prepare, NULL);
+    return need;
 }
 
 void gs_live_calib(const gs_calib *c)

@@ -17,6 +17,7 @@
 
 #include "gs_cpustat.h"
 #include "gs_preload.h"
+#include "gs_strings.h"
 
 #define GPUSTARVE_BUILDING_LIBRARY 1
 #include "../include/gpustarve.h"

@@ -22,9 +22,10 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "gs_collector.h"
 #include "gs_nvtx_abi.h"
 #include "gs_preload.h"
+#include "gs_startup.h"
+#include "gs_strings.h"
 
 static __thread int t_depth GS_TLS_IE; /* open push ranges of this thread */
 static _Atomic uint64_t g_next_range = 1;

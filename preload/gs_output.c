@@ -50,8 +50,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gs_collector.h"
+#include "gs_clock.h"
+#include "gs_config.h"
+#include "gs_fsize.h"
+#include "gs_livefile.h"
+#include "gs_output.h"
 #include "gs_preload.h"
+#include "gs_ring.h"
+#include "gs_thread.h"
 
 #define TRACE_FD_MIN 900
 #define HEADER_CAP (64u << 10)
@@ -305,7 +311,7 @@ static int open_dir(int own)
  * working directory to receive the traces. */
 int gs_out_setup_dir(void)
 {
-    const char *env = getenv("GPUSTARVE_DIR");
+    const char *env = gs_cfg.dir;
     int own = 0;
     if (env && env[0]) {
         make_abs(env, g_dir, sizeof g_dir);
@@ -418,9 +424,7 @@ static long build_header(int forked, uint32_t seq, pid_t pid)
     /* test hook (README, "Preloading by hand"): a realtime clock that is
      * off by a known amount, as another host's may be; only the header's
      * pair moves, as it would on a host whose clock is wrong */
-    const char *toff = getenv("GPUSTARVE_TEST_REALTIME_OFFSET_NS");
-    if (toff && *toff)
-        pi.real_ns += (uint64_t)strtoll(toff, NULL, 10);
+    pi.real_ns += (uint64_t)gs_cfg.test_realtime_offset_ns;
     pi.rank = env_first(rank_vars);
     pi.local_rank = env_first(local_rank_vars);
     pi.world_size = env_first(world_size_vars);
@@ -466,14 +470,6 @@ static int park_high(int fd)
     int err = errno;
     syscall(SYS_close, fd);
     return hi >= 0 ? (int)hi : -err;
-}
-
-int gs_fsize_allows(uint64_t end)
-{
-    struct rlimit rl;
-    if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) != 0)
-        return 1;
-    return rl.rlim_cur == RLIM_INFINITY || end <= (uint64_t)rl.rlim_cur;
 }
 
 /* RATIONALE: the trace file is written sequentially: its size is where the
@@ -710,7 +706,7 @@ void gs_out_run(void (*fn)(void *), void *arg)
 
 /* ---- opening -------------------------------------------------------------------------- */
 
-int gs_out_open(int forked)
+int gs_out_open(int forked, const gs_calib *cal)
 {
     g_dead = 0;
     g_last_err = 0;
@@ -720,9 +716,8 @@ int gs_out_open(int forked)
         snprintf(g_host, sizeof g_host, "localhost");
     /* test hook (README, "Preloading by hand"): the host a test pretends
      * this process runs on, to make one machine two hosts of a job */
-    const char *th = getenv("GPUSTARVE_TEST_HOST");
-    if (th && *th)
-        snprintf(g_host, sizeof g_host, "%s", th);
+    if (gs_cfg.test_host[0])
+        snprintf(g_host, sizeof g_host, "%s", gs_cfg.test_host);
     for (char *c = g_host; *c; c++)
         if (*c == '/')
             *c = '_';
@@ -771,7 +766,7 @@ int gs_out_open(int forked)
         return -1;
     }
     g_size = (uint64_t)n;
-    gs_live_open(g_path, seq, gs_ring_capacity(), gs_writer_calib()); /* else rings stay anonymous */
+    gs_live_open(g_path, seq, gs_ring_capacity(), cal); /* else rings stay anonymous */
     /* the shared descriptor, parked high, until the file thread has its own */
     int hi = park_high((int)fd);
     atomic_store(&gs_trace_fd, hi >= 0 ? hi : -1);
@@ -820,7 +815,7 @@ int gs_out_write_final(const void *buf, size_t len, unsigned wait_ms)
     return 0;
 }
 
-int gs_out_write_wait(const void *buf, size_t len, unsigned wait_ms)
+static int gs_out_write_wait(const void *buf, size_t len, unsigned wait_ms)
 {
     if (g_dead || !g_path[0])
         return -1;

@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_preload.h"
+#include "gs_pinned.h"
 
 typedef struct pin_iv {
     _Atomic uint64_t start;

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "gs_livefile.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
 

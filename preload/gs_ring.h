@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "gs_preload.h"
+#include "gs_live.h"
 
 /* RATIONALE: 4096 recording threads is far beyond a data loader's; threads
  * past it drop and count every event. */
@@ -16,6 +16,8 @@
 
 /* Ring capacity: events rounded up to a power of two (64 .. 2^24). */
 int gs_rings_init(uint64_t events);
+/* Records a ring holds (GPUSTARVE_RING_EVENTS rounded up). */
+uint64_t gs_ring_capacity(void);
 uint32_t gs_ring_count(void);
 gs_ring *gs_ring_at(uint32_t i); /* NULL while a slot is being published */
 uint64_t gs_ring_dropped_noring(void);

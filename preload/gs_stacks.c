@@ -51,9 +51,12 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "gs_collector.h"
+#include "gs_buildid.h"
+#include "gs_config.h"
+#include "gs_fsize.h"
 #include "gs_preload.h"
 #include "gs_stacks.h"
+#include "gs_strings.h"
 
 /* weak: resolved when the library was linked with -lunwind */
 extern int unw_backtrace(void **, int) __attribute__((weak));
@@ -73,22 +76,6 @@ static uint32_t g_depth = 16, g_first = 8, g_every = 64;
 static uintptr_t g_self_lo, g_self_hi; /* our own object's address span */
 
 /* ---- config ------------------------------------------------------------------ */
-
-static uint64_t env_num(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    uint64_t x = 0;
-    for (const char *p = v; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return dflt;
-        x = x * 10 + (uint64_t)(*p - '0');
-        if (x > hi)
-            return hi;
-    }
-    return x < lo ? lo : x;
-}
 
 uint32_t gs_stacks_every(void)
 {
@@ -361,12 +348,11 @@ __attribute__((visibility("default"))) int pipe2(int fds[2], int flags)
 
 int gs_stacks_init(void)
 {
-    const char *v = getenv("GPUSTARVE_STACKS");
-    if (!v || !v[0] || strcmp(v, "0") == 0)
+    if (!gs_cfg.stacks)
         return 0;
-    g_depth = (uint32_t)env_num("GPUSTARVE_STACK_DEPTH", 16, 1, GS_STACK_DEPTH_MAX);
-    g_first = (uint32_t)env_num("GPUSTARVE_STACK_FIRST", 8, 0, 1u << 30);
-    g_every = (uint32_t)env_num("GPUSTARVE_STACK_EVERY", 64, 0, 1u << 20);
+    g_depth = gs_cfg.stack_depth;
+    g_first = gs_cfg.stack_first;
+    g_every = gs_cfg.stack_every;
     g_stride = sizeof(stack_entry) + g_depth * sizeof(uint64_t);
     g_sites = map_noreserve(SITE_SLOTS * sizeof(site));
     g_stk = map_noreserve((GS_STACK_IDS_MAX + 1) * g_stride);
@@ -384,7 +370,6 @@ int gs_stacks_init(void)
 /* ---- mappings (writer, output lock held) ------------------------------------------- */
 
 #define MAPS_MAX 8192
-#define BUILD_ID_MAX 64 /* bytes */
 
 typedef struct gmap {
     uint64_t start, end, off, ino;
@@ -423,9 +408,6 @@ static int map_seen(const gmap *m)
     return 0;
 }
 
-/* Reads len bytes at off of an ELF image (a file or memory); 0 on success. */
-typedef int (*elf_read_fn)(void *ctx, uint64_t off, void *buf, size_t len);
-
 static int read_fd(void *ctx, uint64_t off, void *buf, size_t len)
 {
     long fd = (long)(intptr_t)ctx;
@@ -439,54 +421,19 @@ static int read_mem(void *ctx, uint64_t off, void *buf, size_t len)
     return 0;
 }
 
-/* Hex GNU build id of an ELF image into hex (2 * BUILD_ID_MAX + 1); its
- * length, 0 when none. */
-static size_t build_id(elf_read_fn rd, void *ctx, char *hex)
+/* Hex GNU build id of an ELF image read through rd; its length, 0 when none.
+ * The notes are read into one buffer: the writer calls this with the output
+ * lock held. */
+static size_t build_id(gs_elf_read_fn rd, void *ctx, char *hex)
 {
-    ElfW(Ehdr) eh;
-    if (rd(ctx, 0, &eh, sizeof eh) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(ElfW(Phdr)) ||
-        eh.e_phnum == 0 || eh.e_phnum > 256)
-        return 0;
-    for (unsigned i = 0; i < eh.e_phnum; i++) {
-        ElfW(Phdr) ph;
-        if (rd(ctx, eh.e_phoff + i * sizeof ph, &ph, sizeof ph) != 0)
-            return 0;
-        if (ph.p_type != PT_NOTE)
-            continue;
-        static uint8_t note[4096];
-        size_t len = ph.p_filesz < sizeof note ? ph.p_filesz : sizeof note;
-        if (rd(ctx, ph.p_offset, note, len) != 0)
-            continue;
-        for (size_t p = 0; p + sizeof(ElfW(Nhdr)) <= len;) {
-            ElfW(Nhdr) nh;
-            memcpy(&nh, note + p, sizeof nh);
-            size_t name = p + sizeof nh;
-            size_t desc = name + ((nh.n_namesz + 3) & ~3u);
-            size_t next = desc + ((nh.n_descsz + 3) & ~3u);
-            if (next > len || next <= p)
-                break;
-            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-                memcmp(note + name, "GNU", 4) == 0 && nh.n_descsz > 0 &&
-                nh.n_descsz <= BUILD_ID_MAX) {
-                static const char dig[] = "0123456789abcdef";
-                for (size_t j = 0; j < nh.n_descsz; j++) {
-                    hex[2 * j] = dig[note[desc + j] >> 4];
-                    hex[2 * j + 1] = dig[note[desc + j] & 15];
-                }
-                hex[2 * nh.n_descsz] = 0;
-                return 2 * nh.n_descsz;
-            }
-            p = next;
-        }
-    }
-    return 0;
+    static uint8_t note[4096];
+    return gs_build_id_phdrs(rd, ctx, note, sizeof note, hex);
 }
 
 static void put_mapping(const gmap *m, const char *path, size_t plen,
                         void (*put)(const gs_event *ev))
 {
-    char hex[2 * BUILD_ID_MAX + 1];
+    char hex[GS_BUILD_ID_HEX];
     size_t hlen = 0;
     if (plen && path[0] == '/') {
         char p[4096];

@@ -25,7 +25,6 @@
 #define GS_STACK_ID_MASK 0x7fffu
 #define GS_STACK_SAMPLED 0x8000u
 #define GS_STACK_IDS_MAX GS_STACK_ID_MASK /* ids 1..32767 per process image */
-#define GS_STACK_DEPTH_MAX 64
 
 extern GS_HIDDEN int gs_stacks_on; /* set once at start-up; read by every hook */
 
@@ -46,8 +45,9 @@ static inline uint16_t gs_stack_take(const void *caller)
     return gs_stack_slow(caller);
 }
 
-/* Start-up (outside any hook, guard held): read GPUSTARVE_STACK*, bring up
- * libunwind and the tables. 0, or -1 (stacks stay off). */
+/* Start-up (outside any hook, guard held): take GPUSTARVE_STACK* as
+ * gs_config.c read them, bring up libunwind and the tables. 0, or -1
+ * (stacks stay off). */
 int gs_stacks_init(void);
 /* GPUSTARVE_STACK_EVERY: what a sampled event stands for. */
 uint32_t gs_stacks_every(void);

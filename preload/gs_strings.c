@@ -15,7 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_preload.h"
+#include "gs_fdtable.h"
+#include "gs_livefile.h"
+#include "gs_strings.h"
 
 /* RATIONALE: virtual sizes only (MAP_NORESERVE, touched as used): 256 MiB of
  * text holds millions of dataset paths; past it, interning returns 0 and

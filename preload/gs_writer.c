@@ -26,12 +26,20 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_collector.h"
+#include "gs_clock.h"
+#include "gs_config.h"
 #include "gs_cpustat.h"
+#include "gs_livefile.h"
+#include "gs_output.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
 #include "gs_runcols.h"
+#include "gs_source.h"
 #include "gs_stacks.h"
+#include "gs_startup.h"
+#include "gs_strings.h"
+#include "gs_thread.h"
+#include "gs_writer.h"
 
 /* RATIONALE: 1 MiB raw frames (well under GS_FRAME_RAW_MAX) compress in about
  * a millisecond at level 3 and hold ~40k records, more than one flush period
@@ -702,7 +710,7 @@ static void drain_rings(void *arg)
             }
         }
     }
-    gs_cpu_periodic(d->now); /* every thread's clocks, after its drained events */
+    gs_cpu_periodic(d->now, gs_put_event); /* every thread's clocks, after its drained events */
     if (d->finish)
         finish_pass(d);
 }
@@ -831,6 +839,14 @@ static void choose_table(void)
     }
 }
 
+/* Disk blocks for the live file's next ring slots and string log (lock
+ * held): allocated where the trace file lives, as they open the live file. */
+static void live_prepare(void)
+{
+    if (gs_live_needs_blocks())
+        gs_out_run(gs_live_alloc_blocks, NULL);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -850,7 +866,7 @@ static void *writer_main(void *arg)
     gs_out_lock();
     gs_calib_point(&g_cal);
     gs_live_calib(&g_cal);
-    gs_live_prepare_locked();
+    live_prepare();
     gs_out_unlock();
     while (!atomic_load(&g_stop) && atomic_load(&g_gen) == gen) {
         uint32_t seen = atomic_load_explicit(&g_wake, memory_order_acquire);
@@ -863,7 +879,7 @@ static void *writer_main(void *arg)
         gs_out_lock();
         if (!g_final) {
             gs_drain_locked(0);
-            gs_live_prepare_locked();
+            live_prepare();
         }
         gs_out_unlock();
     }
@@ -882,22 +898,6 @@ void gs_writer_share_table(void)
     if (start_writer_thread() != 0)
         atomic_fetch_sub(&g_gen, 1); /* the one in its own table goes on */
     poke_all();
-}
-
-int gs_thread_start(void *(*fn)(void *))
-{
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256u << 10);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread blocks every signal */
-    pthread_t th;
-    int rc = pthread_create(&th, &attr, fn, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    return rc == 0 ? 0 : -1;
 }
 
 static int start_writer_thread(void)

@@ -32,10 +32,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gs_collector.h"
 #include "gs_cudalib.h"
+#include "gs_pinned.h"
 #include "gs_preload.h"
+#include "gs_sink.h"
+#include "gs_source.h"
 #include "gs_stacks.h"
+#include "gs_strings.h"
 
 #include "gs_cuda_types.h"
 
@@ -134,9 +137,19 @@ static uint32_t cu_str(int i)
 /* ---- per-thread state, CUPTI start ------------------------------------------------ */
 
 static __thread int t_dev GS_TLS_IE; /* cudaSetDevice's last success here */
-__thread uint32_t gs_t_cuda_corr GS_TLS_IE;
+/* CUPTI correlation id of the CUDA runtime call the thread is in, when the
+ * GPU source's runtime callback saw it (0 = unknown): cleared before a call,
+ * recorded after. */
+static __thread uint32_t t_cuda_corr GS_TLS_IE;
 static _Atomic int g_gpu_kicked;
 static pthread_once_t g_gpu_once = PTHREAD_ONCE_INIT;
+
+/* The seam's gs_sink_set_corr (sink/gs_sink.h) lives here: the correlation
+ * id is this file's thread-local state. */
+void gs_sink_set_corr(uint32_t corr)
+{
+    t_cuda_corr = corr;
+}
 
 static void gpu_start_once(void)
 {
@@ -193,7 +206,7 @@ static void record_copy(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, uint
     r.aux = aux;
     r.fd = dev;                               /* -> dev */
     r.offset = (int64_t)(uintptr_t)stream;    /* -> stream */
-    r.aux2 = gs_t_cuda_corr;                  /* -> corr (0 unless CUPTI told us) */
+    r.aux2 = t_cuda_corr;                  /* -> corr (0 unless CUPTI told us) */
     r.stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_emit(&r);
 }
@@ -207,7 +220,7 @@ static void record_sync(int api, uint64_t t0, gs_cuerr ret, uint64_t stream, uin
     r.fd = t_dev;
     r.offset = (int64_t)stream;
     r.aux = event;          /* -> aux2 */
-    r.aux2 = gs_t_cuda_corr; /* -> corr */
+    r.aux2 = t_cuda_corr; /* -> corr */
     gs_emit(&r);
 }
 
@@ -258,7 +271,7 @@ static inline gs_custream ptsz(gs_custream s)
 static inline uint64_t call_begin(void)
 {
     gpu_kick();
-    gs_t_cuda_corr = 0;
+    t_cuda_corr = 0;
     return gs_now();
 }
 

@@ -30,10 +30,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gs_collector.h"
-#include "gs_cudalib.h"
 #include "gs_cuda_types.h"
+#include "gs_cudalib.h"
+#include "gs_pinned.h"
 #include "gs_preload.h"
+#include "gs_strings.h"
 
 typedef int gs_curesult;                /* CUresult */
 #define GS_CU_SUCCESS 0

@@ -27,10 +27,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_collector.h"
+#include "gs_fdtable.h"
+#include "gs_output.h"
 #include "gs_preload.h"
-#include "gs_stacks.h"
 #include "gs_real.h"
+#include "gs_stacks.h"
+#include "gs_startup.h"
+#include "gs_strings.h"
 
 /* Everything defined below that is not static is a hook: exported (the
  * version script in libgpustarve.map lists the names). */

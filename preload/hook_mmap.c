@@ -11,9 +11,10 @@
 #include <errno.h>
 #include <sys/mman.h>
 
+#include "gs_fdtable.h"
 #include "gs_preload.h"
-#include "gs_stacks.h"
 #include "gs_real.h"
+#include "gs_stacks.h"
 
 /* Everything defined below that is not static is a hook: exported (the
  * version script in libgpustarve.map lists the names). */

@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 
+#include "gs_fdtable.h"
 #include "gs_preload.h"
 #include "gs_real.h"
 

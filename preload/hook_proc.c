@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gs_collector.h"
+#include "gs_lifecycle.h"
 #include "gs_preload.h"
 #include "gs_real.h"
 

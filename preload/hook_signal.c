@@ -11,11 +11,11 @@
  *
  * Must never: record anything, change what is installed, or touch errno.
  */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 
-#include "gs_collector.h"
-#include "gs_preload.h"
+#include "gs_lifecycle.h"
 #include "gs_real.h"
 
 #pragma GCC visibility push(default)

@@ -14,9 +14,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "gs_fdtable.h"
 #include "gs_preload.h"
-#include "gs_stacks.h"
 #include "gs_real.h"
+#include "gs_stacks.h"
+#include "gs_strings.h"
 
 /* Everything defined below that is not static is a hook: exported (the
  * version script in libgpustarve.map lists the names). */

@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gs_fdtable.h"
 #include "gs_preload.h"
-#include "gs_stacks.h"
 #include "gs_real.h"
+#include "gs_stacks.h"
+#include "gs_strings.h"
 
 /* RATIONALE: with optimisation glibc's <stdio.h> defines fread_unlocked as
  * a macro; we define (and call) the function. */

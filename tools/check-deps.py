@@ -11,6 +11,12 @@ collector's NVTX and CUDA hooks carry their own declarations). Includes that
 resolve to nothing in the tree (system headers, generated ones under
 build/) are not checked.
 
+Inside preload/ it checks two things more: its modules (x.c with its header
+x.h) include each other without a circle, except through the collector's
+lazy start-up (gs_startup); and the collector's GPUSTARVE_* variables are
+read (getenv) in preload/gs_config.c only, a GPU source's own
+(GPUSTARVE_CUPTI_*) in cupti/gs_cupti.c only.
+
   tools/check-deps.py [--root DIR]   check the tree; exit 1 on any error
   tools/check-deps.py --self-test    check that a reversed arrow is caught
 
@@ -135,6 +141,130 @@ def check(root):
     return errors
 
 
+# preload/: the one module a circle of includes may pass through (the lazy
+# start-up: it calls every module's set-up, and they read the state it
+# leaves or start it from an entry point; preload/gs_startup.c).
+CIRCLE_OK = "gs_startup"
+# Who may read which GPUSTARVE_* variables: file -> prefix of the names.
+ENV_READERS = {"preload/gs_config.c": "GPUSTARVE_", "cupti/gs_cupti.c": "GPUSTARVE_CUPTI_"}
+GETENV = re.compile(r'\b(?:secure_)?getenv\s*\(\s*"(GPUSTARVE_\w*)"')
+
+
+def circles(graph, skip):
+    """The strongly connected parts of more than one node (Tarjan), without
+    the nodes in skip."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w in skip:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                out.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index and v not in skip:
+            visit(v)
+    return out
+
+
+def check_preload(root):
+    """Circles between preload/'s modules, and GPUSTARVE_* reads outside
+    their one reader."""
+    errors, graph, where = [], {}, {}
+    for rel in sorted(walk(root)):
+        if not rel.startswith(("preload/", "cupti/")):
+            continue
+        with open(os.path.join(root, rel), errors="replace") as f:
+            text = f.read()
+        for m in GETENV.finditer(text):
+            if not m.group(1).startswith(ENV_READERS.get(rel, "\0")):
+                errors.append("%s:%d: reads %s (the collector's variables are read in "
+                              "preload/gs_config.c only, the CUPTI source's in cupti/gs_cupti.c)"
+                              % (rel, text.count("\n", 0, m.start()) + 1, m.group(1)))
+        if not rel.startswith("preload/"):
+            continue
+        mod = os.path.splitext(os.path.basename(rel))[0]
+        for m in INCLUDE.finditer(text):
+            dst = os.path.splitext(os.path.basename(m.group(2)))[0]
+            if m.group(1) == '"' and dst != mod and \
+                    os.path.exists(os.path.join(root, "preload", m.group(2))):
+                graph.setdefault(mod, set()).add(dst)
+                where.setdefault((mod, dst), rel)
+    for part in circles(graph, {CIRCLE_OK}):
+        arrows = ["%s -> %s" % (a, b) for a in part for b in sorted(graph.get(a, ())) if b in part]
+        first = where[tuple(arrows[0].split(" -> "))]
+        errors.append("%s: preload/ modules %s include each other in a circle (%s); only the "
+                      "lazy start-up (%s) may close one" % (first, ", ".join(part),
+                                                            ", ".join(arrows), CIRCLE_OK))
+    return errors
+
+
+def write_tree(root, files):
+    """Write files ({path: text}) under root."""
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def self_test_preload():
+    """A circle between two preload modules and GPUSTARVE_* reads outside
+    their reader must fail; a circle through the start-up and the readers'
+    own reads must pass."""
+    clean = {
+        "preload/gs_a.h": "int a(void);\n",
+        "preload/gs_b.h": "int b(void);\n",
+        "preload/gs_startup.h": "void gs_init(void);\n",
+        "preload/gs_a.c": '#include "gs_a.h"\n#include "gs_startup.h"\n',
+        "preload/gs_startup.c": '#include "gs_a.h"\n',
+        "preload/gs_config.c": 'const char *d = getenv("GPUSTARVE_DIR");\n',
+        "cupti/gs_cupti.c": 'const char *l = getenv("GPUSTARVE_CUPTI_LIB");\n',
+    }
+    broken = dict(clean, **{
+        "preload/gs_b.c": '#include "gs_b.h"\n#include "gs_a.h"\n',
+        "preload/gs_a.c": '#include "gs_a.h"\n#include "gs_b.h"\n',
+        "preload/gs_output.c": 'const char *d = secure_getenv( "GPUSTARVE_DIR");\n',
+        "cupti/gs_cupti_guest.c": 'const char *l = getenv("GPUSTARVE_CUPTI_LIB");\n',
+        "cupti/gs_cupti.c": 'const char *l = getenv("GPUSTARVE_FLUSH_MS");\n',
+    })
+    found = []
+    for files in (clean, broken):
+        tmp = tempfile.mkdtemp(prefix="gs_deps_")
+        try:
+            write_tree(tmp, files)
+            found.append(check_preload(tmp))
+        finally:
+            shutil.rmtree(tmp)
+    ok, bad = found
+    want = {"preload/gs_a.c", "preload/gs_output.c", "cupti/gs_cupti_guest.c", "cupti/gs_cupti.c"}
+    got = {e.split(":")[0] for e in bad}
+    if ok or got != want:
+        print("check-deps preload self-test FAILED: clean tree gave %r; bad tree flagged %r, "
+              "want %r" % (ok, sorted(got), sorted(want)))
+        return 1
+    print("check-deps preload self-test: a circle and %d stray reads caught, clean tree passes"
+          % (len(bad) - 1))
+    return 0
+
+
 def self_test():
     """A tree with one reversed arrow of each kind must fail, one without
     none must pass."""
@@ -182,15 +312,16 @@ def main():
     ap.add_argument("--self-test", action="store_true", help="check that reversed arrows are caught")
     a = ap.parse_args()
     if a.self_test:
-        return self_test()
-    errors = check(os.path.abspath(a.root))
+        return self_test() or self_test_preload()
+    errors = check(os.path.abspath(a.root)) + check_preload(os.path.abspath(a.root))
     for e in errors:
         print(e, file=sys.stderr)
     if errors:
-        print("check-deps: %d include(s) against the arrows of docs/architecture.md" % len(errors),
-              file=sys.stderr)
+        print("check-deps: %d error(s) against the arrows and rules of docs/architecture.md"
+              % len(errors), file=sys.stderr)
         return 1
-    print("check-deps: every #include follows the arrows of docs/architecture.md")
+    print("check-deps: every #include follows the arrows of docs/architecture.md; preload/ has "
+          "no circle but the start-up's, and one reader of GPUSTARVE_*")
     return 0
 
 

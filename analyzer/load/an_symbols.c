@@ -19,6 +19,8 @@
 
 #include "load/an_symbols.h"
 
+#include "gs_buildid.h"
+
 /* Copy src into dst (cap bytes), truncating. */
 static void scopy(char *dst, size_t cap, const char *src)
 {
@@ -93,38 +95,13 @@ static const Elf64_Phdr *elf_phdr(const elf_img *e, unsigned i)
     return (const Elf64_Phdr *)(e->p + eh->e_phoff + (uint64_t)i * sizeof(Elf64_Phdr));
 }
 
-static size_t notes_build_id(const uint8_t *n, size_t len, char *hex)
-{
-    for (size_t p = 0; p + sizeof(Elf64_Nhdr) <= len;) {
-        Elf64_Nhdr nh;
-        memcpy(&nh, n + p, sizeof nh);
-        size_t name = p + sizeof nh;
-        size_t desc = name + ((nh.n_namesz + 3u) & ~3u);
-        size_t next = desc + ((nh.n_descsz + 3u) & ~3u);
-        if (next > len || next <= p)
-            break;
-        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && memcmp(n + name, "GNU", 4) == 0 &&
-            nh.n_descsz > 0 && nh.n_descsz <= 64) {
-            static const char dig[] = "0123456789abcdef";
-            for (size_t j = 0; j < nh.n_descsz; j++) {
-                hex[2 * j] = dig[n[desc + j] >> 4];
-                hex[2 * j + 1] = dig[n[desc + j] & 15];
-            }
-            hex[2 * nh.n_descsz] = 0;
-            return 2 * nh.n_descsz;
-        }
-        p = next;
-    }
-    return 0;
-}
-
 static size_t elf_build_id(const elf_img *e, char *hex)
 {
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)e->p;
     for (unsigned i = 0; i < eh->e_shnum; i++) {
         const Elf64_Shdr *sh = elf_shdr(e, i);
         if (sh && sh->sh_type == SHT_NOTE && in_bounds(e, sh->sh_offset, sh->sh_size)) {
-            size_t n = notes_build_id(e->p + sh->sh_offset, sh->sh_size, hex);
+            size_t n = gs_build_id_notes(e->p + sh->sh_offset, sh->sh_size, hex);
             if (n)
                 return n;
         }
@@ -132,7 +109,7 @@ static size_t elf_build_id(const elf_img *e, char *hex)
     for (unsigned i = 0; i < eh->e_phnum; i++) {
         const Elf64_Phdr *ph = elf_phdr(e, i);
         if (ph && ph->p_type == PT_NOTE && in_bounds(e, ph->p_offset, ph->p_filesz)) {
-            size_t n = notes_build_id(e->p + ph->p_offset, ph->p_filesz, hex);
+            size_t n = gs_build_id_notes(e->p + ph->p_offset, ph->p_filesz, hex);
             if (n)
                 return n;
         }
@@ -143,7 +120,7 @@ static size_t elf_build_id(const elf_img *e, char *hex)
 size_t an_elf_build_id(const char *path, char *hex, size_t cap)
 {
     elf_img e;
-    if (cap < 129 || elf_map(path, &e) != 0)
+    if (cap < GS_BUILD_ID_HEX || elf_map(path, &e) != 0)
         return 0;
     size_t n = elf_build_id(&e, hex);
     elf_unmap(&e);

@@ -4,7 +4,7 @@
  * clear with the compare-and-swap of close, clear_range of close_range)
  * while all of them also race on one shared block; and add and take their
  * own mappings. Each thread's own entries end as it left them. */
-#include "gs_preload.h"
+#include "gs_fdtable.h"
 #include "tsan_util.h"
 
 #define NTHREADS 8

@@ -5,7 +5,9 @@
  * readers start and never removed is always found (pinned, with its bounds,
  * or "unknown" while writers keep changing the array), never "pageable"; an
  * address no one ever registers is never "pinned". */
-#include "gs_preload.h"
+#include <stdatomic.h>
+
+#include "gs_pinned.h"
 #include "tsan_util.h"
 
 #define NSTABLE 64

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gs_preload.h"
+#include "gs_strings.h"
 #include "tsan_util.h"
 
 #define NTHREADS 16

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gs_livefile.h"
 #include "gs_preload.h"
 
 void gs_writer_poke(void)

@@ -1,0 +1,57 @@
+/* gs_livefile.h — the collector's side of the live file (gs_livefile.c;
+ * the layout is trace/gs_live.h): ring slots for the threads, the log of
+ * interned strings, the calibration and counters a reader needs, how the
+ * process ended.
+ *
+ * Must never: lock or allocate on a hook's path (gs_live_slot and
+ * gs_live_log_string take what they need with one compare-and-swap).
+ */
+#ifndef GS_LIVEFILE_H
+#define GS_LIVEFILE_H
+
+#include <stdint.h>
+
+#include "gs_clock.h"
+#include "gs_live.h"
+
+/* Create and map <trace>.live for rings of ring_capacity records; -1 when
+ * the file system cannot hold one (rings then stay anonymous). */
+int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capacity,
+                 const gs_calib *cal);
+gs_live_header *gs_live(void);
+
+/* ---- the hooks' side (lock-free) ---- */
+
+/* A ring slot in the live file, or NULL (none allocated, or no live file:
+ * the caller maps an anonymous ring). */
+gs_ring *gs_live_slot(void);
+/* Records a slot holds (the same for every slot); 0 without a live file. */
+uint64_t gs_live_ring_capacity(void);
+/* 1 when p lies in this process's live file mapping. */
+int gs_live_owns(const void *p);
+/* Log a newly interned string in the live file (best effort). */
+void gs_live_log_string(uint32_t id, const char *s, uint32_t len);
+
+/* ---- the writer's side (output lock held) ---- */
+
+/* 1 when spare slots or log need disk blocks allocated. */
+int gs_live_needs_blocks(void);
+/* Allocate them; run where the trace file lives (gs_out_run: it opens the
+ * live file), arg unused. */
+void gs_live_alloc_blocks(void *arg);
+void gs_live_calib(const gs_calib *c);
+void gs_live_counts(uint64_t dropped_base, uint64_t lost, uint32_t stack_every);
+
+/* ---- the end ---- */
+
+/* How the process ended (enum gs_live_end); async-signal-safe. */
+void gs_live_end(unsigned how, uint32_t status);
+/* Everything is in the trace file: the live file goes. */
+void gs_live_remove(void);
+/* Tracing stopped before this process recorded anything: the live file
+ * goes (unlinked and unmapped), so no reader takes the process for killed. */
+void gs_live_discard(void);
+/* Fork child: unmap the parent's live file without touching it. */
+void gs_live_after_fork_child(void);
+
+#endif

@@ -1,0 +1,102 @@
+/* gs_startup.c — bringing the collector up, exactly once per process image.
+ *
+ * Responsible for: the start-up sequence, whether the first caller is our
+ * constructor, a hook called before it (another library's constructor) or
+ * a GPU source's entry point: real symbols, settings (gs_config.c), clock,
+ * tables, rings, output file, writer thread, fork/exit/signal handling;
+ * then switching recording on. The state it leaves: gs_on (hooks record),
+ * gs_inited, gs_pid.
+ *
+ * Must never: record while starting (the guard is held), or fail loudly:
+ * anything that goes wrong leaves the library a pure pass-through (and
+ * prints at most the one warning).
+ *
+ * RATIONALE (the one circle in preload/): start-up calls every module's
+ * set-up below, and some of those modules call back into start-up: a hook
+ * that runs before our constructor starts the collector lazily (gs_enter ->
+ * gs_enter_slow -> gs_init), so do the NVTX and GPU-source entry points
+ * (gs_nvtx.c, gs_sink.c); modules read the state it leaves (gs_on,
+ * gs_inited, gs_pid; the fork child sets gs_pid anew). pthread_once makes
+ * the call back wait for, or skip, the start-up in progress, and the
+ * nesting guard held during start-up keeps the collector's own calls out
+ * of the hooks. Every other arrow between preload/ modules points one way
+ * (make check-deps checks it; docs/architecture.md, "Dependencies").
+ */
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "gs_clock.h"
+#include "gs_config.h"
+#include "gs_cpulimits.h"
+#include "gs_fdtable.h"
+#include "gs_lifecycle.h"
+#include "gs_output.h"
+#include "gs_preload.h"
+#include "gs_real.h"
+#include "gs_ring.h"
+#include "gs_stacks.h"
+#include "gs_startup.h"
+#include "gs_strings.h"
+#include "gs_writer.h"
+
+_Atomic int gs_on;
+_Atomic int gs_inited;
+_Atomic pid_t gs_pid;
+
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+
+int gs_in_foreign_child(void)
+{
+    return (pid_t)syscall(SYS_getpid) != atomic_load(&gs_pid);
+}
+
+static void init_all(void)
+{
+    gs_real_resolve();
+    gs_config_read();
+    atomic_store(&gs_pid, (pid_t)syscall(SYS_getpid));
+    if (gs_cfg.disabled)
+        return;
+    gs_clock_init(gs_cfg.clock);
+    if (gs_out_warn_init() != 0 || gs_strings_init() != 0 || gs_fdtab_init() != 0 ||
+        gs_maptab_init() != 0 || gs_rings_init(gs_cfg.ring_events) != 0 ||
+        gs_writer_init() != 0)
+        return; /* out of address space: stay a pass-through */
+    gs_stacks_init(); /* GPUSTARVE_STACKS: on failure stacks stay off */
+    gs_lifecycle_init(); /* atfork, on_exit, signals, exec environment */
+    if (gs_out_setup_dir() != 0 || gs_out_open(0, gs_writer_calib()) != 0)
+        return; /* warned; hooks pass through */
+    gs_writer_start();
+    atomic_store_explicit(&gs_on, 1, memory_order_release);
+    gs_cpulimits_record();
+}
+
+static void init_guarded(void)
+{
+    int depth = gs_t_depth;
+    gs_t_depth = 1; /* our own calls during start-up are not the program's */
+    init_all();
+    atomic_store(&gs_inited, 1);
+    gs_t_depth = depth;
+}
+
+void gs_init(void)
+{
+    pthread_once(&g_init_once, init_guarded);
+}
+
+int gs_enter_slow(void)
+{
+    if (!atomic_load_explicit(&gs_inited, memory_order_acquire))
+        gs_init();
+    if (!atomic_load_explicit(&gs_on, memory_order_acquire))
+        return 0;
+    gs_t_depth = 1;
+    return 1;
+}
+
+__attribute__((constructor)) static void gs_constructor(void)
+{
+    gs_init();
+}
