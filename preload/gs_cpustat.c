@@ -73,7 +73,7 @@ void gs_cpu_at_marker(uint64_t t0)
 /* RATIONALE: samples closer than this add cost and no information (the
  * writer also drains when a ring is half full, which can be often). */
 #define MIN_PERIOD_NS 50000000ull
-/* Threads sampled per period at most: ~13 µs each (docs/performance.md). */
+/* Threads sampled per period at most: ~15 µs each (docs/performance.md). */
 #define MAX_THREADS 512
 /* Threads remembered (named, or known to be the collector's own). */
 #define SEEN_CAP 2048u
