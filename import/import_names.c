@@ -74,7 +74,7 @@ static uint32_t find(const ik_conv *c, const char *s, size_t n, uint32_t *slot)
     uint32_t h = ik_hash_bytes(s, n) & (c->hcap - 1);
     while (c->hash[h]) {
         const uint32_t id = c->hash[h];
-        if (c->slen[id] == n && memcmp(c->arena + c->soff[id], s, n) == 0)
+        if (c->slen[id] == n && (!n || memcmp(c->arena + c->soff[id], s, n) == 0))
             break;
         h = (h + 1) & (c->hcap - 1);
     }
@@ -121,7 +121,8 @@ static uint32_t add(ik_conv *c, const char *s, size_t n, uint32_t slot)
     const uint32_t id = ++c->nstr;
     c->soff[id] = c->arena_len;
     c->slen[id] = (uint32_t)n;
-    memcpy(c->arena + c->arena_len, s, n);
+    if (n) /* an absent name is (NULL, 0) */
+        memcpy(c->arena + c->arena_len, s, n);
     c->arena[c->arena_len + n] = '\0';
     c->arena_len += n + 1;
     c->sflags[id] = classify(c, c->arena + c->soff[id]);
@@ -194,7 +195,8 @@ uint32_t ik_conv_name(ik_conv *c, const char *s, size_t n, enum ik_name_kind kin
     uint32_t slot;
     uint32_t id = find(c, s, n, &slot);
     if (!id && (c->nstr >= IK_NAMES_MAX || c->arena_len + n + 1 > IK_NAME_BYTES_MAX)) {
-        memcpy(c->name_buf, s, n);
+        if (n)
+            memcpy(c->name_buf, s, n);
         c->name_buf[n] = '\0';
         const uint8_t f = kind == IK_NAME_RANGE ? classify(c, c->name_buf) : 0;
         if (flags)
