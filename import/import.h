@@ -11,14 +11,17 @@
  *                       (the only C++ file of the project; see RATIONALE there)
  *   import_conv.c   what a Kineto event means: categories of every format
  *                       since PyTorch 1.8, copy names, ranges, threads, devices
+ *   import_names.c  the distinct names (string table) and the thread and
+ *                       process names, within the import's limits
  *   import_sort.c   bounded-memory external sort of the converted records
  *                       by time, the host-call <-> GPU-copy link, and the
  *                       .gst writer (trace/'s encoder, header and frames)
  *
  * Must never: hold the document or its events in memory (memory is bounded
  * by the sort's run buffer, the distinct names, the JSON window and the
- * decompressor's window), or
- * guess what the trace does not record (worker processes, their count, I/O).
+ * decompressor's window, each within a limit below: docs/import.md,
+ * "Limits"), or guess what the trace does not record (worker processes,
+ * their count, I/O).
  */
 #ifndef CMD_IMPORT_H
 #define CMD_IMPORT_H
@@ -29,6 +32,25 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- limits (docs/import.md, "Limits") ------------------------------------------- */
+
+/* RATIONALE: a hostile document of a few MB must not cost GBs or hours.
+ * Each limit is far above what a real profile holds (a few thousand
+ * distinct names, dozens of threads, events of a few KB, 8 GPUs).
+ *   IK_VALUE_MAX        one trace event, or one top-level value the import
+ *                       reads, in bytes: past it the import stops (exit 2)
+ *   IK_NAMES_MAX,       distinct names kept (kernels, ranges, threads, calls)
+ *   IK_NAME_BYTES_MAX   and their text: past either, a new name is merged
+ *                       into one per kind (counted, said once)
+ *   IK_THREAD_NAMES_MAX thread and process names (distinct pid/tid): later
+ *                       ones are left out (counted)
+ *   IK_DEVICES_MAX      deviceProperties entries kept */
+#define IK_VALUE_MAX (16u << 20)
+#define IK_NAMES_MAX (1u << 20)
+#define IK_NAME_BYTES_MAX (64u << 20)
+#define IK_THREAD_NAMES_MAX 65536u
+#define IK_DEVICES_MAX 256u
 
 /* ---- streaming JSON (import_json.cpp) ------------------------------------------ */
 
@@ -54,6 +76,7 @@ typedef struct ik_event {
     ik_str cat, name;
     ik_id pid, tid;
     int has_ts, has_dur;
+    int bad_time; /* ts or dur is a number that does not fit int64 nanoseconds */
     int64_t ts_ns, dur_ns;
     /* args */
     int has_device, has_stream, has_corr, has_bytes;
@@ -104,7 +127,8 @@ int ik_json_read(ik_read_fn rd, void *src, const ik_callbacks *cb, ik_json_stats
 
 /* Microsecond text ("1623142623529248", "1712195495501688.512", "2.5e3",
  * "-3") to nanoseconds, exactly for up to 3 decimals. 0 on success, -1 when
- * it is not a number. Exposed for the unit test. */
+ * it is not a number, -2 when it is one whose nanoseconds do not fit int64
+ * (beyond about 292 years). Exposed for the unit test. */
 int ik_us_to_ns(const char *s, size_t n, int64_t *out);
 
 
@@ -182,6 +206,15 @@ typedef struct ik_thread_name {
     uint32_t tid, str;
 } ik_thread_name;
 
+/* Names by (pid, tid), in the order first seen; a later name replaces an
+ * earlier one. */
+typedef struct ik_name_list {
+    ik_thread_name *v;
+    size_t n, cap;
+    uint32_t *hash; /* open addressing: 0 empty, else index + 1 */
+    uint32_t hcap;
+} ik_name_list;
+
 typedef struct ik_dev {
     int64_t id;
     uint32_t name; /* string id */
@@ -189,10 +222,13 @@ typedef struct ik_dev {
     int64_t sms, major, minor;
 } ik_dev;
 
+/* What a name is, for the name it is merged into past the limits. */
+enum ik_name_kind { IK_NAME_KERNEL, IK_NAME_RANGE, IK_NAME_THREAD, IK_NAME_CALL, IK_NAME_KINDS };
+
 /* What one input file turns into: metadata, counts, the string table and
  * the sorted records. Filled by the callbacks of ik_conv_callbacks. */
 typedef struct ik_conv {
-    /* strings: id -> text (ids from 1); the hash table lives in the .c file */
+    /* strings: id -> text (ids from 1); the hash table lives in import_names.c */
     char *arena;
     size_t arena_len, arena_cap;
     uint64_t *soff;   /* id -> arena offset */
@@ -201,6 +237,9 @@ typedef struct ik_conv {
     uint32_t nstr, capstr;
     uint32_t *hash; /* open addressing: 0 empty, else id */
     uint32_t hcap;
+    uint32_t merged_id[IK_NAME_KINDS + 1]; /* the name past-limit names become (+1: NCCL kernels) */
+    uint32_t first_step, first_fetch;     /* the first step / DataLoader range name kept */
+    char name_buf[4097];                   /* a past-limit name, NUL-terminated, to classify */
     struct gs_ranges *re; /* the step and batch-wait patterns (gs_ranges.h) */
     /* metadata */
     int64_t pid;          /* the CPU process (first CPU event's pid), -1 unknown */
@@ -210,10 +249,8 @@ typedef struct ik_conv {
     int have_base;
     char host[64]; /* host_name (Kineto 2.x), "" when absent */
     uint64_t n_legacy; /* events of the legacy autograd profiler (no "cat") */
-    ik_thread_name *tnames;
-    size_t ntnames, captnames;
-    ik_thread_name *pnames; /* process_name per pid (tid unused) */
-    size_t npnames, cappnames;
+    ik_name_list tnames; /* thread_name per (pid, tid) */
+    ik_name_list pnames; /* process_name per pid (tid unused) */
     ik_dev *devs;
     size_t ndevs, capdevs;
     uint64_t used_devs; /* bit d: device d ran something */
@@ -223,6 +260,9 @@ typedef struct ik_conv {
     uint64_t n_kernel, n_memcpy, n_memset, n_runtime, n_copy_calls, n_sync_calls;
     uint64_t n_ranges, n_steps, n_fetch, n_flow, n_other;
     uint64_t n_pageable_h2d, n_pinned_h2d;
+    /* what the limits and the time range cost: events named by a merged
+     * name, thread/process names and devices left out, events skipped */
+    uint64_t n_names_merged, n_thread_names_over, n_devices_over, n_bad_time;
     int iter_single, iter_multi;
     ik_sorter *sorter;
     int failed;
@@ -236,8 +276,22 @@ void ik_conv_free(ik_conv *c);
 void ik_conv_callbacks(ik_conv *c, ik_callbacks *cb);
 /* Text of string id (NUL-terminated), and its length. */
 const char *ik_conv_string(const ik_conv *c, uint32_t id, size_t *len);
-/* Intern a string: its id (>= 1), or 0 when out of memory. */
+/* Intern a string: its id (>= 1), or 0 when out of memory. No limit: for
+ * the few strings the import writes itself. */
 uint32_t ik_conv_intern(ik_conv *c, const char *s, size_t n);
+/* A name of the document (import_names.c): its id, within the limits (past
+ * them the id of the name its kind is merged into, counted in
+ * n_names_merged), or 0 when out of memory. *flags (may be NULL): the
+ * IK_SF_* of the name itself, merged or not. */
+uint32_t ik_conv_name(ik_conv *c, const char *s, size_t n, enum ik_name_kind kind,
+                      uint8_t *flags);
+/* Set the name of (pid, tid) in l (a later one replaces an earlier one):
+ * 0, or -1 when out of memory. Past IK_THREAD_NAMES_MAX entries a new
+ * (pid, tid) is left out and counted. */
+int ik_names_set(ik_conv *c, ik_name_list *l, int64_t pid, uint32_t tid, uint32_t str);
+void ik_names_free(ik_name_list *l);
+/* FNV-1a of n bytes, folded to 32 bits. */
+uint32_t ik_hash_bytes(const char *s, size_t n);
 /* Parse "Memcpy HtoD (Pageable -> Device)" / "Memset (Device)" into the
  * gpu_memcpy / gpu_memset aux of docs/trace-format.md. */
 uint64_t ik_memcpy_aux(const char *name, size_t n);
@@ -251,6 +305,7 @@ typedef struct ik_write_info {
     const char *host;   /* the header's host name */
     uint64_t linked, unlinked; /* copy calls matched / not matched to their GPU copy */
     uint64_t records, bytes;   /* written */
+    uint64_t bad_time; /* records left out: with the base time, past 2^63 - 1 ns */
 } ik_write_info;
 
 /* Write the converted file: header, then the process's threads, devices,

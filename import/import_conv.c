@@ -30,113 +30,6 @@
 #include "import.h"
 #include "gs_format.h"
 
-/* ---- strings ---------------------------------------------------------------------- */
-
-static uint32_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return (uint32_t)(h ^ (h >> 32));
-}
-
-static int grow_hash(ik_conv *c)
-{
-    uint32_t ncap = c->hcap ? c->hcap * 2 : 1024;
-    uint32_t *nh = calloc(ncap, sizeof *nh);
-    if (!nh)
-        return -1;
-    for (uint32_t i = 0; i < c->hcap; i++) {
-        const uint32_t id = c->hash[i];
-        if (!id)
-            continue;
-        uint32_t h = hash_bytes(c->arena + c->soff[id], c->slen[id]) & (ncap - 1);
-        while (nh[h])
-            h = (h + 1) & (ncap - 1);
-        nh[h] = id;
-    }
-    free(c->hash);
-    c->hash = nh;
-    c->hcap = ncap;
-    return 0;
-}
-
-static uint8_t classify(ik_conv *c, const char *s)
-{
-    uint8_t f = 0;
-    if (gs_range_is_step(c->re, s))
-        f |= IK_SF_STEP;
-    if (gs_range_is_fetch(c->re, s))
-        f |= IK_SF_FETCH;
-    if (strstr(s, "_SingleProcessDataLoaderIter"))
-        f |= IK_SF_SINGLE;
-    if (strstr(s, "_MultiProcessingDataLoaderIter"))
-        f |= IK_SF_MULTI;
-    return f;
-}
-
-uint32_t ik_conv_intern(ik_conv *c, const char *s, size_t n)
-{
-    if (n > GS_STRING_MAX)
-        n = GS_STRING_MAX; /* the trace format's limit; longer names are cut */
-    if ((c->nstr + 1) * 2 >= c->hcap && grow_hash(c) < 0)
-        return 0;
-    uint32_t h = hash_bytes(s, n) & (c->hcap - 1);
-    while (c->hash[h]) {
-        const uint32_t id = c->hash[h];
-        if (c->slen[id] == n && memcmp(c->arena + c->soff[id], s, n) == 0)
-            return id;
-        h = (h + 1) & (c->hcap - 1);
-    }
-    if (c->nstr + 2 > c->capstr) {
-        uint32_t nc = c->capstr ? c->capstr * 2 : 1024;
-        uint64_t *no = realloc(c->soff, nc * sizeof *no);
-        if (!no)
-            return 0;
-        c->soff = no;
-        uint32_t *nl = realloc(c->slen, nc * sizeof *nl);
-        if (!nl)
-            return 0;
-        c->slen = nl;
-        uint8_t *nf = realloc(c->sflags, nc);
-        if (!nf)
-            return 0;
-        c->sflags = nf;
-        c->capstr = nc;
-    }
-    if (c->arena_len + n + 1 > c->arena_cap) {
-        size_t nc = c->arena_cap ? c->arena_cap * 2 : 1 << 16;
-        while (nc < c->arena_len + n + 1)
-            nc *= 2;
-        char *na = realloc(c->arena, nc);
-        if (!na)
-            return 0;
-        c->arena = na;
-        c->arena_cap = nc;
-    }
-    const uint32_t id = ++c->nstr;
-    c->soff[id] = c->arena_len;
-    c->slen[id] = (uint32_t)n;
-    memcpy(c->arena + c->arena_len, s, n);
-    c->arena[c->arena_len + n] = '\0';
-    c->arena_len += n + 1;
-    c->sflags[id] = classify(c, c->arena + c->soff[id]);
-    c->hash[h] = id;
-    return id;
-}
-
-const char *ik_conv_string(const ik_conv *c, uint32_t id, size_t *len)
-{
-    if (!id || id > c->nstr) {
-        if (len)
-            *len = 0;
-        return "";
-    }
-    if (len)
-        *len = c->slen[id];
-    return c->arena + c->soff[id];
-}
-
 /* ---- names of copies ------------------------------------------------------------- */
 
 static int word_is(const char *s, size_t n, const char *w)
@@ -276,7 +169,7 @@ static uint32_t cpu_tid(const ik_event *e)
     if (e->tid.is_num)
         t = (uint32_t)e->tid.num;
     else if (e->tid.is_str)
-        t = hash_bytes(e->tid.str.s, e->tid.str.n);
+        t = ik_hash_bytes(e->tid.str.s, e->tid.str.n);
     else
         t = e->pid.is_num ? (uint32_t)e->pid.num : 1;
     return t ? t : 0xfffffffeu; /* tid 0 is the GPU's in the trace format */
@@ -299,6 +192,14 @@ static uint64_t gpu_stream(const ik_event *e)
     return 0;
 }
 
+/* An event whose times do not fit (its end past 2^63 - 1 ns, or a number
+ * too large): skipped and counted; the command says so once. */
+static int bad_time(ik_conv *c)
+{
+    c->n_bad_time++;
+    return 0;
+}
+
 static void span(ik_conv *c, int64_t t0, int64_t t1)
 {
     if (c->first_ts == INT64_MAX || t0 < c->first_ts)
@@ -316,26 +217,6 @@ static int add(ik_conv *c, const ik_rec *r)
     return 0;
 }
 
-static int name_add(ik_thread_name **v, size_t *n, size_t *cap, int64_t pid, uint32_t tid,
-                    uint32_t str)
-{
-    for (size_t i = 0; i < *n; i++)
-        if ((*v)[i].pid == pid && (*v)[i].tid == tid) {
-            (*v)[i].str = str; /* a later name replaces an earlier one */
-            return 0;
-        }
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        ik_thread_name *nv = realloc(*v, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        *v = nv;
-        *cap = nc;
-    }
-    (*v)[(*n)++] = (ik_thread_name){pid, tid, str};
-    return 0;
-}
-
 static int on_meta(ik_conv *c, const ik_event *e)
 {
     if (!e->arg_name.n || !e->pid.is_num)
@@ -343,22 +224,25 @@ static int on_meta(ik_conv *c, const ik_event *e)
     const int thread = str_is(e->name, "thread_name");
     if (!thread && !str_is(e->name, "process_name"))
         return 0;
-    const uint32_t id = ik_conv_intern(c, e->arg_name.s, e->arg_name.n);
+    const uint32_t id = ik_conv_name(c, e->arg_name.s, e->arg_name.n, IK_NAME_THREAD, NULL);
     if (!id)
         return -1;
     if (thread)
-        return name_add(&c->tnames, &c->ntnames, &c->captnames, e->pid.num, cpu_tid(e), id);
-    return name_add(&c->pnames, &c->npnames, &c->cappnames, e->pid.num, 0, id);
+        return ik_names_set(c, &c->tnames, e->pid.num, cpu_tid(e), id);
+    return ik_names_set(c, &c->pnames, e->pid.num, 0, id);
 }
 
 static int range(ik_conv *c, const ik_event *e, int all)
 {
-    const uint32_t id = ik_conv_intern(c, e->name.s, e->name.n);
+    uint8_t f = 0;
+    const uint32_t id = ik_conv_name(c, e->name.s, e->name.n, IK_NAME_RANGE, &f);
     if (!id)
         return -1;
-    const uint8_t f = c->sflags[id];
     if (!all && !(f & (IK_SF_STEP | IK_SF_FETCH)))
         return 0;
+    int64_t t1 = e->ts_ns;
+    if (e->has_dur && e->dur_ns > 0 && __builtin_add_overflow(e->ts_ns, e->dur_ns, &t1))
+        return bad_time(c);
     if (c->pid < 0 && e->pid.is_num)
         c->pid = e->pid.num;
     else if (e->pid.is_num && e->pid.num != c->pid)
@@ -373,7 +257,6 @@ static int range(ik_conv *c, const ik_event *e, int all)
         c->iter_multi = 1;
     c->n_ranges++;
     const uint64_t rid = ++c->range_id;
-    const int64_t t1 = e->ts_ns + (e->has_dur && e->dur_ns > 0 ? e->dur_ns : 0);
     ik_rec r;
     memset(&r, 0, sizeof r);
     r.tid = cpu_tid(e);
@@ -398,6 +281,9 @@ static int gpu(ik_conv *c, const ik_event *e, enum cat k)
     memset(&r, 0, sizeof r);
     r.ts = e->ts_ns;
     r.dur = e->has_dur && e->dur_ns > 0 ? (uint64_t)e->dur_ns : 0;
+    int64_t t1;
+    if (__builtin_add_overflow(r.ts, (int64_t)r.dur, &t1))
+        return bad_time(c);
     int64_t dev = e->has_device ? e->device : e->pid.is_num ? e->pid.num : 0;
     if (dev < 0)
         dev = 0;
@@ -409,7 +295,7 @@ static int gpu(ik_conv *c, const ik_event *e, enum cat k)
     r.order = IK_ORD_MID;
     if (k == C_KERNEL) {
         r.kind = GS_K_GPU_KERNEL;
-        if (!(r.str = ik_conv_intern(c, e->name.s, e->name.n)))
+        if (!(r.str = ik_conv_name(c, e->name.s, e->name.n, IK_NAME_KERNEL, NULL)))
             return -1;
         c->n_kernel++;
     } else if (k == C_MEMCPY) {
@@ -428,7 +314,7 @@ static int gpu(ik_conv *c, const ik_event *e, enum cat k)
         r.bytes = e->has_bytes && e->bytes > 0 ? (uint64_t)e->bytes : 0;
         c->n_memset++;
     }
-    span(c, r.ts, r.ts + (int64_t)r.dur);
+    span(c, r.ts, t1);
     return add(c, &r);
 }
 
@@ -453,17 +339,20 @@ static int runtime(ik_conv *c, const ik_event *e)
     memset(&r, 0, sizeof r);
     r.ts = e->ts_ns;
     r.dur = e->has_dur && e->dur_ns > 0 ? (uint64_t)e->dur_ns : 0;
+    int64_t t1;
+    if (__builtin_add_overflow(r.ts, (int64_t)r.dur, &t1))
+        return bad_time(c);
     r.tid = cpu_tid(e);
     r.corr = e->has_corr ? (uint64_t)e->corr : 0;
     r.order = IK_ORD_MID;
     r.kind = copy ? GS_K_CUDA_MEMCPY : GS_K_CUDA_SYNC;
-    if (!(r.str = ik_conv_intern(c, e->name.s, e->name.n)))
+    if (!(r.str = ik_conv_name(c, e->name.s, e->name.n, IK_NAME_CALL, NULL)))
         return -1;
     if (copy)
         c->n_copy_calls++;
     else
         c->n_sync_calls++;
-    span(c, r.ts, r.ts + (int64_t)r.dur);
+    span(c, r.ts, t1);
     return add(c, &r);
 }
 
@@ -474,6 +363,8 @@ static int on_event(void *ctx, const ik_event *e)
         return -1;
     if (e->ph == 'M')
         return on_meta(c, e) < 0 ? (c->failed = 1, -1) : 0;
+    if (e->ph == 'X' && e->bad_time)
+        return bad_time(c);
     if (e->ph != 'X' || !e->has_ts) {
         if (e->ph == 's' || e->ph == 'f' || e->ph == 't')
             c->n_flow++;
@@ -529,6 +420,10 @@ static int on_event(void *ctx, const ik_event *e)
 static void on_device(void *ctx, const ik_device *d)
 {
     ik_conv *c = ctx;
+    if (c->ndevs >= IK_DEVICES_MAX) {
+        c->n_devices_over++;
+        return;
+    }
     if (c->ndevs == c->capdevs) {
         size_t nc = c->capdevs ? c->capdevs * 2 : 8;
         ik_dev *nd = realloc(c->devs, nc * sizeof *nd);
@@ -539,7 +434,7 @@ static void on_device(void *ctx, const ik_device *d)
     }
     ik_dev *v = &c->devs[c->ndevs++];
     v->id = d->id;
-    v->name = ik_conv_intern(c, d->name.s, d->name.n);
+    v->name = ik_conv_name(c, d->name.s, d->name.n, IK_NAME_THREAD, NULL);
     v->total_mem = d->total_mem;
     v->sms = d->sms;
     v->major = d->major;
@@ -632,8 +527,8 @@ void ik_conv_free(ik_conv *c)
     free(c->slen);
     free(c->sflags);
     free(c->hash);
-    free(c->tnames);
-    free(c->pnames);
+    ik_names_free(&c->tnames);
+    ik_names_free(&c->pnames);
     free(c->devs);
     free(c);
 }

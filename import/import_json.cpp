@@ -40,9 +40,12 @@ namespace {
 /* RATIONALE: 4 MiB holds thousands of events (Kineto writes ~300 bytes per
  * event) and stays in L2/L3-sized territory for the scanner; a single value
  * larger than the window (a huge deviceProperties, one enormous event)
- * grows it up to WIN_MAX. */
+ * grows it up to WIN_MAX, the import's limit for one value (import.h):
+ * simdjson needs about 5 bytes per byte of a value it parses, so one ~1 GiB
+ * array inside an event once took 5.2 GB. Top-level values the import does
+ * not read are skipped as they stream by, whatever their size. */
 constexpr size_t WIN_INIT = 4u << 20;
-constexpr size_t WIN_MAX = 1u << 30;
+constexpr size_t WIN_MAX = IK_VALUE_MAX;
 /* Events parsed per simdjson document: big enough that per-document setup
  * is noise, small enough that the parse state stays cached. */
 constexpr size_t BATCH_BYTES = 512u << 10;
@@ -220,7 +223,9 @@ struct reader {
             pos -= keep;
         } else if (len == cap) {
             if (cap >= WIN_MAX) {
-                fail("one JSON value is larger than %s bytes", std::to_string(WIN_MAX).c_str());
+                fail("one JSON value (a trace event, or deviceProperties) at byte offset %s is "
+                     "larger than 16 MiB, the import's limit (docs/import.md, \"Limits\")",
+                     std::to_string(st->bytes - len).c_str());
                 return false;
             }
             if (!alloc(cap * 2))
@@ -276,6 +281,51 @@ struct reader {
         }
     }
 
+    /* Skip the value at pos as it streams by, holding none of it (a
+     * top-level value the import does not read, of any size). */
+    bool skip_value()
+    {
+        if (tok_cls[(unsigned char)d[pos]] == 2 || tok_cls[(unsigned char)d[pos]] == 5) {
+            fail("not JSON near byte offset %s", std::to_string(st->bytes - (len - pos)).c_str());
+            return false;
+        }
+        long depth = 0;
+        bool in_str = false, esc = false;
+        for (;;) {
+            for (; pos < len; pos++) {
+                const char ch = d[pos];
+                if (in_str) {
+                    if (esc)
+                        esc = false;
+                    else if (ch == '\\')
+                        esc = true;
+                    else if (ch == '"' && (in_str = false, depth == 0)) {
+                        pos++;
+                        return true;
+                    }
+                } else if (ch == '"') {
+                    in_str = true;
+                } else if (ch == '{' || ch == '[') {
+                    depth++;
+                } else if (ch == '}' || ch == ']') {
+                    if (depth == 0)
+                        return true; /* the end of a scalar, at the object's end */
+                    if (--depth == 0) {
+                        pos++;
+                        return true;
+                    }
+                } else if (depth == 0 && (ch == ',' || is_ws(ch))) {
+                    return true;
+                }
+            }
+            if (!refill(pos)) {
+                if (!failed)
+                    fail("the document ends inside a value (truncated file?)");
+                return false;
+            }
+        }
+    }
+
     /* ---- values ------------------------------------------------------------------- */
 
     static bool get_i64(ondemand::value v, int64_t *out)
@@ -307,20 +357,22 @@ struct reader {
         return false;
     }
 
-    static bool get_us(ondemand::value v, int64_t *ns)
+    /* 1: *ns set; 0: not a time; -1: a number out of range (bad_time) */
+    static int get_us(ondemand::value v, int64_t *ns)
     {
         ondemand::json_type t;
         if (v.type().get(t))
-            return false;
+            return 0;
         std::string_view tok;
         if (t == ondemand::json_type::number) {
             tok = v.raw_json_token();
         } else if (t == ondemand::json_type::string) {
             if (v.get_string().get(tok))
-                return false;
+                return 0;
         } else
-            return false;
-        return ik_us_to_ns(tok.data(), tok.size(), ns) == 0;
+            return 0;
+        const int rc = ik_us_to_ns(tok.data(), tok.size(), ns);
+        return rc == 0 ? 1 : rc == -2 ? -1 : 0;
     }
 
     static bool get_str(ondemand::value v, ik_str *out)
@@ -352,9 +404,11 @@ struct reader {
                 size_t i = (s.n && s.s[0] == '-') ? 1 : 0;
                 if (i < s.n && s.n < 20) {
                     int64_t x = 0;
+                    bool over = false; /* 19 digits may not fit: then it stays a string */
                     for (; i < s.n && s.s[i] >= '0' && s.s[i] <= '9'; i++)
-                        x = x * 10 + (s.s[i] - '0');
-                    if (i == s.n) {
+                        over |= __builtin_mul_overflow(x, 10, &x) ||
+                                __builtin_add_overflow(x, s.s[i] - '0', &x);
+                    if (i == s.n && !over) {
                         id->is_num = 1;
                         id->num = s.s[0] == '-' ? -x : x;
                     }
@@ -388,9 +442,13 @@ struct reader {
             } else if (key == "tid") {
                 get_id(v, &e->tid);
             } else if (key == "ts") {
-                e->has_ts = get_us(v, &e->ts_ns);
+                const int rc = get_us(v, &e->ts_ns);
+                e->has_ts = rc > 0;
+                e->bad_time |= rc < 0;
             } else if (key == "dur") {
-                e->has_dur = get_us(v, &e->dur_ns);
+                const int rc = get_us(v, &e->dur_ns);
+                e->has_dur = rc > 0;
+                e->bad_time |= rc < 0;
             } else if (key == "args") {
                 ondemand::object args;
                 if (v.get_object().get(args))
@@ -742,15 +800,18 @@ struct reader {
                     fail("the document ends early (truncated file?)");
                     return false;
                 }
-                char *vend;
-                if (!value_extent(&vend))
-                    return false;
-                const size_t s = pos, e = (size_t)(vend - d);
-                if (key == "deviceProperties" || key == "distributedInfo" ||
-                    key == "schemaVersion" || key == "baseTimeNanoseconds" ||
-                    key == "host_name")
+                if (key != "deviceProperties" && key != "distributedInfo" &&
+                    key != "schemaVersion" && key != "baseTimeNanoseconds" && key != "host_name") {
+                    if (!skip_value())
+                        return false;
+                } else {
+                    char *vend;
+                    if (!value_extent(&vend))
+                        return false;
+                    const size_t s = pos, e = (size_t)(vend - d);
                     top_value(key, s, e);
-                pos = e;
+                    pos = e;
+                }
             }
             c = peek();
             if (c == ',') {
@@ -804,7 +865,10 @@ extern "C" int ik_us_to_ns(const char *s, size_t n, int64_t *out)
             frac *= 10;
             fd++;
         }
-        const int64_t v = ip * 1000 + frac;
+        /* up to 16 digits of microseconds: the nanoseconds may not fit */
+        int64_t v;
+        if (__builtin_mul_overflow(ip, 1000, &v) || __builtin_add_overflow(v, frac, &v))
+            return -2;
         *out = neg ? -v : v;
         return 0;
     }
@@ -812,8 +876,10 @@ extern "C" int ik_us_to_ns(const char *s, size_t n, int64_t *out)
     std::string t(s, n);
     char *e;
     const double x = strtod(t.c_str(), &e);
-    if (*e || x != x || x > 9.2e15 || x < -9.2e15)
+    if (*e || x != x)
         return -1;
+    if (x > 9.2e15 || x < -9.2e15)
+        return -2;
     *out = (int64_t)(x * 1000.0 + (x >= 0 ? 0.5 : -0.5));
     return 0;
 }

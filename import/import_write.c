@@ -153,10 +153,15 @@ static int put(wctx *w, const gs_event *ev)
     return -1;
 }
 
-static uint64_t abs_ts(const wctx *w, int64_t ts)
+/* The document's time plus its base (baseTimeNanoseconds), from 0 on: 0
+ * before it; -1 past 2^63 - 1 ns. */
+static int abs_ts(const wctx *w, int64_t ts, uint64_t *out)
 {
-    const int64_t t = ts + w->base;
-    return t > 0 ? (uint64_t)t : 0;
+    int64_t t;
+    if (__builtin_add_overflow(ts, w->base, &t))
+        return ts > 0 ? -1 : (*out = 0, 0);
+    *out = t > 0 ? (uint64_t)t : 0;
+    return 0;
 }
 
 static int put_rec(wctx *w, const ik_rec *r)
@@ -165,7 +170,10 @@ static int put_rec(wctx *w, const ik_rec *r)
     gs_event_clear(&ev);
     ev.kind = r->kind;
     ev.tid = r->tid;
-    ev.ts = abs_ts(w, r->ts);
+    if (abs_ts(w, r->ts, &ev.ts) < 0 || ev.ts > (uint64_t)INT64_MAX - r->dur) {
+        w->wi->bad_time++; /* its base time puts it past the format's range */
+        return 0;
+    }
     ev.dur = r->dur;
     ev.str = r->str;
     ev.bytes = r->bytes;
@@ -196,11 +204,12 @@ static void fill_call(ik_rec *call, uint64_t aux, uint64_t bytes, uint32_t dev, 
     call->stream = stream;
 }
 
-/* Write out the waiting calls whose GPU copy has not come by `now`. */
+/* Write out the waiting calls whose GPU copy has not come by `now`
+ * (INT64_MAX: every one). */
 static int expire(wctx *w, int64_t now)
 {
     for (size_t i = 0; i < w->npend;) {
-        if (w->pend[i].deadline >= now) {
+        if (now != INT64_MAX && w->pend[i].deadline >= now) {
             i++;
             continue;
         }
@@ -252,7 +261,10 @@ static int on_rec(void *ctx, const ik_rec *r)
             w->pend = np;
             w->cappend = nc;
         }
-        w->pend[w->npend++] = (pending){*r, r->ts + (int64_t)r->dur + LINK_WINDOW_NS};
+        int64_t deadline; /* ts + dur fits (import_conv.c); the window may not */
+        if (__builtin_add_overflow(r->ts + (int64_t)r->dur, LINK_WINDOW_NS, &deadline))
+            deadline = INT64_MAX;
+        w->pend[w->npend++] = (pending){*r, deadline};
         return expire(w, r->ts);
     }
     if (put_rec(w, r) < 0)
@@ -267,6 +279,16 @@ static int on_rec(void *ctx, const ik_rec *r)
  * with relative times and no base) has no known real time. */
 #define EPOCH_2000_NS 946684800000000000ll
 
+/* major * 10 + minor (8.6 -> 86); 0 when unknown or out of range. */
+static uint64_t compute_capability(const ik_dev *d)
+{
+    int64_t cc;
+    if (d->major < 0 || __builtin_mul_overflow(d->major, 10, &cc) ||
+        __builtin_add_overflow(cc, d->minor > 0 ? d->minor : 0, &cc))
+        return 0;
+    return (uint64_t)cc;
+}
+
 static int prelude(wctx *w, uint64_t t0, uint32_t main_tid, uint32_t note, uint32_t multi,
                    uint32_t config)
 {
@@ -280,15 +302,16 @@ static int prelude(wctx *w, uint64_t t0, uint32_t main_tid, uint32_t note, uint3
     ev.str = note;
     if (put(w, &ev) < 0)
         return -1;
-    for (size_t i = 0; i < c->ntnames; i++) {
-        if (c->pid >= 0 && c->tnames[i].pid != c->pid)
+    for (size_t i = 0; i < c->tnames.n; i++) {
+        const ik_thread_name *t = &c->tnames.v[i];
+        if (c->pid >= 0 && t->pid != c->pid)
             continue;
         gs_event_clear(&ev);
         ev.kind = GS_K_THREAD;
-        ev.tid = c->tnames[i].tid;
+        ev.tid = t->tid;
         ev.ts = t0;
-        ev.str = c->tnames[i].str;
-        ev.aux = c->tnames[i].tid;
+        ev.str = t->str;
+        ev.aux = t->tid;
         if (put(w, &ev) < 0)
             return -1;
     }
@@ -304,7 +327,7 @@ static int prelude(wctx *w, uint64_t t0, uint32_t main_tid, uint32_t note, uint3
         ev.str = d->name;
         ev.bytes = d->total_mem;
         ev.aux = d->sms > 0 ? (uint64_t)d->sms : 0;
-        ev.aux2 = d->major >= 0 ? (uint64_t)(d->major * 10 + (d->minor > 0 ? d->minor : 0)) : 0;
+        ev.aux2 = compute_capability(d);
         if (put(w, &ev) < 0)
             return -1;
     }
@@ -343,7 +366,9 @@ int ik_write_gst(ik_conv *c, ik_write_info *wi, char *err, size_t errlen)
     w.base = c->have_base ? c->base_ns : 0;
     int rc = -1;
     const int64_t first = c->first_ts == INT64_MAX ? 0 : c->first_ts;
-    const uint64_t t0 = abs_ts(&w, first);
+    uint64_t t0;
+    if (abs_ts(&w, first, &t0) < 0)
+        t0 = INT64_MAX;
     const uint32_t main_tid = c->pid > 0 ? (uint32_t)c->pid : 1;
 
     /* the strings of the prelude, before the table is final */
@@ -381,9 +406,9 @@ int ik_write_gst(ik_conv *c, ik_write_info *wi, char *err, size_t errlen)
     size_t alen = 0;
     uint32_t argc = 0;
     const char *pname = NULL;
-    for (size_t i = 0; i < c->npnames; i++)
-        if (c->pnames[i].pid == c->pid)
-            pname = ik_conv_string(c, c->pnames[i].str, NULL);
+    for (size_t i = 0; i < c->pnames.n; i++)
+        if (c->pnames.v[i].pid == c->pid)
+            pname = ik_conv_string(c, c->pnames.v[i].str, NULL);
     if (pname && *pname) {
         alen += (size_t)snprintf(argv + alen, sizeof argv - alen, "%s", pname) + 1;
         argc++;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gs_live.h"
 #include "gs_preload.h"
 
 int gs_strings_init(void);
@@ -24,8 +25,9 @@ uint32_t gs_str_path_at(int dirfd, const char *path);
 const char *gs_str_get(uint32_t id, uint32_t *len);
 /* Largest id handed out so far (ids are 1..n). */
 uint32_t gs_str_count(void);
-/* Ids are below this bound. */
+/* Ids are below this bound (a live file's reader holds us to it). */
 #define GS_STR_MAX_IDS (1u << 22)
+_Static_assert(GS_STR_MAX_IDS <= GS_LIVE_STRING_IDS_MAX, "the reader keeps every logged id");
 
 /* Intern path only when the call could have read it (not EFAULT). */
 static inline uint32_t gs_str_path_safe(const char *path, long ret, int err)

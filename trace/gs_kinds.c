@@ -137,6 +137,7 @@ const char *gs_strerror(int err)
     case GS_ERR_ARG: return "invalid argument";
     case GS_ERR_KIND: return "unknown record kind (written by a newer gpustarve?)";
     case GS_ERR_ZSTD: return "compression error";
+    case GS_ERR_LIVE: return "its live file could not be read";
     default: return "unknown error";
     }
 }

@@ -30,6 +30,8 @@
 #define GS_LIVE_SLOTS_MAX 4096u
 #define GS_LIVE_RING_EVENTS_MAX (1u << 24)
 #define GS_LIVE_STRLOG_MAX (256ull << 20)
+/* String ids a collector hands out are below this (each logged once). */
+#define GS_LIVE_STRING_IDS_MAX (1u << 22)
 
 /* One record as a hook appends it to its thread's ring: 64 bytes, one cache
  * line. The writer turns it into a gs_event (gs_rec_to_event, then the hook

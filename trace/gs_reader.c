@@ -19,89 +19,13 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "gs_idmap.h"
 #include "gs_recover.h"
 #include "gs_trace.h"
 
 /* RATIONALE: a header holds host and argv; 1 MiB is far above any real argv
  * (ARG_MAX is 2 MiB but nobody traces such a command) and bounds garbage. */
 #define HEADER_MAX (1u << 20)
-
-/* id -> value, open addressing: memory follows the ids present, not their
- * size (a single id near 2^32 costs one entry). */
-typedef struct idmap {
-    uint32_t *ids;
-    void **vals; /* NULL: empty */
-    uint32_t cap, n;
-} idmap;
-
-static inline uint32_t id_hash(uint32_t id)
-{
-    return (uint32_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 32);
-}
-
-static void *idmap_get(const idmap *m, uint32_t id)
-{
-    if (!m->cap)
-        return NULL;
-    const uint32_t mask = m->cap - 1;
-    for (uint32_t h = id_hash(id) & mask;; h = (h + 1) & mask) {
-        if (!m->vals[h])
-            return NULL;
-        if (m->ids[h] == id)
-            return m->vals[h];
-    }
-}
-
-/* Store v under id (replacing and freeing an earlier value); 0 or -1. */
-static int idmap_put(idmap *m, uint32_t id, void *v)
-{
-    if ((uint64_t)(m->n + 1) * 2 > m->cap) {
-        const uint32_t cap = m->cap ? m->cap * 2 : 256;
-        if (cap < m->cap)
-            return -1;
-        uint32_t *ids = calloc(cap, sizeof *ids);
-        void **vals = calloc(cap, sizeof *vals);
-        if (!ids || !vals) {
-            free(ids);
-            free(vals);
-            return -1;
-        }
-        for (uint32_t i = 0; i < m->cap; i++) {
-            if (!m->vals[i])
-                continue;
-            uint32_t h = id_hash(m->ids[i]) & (cap - 1);
-            while (vals[h])
-                h = (h + 1) & (cap - 1);
-            ids[h] = m->ids[i];
-            vals[h] = m->vals[i];
-        }
-        free(m->ids);
-        free(m->vals);
-        m->ids = ids;
-        m->vals = vals;
-        m->cap = cap;
-    }
-    const uint32_t mask = m->cap - 1;
-    uint32_t h = id_hash(id) & mask;
-    while (m->vals[h] && m->ids[h] != id)
-        h = (h + 1) & mask;
-    if (m->vals[h])
-        free(m->vals[h]);
-    else
-        m->n++;
-    m->ids[h] = id;
-    m->vals[h] = v;
-    return 0;
-}
-
-static void idmap_free(idmap *m)
-{
-    for (uint32_t i = 0; i < m->cap; i++)
-        free(m->vals[i]);
-    free(m->ids);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 enum { PH_FRAMES, PH_RECOVER, PH_TAIL, PH_DONE };
 
@@ -124,8 +48,8 @@ struct gs_reader {
     gs_decoder dec;      /* the current frame's decoding state */
     int in_frame;        /* dec holds records not yet returned */
     uint64_t frame_end;  /* offset after the current frame */
-    idmap strings;       /* id -> NUL-terminated copy */
-    idmap stacks;        /* id -> [0] = frame count, then the frames */
+    gs_strtab strings;   /* id -> NUL-terminated copy */
+    gs_idmap stacks;     /* id -> [0] = frame count, then the frames */
     uint32_t stacks_max;
     uint32_t string_max;
     /* what the events said so far, and the end */
@@ -137,6 +61,8 @@ struct gs_reader {
     int frames_rc; /* how the frames ended: 0 or a gs_err */
     int torn;      /* the last frame was being written when the process died */
     gs_recovery *rec;
+    int live_rc;          /* 0, or GS_ERR_LIVE: the live file could not be read (live_why) */
+    char live_why[384];
     gs_event tail_ev[4];
     size_t ntail;
 };
@@ -259,8 +185,8 @@ void gs_reader_close(gs_reader *r)
         return;
     if (r->fd >= 0)
         close(r->fd);
-    idmap_free(&r->strings);
-    idmap_free(&r->stacks);
+    gs_strtab_free(&r->strings);
+    gs_idmap_free(&r->stacks, 1);
     gs_recovery_close(r->rec);
     free(r->live_path);
     free(r->host);
@@ -280,17 +206,8 @@ const gs_proc_info *gs_reader_info(const gs_reader *r)
 static void keep_string(void *ctx, uint32_t id, const char *s, size_t len)
 {
     gs_reader *r = ctx;
-    if (id == 0 || len > GS_STRING_MAX)
+    if (id == 0 || len > GS_STRING_MAX || gs_strtab_put(&r->strings, id, s, len) != 0)
         return;
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    if (idmap_put(&r->strings, id, copy) != 0) {
-        free(copy);
-        return;
-    }
     if (id > r->string_max)
         r->string_max = id;
 }
@@ -299,7 +216,7 @@ static void keep_string(void *ctx, uint32_t id, const char *s, size_t len)
 static void keep_live_string(void *ctx, uint32_t id, const char *s, size_t len)
 {
     gs_reader *r = ctx;
-    if (!idmap_get(&r->strings, id))
+    if (!gs_strtab_get(&r->strings, id))
         keep_string(ctx, id, s, len);
 }
 
@@ -313,17 +230,19 @@ static void keep_stack(void *ctx, uint32_t id, const uint64_t *frames, size_t n)
         return;
     copy[0] = n;
     memcpy(copy + 1, frames, n * sizeof *frames);
-    if (idmap_put(&r->stacks, id, copy) != 0) {
+    void *old;
+    if (gs_idmap_put(&r->stacks, id, copy, &old) != 0) {
         free(copy);
         return;
     }
+    free(old);
     if (id > r->stacks_max)
         r->stacks_max = id;
 }
 
 const uint64_t *gs_reader_stack(const gs_reader *r, uint32_t id, size_t *n)
 {
-    const uint64_t *s = id ? idmap_get(&r->stacks, id) : NULL;
+    const uint64_t *s = id ? gs_idmap_get(&r->stacks, id) : NULL;
     if (n)
         *n = s ? (size_t)s[0] : 0;
     return s ? s + 1 : NULL;
@@ -451,7 +370,7 @@ static uint64_t count_damaged(const gs_reader *r)
 
 static int stack_defined(void *ctx, uint32_t id)
 {
-    return idmap_get(&((gs_reader *)ctx)->stacks, id) != NULL;
+    return gs_idmap_get(&((gs_reader *)ctx)->stacks, id) != NULL;
 }
 
 /* A record the reader makes at the end (tid = pid). */
@@ -476,6 +395,20 @@ static void tail_note(gs_reader *r, uint64_t ts, unsigned code, const char *text
     e->aux = code;
 }
 
+/* The live file could not be read, whole or in part: said, counted, and
+ * the reader's last word (RATIONALE: it once said "0 dropped, 0 lost" of a
+ * live file of a newer version, and every recovered event was missing). */
+static void live_damaged(gs_reader *r, const char *why)
+{
+    if (r->live_rc)
+        return;
+    const char *name = strrchr(r->live_path, '/');
+    snprintf(r->live_why, sizeof r->live_why, "%s: %s; the events it held are missing",
+             name ? name + 1 : r->live_path, why);
+    r->live_rc = GS_ERR_LIVE;
+    r->tot.live_damaged = 1;
+}
+
 /* After the frames: open the live file, if any, and take its strings. */
 static void start_recovery(gs_reader *r)
 {
@@ -483,10 +416,19 @@ static void start_recovery(gs_reader *r)
     if (!r->live_path)
         return;
     gs_recovery *rc = NULL;
-    if (gs_recovery_open(&rc, r->live_path, r->info.pid, r->info.exec_seq, r->size) <= 0)
+    char why[256];
+    const int o = gs_recovery_open(&rc, r->live_path, r->info.pid, r->info.exec_seq, r->size,
+                                   why, sizeof why);
+    if (o < 0)
+        live_damaged(r, o == GS_ERR_IO ? strerror(errno) : why);
+    if (o <= 0)
         return;
     r->rec = rc;
-    gs_recovery_strings(rc, keep_live_string, r);
+    const int s = gs_recovery_strings(rc, keep_live_string, r);
+    if (s < 0)
+        live_damaged(r, s == GS_ERR_IO ? "a read error in its string log"
+                                       : "its string log is damaged (names after that point are "
+                                         "missing)");
     r->phase = PH_RECOVER;
 }
 
@@ -638,6 +580,8 @@ static int after_frames(gs_reader *r, int rc, const gs_event **events, size_t *n
             return fail(r, GS_ERR_NOMEM);
         const gs_recovery_stacks stk = {stack_defined, r};
         const long got = gs_recovery_next(r->rec, r->events, GS_READ_BATCH, &stk);
+        if (got < 0)
+            live_damaged(r, "a read error in its rings");
         if (got > 0) {
             account(r, r->events, (size_t)got, 1);
             *events = r->events;
@@ -654,7 +598,7 @@ static int after_frames(gs_reader *r, int rc, const gs_event **events, size_t *n
             return 1;
         }
     }
-    return r->frames_rc;
+    return r->frames_rc < 0 ? r->frames_rc : r->live_rc;
 }
 
 int gs_reader_next_frame(gs_reader *r, const gs_event **events, size_t *n)
@@ -718,9 +662,14 @@ void gs_reader_get_totals(const gs_reader *r, gs_reader_totals *t)
     *t = r->tot;
 }
 
+const char *gs_reader_live_problem(const gs_reader *r)
+{
+    return r->live_rc ? r->live_why : NULL;
+}
+
 const char *gs_reader_string(const gs_reader *r, uint32_t id)
 {
-    return id ? idmap_get(&r->strings, id) : NULL;
+    return id ? gs_strtab_get(&r->strings, id) : NULL;
 }
 
 uint64_t gs_reader_offset(const gs_reader *r)

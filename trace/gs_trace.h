@@ -28,6 +28,7 @@ typedef enum gs_err {
     GS_ERR_ARG = -8,       /* invalid argument */
     GS_ERR_KIND = -9,      /* record kind unknown to this reader */
     GS_ERR_ZSTD = -10,     /* compression failed */
+    GS_ERR_LIVE = -11,     /* the process's live file could not be read (gs_reader_live_problem) */
 } gs_err;
 
 /* Short English text for an error code; never NULL. */
@@ -423,8 +424,17 @@ typedef struct gs_reader_totals {
     uint64_t damaged_records; /* records of damaged or unreadable frames, within lost */
     uint64_t gpu_dropped; /* CUPTI activity records dropped */
     int ended;            /* enum gs_end */
+    /* 1 when the process left a live file that could not be read, whole or
+     * in part (a damaged header, another version, a read error): the events
+     * it held are missing, in a number no one can know; the reader then
+     * ends with GS_ERR_LIVE, and gs_reader_live_problem says why */
+    int live_damaged;
 } gs_reader_totals;
 void gs_reader_get_totals(const gs_reader *r, gs_reader_totals *t);
+/* Why the live file could not be read ("vm-12.live: live file version 2 is
+ * not the one this gpustarve reads (1); the events it held are missing"),
+ * or NULL when it could (or there is none). */
+const char *gs_reader_live_problem(const gs_reader *r);
 
 uint64_t gs_reader_offset(const gs_reader *r);
 uint64_t gs_reader_unread(const gs_reader *r);

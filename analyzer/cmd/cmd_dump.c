@@ -189,7 +189,13 @@ static int dump_file(dump_ctx *c, const char *path)
         dump_ranges_finish(c->ranges, &c->out, c->json, r, pi->pid, base);
     gs_out_flush(&c->out);
     int ret = GS_EXIT_OK;
-    if (rc < 0) {
+    if (rc == GS_ERR_LIVE) {
+        fflush(stdout); /* what was readable comes first */
+        gs_cli_error("%s: its live file could not be read: %s", path, gs_reader_live_problem(r));
+        if (c->sum)
+            dump_summary_damaged(c->sum);
+        ret = GS_EXIT_USAGE;
+    } else if (rc < 0) {
         fflush(stdout); /* what was readable comes first */
         report_damage(path, rc, gs_reader_offset(r), gs_reader_unread(r));
         if (c->sum)

@@ -99,6 +99,30 @@ static double now_s(void)
 
 /* ---- one file ---------------------------------------------------------------------------- */
 
+/* What the import's limits and the time range left out or merged, said
+ * once per file (docs/import.md, "Limits"). */
+static void import_limits_said(const char *file, const ik_conv *c, const ik_write_info *wi)
+{
+    if (c->n_bad_time)
+        gs_cli_msg(1, "%s: %llu events with a time out of range (a number, or the event's end, "
+                      "past 2^63 ns: about 292 years) were skipped",
+                   file, (unsigned long long)c->n_bad_time);
+    if (wi->bad_time)
+        gs_cli_msg(1, "%s: %llu records were left out: the trace's base time "
+                      "(baseTimeNanoseconds) puts them past 2^63 ns",
+                   file, (unsigned long long)wi->bad_time);
+    if (c->n_names_merged)
+        gs_cli_msg(1, "%s: more than %u distinct names (or %u MiB of them): %llu events past the "
+                      "limit are kept under one name per kind",
+                   file, IK_NAMES_MAX, IK_NAME_BYTES_MAX >> 20,
+                   (unsigned long long)c->n_names_merged);
+    if (c->n_thread_names_over || c->n_devices_over)
+        gs_cli_msg(1, "%s: past the import's limits, %llu thread or process names (after the "
+                      "first %u) and %llu devices (after the first %u) were left out",
+                   file, (unsigned long long)c->n_thread_names_over, IK_THREAD_NAMES_MAX,
+                   (unsigned long long)c->n_devices_over, IK_DEVICES_MAX);
+}
+
 static int import_one(const char *file, size_t index, const char *dir, const char *tmpdir,
                       size_t mem, char (*used)[96], size_t nused)
 {
@@ -187,6 +211,7 @@ static int import_one(const char *file, size_t index, const char *dir, const cha
                       "be read and were skipped, %llu control bytes inside strings read as spaces",
                    file, (unsigned long long)js.repaired, (unsigned long long)js.bad,
                    (unsigned long long)js.control_bytes);
+    import_limits_said(file, c, &wi);
     if (!c->n_steps)
         gs_cli_msg(1, "%s: no ProfilerStep#N range: 'report' will need --step-range or infer "
                       "steps",

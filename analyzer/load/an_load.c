@@ -223,7 +223,14 @@ static int load_file(an_run *run, const char *path, const an_opts *o, const an_h
     if (hk && hk->on_file_end)
         hk->on_file_end(hctx, p);
     run->events += p->events;
-    if (rc < 0) {
+    p->live_damaged = tot.live_damaged;
+    run->live_damaged += tot.live_damaged;
+    if (rc == GS_ERR_LIVE) {
+        /* the trace file was read whole; what its live file held is missing */
+        char msg[448];
+        snprintf(msg, sizeof msg, "its live file could not be read: %s", gs_reader_live_problem(r));
+        skipped_add(run, path, msg, 0, 0);
+    } else if (rc < 0) {
         p->damaged = rc;
         p->unread = gs_reader_unread(r);
         damage_reason(why, sizeof why, rc, pi);
@@ -333,6 +340,7 @@ static int slot_merge(an_run *run, slot *s)
     run->recovered += m->recovered;
     run->abrupt += m->abrupt;
     run->running += m->running;
+    run->live_damaged += m->live_damaged;
     run->bytes_done += m->bytes_done;
     free(m->procs);
     free(m->skipped);

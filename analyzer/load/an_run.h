@@ -124,6 +124,7 @@ typedef struct an_proc {
     uint64_t recovered; /* events recovered from the live file (ended abruptly) */
     int ended;          /* enum gs_end */
     int running;        /* still running when the run was read (an_trace_running) */
+    int live_damaged;   /* its live file could not be read (gs_reader_totals) */
     uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
     an_kstats kstats; /* GPU time per kernel name */
     an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
@@ -241,6 +242,7 @@ typedef struct an_run {
     uint64_t dropped, lost, recovered;
     size_t abrupt; /* processes that died (signal) or were killed */
     size_t running; /* processes still running: the run is in progress */
+    size_t live_damaged; /* processes whose live file could not be read: events missing */
     size_t nfiles;
 } an_run;
 

@@ -166,6 +166,7 @@ static void write_run(gs_jw *w, const an_run *run, const an_result *r)
     gs_jw_ku64(w, "lost", run->lost);
     gs_jw_ku64(w, "recovered", run->recovered);
     gs_jw_ku64(w, "ended_abruptly", run->abrupt);
+    gs_jw_ku64(w, "live_files_damaged", run->live_damaged);
     gs_jw_kbool(w, "in_progress", run->running != 0);
     gs_jw_ku64(w, "running", run->running);
     gs_jw_ku64(w, "separate_runs", r->separate_runs);

@@ -257,6 +257,10 @@ static void text_trace(gs_out *o, const an_run *run, const style *st)
                       (unsigned long long)run->recovered);
     if (run->running)
         gs_out_printf(o, ", %zu still running", run->running);
+    if (run->live_damaged)
+        gs_out_printf(o, ", %zu live file%s unreadable (the events %s held are missing)",
+                      run->live_damaged, run->live_damaged == 1 ? "" : "s",
+                      run->live_damaged == 1 ? "it" : "they");
     gs_out_char(o, '\n');
     for (size_t i = 0; i < run->nskipped; i++) {
         const an_skipped *s = &run->skipped[i];

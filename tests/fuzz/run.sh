@@ -4,8 +4,10 @@
 # Both modes first replay every committed input once: tests/data/ (traces of
 # every format version, live files given to fuzz_reader with their 'L'
 # prefix) and tests/fuzz/regress/ (hostile files that once crashed, hung or
-# exhausted memory: each must now load within the limits), and fuzz_cmds
-# also small PyTorch profiler traces for import (seed() below). Then:
+# exhausted memory: each must now load within the limits; live-*.bin are
+# live files with their 'L' already; import-*.json are PyTorch profiler
+# documents whose numbers once overflowed), and fuzz_cmds also small
+# PyTorch profiler traces for import (seed() below). Then:
 #   test  a bounded, seeded run of each harness (a fixed number of inputs,
 #         -seed=1): part of `make test`
 #   long  FUZZ_SECONDS per harness (`make fuzz`); new inputs that reach new
