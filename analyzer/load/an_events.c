@@ -37,6 +37,7 @@ enum {
  * the first 64 Ki; ids beyond (a large run, or a hostile file naming id
  * 2^30) go to a map, never to a table sized by the id. */
 #define SF_DIRECT 65536u
+#define SF_FAR_MAX (1u << 20) /* far string ids whose flags are kept */
 
 /* Timeline slots kept for threads with markers, NVTX steps or host-to-device
  * copies: threads that only wait on pipes and sockets (many, in a program
@@ -111,9 +112,13 @@ static uint8_t sflags_slow(lctx *c, uint32_t id)
     } else {
         return SF_DONE; /* not defined yet: do not cache */
     }
+    /* RATIONALE: the far ids' flags are cached up to SF_FAR_MAX of them;
+     * past that (a hostile trace of millions of names) they are worked out
+     * again for each event that names one: time stays linear, memory
+     * bounded */
     if (id < SF_DIRECT)
         c->sflags[id] = f;
-    else
+    else if (c->sflags_far.n < SF_FAR_MAX)
         an_index_put(&c->sflags_far, id, f);
     return f;
 }

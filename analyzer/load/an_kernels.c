@@ -139,15 +139,35 @@ static long kstat_new(an_kstats *k, const char *name)
     return (long)k->n++;
 }
 
+/* The entry where a kernel whose name is past AN_KSTATS_MAX_NAMES is
+ * summed (its class's); -1 out of memory. */
+static long kstat_other(an_kstats *k, const char *name)
+{
+    const int comm = an_kernel_is_comm(name);
+    if (!k->other[comm]) {
+        const long ix = kstat_new(k, comm ? "(other communication kernels: names past the limit)"
+                                          : "(other kernels: names past the limit)");
+        if (ix < 0)
+            return -1;
+        k->v[ix].comm = comm;
+        k->other[comm] = (uint32_t)ix + 1;
+    }
+    k->merged++;
+    return (long)k->other[comm] - 1;
+}
+
 void an_kstats_add(an_kstats *k, uint32_t id, const char *name, uint64_t dur)
 {
     if (!id || !name)
         return;
     long ix;
+    const int full = k->n >= AN_KSTATS_MAX_NAMES;
     if (id >= AN_KSTATS_DIRECT) {
         ix = an_index_get(&k->far, id);
-        if (ix < 0 && (ix = kstat_new(k, name)) >= 0 &&
-            an_index_put(&k->far, id, (uint32_t)ix) != 0) {
+        if (ix < 0 && full) {
+            ix = kstat_other(k, name); /* not mapped: the map stays bounded too */
+        } else if (ix < 0 && (ix = kstat_new(k, name)) >= 0 &&
+                   an_index_put(&k->far, id, (uint32_t)ix) != 0) {
             free(k->v[--k->n].name);
             return;
         }
@@ -164,7 +184,7 @@ void an_kstats_add(an_kstats *k, uint32_t id, const char *name, uint64_t dur)
             k->nid = nid;
         }
         ix = (long)k->by_id[id] - 1;
-        if (ix < 0 && (ix = kstat_new(k, name)) >= 0)
+        if (ix < 0 && (ix = full ? kstat_other(k, name) : kstat_new(k, name)) >= 0)
             k->by_id[id] = (uint32_t)ix + 1;
     }
     if (ix < 0)

@@ -69,12 +69,21 @@ typedef struct an_kstat {
  * AN_KSTATS_DIRECT index a table (the common case, no hashing), the others
  * a hash map, so a hostile id costs one entry (docs/collector-safety.md). */
 #define AN_KSTATS_DIRECT 65536u
+/* RATIONALE: a process's distinct kernel names kept by name; past this the
+ * rest are summed in two entries, communication and compute, each named
+ * "(other kernels: ...)", and counted in merged_names: a trace of millions
+ * of distinct names costs the analysis what one of 65,536 does
+ * (docs/collector-safety.md, "Limits"). */
+#define AN_KSTATS_MAX_NAMES 65536u
 
 typedef struct an_kstats {
     an_kstat *v;
     uint32_t *by_id; /* string id below AN_KSTATS_DIRECT -> index + 1 into v, 0 = none */
     an_index far;    /* the other string ids -> index */
     uint32_t nid, n, cap;
+    uint32_t other[2]; /* the entries (index + 1, 0 none yet) where kernels of names
+                        * past AN_KSTATS_MAX_NAMES are summed: compute, communication */
+    uint64_t merged;   /* kernels summed there */
 } an_kstats;
 
 /* Add one kernel of string id (name: its string, NULL when not defined). */

@@ -6,6 +6,7 @@
  * PyTorch one from torch 2.15's lib/libtorch_cuda.so (`nm`). Kernel names
  * are symbols of those libraries, public facts, quoted here as test input.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "load/an_kernels.h"
@@ -150,8 +151,41 @@ static void test_stats_far_ids(void)
     an_kstats_free(&k);
 }
 
+/* Past AN_KSTATS_MAX_NAMES distinct names a process's kernels are summed in
+ * two entries by class: the table and the far map stop growing, and no
+ * kernel's time is lost (docs/collector-safety.md, hostile traces). */
+static void test_stats_name_limit(void)
+{
+    an_kstats k;
+    memset(&k, 0, sizeof k);
+    const uint32_t extra = 5000;
+    uint64_t want_ns = 0;
+    char name[32];
+    for (uint32_t i = 0; i < AN_KSTATS_MAX_NAMES + extra; i++) {
+        const uint32_t id = i < 1000 ? i + 1 : (1u << 20) + i; /* near ids, then far ones */
+        snprintf(name, sizeof name, i % 2 ? "nccl_k%u" : "k%u", i);
+        add(&k, id, name, 10);
+        want_ns += 10;
+    }
+    add(&k, (1u << 20) + AN_KSTATS_MAX_NAMES + 1, "k_again", 10); /* past the limit again */
+    want_ns += 10;
+    ASSERT_EQ(k.n, AN_KSTATS_MAX_NAMES + 2);
+    ASSERT_TRUE(k.far.n <= AN_KSTATS_MAX_NAMES); /* merged ids are not mapped */
+    ASSERT_EQ(k.merged, extra + 1);
+    uint64_t ns = 0, comm = 0;
+    for (uint32_t i = 0; i < k.n; i++) {
+        ns += k.v[i].ns;
+        if (strstr(k.v[i].name, "other"))
+            comm += (uint64_t)k.v[i].comm;
+    }
+    ASSERT_EQ(ns, want_ns);
+    ASSERT_EQ(comm, 1); /* one of the two summed entries is communication */
+    an_kstats_free(&k);
+}
+
 int main(void)
 {
+    test_stats_name_limit();
     test_display();
     test_base();
     test_class();
