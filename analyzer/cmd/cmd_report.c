@@ -52,6 +52,9 @@ static const char usage_text[] =
     "  --cores N           CPUs the traced process may use (default: what its trace\n"
     "                      recorded: affinity and cgroup quota; for an older trace,\n"
     "                      the cores free for loader workers, online CPUs - 1)\n"
+    "  --price AMOUNT      the price of one GPU for one hour (any currency): the cost\n"
+    "                      of 1,000 steps, and what of it paid for GPUs waiting\n"
+    "                      for data\n"
     "  --probe FILE        ceilings measured by 'gpustarve probe' (JSON: read_MBps,\n"
     "                      h2d_pinned_GBps, h2d_pageable_GBps)\n"
     "  --perfetto FILE     also write a trace for ui.perfetto.dev (Chrome JSON):\n"
@@ -248,12 +251,14 @@ int gs_cmd_report(int argc, char **argv)
         {"symbol-path", required_argument, NULL, 'Y'},
         {"no-lines", no_argument, NULL, 'L'},
         {"threads", required_argument, NULL, 'J'},
+        {"price", required_argument, NULL, 'M'},
         {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "qvh";
     int json = 0, per_step = 0, opt;
     const char *step_re = NULL, *fetch_re = NULL, *probe = NULL, *perfetto = NULL, *html = NULL;
     long skip = -1, cores = 0, threads = 0;
+    double price = 0;
     an_cs_opts cso = {0};
     const char *sympaths[64];
     cso.symbol_paths = sympaths;
@@ -286,6 +291,10 @@ int gs_cmd_report(int argc, char **argv)
             if (gs_cli_long(optarg, 1, 1024, &threads) < 0)
                 return gs_cli_usage_error("report", "--threads needs a number from 1 to 1024, "
                                                     "not '%s'", optarg);
+            break;
+        case 'M':
+            if (gs_cli_double(optarg, 1e-9, 1e9, &price) < 0)
+                return gs_cli_usage_error("report", "--price needs an amount > 0, not '%s'", optarg);
             break;
         case 'q': gs_verbosity--; break;
         case 'v': gs_verbosity++; break;
@@ -396,6 +405,7 @@ int gs_cmd_report(int argc, char **argv)
         rc = GS_EXIT_USAGE;
     } else {
         res = job.top; /* the rank that limits the job, or the whole run */
+        res->price_per_gpu_hour = price;
         if (csp.cs) {
             an_cs_finish(csp.cs); /* symbolises the top call sites only */
             res->callsites = csp.cs;
