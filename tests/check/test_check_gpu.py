@@ -107,6 +107,10 @@ def test_pinned_copies_slow_on_a_good_link(sim_env):
     h2d = c["gpu.h2d"]
     assert h2d["verdict"] == "below_spec" and "IOMMU" in h2d["cause"] and "NUMA" in h2d["cause"]
     assert c["gpu.d2h"]["verdict"] == "to_spec"
+    c = card(sim_env, SIMCUDA_D2H_GBPS=20)
+    assert c["gpu.h2d"]["verdict"] == "to_spec"
+    d2h = c["gpu.d2h"]
+    assert d2h["verdict"] == "below_spec" and "IOMMU" in d2h["cause"] and near(d2h["measured"], 20)
 
 
 def test_mig_slice(sim_env):
@@ -170,6 +174,9 @@ def test_unknown_card(sim_env):
         assert c[id_]["verdict"] == "cannot_tell" and c[id_]["text"], c[id_]
         assert "measured value only" in c[id_]["cause"]
     assert c["gpu.h2d"]["verdict"] == "to_spec"  # 25 GB/s on the default gen 4 x16
+    k = run_check(*(GPU_ARGS + ("--price", "2")), env=sim_env())["cost"]
+    assert k["verdict"] == "cannot_tell" and "no GEMM rate measured against a datasheet" in k["cause"]
+    assert k["details"]["per_hour"] == 2
 
 
 def test_datasheet_file(sim_env, tmp_path):

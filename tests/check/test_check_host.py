@@ -160,6 +160,24 @@ def test_cpus_paid_for():
     assert "(%.2f paid for)" % (usable + 4) in c["cpu"]["text"]
 
 
+@pytest.mark.parametrize("cur_khz,verdict", [(2900000, "to_spec"), (1000000, "below_spec")])
+def test_cpu_frequency(tmp_path, cur_khz, verdict):
+    """cpufreq of a fake sysfs (GPUSTARVE_SYSFS_ROOT, the check's test
+    hook): the clock under load against cpuinfo_max_freq, the governor
+    named when it stays low."""
+    for cpu in range(os.cpu_count()):
+        d = tmp_path / "devices" / "system" / "cpu" / ("cpu%d" % cpu) / "cpufreq"
+        d.mkdir(parents=True)
+        (d / "scaling_cur_freq").write_text("%d\n" % cur_khz)
+        (d / "cpuinfo_max_freq").write_text("3000000\n")
+        (d / "scaling_governor").write_text("powersave\n")
+    f = run_check(*HOST_ARGS, env=clean_env(GPUSTARVE_SYSFS_ROOT=str(tmp_path)))["cpu.freq"]
+    assert f["verdict"] == verdict and f["expected"] == 3.0
+    assert f["measured"] == cur_khz / 1e6 and f["details"]["governor"] == "powersave"
+    if verdict == "below_spec":
+        assert "governor powersave" in f["cause"]
+
+
 def test_steal_is_measured():
     c = run_check(*HOST_ARGS)
     s = c["cpu.steal"]
@@ -180,6 +198,13 @@ def test_memory_shown():
     m = run_check(*HOST_ARGS)["memory"]
     assert m["details"]["shown_bytes"] == meminfo("MemTotal")
     assert m["details"]["swap_bytes"] == meminfo("SwapTotal")
+    if m["details"]["cgroup_limit_bytes"] is None:
+        assert m["verdict"] == "to_spec"
+        assert m["measured"] == pytest.approx(meminfo("MemTotal") / 2 ** 30, rel=1e-12)
+    paid = meminfo("MemTotal") / 2 ** 30 * 2
+    m = run_check(*HOST_ARGS, "--memory", str(paid))["memory"]
+    assert m["verdict"] == "below_spec" and m["expected"] == pytest.approx(paid)
+    assert "less memory than was paid for" in m["cause"] or "cgroup memory limit" in m["cause"]
 
 
 def test_memory_cgroup_limit():

@@ -31,6 +31,29 @@ static void test_proc_stat(void)
     ASSERT_EQ(mc_parse_proc_stat("xcpu 1 2 3 4\n", &s), -1);
 }
 
+/* The steal line from two readings of /proc/stat, as the check makes them. */
+static void test_steal(void)
+{
+    mc_list l = {0};
+    mc_cpustat a, b;
+    mc_parse_proc_stat("cpu  100 0 0 900 0 0 0 0 0 0\n", &a);
+    mc_parse_proc_stat("cpu  180 0 0 1800 0 0 0 20 0 0\n", &b); /* 20 of 1000 ticks: 2% */
+    mc_check_steal(&l, &a, &b, 10.0);
+    mc_parse_proc_stat("cpu  180 0 0 1800 0 0 0 120 0 0\n", &b); /* 120 of 1100: 10.9% */
+    mc_check_steal(&l, &a, &b, 10.0);
+    mc_parse_proc_stat("cpu  1 2 3 4 5 6 7\n", &a); /* no steal column */
+    mc_check_steal(&l, &a, &b, 10.0);
+    mc_parse_proc_stat("cpu  100 0 0 900 0 0 0 0 0 0\n", &a);
+    mc_check_steal(&l, &a, &a, 0.0); /* no time between them */
+    ASSERT_EQ(l.n, 4);
+    ASSERT_TRUE(l.v[0].verdict == MC_TO_SPEC && NEAR(l.v[0].measured, 2.0) && NEAR(l.v[0].expected, 5.0));
+    ASSERT_TRUE(l.v[1].verdict == MC_BELOW_SPEC && fabs(l.v[1].measured - 100.0 * 120 / 1100) < 1e-9);
+    ASSERT_TRUE(strstr(l.v[1].cause, "noisy neighbour") != NULL);
+    ASSERT_TRUE(l.v[2].verdict == MC_CANNOT_TELL && strstr(l.v[2].cause, "no steal column"));
+    ASSERT_TRUE(l.v[3].verdict == MC_CANNOT_TELL && strstr(l.v[3].cause, "no CPU time passed"));
+    mc_list_free(&l);
+}
+
 static void test_cgroup_files(void)
 {
     double cpus = 0, b = 0, i = 0, v = 0;
@@ -204,6 +227,7 @@ static void test_datasheet(void)
 int main(void)
 {
     test_proc_stat();
+    test_steal();
     test_cgroup_files();
     test_cgroup_paths();
     test_meminfo_and_fs();
