@@ -102,7 +102,12 @@ static void read_link(mc_cuda *cu, const mc_opts *o, mc_gpu *g, int *gen, int *w
 static void props_nvml(mc_cuda *cu, mc_gpu *g, const char *busid_raw)
 {
     g->mig_mode = g->virt_mode = -1;
-    if (!cu->have_nvml || !busid_raw[0] || cu->nvml.GetHandleByPciBusId(busid_raw, &g->nvml_dev) != 0) {
+    /* CUDA writes the domain in 4 digits, NVML its own ids in 8: try both */
+    char nvml_id[40];
+    snprintf(nvml_id, sizeof nvml_id, "0000%s", busid_raw);
+    if (!cu->have_nvml || !busid_raw[0] ||
+        (cu->nvml.GetHandleByPciBusId(busid_raw, &g->nvml_dev) != 0 &&
+         cu->nvml.GetHandleByPciBusId(nvml_id, &g->nvml_dev) != 0)) {
         g->nvml_dev = NULL;
         return;
     }
