@@ -35,10 +35,11 @@ PRELOAD_SRC  := $(wildcard preload/*.c)
 HAVE_CUPTI   := $(if $(wildcard $(CUDA_HOME)/include/cupti_activity.h),1,)
 CUPTI_SRC    := $(if $(HAVE_CUPTI),$(wildcard cupti/*.c),)
 # The analyzer in layers (docs/architecture.md, "The analyzer's layers"):
-# base/ <- load/ <- model/ -> decide/ -> base/; report/ over model/; cmd/ on
-# top. AN_LIB_SRC is the analysis library (no writer, no command), which the
-# unit tests link; the importer (import/) is a part of its own.
-AN_LIB_DIRS  := analyzer/base analyzer/load analyzer/decide analyzer/model
+# base/ <- load/ <- model/ -> decide/ -> base/; report/ over model/; machine/
+# (what `check` measures) on base/ only; cmd/ on top. AN_LIB_SRC is the
+# analysis library (no writer, no command), which the unit tests link; the
+# importer (import/) is a part of its own.
+AN_LIB_DIRS  := analyzer/base analyzer/load analyzer/decide analyzer/model analyzer/machine
 AN_LIB_SRC   := $(wildcard $(addsuffix /*.c,$(AN_LIB_DIRS)))
 REPORT_SRC   := $(wildcard analyzer/report/*.c)
 CMD_SRC      := $(wildcard analyzer/cmd/*.c)
@@ -154,6 +155,9 @@ $(BUILD)/obj/%.o: %.cpp $(wildcard trace/*.h) $(AN_HDR)
 	@echo "  CXX     $<"
 	$(Q)$(CXX) $(CXXFLAGS_IMPORT) -c $< -o $@
 
+# the datasheet table is assembled into the command (analyzer/machine/mc_datasheet.c)
+$(BUILD)/obj/analyzer/machine/mc_datasheet.o $(BUILD)/san/obj/analyzer/machine/mc_datasheet.o: analyzer/machine/gpus.tsv
+
 $(CLI): $(ANALYZER_OBJ) $(TRACE_OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) -pthread -o $@ $^ $(LDLIBS_AN) $(LDLIBS_IMPORT)
@@ -262,7 +266,7 @@ $(GPU_WHEELS)/cu13/.installed: $(VENV_STAMP)
 .PHONY: test test-unit test-san test-hooks test-cli test-analyzer test-e2e check-deps
 ## test: install missing test packages, .venv (torch 2.x) and the CUDA wheels, then run every test CI runs
 test: all venv gpu-wheels
-	$(Q)$(MAKE) --no-print-directory check-deps check-cycles test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-import test-e2e test-python test-fuzz test-san-collector test-tsan
+	$(Q)$(MAKE) --no-print-directory check-deps check-cycles test-unit test-san test-hooks test-simcuda test-cli test-analyzer test-check test-import test-e2e test-python test-fuzz test-san-collector test-tsan
 
 # The fast loop before each commit: what needs no .venv, no wheel and no
 # program traced under a sanitizer. RATIONALE: the build runs on every CPU
@@ -347,6 +351,10 @@ test-san: $(SAN_BINS) $(SAN_CLI)
 ## test-analyzer: report scenarios with known answers (pytest, tests/analyzer)
 test-analyzer: $(CLI)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/analyzer $(PYTEST_ARGS)
+
+## test-check: gpustarve check: every GPU verdict on the simulated GPU, the CPU, memory, shm and storage lines against ground truth on this machine (cgroups, tmpfs and loop devices made as root; skipped, saying so, where they cannot be) (tests/check)
+test-check: $(CLI) simcuda-bins
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/check $(PYTEST_ARGS)
 
 ## test-import: gpustarve import on real and generated PyTorch profiler traces, against the peers' committed figures (tests/import)
 test-import: $(CLI)

@@ -41,6 +41,7 @@ PARTS = [
     ("analyzer/load/", "analyzer/load"),
     ("analyzer/decide/", "analyzer/decide"),
     ("analyzer/model/", "analyzer/model"),
+    ("analyzer/machine/", "analyzer/machine"),
     ("analyzer/report/", "analyzer/report"),
     ("analyzer/cmd/", "analyzer/cmd"),
     ("analyzer/", "analyzer"),
@@ -56,8 +57,9 @@ PARTS = [
 # import -> trace, both collector halves -> sink, never analyzer <-> preload,
 # never cupti -> preload. Inside the analyzer, layers ("The analyzer's
 # layers"): base <- load <- model -> decide -> base, report -> model,
-# cmd on top (and the only layer that reaches import/). Tests and benchmarks
-# reach into what they test.
+# cmd on top (and the only layer that reaches import/); machine (what
+# `check` measures of this machine) beside model, on base only. Tests and
+# benchmarks reach into what they test.
 AN_BASE = {"trace", "analyzer/base"}
 ALLOWED = {
     "trace": set(),
@@ -70,9 +72,10 @@ ALLOWED = {
     "analyzer/load": AN_BASE,
     "analyzer/decide": AN_BASE,
     "analyzer/model": AN_BASE | {"analyzer/load", "analyzer/decide"},
+    "analyzer/machine": AN_BASE,
     "analyzer/report": AN_BASE | {"analyzer/load", "analyzer/decide", "analyzer/model"},
     "analyzer/cmd": AN_BASE | {"analyzer/load", "analyzer/decide", "analyzer/model",
-                               "analyzer/report", "import"},
+                               "analyzer/report", "analyzer/machine", "import"},
     "analyzer": set(),
     "python": set(),
     "examples": {"include"},
@@ -80,7 +83,7 @@ ALLOWED = {
     "tests/simcuda": {"tests"},
     "tests": {"trace", "sink", "preload", "cupti", "include", "tests/simcuda", "import",
               "analyzer/base", "analyzer/load", "analyzer/decide", "analyzer/model",
-              "analyzer/report", "analyzer/cmd"},
+              "analyzer/report", "analyzer/machine", "analyzer/cmd"},
 }
 
 # Parts that may include the CUDA toolkit's own headers.
@@ -281,11 +284,13 @@ def self_test():
         put("analyzer/model/an_m.h", '#include "load/an_ok.c"\n')
         put("analyzer/report/rep_ok.c", '#include "model/an_m.h"\n')
         put("analyzer/cmd/cli_ok.h", '#include "report/rep_ok.c"\n')
+        put("analyzer/machine/mc_ok.c", '#include "gs_trace.h"\n')
         ok = check(tmp)
         put("analyzer/load/an_bad.c", '#include "gs_collector.h"\n')
         put("analyzer/load/an_up.c", '#include "model/an_m.h"\n')
         put("analyzer/decide/an_dm.c", '#include "../model/an_m.h"\n')
         put("analyzer/report/rep_cli.c", '#include "cmd/cli_ok.h"\n')
+        put("analyzer/machine/mc_up.c", '#include "model/an_m.h"\n')
         put("import/imp_bad.c", '#include "model/an_m.h"\n')
         put("cupti/gs_bad.c", '#include "../preload/gs_collector.h"\n')
         put("trace/gs_bad.c", '#include "an_ok.c"\n')
@@ -295,7 +300,7 @@ def self_test():
         shutil.rmtree(tmp)
     want = {"analyzer/load/an_bad.c", "cupti/gs_bad.c", "trace/gs_bad.c", "preload/gs_cuda.c",
             "analyzer/load/an_up.c", "analyzer/decide/an_dm.c", "analyzer/report/rep_cli.c",
-            "import/imp_bad.c"}
+            "import/imp_bad.c", "analyzer/machine/mc_up.c"}
     got = {e.split(":")[0] for e in bad}
     if ok or got != want:
         print("check-deps self-test FAILED: clean tree gave %r; bad tree flagged %r, want %r"

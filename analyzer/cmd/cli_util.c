@@ -94,3 +94,36 @@ int gs_cli_long(const char *text, long lo, long hi, long *out)
     *out = v;
     return 0;
 }
+
+int gs_cli_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0)
+        return -1;
+    double m = 1;
+    switch (*end) {
+    case 'k': case 'K': m = 1024; end++; break;
+    case 'm': case 'M': m = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': m = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': m = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    }
+    if (*end == 'i' || *end == 'B')
+        end += *end == 'i' && end[1] == 'B' ? 2 : 1;
+    if (*end || v * m > 1e18)
+        return -1;
+    *out = (uint64_t)(v * m);
+    return 0;
+}
+
+int gs_cli_double(const char *text, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    const double v = strtod(text, &end);
+    if (end == text || *end || errno || !(v >= lo) || !(v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}

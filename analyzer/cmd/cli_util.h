@@ -43,6 +43,7 @@ int gs_cmd_compare(int argc, char **argv);
 int gs_cmd_probe(int argc, char **argv);
 int gs_cmd_sweep(int argc, char **argv);
 int gs_cmd_import(int argc, char **argv);
+int gs_cmd_check(int argc, char **argv);
 
 /* Report a getopt failure for subcommand cmd ("unknown option '--x'",
  * "option '-o' needs a value") plus a "Try 'gpustarve help CMD'" line.
@@ -55,6 +56,11 @@ int gs_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((for
 /* Parse a whole decimal option value in [lo, hi] into *out: 0, or -1 when it
  * is not one (the caller says what it wanted). */
 int gs_cli_long(const char *text, long lo, long hi, long *out);
+/* The same for a decimal number in [lo, hi]. */
+int gs_cli_double(const char *text, double lo, double hi, double *out);
+/* A size with an optional suffix K, M, G, T (powers of 1024; "KiB", "MB"
+ * taken as the same): 0 with *out, or -1 when it is not one. */
+int gs_cli_size(const char *text, uint64_t *out);
 
 /* Flush stdout and check ferror(stdout). Returns rc, or GS_EXIT_FAIL (with a
  * message) when writing stdout failed and rc was 0. Call before exit. */

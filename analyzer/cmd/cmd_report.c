@@ -52,6 +52,9 @@ static const char usage_text[] =
     "  --cores N           CPUs the traced process may use (default: what its trace\n"
     "                      recorded: affinity and cgroup quota; for an older trace,\n"
     "                      the cores free for loader workers, online CPUs - 1)\n"
+    "  --price AMOUNT      the price of one GPU for one hour (any currency): the cost\n"
+    "                      of 1,000 steps, and what of it paid for GPUs waiting\n"
+    "                      for data\n"
     "  --probe FILE        ceilings measured by 'gpustarve probe' (JSON: read_MBps,\n"
     "                      h2d_pinned_GBps, h2d_pageable_GBps)\n"
     "  --perfetto FILE     also write a trace for ui.perfetto.dev (Chrome JSON):\n"
@@ -235,6 +238,7 @@ typedef struct rp_args {
     int json, per_step;
     const char *step_re, *fetch_re, *probe, *perfetto, *html;
     long skip, cores, threads;
+    double price; /* per GPU-hour, 0: not given */
     an_cs_opts cso;
     const char *sympaths[64]; /* cso's symbol paths */
     /* the run directories: the arguments, or the newest gpustarve-* here */
@@ -309,6 +313,7 @@ static int parse_args(int argc, char **argv, rp_args *a)
         {"symbol-path", required_argument, NULL, 'Y'},
         {"no-lines", no_argument, NULL, 'L'},
         {"threads", required_argument, NULL, 'J'},
+        {"price", required_argument, NULL, 'M'},
         {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "qvh";
@@ -345,6 +350,10 @@ static int parse_args(int argc, char **argv, rp_args *a)
             if (gs_cli_long(optarg, 1, 1024, &a->threads) < 0)
                 return gs_cli_usage_error("report", "--threads needs a number from 1 to 1024, "
                                                     "not '%s'", optarg);
+            break;
+        case 'M':
+            if (gs_cli_double(optarg, 1e-9, 1e9, &a->price) < 0)
+                return gs_cli_usage_error("report", "--price needs an amount > 0, not '%s'", optarg);
             break;
         case 'q': gs_verbosity--; break;
         case 'v': gs_verbosity++; break;
@@ -472,6 +481,7 @@ int gs_cmd_report(int argc, char **argv)
         rc = GS_EXIT_USAGE;
     } else {
         res = job.top; /* the rank that limits the job, or the whole run */
+        res->price_per_gpu_hour = a.price;
         if (csp.cs) {
             an_cs_finish(csp.cs); /* symbolises the top call sites only */
             res->callsites = csp.cs;

@@ -112,6 +112,8 @@ typedef struct an_result {
     /* call sites from sampled call stacks (an_callsites.h): set and freed by
      * the caller (cmd_report.c) after an_analyze; NULL when not computed */
     struct an_cs *callsites;
+    /* report --price: per GPU-hour, set by the caller (cmd_report.c); 0 none */
+    double price_per_gpu_hour;
     /* the job this result describes the limiting rank of (an_ranks.h): set
      * by an_job_analyze on its top result; NULL for a run without ranks */
     const struct an_job *job;

@@ -14,6 +14,7 @@
 #include "model/an_model.h"
 #include "base/out_buf.h"
 #include "base/out_json.h"
+#include "report/report_cost.h"
 #include "report/report_json.h"
 #include "report/report_json_parts.h"
 #include "report/report_measured.h"
@@ -412,6 +413,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_kstr(w, "advice_none_why", r->advice_none_why[0] ? r->advice_none_why : NULL);
     gs_jw_newline(w, "\n");
     gs_jw_ki64(w, "cores", r->cores);
+    gs_jw_newline(w, "\n");
+    rep_json_cost(w, r);
     gs_jw_newline(w, "\n");
     write_model_json(w, &r->model);
     gs_jw_newline(w, "\n");

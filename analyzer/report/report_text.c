@@ -22,6 +22,7 @@
 #include "gs_format.h"
 #include "gs_trace.h"
 #include "report/report_callsites.h"
+#include "report/report_cost.h"
 #include "report/report_measured.h"
 #include "report/report_ranks.h"
 #include "report/report_style.h"
@@ -215,6 +216,7 @@ static void text_advice(gs_out *o, const an_result *r, const style *st)
                           a->predicted_step_ms);
         gs_out_printf(o, "\n         %s%s%s\n", st->dim, a->why, st->off);
     }
+    rep_text_cost(o, r, st);
     for (size_t i = 0; i < r->nnotes; i++)
         if (strcmp(r->notes[i], r->advice_none_why) != 0) /* said on the advice line */
             gs_out_printf(o, "%snote%s     %s\n", st->bold, st->off, r->notes[i]);

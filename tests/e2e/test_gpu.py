@@ -15,6 +15,7 @@
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -632,6 +633,9 @@ def test_validate_script_on_the_simulator():
     for case in ("train_loop_pinned0", "train_loop_pinned1", "sim_nccl_step", "sim_own_profiler"):
         assert "== PASS %s\n" % case in out, out[-3000:]
     assert "SKIP torch_cuda (--sim" in out
+    # the machine check's lines, the simulated card to its datasheet
+    assert "== PASS gpustarve check" in out, out[-3000:]
+    assert re.search(r"^   gpu\.gemm_16 GPU 0 +to spec +dense BF16 GEMM", out, re.M), out[-3000:]
 
 
 def test_truth_summary_prints_each_comparison(tmp_path):

@@ -16,6 +16,10 @@
 #      - tests/gpu/torch_profiler.py: torch.profiler started inside the
 #        traced run: gpustarve hands CUPTI over with one warning, the
 #        profiler still sees CUDA kernels;
+#   3. `gpustarve check` of the machine and the repository as a dataset:
+#      its lines (each GPU measured against its datasheet row) printed for
+#      docs/gpu-validation.md, its JSON kept in $GS_CHECK_OUT (default
+#      build/gpu-check.json);
 # and checks each dump (tests/gpu/check_dump.py): CUPTI kernels present,
 # host-to-device copies classified pageable/pinned as configured by CUPTI
 # and by the host hooks, NVTX ranges present, nothing dropped, GPU and host
@@ -230,7 +234,33 @@ else
     result SKIP "torch_cuda (no Python with torch + CUDA, and pip could not install one)"
 fi
 
-# ---- 3. the advice truth tests on this machine's cores ------------------------------------
+# ---- 3. the machine check -------------------------------------------------------------
+# RATIONALE: on the simulator the card is configured as an H100 SXM that
+# gives its datasheet (copies moving no bytes, so their time is the link's),
+# and the quick check's sizes keep it to a few seconds.
+CHECK_JSON=${GS_CHECK_OUT:-$ROOT/build/gpu-check.json}
+CHECK_CMD=("${ENVS[@]}")
+CHECK_ARGS=()
+if [ $SIM = 1 ]; then
+    CHECK_CMD+=(SIMCUDA_COPY_DATA=0 "SIMCUDA_DEVICE_NAME=NVIDIA H100 80GB HBM3" SIMCUDA_PCIE=5x16
+                SIMCUDA_PCIE_MAX=5x16 SIMCUDA_H2D_PINNED_GBPS=50 SIMCUDA_D2H_GBPS=50
+                SIMCUDA_D2D_GBPS=1450 SIMCUDA_GEMM_FP32_TFLOPS=52 SIMCUDA_GEMM_BF16_TFLOPS=760)
+    CHECK_ARGS=(--quick --copy-size 16M --gemm-size 4096)
+fi
+if bounded 200 "${CHECK_CMD[@]}" "$GS" check "${CHECK_ARGS[@]}" -o "$CHECK_JSON" "$ROOT" \
+    >"$WORK/check.out" 2>"$WORK/check.err"; then
+    sed 's/^/   /' "$WORK/check.out"
+    if grep -q '^gpu\.card ' "$WORK/check.out"; then
+        result PASS "gpustarve check (its lines above, for docs/gpu-validation.md; JSON: $CHECK_JSON)"
+    else
+        result FAIL "gpustarve check (no GPU line: $(grep '^gpu ' "$WORK/check.out"))"
+    fi
+else
+    sed 's/^/   | /' "$WORK/check.err" | tail -10
+    result FAIL "gpustarve check"
+fi
+
+# ---- 4. the advice truth tests on this machine's cores ------------------------------------
 # prints "PATH TORCH_VERSION" of the first Python with torch, numpy and pytest
 find_truth_python() {
     local v

@@ -84,6 +84,10 @@ SIMCUDA_LIBS  += $(SIMCUDA_DIR)/cu13.2/libcudart.so.13 $(SIMCUDA_DIR)/cu13.2/lib
                  $(SIMCUDA_DIR)/cu13.2/libcuda.so.1 $(SIMCUDA_DIR)/cu13.2/sim_step \
                  $(SIMCUDA_DIR)/cu13.2/cuda_calls
 endif
+# The stand-in cuBLAS, NVML and NCCL `gpustarve check` loads (13.0 mode only:
+# the check looks for the cuBLAS of the runtime's major).
+SIMCUDA_LIBS  += $(SIMCUDA_DIR)/libcublas.so.13 $(SIMCUDA_DIR)/libnvidia-ml.so.1 \
+                 $(SIMCUDA_DIR)/libnccl.so.2
 SIMCUDA_TESTS := $(SIMCUDA_DIR)/test_simcuda $(SIMCUDA_DIR)/sim_inject.so
 
 .PHONY: simcuda-bins test-simcuda
@@ -98,6 +102,21 @@ endif
 $(eval $(call simcuda_mode,$(SIMCUDA_DIR),$(SIMCUDA_INC),13,))
 $(eval $(call simcuda_mode,$(SIMCUDA_DIR)/cu12,$(SIMCUDA_INC),12,$(SIMCUDA_MODE12)))
 $(eval $(call simcuda_mode,$(SIMCUDA_DIR)/cu13.2,$(SIMCUDA_INC132),13,$(SIMCUDA_MODE132)))
+
+$(SIMCUDA_DIR)/libcublas.so.13: tests/simcuda/sim_cublas.c tests/simcuda/simcuda_link.h \
+		tests/simcuda/libcublas.map
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SIMCUDA_CFLAGS) -shared -Wl,-soname,libcublas.so.13 \
+	    -Wl,--version-script=tests/simcuda/libcublas.map -o $@ $< -ldl
+$(SIMCUDA_DIR)/libnvidia-ml.so.1: tests/simcuda/sim_nvml.c
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SIMCUDA_BASE_CFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
+$(SIMCUDA_DIR)/libnccl.so.2: tests/simcuda/sim_nccl.c tests/simcuda/simcuda_link.h
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SIMCUDA_CFLAGS) -shared -Wl,-soname,libnccl.so.2 -o $@ $< -ldl
 
 # The injection library the tests load through CUDA_INJECTION64_PATH: a
 # miniature collector (buffers, timestamp callback, record copies).

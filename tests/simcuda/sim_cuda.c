@@ -34,17 +34,7 @@
 /* The simulated runtime, found by its private symbol. */
 static const struct simcuda_rt *rt(void)
 {
-    simcuda_rt_get_fn get = (simcuda_rt_get_fn)dlsym(RTLD_DEFAULT, SIMCUDA_RT_GET_SYM);
-    static const char *const names[] = {"libcudart.so.13", "libcudart.so.12"};
-    for (size_t i = 0; !get && i < sizeof names / sizeof names[0]; i++) {
-        void *h = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
-        if (h) {
-            get = (simcuda_rt_get_fn)dlsym(h, SIMCUDA_RT_GET_SYM);
-            dlclose(h); /* drops only the reference NOLOAD took */
-        }
-    }
-    const struct simcuda_rt *r = get ? get() : NULL;
-    return r && r->version >= SIMCUDA_LINK_VERSION ? r : NULL;
+    return simcuda_rt_find();
 }
 
 /* cudaError_t of the runtime's registry -> CUresult */

@@ -80,6 +80,12 @@ static struct {
     double h2d_pinned_gbps, h2d_pageable_gbps, d2h_gbps, d2h_pageable_gbps;
     double d2d_gbps, memset_gbps;
     uint64_t staging_bytes; /* SIMCUDA_STAGING_KB: what a pageable H2D copy leaves in flight */
+    /* the card (SIMCUDA_SMS, _MEM_GIB, _CLOCK_MHZ, _CC, _MIG) */
+    uint32_t sms, clock_khz, cc_major, cc_minor;
+    size_t mem_total;
+    int copy_data;          /* SIMCUDA_COPY_DATA: 0 = copies take their time but move no bytes */
+    int p2p;                /* SIMCUDA_P2P: cudaDeviceCanAccessPeer says yes */
+    char p2p_rules[256];    /* SIMCUDA_P2P_GBPS: "*=50,0-1=10" */
     uint64_t kernel_default_ns;
     struct kernel_rule *rules;
     int nrules;
@@ -141,8 +147,22 @@ static void read_config(void)
         cfg.ndev = n < 0 ? 0 : n > SIM_MAX_DEVICES ? SIM_MAX_DEVICES : n;
     }
     s = getenv("SIMCUDA_DEVICE_NAME");
-    snprintf(cfg.devname, sizeof(cfg.devname), "%s",
-             (s && *s) ? s : "gpustarve simulated GPU");
+    const char *mig = getenv("SIMCUDA_MIG");
+    snprintf(cfg.devname, sizeof(cfg.devname), "%s%s%s",
+             (s && *s) ? s : "gpustarve simulated GPU", mig && *mig ? " MIG " : "",
+             mig && *mig ? mig : "");
+    cfg.sms = (uint32_t)env_double("SIMCUDA_SMS", 132);
+    cfg.clock_khz = (uint32_t)(env_double("SIMCUDA_CLOCK_MHZ", 1980) * 1000);
+    cfg.mem_total = (size_t)(env_double("SIMCUDA_MEM_GIB", 80) * (1u << 30));
+    const double cc = env_double("SIMCUDA_CC", 9.0);
+    cfg.cc_major = (uint32_t)cc;
+    cfg.cc_minor = (uint32_t)((cc - cfg.cc_major) * 10 + 0.5);
+    s = getenv("SIMCUDA_COPY_DATA");
+    cfg.copy_data = !(s && strcmp(s, "0") == 0);
+    s = getenv("SIMCUDA_P2P");
+    cfg.p2p = s && *s && strcmp(s, "0") != 0;
+    s = getenv("SIMCUDA_P2P_GBPS");
+    snprintf(cfg.p2p_rules, sizeof(cfg.p2p_rules), "%s", s && *s ? s : "*=50");
     cfg.h2d_pinned_gbps = env_double("SIMCUDA_H2D_PINNED_GBPS", 25.0);
     cfg.h2d_pageable_gbps = env_double("SIMCUDA_H2D_PAGEABLE_GBPS", 6.0);
     cfg.d2h_gbps = env_double("SIMCUDA_D2H_GBPS", 20.0);
@@ -226,7 +246,6 @@ static struct sim_kernel *g_kernels;
 static atomic_uint g_next_event_id = 1;
 static atomic_uint g_next_corr = 1;
 static size_t g_mem_used[SIM_MAX_DEVICES];
-static const size_t g_mem_total = 80ull << 30;
 
 static __thread int t_device;
 static __thread cudaError_t t_last_error;
@@ -248,11 +267,11 @@ static int rt_device_info(int dev, struct simcuda_device_info *out)
         return -1;
     memset(out, 0, sizeof(*out));
     out->name = cfg.devname;
-    out->global_mem = g_mem_total;
-    out->sm_count = 132;
-    out->clock_khz = 1980000;
-    out->cc_major = 9;
-    out->cc_minor = 0;
+    out->global_mem = cfg.mem_total;
+    out->sm_count = cfg.sms;
+    out->clock_khz = cfg.clock_khz;
+    out->cc_major = cfg.cc_major;
+    out->cc_minor = cfg.cc_minor;
     out->max_threads_per_block = 1024;
     out->warp_size = 32;
     out->l2_bytes = 50u << 20;
@@ -265,10 +284,14 @@ static int rt_host_alloc(void **p, size_t bytes, unsigned flags);
 static int rt_host_free(void *p);
 static int rt_host_register(void *p, size_t bytes, unsigned flags);
 static int rt_host_unregister(void *p);
+static int rt_enqueue(void *stream, int dev, uint64_t not_before, uint64_t dur_ns, const char *name,
+                      uint64_t *start, uint64_t *end);
+static uint64_t rt_ready_at(void *stream, int dev);
 
 static const struct simcuda_rt g_rt = {
     SIMCUDA_LINK_VERSION, rt_device_count, rt_device_info,
     rt_host_alloc, rt_host_free, rt_host_register, rt_host_unregister,
+    rt_enqueue, rt_ready_at,
 };
 
 /* Exported (hidden name, see simcuda_link.h): the driver's way in. */
@@ -547,6 +570,21 @@ static uint64_t device_idle_at(int dev)
         if (o->device == dev)
             r = max_u64(r, o->busy_until);
     return r;
+}
+
+/* Queue an operation of length dur on a stream (lock taken here): its start,
+ * end, stream id and device into op. 1, or 0 when the stream is unknown. */
+static int queue_op(cudaStream_t stream, int ptsz, uint64_t dur, struct simcuda_op *op)
+{
+    pthread_mutex_lock(&g_lock);
+    struct sim_stream *s = stream_get(stream, ptsz);
+    if (s) {
+        op->start = stream_enqueue(s, dur, &op->end);
+        op->stream_id = s->id;
+        op->device = (uint32_t)s->device;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return s != NULL;
 }
 
 /* ---- registration and launch: what nvcc emits ---------------------------- */
@@ -951,7 +989,9 @@ cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevi
         return ret(cudaErrorInsufficientDriver);
     if (!canAccessPeer)
         return ret(cudaErrorInvalidValue);
-    *canAccessPeer = 0;
+    if (device < 0 || device >= cfg.ndev || peerDevice < 0 || peerDevice >= cfg.ndev)
+        return ret(cudaErrorInvalidDevice);
+    *canAccessPeer = cfg.p2p && device != peerDevice;
     return cudaSuccess;
 }
 
@@ -1021,9 +1061,9 @@ cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total)
     size_t used = g_mem_used[t_device];
     pthread_mutex_unlock(&g_lock);
     if (free_b)
-        *free_b = used < g_mem_total ? g_mem_total - used : 0;
+        *free_b = used < cfg.mem_total ? cfg.mem_total - used : 0;
     if (total)
-        *total = g_mem_total;
+        *total = cfg.mem_total;
     return cudaSuccess;
 }
 
@@ -1716,15 +1756,7 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
     }
 
     struct simcuda_op op = { 0 };
-    pthread_mutex_lock(&g_lock);
-    struct sim_stream *s = stream_get(stream, ptsz);
-    if (s) {
-        op.start = stream_enqueue(s, copy_ns(bytes, gbps), &op.end);
-        op.stream_id = s->id;
-        op.device = (uint32_t)s->device;
-    }
-    pthread_mutex_unlock(&g_lock);
-    if (!s) {
+    if (!queue_op(stream, ptsz, copy_ns(bytes, gbps), &op)) {
         report_api(cbid, corr, t0, cudaErrorInvalidResourceHandle);
         return ret(cudaErrorInvalidResourceHandle);
     }
@@ -1733,7 +1765,8 @@ static cudaError_t do_copy(void *dst, size_t dpitch, const void *src, size_t spi
      * the host's memmove runs during the simulated transfer instead of
      * delaying its start (a loaded machine would otherwise stretch every
      * blocking copy by the time the CPU took to move the bytes). */
-    move_bytes(dst, dpitch, src, spitch, width, rows);
+    if (cfg.copy_data)
+        move_bytes(dst, dpitch, src, spitch, width, rows);
     op.kind = SIMCUDA_OP_MEMCPY;
     op.correlation_id = corr;
     op.bytes = bytes;
@@ -1829,15 +1862,7 @@ static cudaError_t do_memset(void *p, int value, size_t count, cudaStream_t stre
         return ret(cudaErrorInvalidValue);
     }
     struct simcuda_op op = { 0 };
-    pthread_mutex_lock(&g_lock);
-    struct sim_stream *s = stream_get(stream, ptsz);
-    if (s) {
-        op.start = stream_enqueue(s, copy_ns(count, cfg.memset_gbps), &op.end);
-        op.stream_id = s->id;
-        op.device = (uint32_t)s->device;
-    }
-    pthread_mutex_unlock(&g_lock);
-    if (!s) {
+    if (!queue_op(stream, ptsz, copy_ns(count, cfg.memset_gbps), &op)) {
         report_api(cbid, corr, t0, cudaErrorInvalidResourceHandle);
         return ret(cudaErrorInvalidResourceHandle);
     }
@@ -1873,6 +1898,157 @@ cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStre
 cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     return do_memset(devPtr, value, count, stream, 1, 1, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000);
+}
+
+/* ---- peer copies, for several devices ------------------------------------------ */
+
+/* The peer copy rate between a and b (either way) from SIMCUDA_P2P_GBPS:
+ * "*=50,0-1=10", GB/s. */
+static double p2p_gbps(int a, int b)
+{
+    char buf[256];
+    double def = 50;
+    snprintf(buf, sizeof(buf), "%s", cfg.p2p_rules);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        int x, y;
+        if (!eq || strtod(eq + 1, NULL) <= 0)
+            continue;
+        if (t[0] == '*')
+            def = strtod(eq + 1, NULL);
+        else if (sscanf(t, "%d-%d", &x, &y) == 2 && ((x == a && y == b) || (x == b && y == a)))
+            return strtod(eq + 1, NULL);
+    }
+    return def;
+}
+
+static cudaError_t peer_copy(void *dst, int dst_dev, const void *src, int src_dev, size_t count,
+                             cudaStream_t stream, int sync, uint32_t cbid)
+{
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
+    if (dst_dev < 0 || dst_dev >= cfg.ndev || src_dev < 0 || src_dev >= cfg.ndev)
+        return ret(cudaErrorInvalidDevice);
+    if (count && (!dst || !src))
+        return ret(cudaErrorInvalidValue);
+    uint64_t t0 = now_ns();
+    uint32_t corr = api_begin(cbid);
+    struct simcuda_op op = { 0 };
+    if (!queue_op(stream, 0, copy_ns(count, p2p_gbps(src_dev, dst_dev)), &op)) {
+        report_api(cbid, corr, t0, cudaErrorInvalidResourceHandle);
+        return ret(cudaErrorInvalidResourceHandle);
+    }
+    if (cfg.copy_data)
+        memmove(dst, src, count);
+    op.kind = SIMCUDA_OP_MEMCPY;
+    op.correlation_id = corr;
+    op.bytes = count;
+    op.copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+    op.src_kind = op.dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    op.async = !sync;
+    report(&op);
+    if (sync)
+        sleep_until(op.end);
+    report_api(cbid, corr, t0, cudaSuccess);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+{
+    return peer_copy(dst, dstDevice, src, srcDevice, count, NULL, 1,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000);
+}
+
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
+                                cudaStream_t stream)
+{
+    return peer_copy(dst, dstDevice, src, srcDevice, count, stream, 0,
+                     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000);
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+{
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
+    if (peerDevice < 0 || peerDevice >= cfg.ndev || peerDevice == t_device)
+        return ret(cudaErrorInvalidDevice);
+    return cfg.p2p ? cudaSuccess : ret(cudaErrorPeerAccessUnsupported);
+}
+
+cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
+{
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
+    return cfg.p2p ? cudaSuccess : ret(cudaErrorPeerAccessNotEnabled);
+}
+
+/* The bus id matches cudaDevAttrPciBusId: bus 0x10 + device. */
+cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
+    if (!sim_init())
+        return ret(cudaErrorInsufficientDriver);
+    if (!pciBusId || len < 13)
+        return ret(cudaErrorInvalidValue);
+    if (device < 0 || device >= cfg.ndev)
+        return ret(cudaErrorInvalidDevice);
+    snprintf(pciBusId, (size_t)len, "0000:%02X:00.0", 0x10 + device);
+    return cudaSuccess;
+}
+
+/* ---- device work for the stand-in libraries (cuBLAS, NCCL) ----------------------- */
+
+/* The stream of device dev (NULL: its legacy stream); the lock is held. */
+static struct sim_stream *stream_of(void *stream, int dev)
+{
+    const int saved = t_device;
+    t_device = dev;
+    struct sim_stream *s = stream_get((cudaStream_t)stream, 0);
+    t_device = saved;
+    return s;
+}
+
+static int rt_enqueue(void *stream, int dev, uint64_t not_before, uint64_t dur_ns, const char *name,
+                      uint64_t *start, uint64_t *end)
+{
+    if (!sim_init())
+        return cudaErrorInsufficientDriver;
+    if (dev < 0 || dev >= cfg.ndev)
+        return cudaErrorInvalidDevice;
+    struct simcuda_op op = { 0 };
+    pthread_mutex_lock(&g_lock);
+    struct sim_stream *s = stream_of(stream, dev);
+    if (s) {
+        op.start = max_u64(max_u64(now_ns(), stream_ready(s)), not_before);
+        op.end = s->busy_until = op.start + dur_ns;
+        op.stream_id = s->id;
+        op.device = (uint32_t)s->device;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (!s)
+        return cudaErrorInvalidResourceHandle;
+    op.kind = SIMCUDA_OP_KERNEL;
+    op.correlation_id = next_corr();
+    op.name = name;
+    op.grid[0] = op.grid[1] = op.grid[2] = op.block[0] = op.block[1] = op.block[2] = 1;
+    vlog("work %s stream %u dev %d start %+.3f ms dur %.3f ms", name, op.stream_id, dev,
+         ((double)op.start - (double)now_ns()) / 1e6, (double)dur_ns / 1e6);
+    report(&op);
+    if (start)
+        *start = op.start;
+    if (end)
+        *end = op.end;
+    return cudaSuccess;
+}
+
+static uint64_t rt_ready_at(void *stream, int dev)
+{
+    if (!sim_init() || dev < 0 || dev >= cfg.ndev)
+        return now_ns();
+    pthread_mutex_lock(&g_lock);
+    struct sim_stream *s = stream_of(stream, dev);
+    const uint64_t r = max_u64(now_ns(), s ? stream_ready(s) : 0);
+    pthread_mutex_unlock(&g_lock);
+    return r;
 }
 
 /* ---- errors -------------------------------------------------------------------- */

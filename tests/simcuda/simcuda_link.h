@@ -9,6 +9,9 @@
  *   libcudart exports  __simcuda_rt_attach(const struct simcuda_sink *)
  *   libcupti  exports  __simcuda_cupti_sink(void) -> const struct simcuda_sink *
  *
+ * The stand-in cuBLAS and NCCL (and the driver) reach the runtime through
+ * __simcuda_rt(), libcudart's other export, for its devices' streams.
+ *
  * libcupti calls __simcuda_rt_attach when a collector first enables activity;
  * libcudart, at its first API call, looks for __simcuda_cupti_sink in an
  * already loaded libcupti.so.13 and attaches itself.  Whichever comes second
@@ -20,10 +23,11 @@
 #ifndef SIMCUDA_LINK_H
 #define SIMCUDA_LINK_H
 
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define SIMCUDA_LINK_VERSION 2
+#define SIMCUDA_LINK_VERSION 3
 
 enum simcuda_op_kind {
     SIMCUDA_OP_KERNEL = 1,  /* a kernel executed on the device */
@@ -102,6 +106,15 @@ struct simcuda_rt {
     int (*host_free)(void *p);
     int (*host_register)(void *p, size_t bytes, unsigned flags);
     int (*host_unregister)(void *p);
+    /* device work of the stand-in cuBLAS and NCCL (sim_cublas.c, sim_nccl.c):
+     * dur_ns on stream (a cudaStream_t of the runtime; NULL: the legacy
+     * stream) of device dev, starting when the stream is free and not
+     * before not_before; reported to CUPTI as a kernel called name (never
+     * freed). 0 or a cudaError_t; start/end (may be NULL) get its times. */
+    int (*enqueue)(void *stream, int dev, uint64_t not_before, uint64_t dur_ns, const char *name,
+                   uint64_t *start, uint64_t *end);
+    /* When work queued now on that stream would start. */
+    uint64_t (*ready_at)(void *stream, int dev);
 };
 
 typedef const struct simcuda_rt *(*simcuda_rt_attach_fn)(const struct simcuda_sink *sink);
@@ -111,5 +124,24 @@ typedef const struct simcuda_sink *(*simcuda_cupti_sink_fn)(void);
 #define SIMCUDA_RT_ATTACH_SYM "__simcuda_rt_attach"
 #define SIMCUDA_RT_GET_SYM "__simcuda_rt"
 #define SIMCUDA_CUPTI_SINK_SYM "__simcuda_cupti_sink"
+
+/* The simulated runtime of this process, for the libraries beside it (the
+ * driver, cuBLAS, NCCL): found by its private symbol, globally or in an
+ * already loaded libcudart (RTLD_NOLOAD: this never loads one); NULL when
+ * none, or one of another link version. */
+static inline const struct simcuda_rt *simcuda_rt_find(void)
+{
+    simcuda_rt_get_fn get = (simcuda_rt_get_fn)dlsym(RTLD_DEFAULT, SIMCUDA_RT_GET_SYM);
+    static const char *const names[] = {"libcudart.so.13", "libcudart.so.12"};
+    for (size_t i = 0; !get && i < sizeof names / sizeof names[0]; i++) {
+        void *h = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            get = (simcuda_rt_get_fn)dlsym(h, SIMCUDA_RT_GET_SYM);
+            dlclose(h); /* drops only the reference NOLOAD took */
+        }
+    }
+    const struct simcuda_rt *r = get ? get() : NULL;
+    return r && r->version == SIMCUDA_LINK_VERSION ? r : NULL;
+}
 
 #endif

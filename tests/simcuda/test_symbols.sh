@@ -20,16 +20,16 @@ check() {
 exports() {  # exports LIB VERSION -> sorted names defined under VERSION ("Base": unversioned)
     objdump -T "$1" | awk -v v="$2" 'NF >= 3 && $0 !~ /UND/ && ($(NF-1) == v || (v == "Base" && $(NF-1) ~ /^(Base|\(Base\))$/)) { print $NF }' | sort -u
 }
-# lib_check OURS REAL NAME VERSION
+# lib_check OURS REAL NAME VERSION [MIN]: MIN exports at least (default 11)
 lib_check() {
-    ours=$1 real=$2 lib=$3 ver=$4
+    ours=$1 real=$2 lib=$3 ver=$4 min=${5:-11}
     [ -e "$ours" ] || { echo "  SKIP    symbols: $ours not built"; return; }
     check "$ours soname" "$(objdump -p "$ours" | grep -q "SONAME *$lib\$"; echo $?)"
     if [ "$ver" != Base ]; then
         check "$ours version node" "$(objdump -p "$ours" | grep -q "0x01 .* $ver\$"; echo $?)"
     fi
     n=$(exports "$ours" "$ver" | wc -l)
-    check "$ours exports under version $ver ($n)" "$( [ "$n" -gt 10 ]; echo $?)"
+    check "$ours exports under version $ver ($n)" "$( [ "$n" -ge "$min" ]; echo $?)"
     if [ -e "$real" ]; then
         exports "$real" "$ver" > "$tmp/real"
         extra=$(exports "$ours" "$ver" | grep -v '^__simcuda_' | comm -23 - "$tmp/real" | tr '\n' ' ')
@@ -47,6 +47,13 @@ lib_check "$SIMCUDA_DIR/cu12/libcudart.so.12" "$W12/cuda_runtime/lib/libcudart.s
 lib_check "$SIMCUDA_DIR/cu12/libcupti.so.12" "$W12/cuda_cupti/lib/libcupti.so.12" libcupti.so.12 libcupti.so.12
 lib_check "$SIMCUDA_DIR/cu13.2/libcudart.so.13" "$W13/libcudart.so.13" libcudart.so.13 libcudart.so.13
 lib_check "$SIMCUDA_DIR/cu13.2/libcupti.so.13" "$W13/libcupti.so.13" libcupti.so.13 libcupti.so.13
+# the check's libraries (13.0 mode): cuBLAS and NCCL against the toolkit's;
+# no NVML comes without a driver, so only its soname is checked
+lib_check "$SIMCUDA_DIR/libcublas.so.13" "$(real13 libcublas.so.13)" libcublas.so.13 libcublas.so.13 6
+lib_check "$SIMCUDA_DIR/libnccl.so.2" "$(real13 libnccl.so.2)" libnccl.so.2 Base 6
+if [ -e "$SIMCUDA_DIR/libnvidia-ml.so.1" ]; then
+    check "libnvidia-ml.so.1 soname" "$(objdump -p "$SIMCUDA_DIR/libnvidia-ml.so.1" | grep -q "SONAME *libnvidia-ml.so.1\$"; echo $?)"
+fi
 for d in "$SIMCUDA_DIR" "$SIMCUDA_DIR/cu12" "$SIMCUDA_DIR/cu13.2"; do
     [ -e "$d/libcuda.so.1" ] || continue
     check "$d/libcuda.so.1 soname" "$(objdump -p "$d/libcuda.so.1" | grep -q "SONAME *libcuda.so.1\$"; echo $?)"

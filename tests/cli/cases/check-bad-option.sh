@@ -1,0 +1,1 @@
+gpustarve check --bogus

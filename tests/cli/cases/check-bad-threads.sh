@@ -1,0 +1,1 @@
+gpustarve check --quick --no-gpu --threads 0 .

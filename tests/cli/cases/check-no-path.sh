@@ -1,0 +1,1 @@
+gpustarve check --quick --no-gpu /no/such/dataset
