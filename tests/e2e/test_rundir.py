@@ -1,10 +1,14 @@
 """Run directories that cannot lie (docs/report-schema.md, "How the run is
 read"): a run still in progress is reported as in progress, not as processes
 that ended abruptly, and the same directory reads as finished once the
-program has ended; `run -o` keeps a second run out of a used directory."""
+program has ended; `run -o` keeps a second run out of a used directory; a
+process's end is named as far as the trace knows it."""
 import json
 import os
+import signal
 import subprocess
+
+import pytest
 
 import gstest
 from conftest import CLI, PY, clean_env
@@ -97,3 +101,46 @@ def test_run_says_which_processes_it_left_running(built, tmp_path):
         assert "ended abruptly" not in last
     finally:
         release.write_text("")
+
+
+# ---- how a process ended, in the words of the trace ---------------------------------------------
+
+# Ctrl-C: KeyboardInterrupt, after which Python puts SIG_DFL back on SIGINT
+# and dies of it (exit 130); or a program that set SIG_DFL itself.
+CTRL_C = r"""
+import os, signal, sys
+if sys.argv[1] == "SIG_DFL":
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+print("before", flush=True)
+os.kill(os.getpid(), signal.SIGINT)
+print("not reached")
+"""
+
+
+@pytest.mark.parametrize("how", ["KeyboardInterrupt", "SIG_DFL"])
+def test_ctrl_c_in_python_is_recorded_as_sigint(built, tmp_path, how):
+    """Exit status and output as untraced; the trace ends with an exit
+    record for signal 2, not with a note that guesses SIGKILL."""
+    cmd = [PY, "-c", CTRL_C, how]
+    plain = gstest.run(cmd)
+    traced = gstest.run_traced(cmd, tmp_path / "run")
+    assert plain.returncode == -signal.SIGINT and traced.returncode == 130
+    assert traced.stdout == plain.stdout == b"before\n"
+    own = [l for l in traced.stderr.splitlines() if not l.startswith(b"gpustarve: ")]
+    assert own == plain.stderr.splitlines()
+    recs, _, _ = gstest.dump(tmp_path / "run")
+    assert [(r["status"], r["how"]) for r in recs if r["kind"] == "exit"] == [(2, "signal")]
+    assert not [r for r in recs if r["kind"] == "note" and r["code"] == 6]
+    assert b"ended abruptly" not in traced.stderr
+
+
+def test_sigkill_is_not_called_out_of_memory(built, tmp_path):
+    """Nothing in a trace tells SIGKILL from the out-of-memory killer: the
+    note says what is known."""
+    p = gstest.run_traced([PY, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+                          tmp_path / "run")
+    assert p.returncode == 128 + signal.SIGKILL
+    recs, _, _ = gstest.dump(tmp_path / "run")
+    notes = [r["text"] for r in recs if r["kind"] == "note" and r["code"] == 6]
+    assert len(notes) == 1 and "SIGKILL" in notes[0], notes
+    assert "out of memory" not in notes[0]
