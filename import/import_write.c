@@ -436,7 +436,8 @@ int ik_write_gst(ik_conv *c, ik_write_info *wi, char *err, size_t errlen)
         snprintf(err, errlen, "%s: header too large", wi->path);
         goto done;
     }
-    w.fd = open(wi->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    /* private, as the collector writes its traces (docs/collector-safety.md) */
+    w.fd = open(wi->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (w.fd < 0) {
         werr(&w, "cannot create");
         goto done;

@@ -5,9 +5,9 @@
  * own file and restarts the writer), the final flush with an EXIT record
  * (exit/return via on_exit + destructor, _exit/_Exit via their hooks,
  * SIGTERM/SIGINT/SIGHUP via a handler installed only where the disposition
- * is SIG_DFL), noting a crash or abort in the live file (a handler on
- * SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGABRT, SIGQUIT, likewise only
- * where SIG_DFL), removing the live file once everything is written, the
+ * is SIG_DFL, at start-up or when the program puts SIG_DFL back), noting a
+ * crash or abort in the live file (a handler on SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL, SIGSYS, SIGABRT, SIGQUIT, likewise only where SIG_DFL), removing the live file once everything is written, the
  * synchronous flush before exec, and the environment fix-up that keeps an
  * exec'd image traced. Detects vfork children (shared memory, no atfork) and
  * leaves them alone.
@@ -239,26 +239,55 @@ int gs_signal_handler_is_ours(sighandler_t h)
 
 static const int g_fault[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGSYS, SIGABRT, SIGQUIT};
 
-/* Install handler h (flags) on each of sigs whose disposition is SIG_DFL. */
-static void install(const int *sigs, size_t n, void (*h)(int), void (*ha)(int, siginfo_t *, void *))
+static int listed(int sig, const int *sigs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (sigs[i] == sig)
+            return 1;
+    return 0;
+}
+
+/* Our handler for sig into *sa: 1, or 0 for a signal we leave alone. */
+static int ours_for(int sig, struct sigaction *sa)
+{
+    memset(sa, 0, sizeof *sa);
+    sigemptyset(&sa->sa_mask);
+    if (listed(sig, g_fatal, sizeof g_fatal / sizeof g_fatal[0])) {
+        sa->sa_handler = on_fatal_signal;
+        sa->sa_flags = SA_RESTART;
+        return 1;
+    }
+    if (listed(sig, g_fault, sizeof g_fault / sizeof g_fault[0])) {
+        sa->sa_sigaction = on_fault_signal;
+        sa->sa_flags = SA_SIGINFO | SA_RESTART;
+        return 1;
+    }
+    return 0;
+}
+
+/* RATIONALE: a program that puts SIG_DFL back, to die of the signal it was
+ * sent (Python does so after a KeyboardInterrupt: SIGINT, exit 130), would
+ * otherwise end with no exit record and read as killed by SIGKILL. Our
+ * handler is what SIG_DFL was at start-up: the same default action, with
+ * the flush (or the note) first. */
+int gs_signal_default_for(int sig, struct sigaction *sa)
+{
+    if (!atomic_load(&gs_on) || gs_in_foreign_child())
+        return 0;
+    return ours_for(sig, sa);
+}
+
+/* Install our handler on each of sigs whose disposition is SIG_DFL. */
+static void install(const int *sigs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        struct sigaction old;
+        struct sigaction old, sa;
         if (gs_real.sigaction(sigs[i], NULL, &old) != 0)
             continue;
         if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
             continue; /* the program's (or its parent's) choice stands */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        if (ha) {
-            sa.sa_sigaction = ha;
-            sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        } else {
-            sa.sa_handler = h;
-            sa.sa_flags = SA_RESTART;
-        }
-        sigemptyset(&sa.sa_mask);
-        gs_real.sigaction(sigs[i], &sa, NULL);
+        if (ours_for(sigs[i], &sa))
+            gs_real.sigaction(sigs[i], &sa, NULL);
     }
 }
 
@@ -266,8 +295,8 @@ static void install_signal_handlers(void)
 {
     if (!GS_RESOLVED(sigaction))
         return;
-    install(g_fatal, sizeof g_fatal / sizeof g_fatal[0], on_fatal_signal, NULL);
-    install(g_fault, sizeof g_fault / sizeof g_fault[0], NULL, on_fault_signal);
+    install(g_fatal, sizeof g_fatal / sizeof g_fatal[0]);
+    install(g_fault, sizeof g_fault / sizeof g_fault[0]);
 }
 
 /* ---- exec ------------------------------------------------------------------------ */

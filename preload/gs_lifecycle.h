@@ -31,5 +31,9 @@ struct sigaction;
 int gs_signal_is_ours(const struct sigaction *sa);
 /* 1 when h (signal()'s result) is one of those handlers. */
 int gs_signal_handler_is_ours(void (*h)(int));
+/* For a program's SIG_DFL on sig: 1 with *sa our handler for it (the
+ * default action, after the flush or the note) while the collector records
+ * in this process; 0 when SIG_DFL goes in as it is. */
+int gs_signal_default_for(int sig, struct sigaction *sa);
 
 #endif

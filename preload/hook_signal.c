@@ -7,9 +7,12 @@
  * the default. A
  * program (Python installs its KeyboardInterrupt handler only where SIGINT is
  * SIG_DFL) then sees and decides exactly what it would without the preload;
- * whatever it installs replaces ours.
+ * whatever it installs replaces ours, except SIG_DFL on one of those
+ * signals, which puts ours back (gs_signal_default_for): the same default
+ * action, so the process still says how it ended.
  *
- * Must never: record anything, change what is installed, or touch errno.
+ * Must never: record anything, install anything but what the program asked
+ * for or ours in place of its SIG_DFL, or touch errno.
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,6 +29,9 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         errno = ENOSYS;
         return -1;
     }
+    struct sigaction mine;
+    if (act && act->sa_handler == SIG_DFL && gs_signal_default_for(sig, &mine))
+        act = &mine;
     int ret = gs_real.sigaction(sig, act, old);
     if (ret == 0 && old && gs_signal_is_ours(old)) {
         memset(old, 0, sizeof *old);
@@ -41,7 +47,12 @@ sighandler_t signal(int sig, sighandler_t handler)
         errno = ENOSYS;
         return SIG_ERR;
     }
-    sighandler_t old = gs_real.signal(sig, handler);
+    struct sigaction mine, was;
+    sighandler_t old;
+    if (handler == SIG_DFL && gs_signal_default_for(sig, &mine) && GS_RESOLVED(sigaction))
+        old = gs_real.sigaction(sig, &mine, &was) == 0 ? was.sa_handler : SIG_ERR;
+    else
+        old = gs_real.signal(sig, handler);
     return gs_signal_handler_is_ours(old) ? SIG_DFL : old;
 }
 

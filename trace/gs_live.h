@@ -95,7 +95,7 @@ _Static_assert(offsetof(gs_ring, tail) == 64 && offsetof(gs_ring, state) == 128 
 
 /* How the process ended, as far as the collector could record it. */
 enum gs_live_end {
-    GS_LIVE_RUNNING = 0, /* no end recorded: running, or killed (SIGKILL, OOM) */
+    GS_LIVE_RUNNING = 0, /* no end recorded: running, or killed by a signal not caught (SIGKILL) */
     GS_LIVE_EXITED = 1,  /* the EXIT record was written to the trace file */
     GS_LIVE_SIGNAL = 2,  /* a fatal signal (end_status) was caught: crash or abort */
     GS_LIVE_EXEC = 3,    /* the image exec'd (EXEC record written) */

@@ -481,8 +481,9 @@ static void finish(gs_reader *r)
             r->tot.ended = GS_END_EXIT;
         } else if (!r->saw_exit && !r->saw_exec && h->end == GS_LIVE_RUNNING) {
             snprintf(text, sizeof text,
-                     "no exit record: the process was killed (SIGKILL, out of memory) or was "
-                     "still running when read; %llu events recovered from its live file", rec);
+                     "no exit record: the process was killed by a signal the collector cannot "
+                     "catch (SIGKILL) or does not (SIGPIPE, SIGUSR1, ...), or was still running "
+                     "when read; %llu events recovered from its live file", rec);
             add_torn(r, text, sizeof text);
             tail_note(r, ts, GS_NOTE_ABRUPT, text);
             r->tot.ended = GS_END_ABRUPT;

@@ -410,7 +410,7 @@ enum gs_end {
     GS_END_EXIT = 1,    /* an exit record */
     GS_END_EXEC = 2,    /* it exec'd (the next image has its own file) */
     GS_END_SIGNAL = 3,  /* a fatal signal noted in its live file: crash or abort */
-    GS_END_ABRUPT = 4,  /* its live file says it never ended: killed (SIGKILL, OOM) or running */
+    GS_END_ABRUPT = 4,  /* its live file says it never ended: killed by a signal not caught, or running */
 };
 
 /* What one trace file accounts for. dropped/lost/ended are final once the

@@ -3,12 +3,16 @@
  * `report`, `compare` and `sweep`'s comparison read like a traced run.
  * docs/import.md says what maps to what and what cannot be known.
  *
- * Responsible for: options, the output directory, each input's run through
- * the unpacker (import/import_unpack.c), the JSON reader and the converter,
- * naming each output file, and the summary line per file.
+ * Responsible for: options, checking the inputs are regular files before
+ * anything is made, the output directory (private, 0700, as `run` makes
+ * its own; its files 0600), each input's run through the unpacker
+ * (import/import_unpack.c), the JSON reader and the converter, naming each
+ * output file, the summary line per file, and on failure removing what
+ * this import made (its files, and the directory when it made it).
  *
  * Must never: leave a half-written trace file behind (the writer removes
- * it on failure), or write into a directory that already holds a run.
+ * it on failure), write into a directory that already holds a run, open an
+ * input that could block (a FIFO), or remove anything it did not make.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,8 +41,9 @@ static const char usage[] =
     "(bzip2, zip, ...) is named with the command that unpacks it.\n"
     "\n"
     "options:\n"
-    "  -o, --output DIR  the run directory to write (created; it must not hold\n"
-    "                    a run already). Default: gpustarve-import-YYYYMMDD-HHMMSS\n"
+    "  -o, --output DIR  the run directory to write (created private to you, as\n"
+    "                    'run' makes its own; it must not hold a run already).\n"
+    "                    Default: gpustarve-import-YYYYMMDD-HHMMSS\n"
     "      --tmpdir DIR  where large traces spill sorted records (default: the\n"
     "                    run directory; removed when done)\n"
     "      --mem MB      records sorted in memory before spilling (default 64)\n"
@@ -46,7 +51,9 @@ static const char usage[] =
     "  -v, --verbose     say more about each file\n"
     "  -h, --help        show this help\n"
     "\n"
-    "The run directory's path is printed on stdout.\n"
+    "FILE must be a regular file (a FIFO or a device is refused). The run\n"
+    "directory's path is printed on stdout. When an import fails, the files it\n"
+    "wrote go, and the directory too when it made it.\n"
     "A PyTorch profiler trace records no DataLoader worker process: worker\n"
     "count, worker I/O and loader CPU time stay unknown, and the report says so.\n";
 
@@ -70,10 +77,15 @@ static int holds_run(const char *dir)
     return found;
 }
 
-static int make_dir(const char *dir)
+/* Make dir (*made: this call made it), or take an existing one that holds
+ * no run. 0, or an exit code (message printed). */
+static int make_dir(const char *dir, int *made)
 {
-    if (mkdir(dir, 0755) == 0)
+    *made = 0;
+    if (mkdir(dir, 0700) == 0) {
+        *made = 1;
         return 0;
+    }
     if (errno != EEXIST) {
         gs_cli_error("import: cannot create %s: %s", dir, strerror(errno));
         return GS_EXIT_FAIL;
@@ -88,6 +100,50 @@ static int make_dir(const char *dir)
         return GS_EXIT_USAGE;
     }
     return 0;
+}
+
+/* RATIONALE: a FIFO would block open() until something writes into it, and
+ * the format is told with pread, which a pipe or device cannot do: only a
+ * regular file is read, opened without blocking to find out. 0, or
+ * GS_EXIT_USAGE (message printed). */
+static int check_input(const char *path)
+{
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        gs_cli_error("import: %s: cannot read: %s", path, strerror(errno));
+        return GS_EXIT_USAGE;
+    }
+    struct stat st;
+    const int rc = fstat(fd, &st);
+    const int e = errno;
+    close(fd);
+    if (rc != 0) {
+        gs_cli_error("import: %s: cannot read: %s", path, strerror(e));
+        return GS_EXIT_USAGE;
+    }
+    if (S_ISREG(st.st_mode))
+        return 0;
+    const char *what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    gs_cli_error("import: %s: is %s, not a trace file: import reads regular files (save the "
+                 "trace to a file first)",
+                 path, what);
+    return GS_EXIT_USAGE;
+}
+
+/* A failed import: remove the files it wrote (made[0..n)) and the
+ * directory when it made it; whatever was there before stays. */
+static void undo(const char *dir, int dir_made, char (*made)[4096], size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (made[i][0])
+            unlink(made[i]);
+    if (dir_made && rmdir(dir) != 0)
+        gs_cli_msg(1, "import: %s: not removed: %s", dir, strerror(errno));
 }
 
 static double now_s(void)
@@ -123,9 +179,12 @@ static void import_limits_said(const char *file, const ik_conv *c, const ik_writ
                    (unsigned long long)c->n_devices_over, IK_DEVICES_MAX);
 }
 
+/* Import file into dir; *written its output's path once written ("" until
+ * then). An exit code. */
 static int import_one(const char *file, size_t index, const char *dir, const char *tmpdir,
-                      size_t mem, char (*used)[96], size_t nused)
+                      size_t mem, char (*used)[96], size_t nused, char written[4096])
 {
+    written[0] = '\0';
     char err[512] = "";
     ik_input *in = ik_input_open(file, gs_verbosity >= 1 && isatty(2), err, sizeof err);
     if (!in) {
@@ -190,6 +249,7 @@ static int import_one(const char *file, size_t index, const char *dir, const cha
         rc = GS_EXIT_FAIL;
         goto done;
     }
+    snprintf(written, 4096, "%s", path);
     const double t_all = now_s() - t0;
     gs_cli_msg(1,
                "%s: %llu events -> %s: %llu steps, %llu DataLoader spans, %llu kernels, %llu "
@@ -282,23 +342,26 @@ int gs_cmd_import(int argc, char **argv)
     }
     /* inputs are checked before anything is created */
     for (int i = optind; i < argc; i++)
-        if (access(argv[i], R_OK) != 0) {
-            gs_cli_error("import: %s: cannot read: %s", argv[i], strerror(errno));
+        if (check_input(argv[i]) != 0)
             return GS_EXIT_USAGE;
-        }
-    int rc = make_dir(out);
-    if (rc != 0)
-        return rc;
     const size_t nfiles = (size_t)(argc - optind);
     char(*used)[96] = calloc(nfiles, sizeof *used);
-    if (!used) {
+    char(*written)[4096] = calloc(nfiles, sizeof *written);
+    if (!used || !written) {
+        free(used);
+        free(written);
         gs_cli_error("import: out of memory");
         return GS_EXIT_FAIL;
     }
+    int dir_made;
+    int rc = make_dir(out, &dir_made);
     for (size_t i = 0; i < nfiles && rc == GS_EXIT_OK; i++)
         rc = import_one(argv[optind + (int)i], i, out, tmpdir ? tmpdir : out,
-                        (size_t)mem_mb << 20, used, i);
+                        (size_t)mem_mb << 20, used, i, written[i]);
+    if (rc != GS_EXIT_OK)
+        undo(out, dir_made, written, nfiles);
     free(used);
+    free(written);
     if (rc == GS_EXIT_OK) {
         printf("%s\n", out);
         gs_cli_msg(1, "next: gpustarve report %s", out);

@@ -34,6 +34,7 @@
 #include "load/an_run.h"
 #include "cmd/cli_util.h"
 #include "cmd/cmd_top.h"
+#include "cmd/run_dir.h"
 #include "gs_trace.h"
 
 static const char usage_text[] =
@@ -47,12 +48,14 @@ static const char usage_text[] =
     "options:\n"
     "  -o, --output DIR  run directory; created private to you when missing (with\n"
     "                    any missing parents); an existing one must hold no trace\n"
-    "                    files (*.gst) yet. Default: a new\n"
+    "                    files (*.gst) yet, and no other run may be using it (a\n"
+    "                    lock, .gpustarve-run.lock, held while this run lasts;\n"
+    "                    a dead run's lock holds nothing). Default: a new\n"
     "                    gpustarve-YYYYMMDD-HHMMSS in the current directory,\n"
     "                    private to you; trace files are private too (0600)\n"
-    "  --append          let -o DIR already hold traces: this run is added to\n"
-    "                    them ('gpustarve report' then says the directory holds\n"
-    "                    more than one run)\n"
+    "  --append          let -o DIR already hold traces, or another run be\n"
+    "                    using it: this run is added to them ('gpustarve report'\n"
+    "                    then says the directory holds more than one run)\n"
     "  --stacks          also record where the I/O and CUDA copy calls come from:\n"
     "                    a call stack at the first calls of each call site, then\n"
     "                    1 in 64 (GPUSTARVE_STACKS=1; 'gpustarve report' names\n"
@@ -93,8 +96,9 @@ static const char usage_text[] =
     "\n"
     "Exit status: the command's; 128+N when it died of signal N; 127 command\n"
     "not found; 126 command not executable; 2 bad usage, run directory or\n"
-    "library problems, a -o DIR that already holds traces without --append\n"
-    "(the command is not started, nothing in DIR is touched).\n";
+    "library problems, a -o DIR that already holds traces or that another run\n"
+    "is using, without --append (the command is not started, nothing in DIR is\n"
+    "touched).\n";
 
 #define LIB_NAME "libgpustarve.so"
 
@@ -212,114 +216,6 @@ static void prepend_pythonpath(const char *dir)
     }
 }
 
-/* mkdir -p for the parents of path (not path itself): each missing one is
- * made with the mode mkdir(1) -p gives (0777 less the umask). Returns 0, or
- * -1 with errno set and the component that failed in failed. */
-static int make_parents(const char *path, char *failed, size_t failedlen)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        snprintf(failed, failedlen, "%s", path);
-        return -1;
-    }
-    size_t n = strlen(buf);
-    while (n > 1 && buf[n - 1] == '/') /* "a/b/" names a/b */
-        buf[--n] = '\0';
-    /* with the trailing slashes gone, every '/' ends a parent */
-    for (char *s = buf + 1; *s; s++) {
-        if (*s != '/' || s[-1] == '/')
-            continue;
-        *s = '\0';
-        const int rc = mkdir(buf, 0777);
-        if (rc != 0 && errno != EEXIST) {
-            snprintf(failed, failedlen, "%s", buf);
-            return -1;
-        }
-        *s = '/';
-    }
-    return 0;
-}
-
-/* Create the run directory. *created says whether we made it. An existing
- * -o directory that already holds traces is refused unless append. Returns
- * a malloc'd copy of the name as the user will see it, or NULL (message
- * printed; nothing in an existing directory touched). */
-static char *make_run_dir(const char *want, int append, int *created)
-{
-    *created = 0;
-    if (want) {
-        char failed[PATH_MAX];
-        int rc = mkdir(want, 0700);
-        if (rc != 0 && errno == ENOENT) {
-            if (make_parents(want, failed, sizeof failed) != 0) {
-                gs_cli_error("cannot create run directory '%s': %s: %s", want, failed,
-                             strerror(errno));
-                return NULL;
-            }
-            rc = mkdir(want, 0700);
-        }
-        if (rc == 0) {
-            *created = 1;
-        } else if (errno == EEXIST) {
-            struct stat st;
-            if (stat(want, &st) != 0 || !S_ISDIR(st.st_mode)) {
-                gs_cli_error("cannot use run directory '%s': exists and is not a directory",
-                             want);
-                return NULL;
-            }
-        } else {
-            gs_cli_error("cannot create run directory '%s': %s", want, strerror(errno));
-            return NULL;
-        }
-        if (access(want, W_OK | X_OK) != 0) {
-            gs_cli_error("cannot write to run directory '%s': %s", want, strerror(errno));
-            return NULL;
-        }
-        if (!*created && !append) {
-            gs_run_files have;
-            if (gs_run_files_list(&have, want) != GS_OK) {
-                gs_cli_error("cannot read run directory '%s': %s", want, strerror(errno));
-                return NULL;
-            }
-            const size_t n = have.n;
-            gs_run_files_free(&have);
-            if (n) {
-                /* RATIONALE: a report reads every trace of a directory; two
-                 * runs in one would be reported as one */
-                gs_cli_error("run directory '%s' already holds %zu trace file%s of an earlier "
-                             "run; a report would mix the two runs. Use another directory, or "
-                             "--append to add this run to them",
-                             want, n, n == 1 ? "" : "s");
-                return NULL;
-            }
-        }
-        return strdup(want);
-    }
-    char base[64];
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(base, sizeof base, "gpustarve-%Y%m%d-%H%M%S", &tm);
-    char name[96];
-    for (int i = 1; i < 10000; i++) {
-        if (i == 1)
-            snprintf(name, sizeof name, "%s", base);
-        else
-            snprintf(name, sizeof name, "%s-%d", base, i);
-        if (mkdir(name, 0700) == 0) {
-            *created = 1;
-            return strdup(name);
-        }
-        if (errno != EEXIST) {
-            gs_cli_error("cannot create run directory '%s': %s", name, strerror(errno));
-            return NULL;
-        }
-    }
-    gs_cli_error("cannot create run directory '%s-N': too many exist", base);
-    return NULL;
-}
-
 /* LD_PRELOAD with lib appended (ld.so splits on spaces and colons). */
 static char *preload_value(const char *lib)
 {
@@ -399,8 +295,24 @@ static void count_traces(const char *dir, const gs_run_files *before, run_totals
     gs_run_files_free(&now);
 }
 
-static void report_run(const char *dir, const gs_run_files *before)
+static void report_run(const gs_run_dir *rd, const gs_run_files *before)
 {
+    const char *dir = rd->name;
+    /* RATIONALE: a directory removed while the command ran took its traces
+     * with it; the library is not to blame for that */
+    char moved[PATH_MAX];
+    const enum gs_dir_fate fate = gs_dir_fate(dir, rd->dir_fd, moved, sizeof moved);
+    if (fate == GS_DIR_REMOVED || fate == GS_DIR_REPLACED) {
+        gs_cli_msg(1, "the run directory %s was removed while the command ran: its traces are "
+                      "gone%s",
+                   dir, fate == GS_DIR_REPLACED ? " (the one of that name now is another)" : "");
+        return;
+    }
+    if (fate == GS_DIR_MOVED) {
+        gs_cli_msg(1, "the run directory %s was moved while the command ran%s%s", dir,
+                   moved[0] ? "; see: gpustarve dump " : "", moved);
+        return;
+    }
     run_totals t;
     count_traces(dir, before, &t);
     if (t.files == 0) {
@@ -470,8 +382,9 @@ static void wait_leftovers(void)
 #define LIVE_PERIOD_S 5
 static unsigned live_period;
 
-static int run_child(char **argv, const char *dir, int created, const gs_run_files *before)
+static int run_child(char **argv, gs_run_dir *rd, const gs_run_files *before)
 {
+    const char *dir = rd->name;
     struct sigaction orig[NFORWARDED];
     sigset_t block, oldmask;
     sigemptyset(&block);
@@ -557,13 +470,12 @@ static int run_child(char **argv, const char *dir, int created, const gs_run_fil
             gs_cli_error("%s: command not found", argv[0]);
         else
             gs_cli_error("%s: %s", argv[0], strerror(exec_errno));
-        if (created)
-            rmdir(dir); /* nothing ran: leave no empty run directory behind */
+        gs_run_dir_close(rd, 1); /* nothing ran: leave no empty run directory behind */
         return not_found ? 127 : 126;
     }
 
     wait_leftovers();
-    report_run(dir, before);
+    report_run(rd, before);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))
@@ -616,20 +528,18 @@ int gs_cmd_run(int argc, char **argv)
         free(lib);
         return GS_EXIT_USAGE;
     }
-    int created;
-    char *dir = make_run_dir(out, append, &created);
-    if (!dir) {
+    gs_run_dir rd;
+    if (gs_run_dir_open(&rd, out, append) != 0) {
         free(lib);
         return GS_EXIT_USAGE;
     }
+    const char *dir = rd.name;
     char *absdir = abs_path(dir);
     char *preload = preload_value(lib);
     if (!absdir || !preload) {
         gs_cli_error("%s: %s", dir, strerror(errno));
-        if (created)
-            rmdir(dir);
+        gs_run_dir_close(&rd, 1);
         free(lib);
-        free(dir);
         free(absdir);
         free(preload);
         return GS_EXIT_USAGE;
@@ -669,14 +579,14 @@ int gs_cmd_run(int argc, char **argv)
     /* RATIONALE: an existing -o directory may hold earlier runs (--append);
      * the closing line counts only what this run wrote. */
     gs_run_files before = {0};
-    if (!created) {
+    if (!rd.created) {
         gs_run_files_list(&before, dir); /* unreadable: every file counts */
         forget_warnings(dir);
     }
-    int rc = run_child(cmd, dir, created, &before);
+    int rc = run_child(cmd, &rd, &before);
     gs_run_files_free(&before);
+    gs_run_dir_close(&rd, 0);
     free(lib);
-    free(dir);
     free(absdir);
     free(preload);
     return rc;

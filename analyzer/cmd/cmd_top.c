@@ -7,15 +7,19 @@
  * (an_run_load: the trace files as far as they are written, and what the
  * live files hold beyond that, docs/trace-format.md "Live files"), the rows
  * of an_window.c, the screen (a table redrawn in place on a terminal, one
- * plain line per refresh otherwise), the keyboard (q quits) and putting the
- * terminal back as it was, on every way out.
+ * plain line per refresh otherwise), the keyboard (q quits), giving up on a
+ * directory removed under it (at once) or unreadable (after
+ * TOP_MAX_FAILED_READS refreshes in a row), and putting the terminal back as
+ * it was, on every way out.
  *
  * Must never: write to the run directory, signal the traced processes, or
  * leave the terminal in raw mode.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,6 +35,7 @@
 #include "model/an_window.h"
 #include "cmd/cli_util.h"
 #include "cmd/cmd_top.h"
+#include "cmd/run_dir.h"
 
 static const char usage_text[] =
     "usage: gpustarve top [-i SEC] [-w SEC] [DIR]\n"
@@ -41,7 +46,9 @@ static const char usage_text[] =
     "shares of the step time, and the loader's time per batch (the mean over\n"
     "workers of their batches that ended in the window; over the run so far,\n"
     "marked '*' or '(run so far)', for loaders without batch fetch markers).\n"
-    "Exits when no process of the run is running any more, or on q or Ctrl-C.\n"
+    "Exits when no process of the run is running any more, or on q or Ctrl-C;\n"
+    "with status 1 when the run directory is removed or moved, or cannot be\n"
+    "read at 10 refreshes in a row.\n"
     "Without a terminal, prints one line per refresh.\n"
     "\n"
     "arguments:\n"
@@ -55,6 +62,64 @@ static const char usage_text[] =
     "  -h, --help          show this help\n";
 
 #define TOP_MAX_ROWS 64
+/* RATIONALE: a directory that cannot be read for a while (permissions
+ * changed, a network file system gone away) may come back; ten refreshes
+ * in a row it did not, and top stops saying "waiting" for ever */
+#define TOP_MAX_FAILED_READS 10
+
+/* The directory followed, held open since the start, and how many
+ * refreshes in a row could not read it. */
+typedef struct top_follow {
+    int fd;
+    unsigned failed;
+} top_follow;
+
+/* Hold dir: 0, or -1 (errno set). */
+static int follow_start(top_follow *f, const char *dir)
+{
+    f->failed = 0;
+    f->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return f->fd < 0 ? -1 : 0;
+}
+
+static void follow_end(top_follow *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+}
+
+/* Before a refresh: 0 to go on; 1 when top must stop following dir, 2
+ * when it must follow it elsewhere (why says why). */
+static int follow_lost(top_follow *f, const char *dir, char *why, size_t n)
+{
+    char moved[PATH_MAX];
+    const enum gs_dir_fate fate = gs_dir_fate(dir, f->fd, moved, sizeof moved);
+    if (fate == GS_DIR_REMOVED || fate == GS_DIR_REPLACED) {
+        snprintf(why, n, "the run directory %s was removed%s", dir,
+                 fate == GS_DIR_REPLACED ? " (the one of that name now is another)" : "");
+        return 1;
+    }
+    if (fate == GS_DIR_MOVED) {
+        snprintf(why, n, "the run directory %s was moved%s%s", dir,
+                 moved[0] ? "; follow it with: gpustarve top " : "", moved);
+        return 2;
+    }
+    int e = fate == GS_DIR_UNREACHABLE ? errno : 0;
+    if (!e) {
+        DIR *d = opendir(dir);
+        if (d)
+            closedir(d);
+        else
+            e = errno;
+    }
+    f->failed = e ? f->failed + 1 : 0;
+    if (f->failed < TOP_MAX_FAILED_READS)
+        return 0;
+    snprintf(why, n, "cannot read the run directory %s: %s (%u refreshes in a row)", dir,
+             strerror(e), f->failed);
+    return 1;
+}
 
 typedef struct top_row {
     an_window_row w;
@@ -379,8 +444,14 @@ int gs_cmd_top(int argc, char **argv)
         gs_cli_error("top: out of memory");
         return GS_EXIT_FAIL;
     }
-    int quit = 0;
-    for (;;) {
+    top_follow fol;
+    char lost[PATH_MAX + 128] = "";
+    if (follow_start(&fol, dir) != 0)
+        snprintf(lost, sizeof lost, "%s: %s", dir, strerror(errno));
+    int quit = 0, moved = 0;
+    while (!lost[0]) {
+        if ((moved = follow_lost(&fol, dir, lost, sizeof lost)) != 0)
+            break;
         take(dir, (uint64_t)window * 1000000000ull, s);
         const int over = s->nprocs && !s->running;
         if (tty) {
@@ -401,8 +472,13 @@ int gs_cmd_top(int argc, char **argv)
         term_restore();
         table(stdout, s, dir, (unsigned)window); /* the last view stays on the screen */
     }
+    follow_end(&fol);
     free(s);
     free(dir);
+    if (lost[0]) {
+        gs_cli_error("top: %s%s", lost, moved == 2 ? "" : "; nothing left to follow");
+        return gs_cli_finish(GS_EXIT_FAIL);
+    }
     return gs_cli_finish(GS_EXIT_OK);
 }
 
@@ -413,6 +489,7 @@ struct top_live {
     int wake[2]; /* written to stop the thread */
     char *dir;
     unsigned period_s;
+    top_follow fol;
 };
 
 static void *live_main(void *arg)
@@ -428,6 +505,11 @@ static void *live_main(void *arg)
             break;
         if (r < 0)
             continue;
+        char lost[PATH_MAX + 128];
+        if (follow_lost(&t->fol, t->dir, lost, sizeof lost)) {
+            fprintf(stderr, "gpustarve: live: %s; no more live lines\n", lost);
+            break;
+        }
         take(t->dir, (uint64_t)t->period_s * 2 * 1000000000ull, s);
         if (s->nprocs)
             plain_line(stderr, s, "gpustarve: live: ");
@@ -442,8 +524,10 @@ top_live *top_live_start(const char *dir, unsigned period_s)
     if (!t)
         return NULL;
     t->period_s = period_s ? period_s : 1;
+    t->fol.fd = -1;
     t->dir = strdup(dir);
-    if (!t->dir || pipe(t->wake) != 0) {
+    if (!t->dir || follow_start(&t->fol, dir) != 0 || pipe(t->wake) != 0) {
+        follow_end(&t->fol);
         free(t->dir);
         free(t);
         return NULL;
@@ -457,6 +541,7 @@ top_live *top_live_start(const char *dir, unsigned period_s)
     if (rc != 0) {
         close(t->wake[0]);
         close(t->wake[1]);
+        follow_end(&t->fol);
         free(t->dir);
         free(t);
         return NULL;
@@ -472,6 +557,7 @@ void top_live_stop(top_live *t)
     close(t->wake[1]); /* the thread's poll sees the end of the pipe */
     pthread_join(t->th, NULL);
     close(t->wake[0]);
+    follow_end(&t->fol);
     free(t->dir);
     free(t);
     errno = saved;

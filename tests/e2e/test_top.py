@@ -233,6 +233,29 @@ def test_top_bad_input(built, tmp_path):
     assert p.returncode == 2
 
 
+@pytest.mark.parametrize("then", ["removed", "made-again"])
+def test_top_stops_when_its_directory_is_removed(built, tmp_path, then):
+    """top waits in a directory with no trace yet; the directory is removed
+    (and, in one case, a new one of that name made): top says so and exits
+    1 instead of waiting for ever."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    top, lines = start_top(run_dir, "-i", "1")
+    try:
+        lines.wait(lambda l: l.startswith("waiting"), "top never started waiting")
+        shutil.rmtree(run_dir)
+        if then == "made-again":
+            run_dir.mkdir()
+        assert top.wait(timeout=gstest.DEADLINE_S) == 1
+        err = top.stderr.read().decode()
+    finally:
+        if top.poll() is None:
+            top.kill()
+            top.wait()
+    assert "top: the run directory %s was removed" % run_dir in err, err
+    assert err.endswith("; nothing left to follow\n"), err
+
+
 # ---- a real terminal ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("key", ["q", "C-c"])
