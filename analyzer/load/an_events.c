@@ -82,6 +82,8 @@ struct an_pass {
     size_t nranges, capranges;
     an_copies copies; /* host copies waiting for their CUPTI record */
     uint64_t first_ts, last_end; /* span of the events so far (first_ts UINT64_MAX: none) */
+    uint64_t max_ts;             /* the latest start so far */
+    size_t coll_end_next;        /* the first collective whose end snapshot is not asked for */
     /* the hooks' on_event and its filter (an_pass_hook); NULL: none */
     void (*on_event)(void *, const an_proc *, struct gs_reader *, const gs_event *);
     const unsigned char *hk_kinds;
@@ -177,6 +179,10 @@ static inline int slot_of(lctx *c, long ti, int prio)
 static void on_snap(void *ctx, unsigned slot, uint64_t qid, const an_snap *s)
 {
     lctx *c = ctx;
+    if (qid & AN_COLL_QID) {
+        an_colls_snap(&c->p->colls, qid, s);
+        return;
+    }
     if (slot >= (unsigned)c->nslots)
         return;
     an_thread *t = &c->p->th[c->slot_th[slot]];
@@ -528,6 +534,40 @@ static void host_copy_cb(void *ctx, const an_copy *cp)
     host_copy(ctx, cp);
 }
 
+/* A communication kernel: kept for the matching of collectives across
+ * ranks, with snapshots at its start and end on the slot of the thread
+ * with the most step-boundary candidates so far (the training thread, in
+ * every trace seen: the model checks it is). */
+static void coll_add(lctx *c, const gs_event *e)
+{
+    an_proc *p = c->p;
+    long best = -1;
+    for (size_t i = 0; i < p->nth; i++)
+        if (p->th[i].slot >= 0 && p->th[i].ncand && (best < 0 || p->th[i].ncand > p->th[best].ncand))
+            best = (long)i;
+    const long k = an_colls_add(&p->colls, e->ts, e->ts + e->dur, e->dev, e->stream, e->str,
+                                gs_reader_string(c->r, e->str), best >= 0 ? p->th[best].tid : 0);
+    if (k < 0 || best < 0)
+        return;
+    p->colls.v[k].slot = (uint32_t)p->th[best].slot;
+    an_tl_query(c->tl, (unsigned)p->th[best].slot, e->ts, an_coll_qid((size_t)k, 0));
+}
+
+/* The end snapshots of the collectives the pass has reached the end of (in
+ * the order they came). RATIONALE: asked for only once an event starting at
+ * or after the end was read, so that a collective that waited long does not
+ * move the timeline's newest start, and with it the sweep, ahead of the
+ * host records still to come. */
+static void coll_ends(lctx *c, uint64_t upto)
+{
+    an_colls *k = &c->p->colls;
+    for (; c->coll_end_next < k->n && k->v[c->coll_end_next].end <= upto; c->coll_end_next++) {
+        const an_coll *x = &k->v[c->coll_end_next];
+        if (x->tid)
+            an_tl_query(c->tl, x->slot, x->end, an_coll_qid(c->coll_end_next, 1));
+    }
+}
+
 /* A GPU record: its busy time on the timeline (by class), the kernels' time
  * by name, the pinned and pageable copies (and the host copy call waiting
  * for it, an_copies.h). */
@@ -540,6 +580,8 @@ static void on_gpu(lctx *c, const gs_event *e)
         const unsigned cls = an_gpu_busy(e, (sflags(c, e->str) & SF_COMM) != 0);
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
+        if (cls == AN_BUSY_COMM)
+            coll_add(c, e);
         if (!an_kstats_add_known(&p->kstats, e->str, e->dur))
             an_kstats_add(&p->kstats, e->str, gs_reader_string(c->r, e->str), e->dur);
         p->gpu_events++;
@@ -911,11 +953,15 @@ void an_pass_events(an_pass *c, const gs_event *ev, size_t n)
             hook(c->hctx, c->p, c->r, e);
         if (e->ts < c->first_ts && e->ts)
             c->first_ts = e->ts;
+        if (e->ts > c->max_ts)
+            c->max_ts = e->ts;
         const uint64_t end = e->ts + e->dur;
         if (end > c->last_end)
             c->last_end = end;
         on_event(c, e);
     }
+    if (c->coll_end_next < c->p->colls.n)
+        coll_ends(c, c->max_ts);
     an_tl_sweep(c->tl);
 }
 
@@ -934,6 +980,7 @@ void an_pass_finish(an_pass *c)
         }
     }
     an_copies_drain(&c->copies, host_copy_cb, c); /* no CUPTI record: the hooks' word */
+    coll_ends(c, UINT64_MAX);
     an_tl_finish(c->tl);
     an_tl_get_stats(c->tl, &p->tl);
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "gs_ranges.h"
+#include "load/an_colls.h"
 #include "load/an_copies.h"
 #include "load/an_samples.h"
 #include "load/an_kernels.h"
@@ -126,6 +127,7 @@ typedef struct an_proc {
     int running;        /* still running when the run was read (an_trace_running) */
     uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
     an_kstats kstats; /* GPU time per kernel name */
+    an_colls colls;   /* its collectives (communication kernels), for the job's ranks */
     an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
     /* converted by `gpustarve import` from another profiler's trace (note
      * GS_NOTE_IMPORTED): no loader worker process, nothing of its machine */

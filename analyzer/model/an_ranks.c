@@ -212,6 +212,18 @@ static int64_t pair_of(const an_rank *R)
     return p ? (int64_t)(p->real_ns - p->mono_ns) : 0;
 }
 
+/* 1 when R shares F's CLOCK_MONOTONIC: the same host name and header pairs
+ * that agree (AN_SAME_HOST_PAIR_NS); sets R->clock_separate when only the
+ * name is the same. */
+static int same_clock(an_rank *R, const an_rank *F)
+{
+    if (!R->host || !F->host || strcmp(R->host, F->host) != 0)
+        return 0;
+    const int64_t d = pair_of(R) - pair_of(F);
+    R->clock_separate = d > AN_SAME_HOST_PAIR_NS || d < -AN_SAME_HOST_PAIR_NS;
+    return !R->clock_separate;
+}
+
 /* Each rank's clock on the reference rank's: the same host shares its
  * CLOCK_MONOTONIC; another host is placed by the header pairs (its
  * realtime against the reference's, as far as the hosts' realtime clocks
@@ -219,7 +231,9 @@ static int64_t pair_of(const an_rank *R)
  * leaves a step's collectives at the same instant, and its step ends a
  * host-side moment later (RATIONALE: the median of the per-step
  * differences, so a rank descheduled at a few step ends does not move its
- * clock). E holds each rank's aligned step ends (m of them, n apart). */
+ * clock). E holds each rank's aligned step ends (m of them, n apart). The
+ * collectives' own ends, where the GPU ran them, refine it further
+ * (an_collectives.c). */
 static void align_clocks(an_job *job, const uint64_t *E, size_t n, size_t m)
 {
     job->clock_ref = -1;
@@ -235,8 +249,10 @@ static void align_clocks(an_job *job, const uint64_t *E, size_t n, size_t m)
         an_rank *R = &job->ranks[k];
         R->clock_src = AN_CLOCK_SAME_HOST;
         R->clock_offset_ns = R->clock_realtime_ns = R->clock_refined_ns = 0;
-        R->clock_spread_ns = 0;
-        if (!R->ok || !R->host || !F->host || strcmp(R->host, F->host) == 0)
+        R->clock_spread_ns = R->clock_max_ns = 0;
+        R->clock_colls = 0;
+        R->clock_separate = 0;
+        if (!R->ok || k == f || same_clock(R, F))
             continue;
         R->clock_src = AN_CLOCK_REALTIME;
         R->clock_realtime_ns = pair_of(R) - pair_of(F);
@@ -250,7 +266,7 @@ static void align_clocks(an_job *job, const uint64_t *E, size_t n, size_t m)
                                                   : R->clock_refined_ns - d[i];
             qsort(d, m, sizeof *d, cmp_i64);
             R->clock_spread_ns = (uint64_t)d[m / 2];
-            R->clock_src = AN_CLOCK_COLLECTIVES;
+            R->clock_src = AN_CLOCK_STEP_ENDS;
         }
         R->clock_offset_ns = R->clock_realtime_ns + R->clock_refined_ns;
     }
@@ -348,9 +364,25 @@ static void explain(an_job *job, const acc *a)
                                        "inferred");
 }
 
+/* Without collectives: the straggler's cost, the others' waiting as the
+ * aligned steps show it, over their aligned step time. */
+static void inferred_cost(an_job *job, const acc *a)
+{
+    uint64_t w = 0, t = 0;
+    for (size_t k = 0; k < job->nranks; k++)
+        if ((int)k != job->straggler && job->ranks[k].ok) {
+            w += a[k].W;
+            t += a[k].L;
+        }
+    job->straggler_ns = w;
+    job->straggler_share = t ? (double)w / (double)t : 0;
+}
+
 void an_job_align(an_job *job)
 {
     job->limiting = job->straggler = job->clock_ref = -1;
+    job->straggler_ns = 0;
+    job->straggler_share = 0;
     job->why[0] = '\0';
     job->aligned = 0;
     job->step_ms = 0;
@@ -466,13 +498,23 @@ void an_job_align(an_job *job)
         if (m ? R->limits_steps > B->limits_steps : R->step_ms > B->step_ms)
             job->limiting = (int)k;
     }
-    if (m && nok >= 2) {
+    if (an_job_collectives(job) == 0 && job->coll.used) {
+        /* the collectives say who was waited for */
+        job->straggler = job->coll.straggler;
+        if (job->straggler >= 0) {
+            job->limiting = job->straggler;
+            job->straggler_ns = job->ranks[job->straggler].caused_ns;
+            job->straggler_share = job->coll.share;
+        }
+    } else if (m && nok >= 2) {
         for (size_t k = 0; k < job->nranks; k++)
             if ((int)k != job->limiting && job->ranks[k].ok &&
                 job->ranks[k].peer_wait_share >= AN_STRAGGLER_MIN_SHARE)
                 job->straggler = job->limiting;
-        if (job->straggler >= 0)
+        if (job->straggler >= 0) {
             explain(job, a);
+            inferred_cost(job, a);
+        }
     }
     free(a);
     free(Ls);
@@ -519,7 +561,9 @@ int an_job_analyze(const an_run *run, const an_opts *o, an_job *job, char *err, 
 
 void an_job_free(an_job *job)
 {
+    an_coll_sum_free(&job->coll);
     for (size_t k = 0; k < job->nranks; k++) {
+        free(job->ranks[k].waited_for_ns);
         an_result_free(&job->ranks[k].res);
         free(job->ranks[k].view.procs);
     }
