@@ -223,6 +223,9 @@ typedef struct an_opts {
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
     const an_hooks *hooks; /* NULL in the analysis pass */
+    /* the traces hold several jobs (model/an_jobs.h): report the job-th (1..);
+     * 0: refuse, naming them */
+    int job;
 } an_opts;
 
 /* Compile the default or given patterns (case-insensitive, extended).

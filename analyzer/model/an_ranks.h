@@ -76,6 +76,7 @@ typedef struct an_rank {
     size_t last_arrivals;      /* counted collectives it arrived last at, with a wait */
     int top_name;              /* index into the reference trainer's collective names of
                                 * the collective it caused most waiting at; -1 */
+    int duplicated;            /* roots > 1 running at the same time: the rank twice */
 } an_rank;
 
 typedef struct an_job {
@@ -94,13 +95,23 @@ typedef struct an_job {
                             * changes (coll.changes), else "" */
     an_coll_sum coll;      /* the collectives matched across the ranks */
     an_result whole;       /* the whole run's analysis, when it has no ranks */
+    /* one job or several (an_jobs.h): how many the traces hold, which one this is (0..) */
+    size_t jobs;
+    int32_t job_index;
+    size_t other_jobs;     /* processes of the other jobs, left out */
+    int32_t world;         /* the ranks' largest world size; -1 unknown */
+    int32_t *missing;      /* ranks of 0..world-1 with no process here */
+    size_t nmissing;
     an_result *top;        /* what the report's top-level fields describe */
 } an_job;
 
 /* Analyse a loaded run: rank by rank when its processes carry ranks (any
  * rank that has steps), else the run as one. job->top is the limiting
- * rank's result, or the whole run's. Returns 0, or -1 with a message in
- * err when there is nothing to report. The run must outlive the job. */
+ * rank's result, or the whole run's. When the ranked processes are of
+ * several jobs (an_jobs.h), only the o->job-th is analysed, and without a
+ * choice (o->job 0, or out of range) nothing is: -1 with the jobs named in
+ * err. Returns 0, or -1 with a message in err when there is nothing to
+ * report. The run must outlive the job. */
 int an_job_analyze(const an_run *run, const an_opts *o, an_job *job, char *err, size_t errlen);
 void an_job_free(an_job *job);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/an_jobs.h"
 #include "model/an_ranks.h"
 #include "report/report_json_parts.h"
 #include "report/report_style.h"
@@ -173,10 +174,50 @@ static void text_clocks(gs_out *o, const an_job *job, const style *st)
                       st->bold, st->off, on_ref, F->host, (double)agree / 1e6, (double)max / 1e6);
 }
 
+/* What makes the traces less than one whole job: several jobs read
+ * together, ranks missing, a rank twice or restarted. */
+static void text_job_notes(gs_out *o, const an_job *job, const style *st)
+{
+    if (job->jobs > 1)
+        gs_out_printf(o, "%snote%s   the traces are of %zu jobs: this is job %d (--job %d; "
+                         "without --job the report lists them)%s\n",
+                      st->bold, st->off, job->jobs, job->job_index + 1, job->job_index + 1,
+                      job->other_jobs ? ", the other jobs' processes left out" : "");
+    if (job->nmissing) {
+        char list[200];
+        an_rank_list(job->missing, job->nmissing, list, sizeof list);
+        gs_out_printf(o, "%snote%s   %zu of the %d ranks have no trace here: rank%s %s; the job "
+                         "is read over the %zu ranks that do\n",
+                      st->bold, st->off, job->nmissing, job->world,
+                      job->nmissing == 1 ? "" : "s", list, job->nranks);
+    }
+    for (size_t k = 0; k < job->nranks; k++) {
+        const an_rank *R = &job->ranks[k];
+        if (!R->ok || R->roots < 2)
+            continue;
+        if (R->duplicated)
+            gs_out_printf(o, "%snote%s   rank %d is in %zu processes that ran at the same time, "
+                             "none started by another of the rank: a duplicated rank (read as "
+                             "one; its trainer: pid %llu on %s)\n",
+                          st->bold, st->off, R->rank, R->roots,
+                          (unsigned long long)R->res.trainer->pid, R->res.trainer->host);
+        else
+            gs_out_printf(o, "%snote%s   rank %d has %zu processes no process of the rank started: "
+                             "several runs or restarts of it are read as one (its trainer: pid "
+                             "%llu)\n",
+                          st->bold, st->off, R->rank, R->roots,
+                          (unsigned long long)R->res.trainer->pid);
+    }
+}
+
 void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)
 {
-    if (!job || job->nranks < 2)
+    if (!job)
         return;
+    if (job->nranks < 2) {
+        text_job_notes(o, job, st);
+        return;
+    }
     gs_out_printf(o, "%sjob%s   %zu ranks on %zu host%s, %zu steps aligned by index, job step median "
                      "%.1f ms",
                   st->bold, st->off, job->nranks, job->nhosts, job->nhosts == 1 ? "" : "s",
@@ -214,13 +255,7 @@ void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)
                       100 * r->share[AN_SH_DATA_WAIT], peer, an_verdict_label(r->verdict), wk, adv,
                       lim ? st->off : "");
     }
-    for (size_t k = 0; k < job->nranks; k++)
-        if (job->ranks[k].ok && job->ranks[k].roots > 1)
-            gs_out_printf(o, "%snote%s   rank %d has %zu processes no process of the rank started: "
-                             "several runs or restarts of it are read as one (its trainer: pid "
-                             "%llu)\n",
-                          st->bold, st->off, job->ranks[k].rank, job->ranks[k].roots,
-                          (unsigned long long)job->ranks[k].res.trainer->pid);
+    text_job_notes(o, job, st);
     if (job->clock_ref >= 0)
         text_clocks(o, job, st);
     gs_out_char(o, '\n');
@@ -421,6 +456,27 @@ static void collectives_json(gs_jw *w, const an_job *job)
     gs_jw_end(w);
 }
 
+/* Whether the traces are one whole job: "jobs", "job_index", "world_size",
+ * "missing_ranks", "duplicated_ranks". */
+static void whole_json(gs_jw *w, const an_job *job)
+{
+    gs_jw_ku64(w, "jobs", job->jobs);
+    gs_jw_ku64(w, "job_index", (uint64_t)job->job_index + 1);
+    if (key_known(w, "world_size", job->world >= 1))
+        gs_jw_i64(w, job->world);
+    gs_jw_key(w, "missing_ranks");
+    gs_jw_arr(w);
+    for (size_t i = 0; i < job->nmissing; i++)
+        gs_jw_i64(w, job->missing[i]);
+    gs_jw_end(w);
+    gs_jw_key(w, "duplicated_ranks");
+    gs_jw_arr(w);
+    for (size_t k = 0; k < job->nranks; k++)
+        if (job->ranks[k].ok && job->ranks[k].duplicated)
+            gs_jw_i64(w, job->ranks[k].rank);
+    gs_jw_end(w);
+}
+
 void rep_write_ranks_json(gs_jw *w, const an_job *job)
 {
     gs_jw_key(w, "job");
@@ -445,6 +501,7 @@ void rep_write_ranks_json(gs_jw *w, const an_job *job)
         else
             gs_jw_null(w);
         collectives_json(w, job);
+        whole_json(w, job);
         gs_jw_end(w);
     }
     gs_jw_newline(w, "\n");

@@ -23,11 +23,11 @@ REAL = 1764430000000000000  # the generator's CLOCK_REALTIME at CLOCK_MONOTONIC 
 SKEW = 7 * 1000 * MS  # host n1's realtime clock is 7 s ahead
 
 
-def add_rank(sc, host, rank, dw_ms, workers, worker_rank, real=None, mono=0):
+def add_rank(sc, host, rank, dw_ms, workers, worker_rank, real=None, mono=0, world=2, pid=100):
     """mono: how far this host's CLOCK_MONOTONIC is ahead of n0's (ns)."""
-    pid = 100
     T0 = globals()["T0"] + mono
-    tr = sc.proc(pid, 50, "python train.py", host=host, rank=rank, local=0, world=2, real=real)
+    tr = sc.proc(pid, 50, "python train.py", host=host, rank=rank, local=0, world=world,
+                 real=real)
     tr.ev(pid, "thread", ts=T0 - 5 * MS, str="MainThread", aux=pid)
     tr.config(pid, T0 - 2 * MS, "num_workers", workers)
     tr.ev(pid, "gpu_device", ts=T0 - 3 * MS, dev=0, str="NVIDIA H200", bytes=141 << 30,
@@ -51,15 +51,15 @@ def add_rank(sc, host, rank, dw_ms, workers, worker_rank, real=None, mono=0):
         w.file_read(pid + 1, t, t + 50 * MS, 1 << 20, off=n << 20)
 
 
-def job(gen, tmp_path, name="job", mono=0):
+def job(gen, tmp_path, name="job", mono=0, later=0):
     """mono: host n1's CLOCK_MONOTONIC ahead of n0's (as on two real
     machines, booted at different times); its realtime clock stays SKEW
-    ahead."""
+    ahead. later: the job starts this much later on the realtime clock."""
     sc = Scenario()
     sc.proc(50, 1, "torchrun --nproc_per_node=1 train.py", host="n0")  # the launcher
-    add_rank(sc, "n0", 0, dw_ms=2, workers=3, worker_rank=0)
+    add_rank(sc, "n0", 0, dw_ms=2, workers=3, worker_rank=0, real=REAL + later if later else None)
     add_rank(sc, "n1", 1, dw_ms=80, workers=1, worker_rank=None,
-             real=REAL + SKEW - mono, mono=mono)
+             real=REAL + SKEW - mono + later, mono=mono)
     return sc.write(gen, str(tmp_path / name))
 
 
@@ -71,7 +71,9 @@ def test_job_json(gs, gen, tmp_path):
                         "collectives": {"used": True, "not_used_why": None, "communicators": 1,
                                         "matched": NSTEPS, "in_aligned_steps": NSTEPS - 1,
                                         "names_differ": 0, "wait_ms": 78 * (NSTEPS - 1),
-                                        "last_arriver_changes": False, "changes_why": None}}
+                                        "last_arriver_changes": False, "changes_why": None},
+                        "jobs": 1, "job_index": 1, "world_size": 2, "missing_ranks": [],
+                        "duplicated_ranks": []}
     r0, r1 = r["ranks"]
     assert (r0["rank"], r0["host"], r0["local_rank"], r0["processes"]) == (0, "n0", 0, 2)
     assert (r1["rank"], r1["host"], r1["processes"]) == (1, "n1", 2)
@@ -243,11 +245,13 @@ def test_compare_shows_ranks(gs, gen, tmp_path):
 
 def test_two_runs_of_one_job_noted(gs, gen, tmp_path):
     """The same job's directory twice is refused; two runs of it read
-    together are noted per rank (each rank then has two trainers)."""
+    together, the second 10 s after the first, are noted per rank (each
+    rank then has two trainers; 2 h apart they would be two jobs,
+    test_ranks_jobs.py)."""
     a = job(gen, tmp_path, "a")
     p = run_report(gs, a, a)
     assert p.returncode == 2 and "are the same directory" in p.stderr, p.stderr
-    b = job(gen, tmp_path, "b")
+    b = job(gen, tmp_path, "b", later=10 * 10**9)
     p = run_report(gs, a, b)
     assert p.returncode == 0, p.stderr
     assert "note   rank 0 has 2 processes no process of the rank started" in p.stdout
