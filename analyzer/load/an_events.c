@@ -83,6 +83,7 @@ struct an_pass {
     an_copies copies; /* host copies waiting for their CUPTI record */
     uint64_t first_ts, last_end; /* span of the events so far (first_ts UINT64_MAX: none) */
     uint64_t max_ts;             /* the latest start so far */
+    uint64_t gpu_end;            /* the latest end of a GPU record so far */
     size_t coll_end_next;        /* the first collective whose end snapshot is not asked for */
     /* the hooks' on_event and its filter (an_pass_hook); NULL: none */
     void (*on_event)(void *, const an_proc *, struct gs_reader *, const gs_event *);
@@ -406,8 +407,12 @@ static void nvtx_open(lctx *c, long ti, uint32_t flags, uint64_t ts)
             cand_add(c, ti, AN_C_NVTX_B, ts, th->n_nvtx_steps);
         }
     }
-    if (flags & SF_FETCH)
+    if (flags & SF_FETCH) {
+        /* a loader iteration begins: steps when nothing else cuts them (an_steps.c) */
+        if (!th->fetch_depth)
+            cand_add(c, ti, AN_C_NVTX_FETCH, ts, th->n_nvtx_fetch++);
         fetch_enter(&c->p->th[ti], ts);
+    }
 }
 
 static void nvtx_close(lctx *c, long ti, uint32_t flags, uint64_t ts)
@@ -574,6 +579,8 @@ static void coll_ends(lctx *c, uint64_t upto)
 static void on_gpu(lctx *c, const gs_event *e)
 {
     an_proc *p = c->p;
+    if (e->ts + e->dur > c->gpu_end)
+        c->gpu_end = e->ts + e->dur;
     switch (e->kind) {
     case GS_K_GPU_KERNEL: {
         const int src = gpu_src(c, e->dev, e->stream);
@@ -971,13 +978,21 @@ void an_pass_finish(an_pass *c)
     const uint64_t last = c->last_end;
     p->first_ts = c->first_ts == UINT64_MAX ? 0 : c->first_ts;
     p->last_ts = last;
-    /* ranges still open at the end of the file end there */
+    /* ranges still open at the end of the file end there; the last loader
+     * iteration where the GPU's last work does, when that is after it began
+     * (RATIONALE: not at the file's end, so that the timeline is swept no
+     * further than its intervals reach) */
     for (size_t i = 0; i < p->nth; i++) {
         an_thread *th = &p->th[i];
         if (th->fetch_depth > 0) {
             th->fetch_depth = 1;
             fetch_leave(c, (long)i, last);
         }
+        size_t k = th->ncand;
+        while (th->n_nvtx_fetch && k > 0 && th->cand[k - 1].type != AN_C_NVTX_FETCH)
+            k--;
+        if (k > 0 && th->cand[k - 1].type == AN_C_NVTX_FETCH && c->gpu_end > th->cand[k - 1].t)
+            cand_add(c, (long)i, AN_C_END, c->gpu_end, th->n_nvtx_fetch);
     }
     an_copies_drain(&c->copies, host_copy_cb, c); /* no CUPTI record: the hooks' word */
     coll_ends(c, UINT64_MAX);

@@ -36,6 +36,9 @@ enum an_cand_type {
     AN_C_NVTX_E,     /* its end */
     AN_C_BURST_WAIT, /* start of a burst of waits on pipes/sockets */
     AN_C_BURST_H2D,  /* start of a burst of host-to-device copy calls */
+    AN_C_NVTX_FETCH, /* start of an outermost NVTX range matching --fetch-range: a loader
+                      * iteration (num: its index on the thread) */
+    AN_C_END,        /* the end of the file's events, on a thread with AN_C_NVTX_FETCH */
 };
 
 typedef struct an_cand {
@@ -68,6 +71,7 @@ typedef struct an_thread {
     int fetch_depth;
     uint64_t fetch_ts;
     int nvtx_depth, nvtx_overflow, nvtx_step_open;
+    uint64_t n_nvtx_fetch; /* AN_C_NVTX_FETCH candidates logged */
     an_nvtx_open *nvtx; /* AN_NVTX_DEPTH entries, allocated at the first push */
     uint64_t burst_end[2];
     int64_t burst_idx[2]; /* candidate index of the current burst, -1 */

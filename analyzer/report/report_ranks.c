@@ -187,9 +187,10 @@ static void text_job_notes(gs_out *o, const an_job *job, const style *st)
         char list[200];
         an_rank_list(job->missing, job->nmissing, list, sizeof list);
         gs_out_printf(o, "%snote%s   %zu of the %d ranks have no trace here: rank%s %s; the job "
-                         "is read over the %zu ranks that do\n",
+                         "is read over the %zu rank%s that do%s\n",
                       st->bold, st->off, job->nmissing, job->world,
-                      job->nmissing == 1 ? "" : "s", list, job->nranks);
+                      job->nmissing == 1 ? "" : "s", list, job->nranks,
+                      job->nranks == 1 ? "" : "s", job->nranks == 1 ? "es" : "");
     }
     for (size_t k = 0; k < job->nranks; k++) {
         const an_rank *R = &job->ranks[k];
