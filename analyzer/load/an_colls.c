@@ -18,9 +18,10 @@ static long stream_ix(an_colls *c, uint32_t dev, uint64_t stream)
     for (size_t i = c->nstreams; i-- > 0;)
         if (c->streams[i].dev == dev && c->streams[i].stream == stream)
             return (long)i;
-    if (an_grow(&c->streams, &c->capstreams, c->nstreams + 1, sizeof *c->streams, 4) < 0)
+    if (c->nstreams >= AN_COLLS_NAMES_MAX ||
+        an_grow(&c->streams, &c->capstreams, c->nstreams + 1, sizeof *c->streams, 4) < 0)
         return -1;
-    c->streams[c->nstreams] = (an_coll_stream){dev, stream};
+    c->streams[c->nstreams] = (an_coll_stream){dev, 0, stream};
     return (long)c->nstreams++;
 }
 
@@ -36,7 +37,8 @@ static long name_ix(an_colls *c, uint32_t str, const char *name)
     while (i < c->nnames && strcmp(c->names[i], base) != 0)
         i++;
     if (i == c->nnames) {
-        if (an_grow(&c->names, &c->capnames, c->nnames + 1, sizeof *c->names, 4) < 0)
+        if (c->nnames >= AN_COLLS_NAMES_MAX ||
+            an_grow(&c->names, &c->capnames, c->nnames + 1, sizeof *c->names, 4) < 0)
             return -1;
         if (!(c->names[i] = strdup(base)))
             return -1;
@@ -49,8 +51,9 @@ static long name_ix(an_colls *c, uint32_t str, const char *name)
 }
 
 long an_colls_add(an_colls *c, uint64_t ts, uint64_t end, uint32_t dev, uint64_t stream,
-                  uint32_t str, const char *name, uint32_t tid)
+                  uint32_t str, const char *name, uint32_t tid, long *prev)
 {
+    *prev = -1;
     if (c->n >= AN_COLLS_MAX) {
         c->over++;
         return -1;
@@ -62,9 +65,11 @@ long an_colls_add(an_colls *c, uint64_t ts, uint64_t end, uint32_t dev, uint64_t
     memset(k, 0, sizeof *k);
     k->ts = ts;
     k->end = end;
-    k->stream = (uint32_t)si;
-    k->name = (uint32_t)ni;
+    k->stream = (uint16_t)si;
+    k->name = (uint16_t)ni;
     k->tid = tid;
+    *prev = (long)c->streams[si].last - 1;
+    c->streams[si].last = (uint32_t)c->n + 1;
     return (long)c->n++;
 }
 
@@ -75,11 +80,28 @@ void an_colls_snap(an_colls *c, uint64_t qid, const an_snap *s)
     if (i >= c->n)
         return;
     an_coll *k = &c->v[i];
+    const an_coll_snap x = {s->busy[AN_BUSY_COMPUTE], s->busy[AN_BUSY_COMM],
+                            s->busy[AN_BUSY_H2D_PAGEABLE],
+                            s->busy[AN_BUSY_H2D_PINNED] + s->busy[AN_BUSY_OTHER], s->idle_dw,
+                            s->idle_pg};
     if (at_end)
-        k->b = *s;
+        k->b = x;
     else
-        k->a = *s;
-    k->have |= at_end ? 2u : 1u;
+        k->a = x;
+    k->have |= (uint8_t)(at_end ? 2 : 1);
+}
+
+void an_coll_snap_get(const an_coll *k, int at_end, an_snap *out)
+{
+    const an_coll_snap *x = at_end ? &k->b : &k->a;
+    memset(out, 0, sizeof *out);
+    out->t = at_end ? k->end : k->ts;
+    out->busy[AN_BUSY_COMPUTE] = x->compute;
+    out->busy[AN_BUSY_COMM] = x->comm;
+    out->busy[AN_BUSY_H2D_PAGEABLE] = x->pageable;
+    out->busy[AN_BUSY_OTHER] = x->other;
+    out->idle_dw = x->idle_dw;
+    out->idle_pg = x->idle_pg;
 }
 
 void an_colls_free(an_colls *c)
@@ -92,3 +114,5 @@ void an_colls_free(an_colls *c)
     an_index_free(&c->by_str);
     memset(c, 0, sizeof *c);
 }
+
+_Static_assert(sizeof(an_coll) == 128, "an_coll: the size AN_COLLS_MAX's rationale counts");

@@ -82,7 +82,6 @@ struct an_pass {
     size_t nranges, capranges;
     an_copies copies; /* host copies waiting for their CUPTI record */
     uint64_t first_ts, last_end; /* span of the events so far (first_ts UINT64_MAX: none) */
-    uint64_t max_ts;             /* the latest start so far */
     uint64_t gpu_end;            /* the latest end of a GPU record so far */
     size_t coll_end_next;        /* the first collective whose end snapshot is not asked for */
     /* the hooks' on_event and its filter (an_pass_hook); NULL: none */
@@ -539,37 +538,55 @@ static void host_copy_cb(void *ctx, const an_copy *cp)
     host_copy(ctx, cp);
 }
 
-/* A communication kernel: kept for the matching of collectives across
- * ranks, with snapshots at its start and end on the slot of the thread
- * with the most step-boundary candidates so far (the training thread, in
- * every trace seen: the model checks it is). */
-static void coll_add(lctx *c, const gs_event *e)
+/* The snapshot at collective i's end, asked for once, among the intervals
+ * of GPU source src (its stream's). */
+static void coll_end_ask(lctx *c, size_t i, int src)
+{
+    an_coll *x = &c->p->colls.v[i];
+    if (x->end_asked || !x->tid || src < 0)
+        return;
+    x->end_asked = 1;
+    an_tl_query_on(c->tl, src, x->slot, x->end, an_coll_qid(i, 1));
+}
+
+/* A communication kernel, before its interval goes on the timeline: kept
+ * for the matching of collectives across ranks, with snapshots at its
+ * start (and, asked now, at the end of the previous one on its stream: in
+ * the order of that stream's intervals) on the slot of the thread with the
+ * most step-boundary candidates so far (the training thread, in every
+ * trace seen: the model checks it is). RATIONALE: out of line, as few
+ * kernels are collectives. */
+static __attribute__((noinline)) void coll_add(lctx *c, const gs_event *e, int src)
 {
     an_proc *p = c->p;
-    long best = -1;
+    long best = -1, prev;
     for (size_t i = 0; i < p->nth; i++)
         if (p->th[i].slot >= 0 && p->th[i].ncand && (best < 0 || p->th[i].ncand > p->th[best].ncand))
             best = (long)i;
     const long k = an_colls_add(&p->colls, e->ts, e->ts + e->dur, e->dev, e->stream, e->str,
-                                gs_reader_string(c->r, e->str), best >= 0 ? p->th[best].tid : 0);
-    if (k < 0 || best < 0)
+                                gs_reader_string(c->r, e->str), best >= 0 ? p->th[best].tid : 0,
+                                &prev);
+    if (prev >= 0 && p->colls.v[prev].end <= e->ts)
+        coll_end_ask(c, (size_t)prev, src);
+    if (k < 0 || best < 0 || src < 0)
         return;
-    p->colls.v[k].slot = (uint32_t)p->th[best].slot;
-    an_tl_query(c->tl, (unsigned)p->th[best].slot, e->ts, an_coll_qid((size_t)k, 0));
+    p->colls.v[k].slot = (uint8_t)p->th[best].slot;
+    an_tl_query_on(c->tl, src, (unsigned)p->th[best].slot, e->ts, an_coll_qid((size_t)k, 0));
 }
 
 /* The end snapshots of the collectives the pass has reached the end of (in
- * the order they came). RATIONALE: asked for only once an event starting at
- * or after the end was read, so that a collective that waited long does not
- * move the timeline's newest start, and with it the sweep, ahead of the
- * host records still to come. */
+ * the order they came). RATIONALE: asked for only once the timeline holds
+ * an item starting at or after the end, so that a collective that waited
+ * long does not move the timeline's newest start, and with it the sweep,
+ * ahead of the host records still to come. */
 static void coll_ends(lctx *c, uint64_t upto)
 {
     an_colls *k = &c->p->colls;
     for (; c->coll_end_next < k->n && k->v[c->coll_end_next].end <= upto; c->coll_end_next++) {
         const an_coll *x = &k->v[c->coll_end_next];
-        if (x->tid)
-            an_tl_query(c->tl, x->slot, x->end, an_coll_qid(c->coll_end_next, 1));
+        if (!x->end_asked && x->tid)
+            coll_end_ask(c, c->coll_end_next,
+                         gpu_src(c, k->streams[x->stream].dev, k->streams[x->stream].stream));
     }
 }
 
@@ -585,10 +602,10 @@ static void on_gpu(lctx *c, const gs_event *e)
     case GS_K_GPU_KERNEL: {
         const int src = gpu_src(c, e->dev, e->stream);
         const unsigned cls = an_gpu_busy(e, (sflags(c, e->str) & SF_COMM) != 0);
+        if (cls == AN_BUSY_COMM)
+            coll_add(c, e, src);
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
-        if (cls == AN_BUSY_COMM)
-            coll_add(c, e);
         if (!an_kstats_add_known(&p->kstats, e->str, e->dur))
             an_kstats_add(&p->kstats, e->str, gs_reader_string(c->r, e->str), e->dur);
         p->gpu_events++;
@@ -960,15 +977,13 @@ void an_pass_events(an_pass *c, const gs_event *ev, size_t n)
             hook(c->hctx, c->p, c->r, e);
         if (e->ts < c->first_ts && e->ts)
             c->first_ts = e->ts;
-        if (e->ts > c->max_ts)
-            c->max_ts = e->ts;
         const uint64_t end = e->ts + e->dur;
         if (end > c->last_end)
             c->last_end = end;
         on_event(c, e);
     }
     if (c->coll_end_next < c->p->colls.n)
-        coll_ends(c, c->max_ts);
+        coll_ends(c, an_tl_newest(c->tl));
     an_tl_sweep(c->tl);
 }
 
