@@ -706,6 +706,45 @@ static size_t names_differ(const an_job *job, const match *M)
     return bad;
 }
 
+/* RATIONALE: a collective's kernel ends on every rank within a few tens of
+ * microseconds of the others (NCCL's last transfer); on one machine's clock,
+ * or once a rank's clock is moved by the median of the differences, the
+ * ends of the same operations then agree far better than this. Ends a
+ * median of more apart are not of one operation on every rank (point-to-point
+ * sends between pairs of ranks, communicators of some ranks only). */
+#define AN_COLL_ENDS_AGREE_NS 1000000ull
+
+/* 1 when some rank's collective ends lie a median of more than
+ * AN_COLL_ENDS_AGREE_NS from the reference's: then each rank's clock is put
+ * back as it was (before) and why says so. */
+static int ends_disagree(an_job *job, const an_rank *before, char *why, size_t n)
+{
+    size_t worst = (size_t)-1;
+    for (size_t k = 0; k < job->nranks; k++)
+        if (job->ranks[k].ok && job->ranks[k].clock_spread_ns > AN_COLL_ENDS_AGREE_NS &&
+            (worst == (size_t)-1 || job->ranks[k].clock_spread_ns > job->ranks[worst].clock_spread_ns))
+            worst = k;
+    if (worst == (size_t)-1)
+        return 0;
+    snprintf(why, n, "the collectives' ends do not agree across the ranks (rank %d's lie a median "
+                     "%.3f ms from rank %d's): not one operation on every rank (point-to-point "
+                     "sends, or communicators of some ranks only); waits inferred from the "
+                     "aligned steps",
+             job->ranks[worst].rank, (double)job->ranks[worst].clock_spread_ns / 1e6,
+             job->ranks[job->clock_ref].rank);
+    for (size_t k = 0; k < job->nranks; k++) {
+        an_rank *R = &job->ranks[k];
+        R->clock_src = before[k].clock_src;
+        R->clock_offset_ns = before[k].clock_offset_ns;
+        R->clock_realtime_ns = before[k].clock_realtime_ns;
+        R->clock_refined_ns = before[k].clock_refined_ns;
+        R->clock_spread_ns = before[k].clock_spread_ns;
+        R->clock_max_ns = before[k].clock_max_ns;
+        R->clock_colls = before[k].clock_colls;
+    }
+    return 1;
+}
+
 int an_job_collectives(an_job *job)
 {
     an_coll_sum *cs = &job->coll;
@@ -750,7 +789,23 @@ int an_job_collectives(an_job *job)
                  "inferred from the aligned steps", cs->names_differ, M.npos);
         goto done;
     }
-    if (clocks(job, &M) < 0 || waits(job, &M) < 0 || top_names(job, &M) < 0) {
+    an_rank *before = malloc(job->nranks * sizeof *before);
+    if (!before) {
+        rc = -1;
+        goto done;
+    }
+    memcpy(before, job->ranks, job->nranks * sizeof *before);
+    if (clocks(job, &M) < 0) {
+        free(before);
+        rc = -1;
+        goto done;
+    }
+    if (ends_disagree(job, before, cs->why_not, sizeof cs->why_not)) {
+        free(before);
+        goto done;
+    }
+    free(before);
+    if (waits(job, &M) < 0 || top_names(job, &M) < 0) {
         rc = -1;
         goto done;
     }

@@ -34,7 +34,7 @@ extern const char *const an_cause_names[AN_NCAUSE];
 
 typedef struct an_coll_sum {
     int used;             /* the collectives decided the waits and the straggler */
-    char why_not[200];    /* when every rank has collectives but they were not used: why */
+    char why_not[320];    /* when every rank has collectives but they were not used: why */
     size_t comms;         /* communicators (streams of collectives) matched on every rank */
     size_t matched;       /* collectives matched on every rank */
     size_t counted;       /* of them, ending in a measured aligned step */

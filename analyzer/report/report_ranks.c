@@ -80,7 +80,7 @@ static void text_waits(gs_out *o, const an_job *job, const style *st)
     const an_coll_sum *cs = &job->coll;
     if (!cs->used) {
         if (cs->why_not[0])
-            gs_out_printf(o, "%swaits%s    %s\n", st->bold, st->off, cs->why_not);
+            gs_out_printf(o, "%swaits%s    %s\n\n", st->bold, st->off, cs->why_not);
         return;
     }
     gs_out_printf(o, "%swaits%s    %zu collectives matched on every rank (%zu communicator%s), "

@@ -199,6 +199,22 @@ static void test_balanced_and_unmatched(void)
     ASSERT_EQ(job.straggler, -1);
     ASSERT_TRUE(!job.coll.changes);
     job_done(&job, f);
+    /* ends that do not agree (point-to-point sends between other pairs of
+     * ranks): not one operation on every rank, not used, the clocks as the
+     * aligned steps put them */
+    job_init(&job, 2);
+    set_rank(&job, 0, &f[0], 0, "h", FAST, 0, 0, 1);
+    set_rank(&job, 1, &f[1], 1, "h", SLOW, 0, 0, 1);
+    for (size_t i = 0; i < NSTEPS; i++)
+        f[1].p.colls.v[i].end -= i * 3 * MS;
+    an_job_align(&job);
+    ASSERT_TRUE(!job.coll.used);
+    ASSERT_MSG(strstr(job.coll.why_not, "the collectives' ends do not agree across the ranks "
+                                        "(rank 1's lie a median ") != NULL,
+               "%s", job.coll.why_not);
+    ASSERT_EQ(job.ranks[1].clock_colls, 0);
+    ASSERT_EQ(job.straggler, 1); /* the aligned steps: rank 1 waits for data */
+    job_done(&job, f);
     /* a rank without collective kernels: the aligned steps decide */
     job_init(&job, 2);
     set_rank(&job, 0, &f[0], 0, "h", FAST, 0, 0, 1);
