@@ -665,6 +665,10 @@ void rep_write_ranks_html(gs_out *o, const an_job *job)
                       job->ranks[job->straggler].rank);
         esc(o, job->why);
         gs_out_str(o, "</p>\n");
+    } else if (job->coll.changes) {
+        gs_out_str(o, "<p id=\"straggler\"><b>No straggler:</b> ");
+        esc(o, job->why);
+        gs_out_str(o, "</p>\n");
     } else {
         gs_out_str(o, "<p id=\"straggler\">No straggler: no rank waits 5% or more of its steps for "
                       "the others.</p>\n");
