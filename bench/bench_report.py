@@ -102,8 +102,8 @@ def bench_job(gen, tmp, a):
     for name, ev in cases:
         d = os.path.join(tmp, name.replace("/", "_"))
         if not os.path.isdir(d):
-            subprocess.run([gen, d, str(ev), str(steps), str(workers), str(ranks)], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run([gen, d, str(ev), str(steps), str(workers), str(ranks),
+                            str(a.job_collectives)], check=True, stdout=subprocess.DEVNULL)
         one = run_report(d, 1)
         if run_report(d, 2) != one:
             sys.exit("bench_report: %s: --threads 2 wrote another report than --threads 1" % d)
@@ -144,6 +144,8 @@ def main():
     ap.add_argument("--ranks", type=int, default=64)
     ap.add_argument("--workers-job", type=int, default=8, help="loader workers per rank")
     ap.add_argument("--job-steps", type=int, default=500)
+    ap.add_argument("--job-collectives", type=int, default=0,
+                    help="NCCL all-reduces a step in every rank of the job (default 0)")
     ap.add_argument("--only-job", action="store_true", help="only the job (threads 1 vs 2)")
     ap.add_argument("--baseline", metavar="GS",
                     help="also time this gpustarve (an older build; run without --threads) "

@@ -18,6 +18,10 @@
  * same for every rank: EVENTS are split between the ranks, rank r's trainer
  * is pid 1000 + 100 r on host node<r / 8> (8 ranks a node) with its rank,
  * local rank and world size in its header, its workers forked from it.
+ * COLLECTIVES per step (default 0) adds that many NCCL all-reduces a step
+ * on stream 9 of every rank, ending together on every rank; rank 3
+ * arrives 3 ms late at each (the job's straggler), the others a few tens
+ * of microseconds apart.
  *
  * Must never: depend on the analyzer.
  */
@@ -100,6 +104,7 @@ static void str(out *o, uint32_t id, const char *s)
 typedef struct job {
     int32_t rank, world;
     char host[32];
+    unsigned colls; /* collectives a step */
 } job;
 
 static void open_out(out *o, const char *dir, uint64_t pid, uint64_t ppid, int forked,
@@ -178,6 +183,8 @@ static uint64_t gen_rank(const char *dir, uint64_t pid0, const job *jb, uint64_t
     str(&tr, 4, "cudaMemcpyAsync");
     str(&tr, 5, "void gemm_kernel<float, 128>(float const*, float*, int)");
     str(&tr, 6, "NVIDIA H200");
+    if (jb->colls)
+        str(&tr, 7, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
     gs_event e = mk(GS_K_THREAD, pid0, t0 - 5 * MS, 0);
     e.str = 1;
     e.aux = pid0;
@@ -239,6 +246,15 @@ static uint64_t gen_rank(const char *dir, uint64_t pid0, const job *jb, uint64_t
             e.corr = s * 1000003 + k;
             ev(&tr, &e);
             t += kern_ns;
+        }
+        for (unsigned c = 0; c < jb->colls; c++) {
+            const uint64_t end = a + 40 * MS + c * (50 * MS / jb->colls);
+            const uint64_t late = jb->rank == 3 ? 3 * MS : (uint64_t)(jb->rank % 5) * 50 * US;
+            e = mk(GS_K_GPU_KERNEL, pid0, end - 4 * MS + late, 4 * MS - late);
+            e.str = 7;
+            e.stream = 9;
+            e.corr = s * 1000003 + 900000 + c;
+            ev(&tr, &e);
         }
     }
     e = mk(GS_K_EXIT, pid0, t0 + steps * step_ns + MS, 0);
@@ -305,21 +321,24 @@ static uint64_t gen_rank(const char *dir, uint64_t pid0, const job *jb, uint64_t
 
 int main(int argc, char **argv)
 {
-    if (argc != 5 && argc != 6) {
-        fprintf(stderr, "usage: gen_bigtrace OUTDIR EVENTS STEPS WORKERS [RANKS]\n");
+    if (argc < 5 || argc > 7) {
+        fprintf(stderr, "usage: gen_bigtrace OUTDIR EVENTS STEPS WORKERS [RANKS [COLLECTIVES]]\n");
         return 2;
     }
     const char *dir = argv[1];
     const uint64_t events = strtoull(argv[2], NULL, 10), steps = strtoull(argv[3], NULL, 10);
     const unsigned workers = (unsigned)strtoul(argv[4], NULL, 10);
-    const unsigned ranks = argc == 6 ? (unsigned)strtoul(argv[5], NULL, 10) : 1;
+    const unsigned ranks = argc >= 6 ? (unsigned)strtoul(argv[5], NULL, 10) : 1;
+    const unsigned colls = argc == 7 ? (unsigned)strtoul(argv[6], NULL, 10) : 0;
+    if (colls > 40)
+        die("at most 40 COLLECTIVES a step");
     if (!events || !steps || !workers || workers > 64 || !ranks || ranks > 4096)
         die("EVENTS, STEPS > 0, 1 <= WORKERS <= 64 and 1 <= RANKS <= 4096");
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         die("cannot create OUTDIR");
     uint64_t total = 0;
     for (unsigned r = 0; r < ranks; r++) {
-        job jb = {-1, -1, "benchhost"};
+        job jb = {-1, -1, "benchhost", ranks > 1 ? colls : 0};
         if (ranks > 1) {
             jb.rank = (int32_t)r;
             jb.world = (int32_t)ranks;

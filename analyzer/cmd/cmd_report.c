@@ -69,6 +69,9 @@ static const char usage_text[] =
     "  --threads N         read the trace files on N threads, one file per thread\n"
     "                      at a time (default: the CPUs this process may run on,\n"
     "                      at most 16); the report is the same for any N\n"
+    "  --job N             the traces are of several jobs (another world size, or\n"
+    "                      not at the same time: the report lists them and stops):\n"
+    "                      report the N-th of that list\n"
     "  -q, --quiet         fewer messages on stderr\n"
     "  -v, --verbose       more messages on stderr\n"
     "  -h, --help          show this help\n"
@@ -237,7 +240,7 @@ static void cs_file_merge(void *ctx, void *fctx)
 typedef struct rp_args {
     int json, per_step;
     const char *step_re, *fetch_re, *probe, *perfetto, *html;
-    long skip, cores, threads;
+    long skip, cores, threads, job;
     double price; /* per GPU-hour, 0: not given */
     an_cs_opts cso;
     const char *sympaths[64]; /* cso's symbol paths */
@@ -314,6 +317,7 @@ static int parse_args(int argc, char **argv, rp_args *a)
         {"no-lines", no_argument, NULL, 'L'},
         {"threads", required_argument, NULL, 'J'},
         {"price", required_argument, NULL, 'M'},
+        {"job", required_argument, NULL, 'B'},
         {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "qvh";
@@ -332,6 +336,10 @@ static int parse_args(int argc, char **argv, rp_args *a)
         case 'k':
             if (gs_cli_long(optarg, 0, 1000000000, &a->skip) < 0)
                 return gs_cli_usage_error("report", "--skip needs a number >= 0, not '%s'", optarg);
+            break;
+        case 'B':
+            if (gs_cli_long(optarg, 1, 1000000, &a->job) < 0)
+                return gs_cli_usage_error("report", "--job needs a number >= 1, not '%s'", optarg);
             break;
         case 'c':
             if (gs_cli_long(optarg, 1, 100000, &a->cores) < 0)
@@ -374,6 +382,7 @@ static int make_opts(const rp_args *a, an_opts *o, prog *pg)
     o->skip = (int)a->skip;
     o->cores = (int)a->cores;
     o->threads = (int)a->threads;
+    o->job = (int)a->job;
     if (a->probe && read_probe(a->probe, o) < 0) {
         an_opts_free(o);
         return GS_EXIT_USAGE;

@@ -83,6 +83,8 @@ struct an_pass {
     size_t nranges, capranges;
     an_copies copies; /* host copies waiting for their CUPTI record */
     uint64_t first_ts, last_end; /* span of the events so far (first_ts UINT64_MAX: none) */
+    uint64_t gpu_end;            /* the latest end of a GPU record so far */
+    size_t coll_end_next;        /* the first collective whose end snapshot is not asked for */
     /* the hooks' on_event and its filter (an_pass_hook); NULL: none */
     void (*on_event)(void *, const an_proc *, struct gs_reader *, const gs_event *);
     const unsigned char *hk_kinds;
@@ -182,6 +184,10 @@ static inline int slot_of(lctx *c, long ti, int prio)
 static void on_snap(void *ctx, unsigned slot, uint64_t qid, const an_snap *s)
 {
     lctx *c = ctx;
+    if (qid & AN_COLL_QID) {
+        an_colls_snap(&c->p->colls, qid, s);
+        return;
+    }
     if (slot >= (unsigned)c->nslots)
         return;
     an_thread *t = &c->p->th[c->slot_th[slot]];
@@ -405,8 +411,12 @@ static void nvtx_open(lctx *c, long ti, uint32_t flags, uint64_t ts)
             cand_add(c, ti, AN_C_NVTX_B, ts, th->n_nvtx_steps);
         }
     }
-    if (flags & SF_FETCH)
+    if (flags & SF_FETCH) {
+        /* a loader iteration begins: steps when nothing else cuts them (an_steps.c) */
+        if (!th->fetch_depth)
+            cand_add(c, ti, AN_C_NVTX_FETCH, ts, th->n_nvtx_fetch++);
         fetch_enter(&c->p->th[ti], ts);
+    }
 }
 
 static void nvtx_close(lctx *c, long ti, uint32_t flags, uint64_t ts)
@@ -533,16 +543,72 @@ static void host_copy_cb(void *ctx, const an_copy *cp)
     host_copy(ctx, cp);
 }
 
+/* The snapshot at collective i's end, asked for once, among the intervals
+ * of GPU source src (its stream's). */
+static void coll_end_ask(lctx *c, size_t i, int src)
+{
+    an_coll *x = &c->p->colls.v[i];
+    if (x->end_asked || !x->tid || src < 0)
+        return;
+    x->end_asked = 1;
+    an_tl_query_on(c->tl, src, x->slot, x->end, an_coll_qid(i, 1));
+}
+
+/* A communication kernel, before its interval goes on the timeline: kept
+ * for the matching of collectives across ranks, with snapshots at its
+ * start (and, asked now, at the end of the previous one on its stream: in
+ * the order of that stream's intervals) on the slot of the thread with the
+ * most step-boundary candidates so far (the training thread, in every
+ * trace seen: the model checks it is). RATIONALE: out of line, as few
+ * kernels are collectives. */
+static __attribute__((noinline)) void coll_add(lctx *c, const gs_event *e, int src)
+{
+    an_proc *p = c->p;
+    long best = -1, prev;
+    for (size_t i = 0; i < p->nth; i++)
+        if (p->th[i].slot >= 0 && p->th[i].ncand && (best < 0 || p->th[i].ncand > p->th[best].ncand))
+            best = (long)i;
+    const long k = an_colls_add(&p->colls, e->ts, e->ts + e->dur, e->dev, e->stream, e->str,
+                                gs_reader_string(c->r, e->str), best >= 0 ? p->th[best].tid : 0,
+                                &prev);
+    if (prev >= 0 && p->colls.v[prev].end <= e->ts)
+        coll_end_ask(c, (size_t)prev, src);
+    if (k < 0 || best < 0 || src < 0)
+        return;
+    p->colls.v[k].slot = (uint8_t)p->th[best].slot;
+    an_tl_query_on(c->tl, src, (unsigned)p->th[best].slot, e->ts, an_coll_qid((size_t)k, 0));
+}
+
+/* The end snapshots of the collectives the pass has reached the end of (in
+ * the order they came). RATIONALE: asked for only once the timeline holds
+ * an item starting at or after the end, so that a collective that waited
+ * long does not move the timeline's newest start, and with it the sweep,
+ * ahead of the host records still to come. */
+static void coll_ends(lctx *c, uint64_t upto)
+{
+    an_colls *k = &c->p->colls;
+    for (; c->coll_end_next < k->n && k->v[c->coll_end_next].end <= upto; c->coll_end_next++) {
+        const an_coll *x = &k->v[c->coll_end_next];
+        if (!x->end_asked && x->tid)
+            coll_end_ask(c, c->coll_end_next,
+                         gpu_src(c, k->streams[x->stream].dev, k->streams[x->stream].stream));
+    }
+}
+
 /* A GPU record: its busy time on the timeline (by class), the kernels' time
  * by name, the pinned and pageable copies (and the host copy call waiting
  * for it, an_copies.h). */
 static void on_gpu(lctx *c, const gs_event *e)
 {
     an_proc *p = c->p;
+    if (e->ts + e->dur > c->gpu_end)
+        c->gpu_end = e->ts + e->dur;
     switch (e->kind) {
     case GS_K_GPU_KERNEL: {
         const int src = gpu_src(c, e->dev, e->stream);
         const unsigned cls = an_gpu_busy(e, (sflags(c, e->str) & SF_COMM) != 0);
+        if (cls == AN_BUSY_COMM)
+            coll_add(c, e, src);
         if (src >= 0)
             an_tl_add_gpu(c->tl, src, e->ts, e->ts + e->dur, cls);
         if (!an_kstats_add_known(&p->kstats, e->str, e->dur))
@@ -921,6 +987,8 @@ void an_pass_events(an_pass *c, const gs_event *ev, size_t n)
             c->last_end = end;
         on_event(c, e);
     }
+    if (c->coll_end_next < c->p->colls.n)
+        coll_ends(c, an_tl_newest(c->tl));
     an_tl_sweep(c->tl);
 }
 
@@ -930,15 +998,24 @@ void an_pass_finish(an_pass *c)
     const uint64_t last = c->last_end;
     p->first_ts = c->first_ts == UINT64_MAX ? 0 : c->first_ts;
     p->last_ts = last;
-    /* ranges still open at the end of the file end there */
+    /* ranges still open at the end of the file end there; the last loader
+     * iteration where the GPU's last work does, when that is after it began
+     * (RATIONALE: not at the file's end, so that the timeline is swept no
+     * further than its intervals reach) */
     for (size_t i = 0; i < p->nth; i++) {
         an_thread *th = &p->th[i];
         if (th->fetch_depth > 0) {
             th->fetch_depth = 1;
             fetch_leave(c, (long)i, last);
         }
+        size_t k = th->ncand;
+        while (th->n_nvtx_fetch && k > 0 && th->cand[k - 1].type != AN_C_NVTX_FETCH)
+            k--;
+        if (k > 0 && th->cand[k - 1].type == AN_C_NVTX_FETCH && c->gpu_end > th->cand[k - 1].t)
+            cand_add(c, (long)i, AN_C_END, c->gpu_end, th->n_nvtx_fetch);
     }
     an_copies_drain(&c->copies, host_copy_cb, c); /* no CUPTI record: the hooks' word */
+    coll_ends(c, UINT64_MAX);
     an_tl_finish(c->tl);
     an_tl_get_stats(c->tl, &p->tl);
 }

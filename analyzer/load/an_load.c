@@ -552,6 +552,7 @@ void an_run_free(an_run *run)
         free(p->devs);
         free(p->hcpu);
         an_kstats_free(&p->kstats);
+        an_colls_free(&p->colls);
         for (size_t t = 0; t < p->nth; t++) {
             free(p->th[t].cand);
             free(p->th[t].nvtx);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "gs_ranges.h"
+#include "load/an_colls.h"
 #include "load/an_copies.h"
 #include "load/an_samples.h"
 #include "load/an_kernels.h"
@@ -35,6 +36,9 @@ enum an_cand_type {
     AN_C_NVTX_E,     /* its end */
     AN_C_BURST_WAIT, /* start of a burst of waits on pipes/sockets */
     AN_C_BURST_H2D,  /* start of a burst of host-to-device copy calls */
+    AN_C_NVTX_FETCH, /* start of an outermost NVTX range matching --fetch-range: a loader
+                      * iteration (num: its index on the thread) */
+    AN_C_END,        /* the end of the file's events, on a thread with AN_C_NVTX_FETCH */
 };
 
 typedef struct an_cand {
@@ -67,6 +71,7 @@ typedef struct an_thread {
     int fetch_depth;
     uint64_t fetch_ts;
     int nvtx_depth, nvtx_overflow, nvtx_step_open;
+    uint64_t n_nvtx_fetch; /* AN_C_NVTX_FETCH candidates logged */
     an_nvtx_open *nvtx; /* AN_NVTX_DEPTH entries, allocated at the first push */
     uint64_t burst_end[2];
     int64_t burst_idx[2]; /* candidate index of the current burst, -1 */
@@ -127,6 +132,7 @@ typedef struct an_proc {
     int live_damaged;   /* its live file could not be read (gs_reader_totals) */
     uint64_t cupti_lost_ts; /* CUPTI left to another client here (a note), 0 */
     an_kstats kstats; /* GPU time per kernel name */
+    an_colls colls;   /* its collectives (communication kernels), for the job's ranks */
     an_copy_kinds copy_kinds; /* host copies matched with CUPTI's record, disagreements */
     /* converted by `gpustarve import` from another profiler's trace (note
      * GS_NOTE_IMPORTED): no loader worker process, nothing of its machine */
@@ -222,6 +228,9 @@ typedef struct an_opts {
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
     const an_hooks *hooks; /* NULL in the analysis pass */
+    /* the traces hold several jobs (model/an_jobs.h): report the job-th (1..);
+     * 0: refuse, naming them */
+    int job;
 } an_opts;
 
 /* Compile the default or given patterns (case-insensitive, extended).

@@ -363,6 +363,20 @@ int an_tl_add_host(an_tl *tl, unsigned slot, uint64_t start, uint64_t end, unsig
     return push(tl, f, start, end, tag);
 }
 
+int an_tl_query_on(an_tl *tl, int src, unsigned slot, uint64_t t, uint64_t qid)
+{
+    if (slot >= AN_TL_MAX_SLOTS || src < AN_TL_MAX_SLOTS || (uint32_t)src >= tl->nsrc) {
+        tl->st.dropped++;
+        return -1;
+    }
+    return push(tl, &tl->src[src], t, qid, AN_CLS_QUERY | slot << 4);
+}
+
+uint64_t an_tl_newest(const an_tl *tl)
+{
+    return tl->maxseen;
+}
+
 int an_tl_query(an_tl *tl, unsigned slot, uint64_t t, uint64_t qid)
 {
     if (slot >= AN_TL_MAX_SLOTS) {

@@ -111,11 +111,20 @@ int an_tl_add_gpu(an_tl *tl, int src, uint64_t start, uint64_t end, unsigned bus
 int an_tl_add_host(an_tl *tl, unsigned slot, uint64_t start, uint64_t end, unsigned cls);
 /* Ask for a snapshot of slot at time t; delivered through on_snap with qid. */
 int an_tl_query(an_tl *tl, unsigned slot, uint64_t t, uint64_t qid);
+/* The same, the request queued among GPU source src's intervals (from
+ * an_tl_gpu_source) instead of the slot's own. RATIONALE: for t at a GPU
+ * record's start or end, which is in order there and may lie far behind
+ * the slot's newest interval (CUPTI's records come late): a request out of
+ * order costs a block move. */
+int an_tl_query_on(an_tl *tl, int src, unsigned slot, uint64_t t, uint64_t qid);
 
 /* Watch host slot `slot`: every swept piece of time goes to fn (NULL: stop).
  * Set it before adding intervals; the last piece is delivered by
  * an_tl_finish. Costs one branch per sweep step when unset. */
 void an_tl_set_piece_fn(an_tl *tl, unsigned slot, an_piece_fn fn, void *ctx);
+
+/* The latest start of an item given so far (the lag window trails it). */
+uint64_t an_tl_newest(const an_tl *tl);
 
 /* Sweep what is safely behind the lag window (call after each frame). */
 void an_tl_sweep(an_tl *tl);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/an_ranks.h"
+#include "model/an_jobs.h"
 #include "gs_trace.h"
 
 static double ms(uint64_t ns)
@@ -86,8 +87,9 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Fill job->ranks with one view per distinct rank. Returns 0 or -1 (memory). */
-static int build_views(const an_run *run, an_job *job)
+/* Fill job->ranks with one view per distinct rank, of the processes of
+ * job group sel (group NULL: every process). Returns 0 or -1 (memory). */
+static int build_views(const an_run *run, an_job *job, const int32_t *group, int32_t sel)
 {
     int32_t *rk = malloc((run->nprocs ? run->nprocs : 1) * sizeof *rk);
     int32_t *uniq = malloc((run->nprocs ? run->nprocs : 1) * sizeof *uniq);
@@ -99,10 +101,14 @@ static int build_views(const an_run *run, an_job *job)
     size_t nu = 0;
     for (size_t i = 0; i < run->nprocs; i++) {
         rk[i] = an_proc_rank(run, &run->procs[i]);
-        if (rk[i] < 0)
+        if (group && rk[i] >= 0 && group[i] != sel) {
+            rk[i] = -1; /* another job's */
+            job->other_jobs++;
+        } else if (rk[i] < 0) {
             job->unranked++;
-        else
+        } else {
             uniq[nu++] = rk[i];
+        }
     }
     qsort(uniq, nu, sizeof *uniq, cmp_i32);
     size_t n = 0;
@@ -160,10 +166,13 @@ static int build_views(const an_run *run, an_job *job)
 
 /* Processes of the rank started by no process of the rank on their host:
  * one for a rank of one job; more when runs or restarts of a rank were read
- * together. */
-static size_t rank_roots(const an_run *v, uint64_t *first_pid)
+ * together, or the rank is in the job twice (*overlap: two of them ran at
+ * the same time). */
+static size_t rank_roots(const an_run *v, int *overlap)
 {
     size_t n = 0;
+    int64_t a0 = 0, b0 = 0;
+    *overlap = 0;
     for (size_t i = 0; i < v->nprocs; i++) {
         const an_proc *p = &v->procs[i];
         if (p->exec_seq)
@@ -171,18 +180,89 @@ static size_t rank_roots(const an_run *v, uint64_t *first_pid)
         int parent_in = 0;
         for (size_t j = 0; j < v->nprocs && !parent_in; j++)
             parent_in = v->procs[j].pid == p->ppid && strcmp(v->procs[j].host, p->host) == 0;
-        if (!parent_in && !n++)
-            *first_pid = p->pid;
+        if (parent_in)
+            continue;
+        int64_t a, b;
+        an_proc_realtime_span(p, &a, &b);
+        /* RATIONALE: against the first root only: a restart follows it, a
+         * duplicate runs beside it */
+        if (n && a <= b0 && a0 <= b)
+            *overlap = 1;
+        if (!n++) {
+            a0 = a;
+            b0 = b;
+        }
     }
     return n;
 }
 
 static void note_roots(an_rank *R)
 {
-    uint64_t pid = 0;
     /* the rank's own analysis notes several runs too (an_separate_runs);
      * the job's text names the rank */
-    R->roots = rank_roots(&R->view, &pid);
+    R->roots = rank_roots(&R->view, &R->duplicated);
+}
+
+/* The ranks of 0..world-1 that no process here has. */
+static int find_missing(an_job *job)
+{
+    job->world = -1;
+    for (size_t k = 0; k < job->nranks; k++)
+        if (job->ranks[k].world_size > job->world)
+            job->world = job->ranks[k].world_size;
+    /* RATIONALE: a world size from a damaged or hostile header is not a
+     * reason to allocate gigabytes */
+    if (job->world < 1 || job->world > (1 << 20))
+        return 0;
+    job->missing = malloc((size_t)job->world * sizeof *job->missing);
+    if (!job->missing)
+        return -1;
+    size_t k = 0; /* the ranks are sorted */
+    for (int32_t r = 0; r < job->world; r++) {
+        while (k < job->nranks && job->ranks[k].rank < r)
+            k++;
+        if (k == job->nranks || job->ranks[k].rank != r)
+            job->missing[job->nmissing++] = r;
+    }
+    return 0;
+}
+
+/* Which job of the traces to analyse: 0 when they hold one (group NULL),
+ * else o->job - 1 with its group per process in *group; -1 with the jobs
+ * named in err when there are several and none is chosen. */
+static int choose_job(const an_run *run, const an_opts *o, an_job *job, int32_t **group,
+                      char *err, size_t errlen)
+{
+    *group = malloc((run->nprocs ? run->nprocs : 1) * sizeof **group);
+    if (!*group) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    const size_t ng = an_job_groups(run, an_proc_rank, *group);
+    if (ng == (size_t)-1) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    job->jobs = ng ? ng : 1;
+    if (ng <= 1) {
+        free(*group);
+        *group = NULL;
+        return 0;
+    }
+    if (o->job >= 1 && (size_t)o->job <= ng)
+        return o->job - 1;
+    const size_t at = (size_t)snprintf(err, errlen, "the traces are of %zu jobs, not one (another "
+                                                    "world size, or not running at the same "
+                                                    "time):\n",
+                                       ng);
+    if (at < errlen)
+        an_job_groups_describe(run, *group, ng, an_proc_rank, err + at, errlen - at);
+    const size_t l = strlen(err);
+    snprintf(err + l, errlen - l, "report one with --job N%s",
+             o->job ? " (a number from the list)" : "");
+    free(*group);
+    *group = NULL;
+    return -1;
 }
 
 static size_t count_hosts(const an_job *job)
@@ -212,6 +292,18 @@ static int64_t pair_of(const an_rank *R)
     return p ? (int64_t)(p->real_ns - p->mono_ns) : 0;
 }
 
+/* 1 when R shares F's CLOCK_MONOTONIC: the same host name and header pairs
+ * that agree (AN_SAME_HOST_PAIR_NS); sets R->clock_separate when only the
+ * name is the same. */
+static int same_clock(an_rank *R, const an_rank *F)
+{
+    if (!R->host || !F->host || strcmp(R->host, F->host) != 0)
+        return 0;
+    const int64_t d = pair_of(R) - pair_of(F);
+    R->clock_separate = d > AN_SAME_HOST_PAIR_NS || d < -AN_SAME_HOST_PAIR_NS;
+    return !R->clock_separate;
+}
+
 /* Each rank's clock on the reference rank's: the same host shares its
  * CLOCK_MONOTONIC; another host is placed by the header pairs (its
  * realtime against the reference's, as far as the hosts' realtime clocks
@@ -219,7 +311,9 @@ static int64_t pair_of(const an_rank *R)
  * leaves a step's collectives at the same instant, and its step ends a
  * host-side moment later (RATIONALE: the median of the per-step
  * differences, so a rank descheduled at a few step ends does not move its
- * clock). E holds each rank's aligned step ends (m of them, n apart). */
+ * clock). E holds each rank's aligned step ends (m of them, n apart). The
+ * collectives' own ends, where the GPU ran them, refine it further
+ * (an_collectives.c). */
 static void align_clocks(an_job *job, const uint64_t *E, size_t n, size_t m)
 {
     job->clock_ref = -1;
@@ -235,8 +329,10 @@ static void align_clocks(an_job *job, const uint64_t *E, size_t n, size_t m)
         an_rank *R = &job->ranks[k];
         R->clock_src = AN_CLOCK_SAME_HOST;
         R->clock_offset_ns = R->clock_realtime_ns = R->clock_refined_ns = 0;
-        R->clock_spread_ns = 0;
-        if (!R->ok || !R->host || !F->host || strcmp(R->host, F->host) == 0)
+        R->clock_spread_ns = R->clock_max_ns = 0;
+        R->clock_colls = 0;
+        R->clock_separate = 0;
+        if (!R->ok || k == f || same_clock(R, F))
             continue;
         R->clock_src = AN_CLOCK_REALTIME;
         R->clock_realtime_ns = pair_of(R) - pair_of(F);
@@ -250,7 +346,7 @@ static void align_clocks(an_job *job, const uint64_t *E, size_t n, size_t m)
                                                   : R->clock_refined_ns - d[i];
             qsort(d, m, sizeof *d, cmp_i64);
             R->clock_spread_ns = (uint64_t)d[m / 2];
-            R->clock_src = AN_CLOCK_COLLECTIVES;
+            R->clock_src = AN_CLOCK_STEP_ENDS;
         }
         R->clock_offset_ns = R->clock_realtime_ns + R->clock_refined_ns;
     }
@@ -348,9 +444,25 @@ static void explain(an_job *job, const acc *a)
                                        "inferred");
 }
 
+/* Without collectives: the straggler's cost, the others' waiting as the
+ * aligned steps show it, over their aligned step time. */
+static void inferred_cost(an_job *job, const acc *a)
+{
+    uint64_t w = 0, t = 0;
+    for (size_t k = 0; k < job->nranks; k++)
+        if ((int)k != job->straggler && job->ranks[k].ok) {
+            w += a[k].W;
+            t += a[k].L;
+        }
+    job->straggler_ns = w;
+    job->straggler_share = t ? (double)w / (double)t : 0;
+}
+
 void an_job_align(an_job *job)
 {
     job->limiting = job->straggler = job->clock_ref = -1;
+    job->straggler_ns = 0;
+    job->straggler_share = 0;
     job->why[0] = '\0';
     job->aligned = 0;
     job->step_ms = 0;
@@ -466,13 +578,23 @@ void an_job_align(an_job *job)
         if (m ? R->limits_steps > B->limits_steps : R->step_ms > B->step_ms)
             job->limiting = (int)k;
     }
-    if (m && nok >= 2) {
+    if (an_job_collectives(job) == 0 && job->coll.used) {
+        /* the collectives say who was waited for */
+        job->straggler = job->coll.straggler;
+        if (job->straggler >= 0) {
+            job->limiting = job->straggler;
+            job->straggler_ns = job->ranks[job->straggler].caused_ns;
+            job->straggler_share = job->coll.share;
+        }
+    } else if (m && nok >= 2) {
         for (size_t k = 0; k < job->nranks; k++)
             if ((int)k != job->limiting && job->ranks[k].ok &&
                 job->ranks[k].peer_wait_share >= AN_STRAGGLER_MIN_SHARE)
                 job->straggler = job->limiting;
-        if (job->straggler >= 0)
+        if (job->straggler >= 0) {
             explain(job, a);
+            inferred_cost(job, a);
+        }
     }
     free(a);
     free(Ls);
@@ -487,7 +609,14 @@ int an_job_analyze(const an_run *run, const an_opts *o, an_job *job, char *err, 
 {
     memset(job, 0, sizeof *job);
     job->limiting = job->straggler = job->clock_ref = -1;
-    if (build_views(run, job) < 0) {
+    int32_t *group = NULL;
+    const int sel = choose_job(run, o, job, &group, err, errlen);
+    if (sel < 0)
+        return -1;
+    job->job_index = sel;
+    const int built = build_views(run, job, group, sel);
+    free(group);
+    if (built < 0 || find_missing(job) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -519,11 +648,14 @@ int an_job_analyze(const an_run *run, const an_opts *o, an_job *job, char *err, 
 
 void an_job_free(an_job *job)
 {
+    an_coll_sum_free(&job->coll);
     for (size_t k = 0; k < job->nranks; k++) {
+        free(job->ranks[k].waited_for_ns);
         an_result_free(&job->ranks[k].res);
         free(job->ranks[k].view.procs);
     }
     free(job->ranks);
+    free(job->missing);
     an_result_free(&job->whole);
     memset(job, 0, sizeof *job);
 }

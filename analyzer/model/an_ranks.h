@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/an_collectives.h"
 #include "model/an_result.h"
 
 /* How a rank's wait for the other ranks was found. */
@@ -27,8 +28,15 @@ enum an_peer_src {
 enum an_clock_src {
     AN_CLOCK_SAME_HOST,   /* the reference rank's host: the same CLOCK_MONOTONIC */
     AN_CLOCK_REALTIME,    /* another host: the trace headers' realtime/monotonic pairs */
-    AN_CLOCK_COLLECTIVES, /* another host: the pairs, refined on the aligned step ends */
+    AN_CLOCK_COLLECTIVES, /* another host: the pairs, refined on the collectives' ends */
+    AN_CLOCK_STEP_ENDS,   /* another host: the pairs, refined on the aligned step ends
+                           * (no collective kernel: gloo on the CPU) */
 };
+
+/* RATIONALE: realtime - monotonic moves on one machine only by what NTP
+ * steps its realtime clock: two processes of one host name whose pairs lie
+ * farther apart than this are on two machines that share a name. */
+#define AN_SAME_HOST_PAIR_NS 1000000000ll
 
 /* RATIONALE: a rank is named the straggler only when another rank waits
  * for the others at least this share of its step time: the same 5% that
@@ -55,8 +63,20 @@ typedef struct an_rank {
     int64_t clock_offset_ns;  /* clock_realtime_ns + clock_refined_ns */
     int64_t clock_realtime_ns; /* from the header pairs (0 on the reference's host) */
     int64_t clock_refined_ns;  /* median correction from the aligned step ends */
-    uint64_t clock_spread_ns;  /* median distance of its step ends from the reference's,
-                                * after the correction */
+    uint64_t clock_spread_ns;  /* median distance of its step ends (or collective ends)
+                                * from the reference's, after the correction */
+    uint64_t clock_max_ns;     /* the largest such distance (collectives) */
+    size_t clock_colls;        /* collectives its clock was compared on; 0: none */
+    int clock_separate;        /* its host name is the reference's, its clock another
+                                * machine's (AN_SAME_HOST_PAIR_NS) */
+    /* from the matched collectives (an_collectives.h; job->coll.used), else 0 */
+    uint64_t caused_ns;        /* the other ranks' waiting for it, measured aligned steps */
+    uint64_t waited_ns;        /* its own waiting for the others */
+    uint64_t *waited_for_ns;   /* by rank index: its waiting for each rank; NULL */
+    size_t last_arrivals;      /* counted collectives it arrived last at, with a wait */
+    int top_name;              /* index into the reference trainer's collective names of
+                                * the collective it caused most waiting at; -1 */
+    int duplicated;            /* roots > 1 running at the same time: the rank twice */
 } an_rank;
 
 typedef struct an_job {
@@ -69,15 +89,29 @@ typedef struct an_job {
     int limiting;          /* index into ranks of the rank that limits the job; -1 */
     int clock_ref;         /* index of the rank whose clock is the job's; -1 */
     int straggler;         /* index of the straggler, or -1 (no rank waits for others) */
-    char why[1024];        /* why the straggler is one; "" when none */
+    uint64_t straggler_ns; /* the other ranks' waiting for it (aligned measured steps) */
+    double straggler_share; /* straggler_ns over the other ranks' aligned step time */
+    char why[1024];        /* why the straggler is one; when none, why the last arriver
+                            * changes (coll.changes), else "" */
+    an_coll_sum coll;      /* the collectives matched across the ranks */
     an_result whole;       /* the whole run's analysis, when it has no ranks */
+    /* one job or several (an_jobs.h): how many the traces hold, which one this is (0..) */
+    size_t jobs;
+    int32_t job_index;
+    size_t other_jobs;     /* processes of the other jobs, left out */
+    int32_t world;         /* the ranks' largest world size; -1 unknown */
+    int32_t *missing;      /* ranks of 0..world-1 with no process here */
+    size_t nmissing;
     an_result *top;        /* what the report's top-level fields describe */
 } an_job;
 
 /* Analyse a loaded run: rank by rank when its processes carry ranks (any
  * rank that has steps), else the run as one. job->top is the limiting
- * rank's result, or the whole run's. Returns 0, or -1 with a message in
- * err when there is nothing to report. The run must outlive the job. */
+ * rank's result, or the whole run's. When the ranked processes are of
+ * several jobs (an_jobs.h), only the o->job-th is analysed, and without a
+ * choice (o->job 0, or out of range) nothing is: -1 with the jobs named in
+ * err. Returns 0, or -1 with a message in err when there is nothing to
+ * report. The run must outlive the job. */
 int an_job_analyze(const an_run *run, const an_opts *o, an_job *job, char *err, size_t errlen);
 void an_job_free(an_job *job);
 

@@ -61,14 +61,15 @@ static size_t count_type(const an_thread *t, uint32_t type)
     return n;
 }
 
-/* Steps between consecutive candidates of one type. */
+/* Steps between consecutive candidates of one type (and from the last to
+ * the end of the events, for loader iterations). */
 static int steps_consecutive(stepbuf *b, const an_thread *t, uint32_t type)
 {
     const an_cand *prev = NULL;
     size_t k = 0;
     for (size_t i = 0; i < t->ncand; i++) {
         const an_cand *c = &t->cand[i];
-        if (c->type != type)
+        if (c->type != type && !(type == AN_C_NVTX_FETCH && c->type == AN_C_END))
             continue;
         if (prev && step_push(b, prev, c, type == AN_C_BURST_WAIT || type == AN_C_BURST_H2D ? k : prev->num) < 0)
             return -1;
@@ -158,6 +159,13 @@ static int cut_steps(an_result *res, const an_thread *t, stepbuf *b)
         res->source = AN_SRC_NVTX;
         res->source_detail = "NVTX ranges";
         if (steps_pairs(b, t, AN_C_NVTX_B, AN_C_NVTX_E) < 0)
+            return -1;
+    } else if (count_type(t, AN_C_NVTX_FETCH) >= 2) {
+        /* no step range, but the loader's iterations (DataLoader __next__
+         * ranges): one step each, before anything inferred */
+        res->source = AN_SRC_NVTX;
+        res->source_detail = "loader iterations (batch-wait ranges)";
+        if (steps_consecutive(b, t, AN_C_NVTX_FETCH) < 0)
             return -1;
     } else {
         res->source = AN_SRC_INFERRED;

@@ -258,6 +258,8 @@ static void write_per_step(gs_jw *w, const an_result *r)
         rep_json_step_parts(w, &s->v);
         gs_jw_key(w, "trainer_fetch_ms");
         rep_json_ms(w, s->v.fetch);
+        if (rep_has_step_stragglers(r))
+            rep_step_straggler_json(w, r, i);
         gs_jw_end(w);
     }
     gs_jw_end(w);

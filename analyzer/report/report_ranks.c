@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/an_jobs.h"
 #include "model/an_ranks.h"
 #include "report/report_json_parts.h"
 #include "report/report_style.h"
@@ -39,6 +40,7 @@ static const char *clock_src_name(int s)
 {
     return s == AN_CLOCK_REALTIME      ? "realtime"
            : s == AN_CLOCK_COLLECTIVES ? "collectives"
+           : s == AN_CLOCK_STEP_ENDS   ? "step_ends"
                                        : "same_host";
 }
 
@@ -57,10 +59,166 @@ int32_t rep_result_rank(const an_result *r)
 
 /* ---- text -------------------------------------------------------------------------- */
 
+/* RATIONALE: a job of 64 ranks would print 64 rows of waits; the ranks
+ * that caused the most are the ones to read */
+#define WAITS_ROWS 8
+
+/* The rank index rank k waited for most, -1. */
+static int waited_most(const an_job *job, size_t k)
+{
+    const an_rank *R = &job->ranks[k];
+    int best = -1;
+    for (size_t j = 0; R->waited_for_ns && j < job->nranks; j++)
+        if (R->waited_for_ns[j] && (best < 0 || R->waited_for_ns[j] > R->waited_for_ns[best]))
+            best = (int)j;
+    return best;
+}
+
+/* The collectives' lines: what was matched, and who waited for whom. */
+static void text_waits(gs_out *o, const an_job *job, const style *st)
+{
+    const an_coll_sum *cs = &job->coll;
+    if (!cs->used) {
+        if (cs->why_not[0])
+            gs_out_printf(o, "%swaits%s    %s\n\n", st->bold, st->off, cs->why_not);
+        return;
+    }
+    gs_out_printf(o, "%swaits%s    %zu collectives matched on every rank (%zu communicator%s), "
+                     "%zu in the measured aligned steps",
+                  st->bold, st->off, cs->matched, cs->comms, cs->comms == 1 ? "" : "s",
+                  cs->counted);
+    if (cs->names_differ)
+        gs_out_printf(o, ", %zu named differently on some rank", cs->names_differ);
+    gs_out_str(o, "\n\n  rank  caused ms  last at  waited ms  waited most for\n");
+    /* the ranks by the waiting they caused, the first WAITS_ROWS of them */
+    size_t shown = 0;
+    uint64_t prev = UINT64_MAX;
+    int prev_k = -1;
+    while (shown < WAITS_ROWS && shown < job->nranks) {
+        int b = -1;
+        for (size_t k = 0; k < job->nranks; k++) {
+            const an_rank *R = &job->ranks[k];
+            const int after = R->caused_ns < prev || (R->caused_ns == prev && (int)k > prev_k);
+            if (R->ok && after && (b < 0 || R->caused_ns > job->ranks[b].caused_ns))
+                b = (int)k;
+        }
+        if (b < 0)
+            break;
+        const an_rank *R = &job->ranks[b];
+        const int w = waited_most(job, (size_t)b);
+        gs_out_printf(o, "  %4d  %9.1f  %7zu  %9.1f  ", R->rank, (double)R->caused_ns / 1e6,
+                      R->last_arrivals, (double)R->waited_ns / 1e6);
+        if (w >= 0)
+            gs_out_printf(o, "rank %d (%.1f ms)\n", job->ranks[w].rank,
+                          (double)R->waited_for_ns[w] / 1e6);
+        else
+            gs_out_str(o, "-\n");
+        prev = R->caused_ns;
+        prev_k = b;
+        shown++;
+    }
+    size_t nok = 0;
+    for (size_t k = 0; k < job->nranks; k++)
+        nok += job->ranks[k].ok;
+    if (nok > shown)
+        gs_out_printf(o, "  (%zu more ranks, each causing %.1f ms or less)\n", nok - shown,
+                      (double)prev / 1e6);
+    gs_out_char(o, '\n');
+}
+
+/* One clock line per host other than the reference's (and per rank whose
+ * clock is another machine's under the reference's host name); on one host,
+ * how well the collectives' ends agree. */
+static void text_clocks(gs_out *o, const an_job *job, const style *st)
+{
+    const an_rank *F = &job->ranks[job->clock_ref];
+    uint64_t agree = 0, max = 0;
+    size_t on_ref = 0;
+    for (size_t k = 0; k < job->nranks; k++) {
+        const an_rank *R = &job->ranks[k];
+        if (!R->ok)
+            continue;
+        if (R->clock_separate)
+            gs_out_printf(o, "%sclock%s  rank %d says host %s, as rank %d does, but its clock is "
+                             "%.1f s away: another machine of the same name, aligned apart\n",
+                          st->bold, st->off, R->rank, R->host, F->rank,
+                          (double)R->clock_realtime_ns / 1e9);
+        if (R->clock_src == AN_CLOCK_SAME_HOST && R->clock_colls) {
+            on_ref++;
+            agree = R->clock_spread_ns > agree ? R->clock_spread_ns : agree;
+            max = R->clock_max_ns > max ? R->clock_max_ns : max;
+        }
+        if (R->clock_src == AN_CLOCK_SAME_HOST)
+            continue;
+        int first = 1;
+        for (size_t j = 0; j < k && first; j++)
+            first = !(job->ranks[j].ok && job->ranks[j].clock_src != AN_CLOCK_SAME_HOST &&
+                      strcmp(job->ranks[j].host, R->host) == 0);
+        if (!first)
+            continue;
+        gs_out_printf(o, "%sclock%s  host %s on rank %d's clock: %+.3f ms from the realtime pairs",
+                      st->bold, st->off, R->host, F->rank, (double)R->clock_realtime_ns / 1e6);
+        if (R->clock_src == AN_CLOCK_STEP_ENDS)
+            gs_out_printf(o, ", %+.3f ms from the aligned step ends (spread %.3f ms)",
+                          (double)R->clock_refined_ns / 1e6, (double)R->clock_spread_ns / 1e6);
+        else if (R->clock_src == AN_CLOCK_COLLECTIVES)
+            gs_out_printf(o, ", %+.3f ms from %zu collectives' ends (they agree to %.3f ms, "
+                             "at worst %.3f ms)",
+                          (double)R->clock_refined_ns / 1e6, R->clock_colls,
+                          (double)R->clock_spread_ns / 1e6, (double)R->clock_max_ns / 1e6);
+        gs_out_char(o, '\n');
+    }
+    if (on_ref > 1)
+        gs_out_printf(o, "%sclock%s  the %zu ranks on host %s share its clock; their collectives' "
+                         "ends agree to %.3f ms (at worst %.3f ms)\n",
+                      st->bold, st->off, on_ref, F->host, (double)agree / 1e6, (double)max / 1e6);
+}
+
+/* What makes the traces less than one whole job: several jobs read
+ * together, ranks missing, a rank twice or restarted. */
+static void text_job_notes(gs_out *o, const an_job *job, const style *st)
+{
+    if (job->jobs > 1)
+        gs_out_printf(o, "%snote%s   the traces are of %zu jobs: this is job %d (--job %d; "
+                         "without --job the report lists them)%s\n",
+                      st->bold, st->off, job->jobs, job->job_index + 1, job->job_index + 1,
+                      job->other_jobs ? ", the other jobs' processes left out" : "");
+    if (job->nmissing) {
+        char list[200];
+        an_rank_list(job->missing, job->nmissing, list, sizeof list);
+        gs_out_printf(o, "%snote%s   %zu of the %d ranks have no trace here: rank%s %s; the job "
+                         "is read over the %zu rank%s that do%s\n",
+                      st->bold, st->off, job->nmissing, job->world,
+                      job->nmissing == 1 ? "" : "s", list, job->nranks,
+                      job->nranks == 1 ? "" : "s", job->nranks == 1 ? "es" : "");
+    }
+    for (size_t k = 0; k < job->nranks; k++) {
+        const an_rank *R = &job->ranks[k];
+        if (!R->ok || R->roots < 2)
+            continue;
+        if (R->duplicated)
+            gs_out_printf(o, "%snote%s   rank %d is in %zu processes that ran at the same time, "
+                             "none started by another of the rank: a duplicated rank (read as "
+                             "one; its trainer: pid %llu on %s)\n",
+                          st->bold, st->off, R->rank, R->roots,
+                          (unsigned long long)R->res.trainer->pid, R->res.trainer->host);
+        else
+            gs_out_printf(o, "%snote%s   rank %d has %zu processes no process of the rank started: "
+                             "several runs or restarts of it are read as one (its trainer: pid "
+                             "%llu)\n",
+                          st->bold, st->off, R->rank, R->roots,
+                          (unsigned long long)R->res.trainer->pid);
+    }
+}
+
 void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)
 {
-    if (!job || job->nranks < 2)
+    if (!job)
         return;
+    if (job->nranks < 2) {
+        text_job_notes(o, job, st);
+        return;
+    }
     gs_out_printf(o, "%sjob%s   %zu ranks on %zu host%s, %zu steps aligned by index, job step median "
                      "%.1f ms",
                   st->bold, st->off, job->nranks, job->nhosts, job->nhosts == 1 ? "" : "s",
@@ -98,36 +256,22 @@ void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)
                       100 * r->share[AN_SH_DATA_WAIT], peer, an_verdict_label(r->verdict), wk, adv,
                       lim ? st->off : "");
     }
-    for (size_t k = 0; k < job->nranks; k++)
-        if (job->ranks[k].ok && job->ranks[k].roots > 1)
-            gs_out_printf(o, "%snote%s   rank %d has %zu processes no process of the rank started: "
-                             "several runs or restarts of it are read as one (its trainer: pid "
-                             "%llu)\n",
-                          st->bold, st->off, job->ranks[k].rank, job->ranks[k].roots,
-                          (unsigned long long)job->ranks[k].res.trainer->pid);
-    /* the clocks of the other hosts, once per host */
-    for (size_t k = 0; job->clock_ref >= 0 && k < job->nranks; k++) {
-        const an_rank *R = &job->ranks[k];
-        if (!R->ok || R->clock_src == AN_CLOCK_SAME_HOST)
-            continue;
-        int first = 1;
-        for (size_t j = 0; j < k && first; j++)
-            first = !(job->ranks[j].ok && strcmp(job->ranks[j].host, R->host) == 0);
-        if (!first)
-            continue;
-        gs_out_printf(o, "%sclock%s  host %s on rank %d's clock: %+.3f ms from the realtime pairs",
-                      st->bold, st->off, R->host, job->ranks[job->clock_ref].rank,
-                      (double)R->clock_realtime_ns / 1e6);
-        if (R->clock_src == AN_CLOCK_COLLECTIVES)
-            gs_out_printf(o, ", %+.3f ms from the aligned step ends (spread %.3f ms)",
-                          (double)R->clock_refined_ns / 1e6, (double)R->clock_spread_ns / 1e6);
-        gs_out_char(o, '\n');
-    }
+    text_job_notes(o, job, st);
+    if (job->clock_ref >= 0)
+        text_clocks(o, job, st);
+    gs_out_char(o, '\n');
+    text_waits(o, job, st);
     if (job->straggler >= 0)
-        gs_out_printf(o, "\n%sstraggler%s rank %d: %s\n", st->bold, st->off,
+        gs_out_printf(o, "%sstraggler%s rank %d: %s\n", st->bold, st->off,
                       job->ranks[job->straggler].rank, job->why);
+    else if (job->coll.changes)
+        gs_out_printf(o, "%sstraggler%s none: %s\n", st->bold, st->off, job->why);
+    else if (job->coll.used)
+        gs_out_printf(o, "%sstraggler%s none: the waiting at collectives is under %.0f%% of the "
+                         "ranks' step time\n",
+                      st->bold, st->off, 100 * AN_STRAGGLER_MIN_SHARE);
     else
-        gs_out_printf(o, "\n%sstraggler%s none: no rank waits %.0f%% or more of its steps for "
+        gs_out_printf(o, "%sstraggler%s none: no rank waits %.0f%% or more of its steps for "
                          "the others\n",
                       st->bold, st->off, 100 * AN_STRAGGLER_MIN_SHARE);
     if (job->limiting >= 0)
@@ -136,6 +280,43 @@ void rep_write_ranks_text(gs_out *o, const an_job *job, const style *st)
 }
 
 /* ---- JSON -------------------------------------------------------------------------- */
+
+/* Writes key, and null when the value is not known; returns known (the
+ * caller writes the value then). */
+static int key_known(gs_jw *w, const char *key, int known)
+{
+    gs_jw_key(w, key);
+    if (!known)
+        gs_jw_null(w);
+    return known;
+}
+
+/* A rank's waits at the collectives: null members without them. */
+static void rank_waits_json(gs_jw *w, const an_job *job, const an_rank *R)
+{
+    const int used = job->coll.used;
+    if (key_known(w, "caused_wait_ms", used))
+        rep_json_ms(w, R->caused_ns);
+    if (key_known(w, "waited_ms", used))
+        rep_json_ms(w, R->waited_ns);
+    gs_jw_key(w, "waited_for_ms");
+    if (!used || !R->waited_for_ns) {
+        gs_jw_null(w);
+    } else {
+        gs_jw_obj(w);
+        for (size_t j = 0; j < job->nranks; j++) {
+            if (!R->waited_for_ns[j])
+                continue;
+            char key[16];
+            snprintf(key, sizeof key, "%d", job->ranks[j].rank);
+            gs_jw_key(w, key);
+            rep_json_ms(w, R->waited_for_ns[j]);
+        }
+        gs_jw_end(w);
+    }
+    if (key_known(w, "last_arrivals", used))
+        gs_jw_u64(w, R->last_arrivals);
+}
 
 static void rank_json(gs_jw *w, const an_job *job, const an_rank *R)
 {
@@ -186,6 +367,7 @@ static void rank_json(gs_jw *w, const an_job *job, const an_rank *R)
     gs_jw_kstr(w, "source", peer_src_name(R->peer_src));
     gs_jw_end(w);
     gs_jw_ku64(w, "limits_steps", R->limits_steps);
+    rank_waits_json(w, job, R);
     gs_jw_ku64(w, "root_processes", R->roots);
     gs_jw_key(w, "clock");
     gs_jw_obj(w);
@@ -195,22 +377,105 @@ static void rank_json(gs_jw *w, const an_job *job, const an_rank *R)
     gs_jw_ki64(w, "refined_ns", R->clock_refined_ns);
     gs_jw_key(w, "spread_ms");
     rep_json_ms(w, R->clock_spread_ns);
+    gs_jw_ku64(w, "collectives", R->clock_colls);
+    if (key_known(w, "max_ms", R->clock_colls != 0))
+        rep_json_ms(w, R->clock_max_ns);
+    gs_jw_kbool(w, "separate_machine", R->clock_separate);
     gs_jw_end(w);
     gs_jw_end(w);
 }
 
-/* "straggler":{"rank":..,"why":..} or null */
+/* The straggler's lateness, measured on its own timeline (collectives). */
+static void straggler_parts_json(gs_jw *w, const an_coll_sum *cs)
+{
+    gs_jw_key(w, "cause");
+    if (cs->cause >= 0)
+        gs_jw_str(w, an_cause_names[cs->cause]);
+    else
+        gs_jw_null(w);
+    gs_jw_key(w, "parts");
+    if (!cs->used || !cs->late_measured) {
+        gs_jw_null(w);
+    } else {
+        gs_jw_obj(w);
+        for (int x = 0; x < AN_NCAUSE; x++) {
+            char key[40];
+            snprintf(key, sizeof key, "%s_ms", an_cause_names[x]);
+            gs_jw_kfixed(w, key, cs->parts_ms[x], 3);
+        }
+        gs_jw_kfixed(w, "late_step_start_ms", cs->late_start_ms, 3);
+        gs_jw_end(w);
+    }
+    if (key_known(w, "late_collectives", cs->used))
+        gs_jw_u64(w, cs->late);
+    if (key_known(w, "measured_collectives", cs->used))
+        gs_jw_u64(w, cs->late_measured);
+    if (key_known(w, "late_ms", cs->used))
+        gs_jw_fixed(w, cs->late_ms, 3);
+}
+
+/* "straggler":{"rank", "cost_ms", "share", "source", "cause", "parts", ..., "why"} or null */
 static void straggler_json(gs_jw *w, const an_job *job)
 {
     gs_jw_key(w, "straggler");
     if (job && job->straggler >= 0) {
         gs_jw_obj(w);
         gs_jw_ki64(w, "rank", job->ranks[job->straggler].rank);
+        gs_jw_key(w, "cost_ms");
+        rep_json_ms(w, job->straggler_ns);
+        gs_jw_key(w, "share");
+        rep_json_num(w, job->straggler_share);
+        gs_jw_kstr(w, "source", job->coll.used ? "collectives" : "aligned_steps");
+        straggler_parts_json(w, &job->coll);
         gs_jw_kstr(w, "why", job->why);
         gs_jw_end(w);
     } else {
         gs_jw_null(w);
     }
+}
+
+/* "collectives": what was matched across the ranks, or null without any. */
+static void collectives_json(gs_jw *w, const an_job *job)
+{
+    const an_coll_sum *cs = &job->coll;
+    gs_jw_key(w, "collectives");
+    if (!cs->used && !cs->why_not[0]) {
+        gs_jw_null(w);
+        return;
+    }
+    gs_jw_obj(w);
+    gs_jw_kbool(w, "used", cs->used);
+    gs_jw_kstr(w, "not_used_why", cs->why_not[0] ? cs->why_not : NULL);
+    gs_jw_ku64(w, "communicators", cs->comms);
+    gs_jw_ku64(w, "matched", cs->matched);
+    gs_jw_ku64(w, "in_aligned_steps", cs->counted);
+    gs_jw_ku64(w, "names_differ", cs->names_differ);
+    gs_jw_key(w, "wait_ms");
+    rep_json_ms(w, cs->cost_ns);
+    gs_jw_kbool(w, "last_arriver_changes", cs->changes);
+    gs_jw_kstr(w, "changes_why", cs->changes ? job->why : NULL);
+    gs_jw_end(w);
+}
+
+/* Whether the traces are one whole job: "jobs", "job_index", "world_size",
+ * "missing_ranks", "duplicated_ranks". */
+static void whole_json(gs_jw *w, const an_job *job)
+{
+    gs_jw_ku64(w, "jobs", job->jobs);
+    gs_jw_ku64(w, "job_index", (uint64_t)job->job_index + 1);
+    if (key_known(w, "world_size", job->world >= 1))
+        gs_jw_i64(w, job->world);
+    gs_jw_key(w, "missing_ranks");
+    gs_jw_arr(w);
+    for (size_t i = 0; i < job->nmissing; i++)
+        gs_jw_i64(w, job->missing[i]);
+    gs_jw_end(w);
+    gs_jw_key(w, "duplicated_ranks");
+    gs_jw_arr(w);
+    for (size_t k = 0; k < job->nranks; k++)
+        if (job->ranks[k].ok && job->ranks[k].duplicated)
+            gs_jw_i64(w, job->ranks[k].rank);
+    gs_jw_end(w);
 }
 
 void rep_write_ranks_json(gs_jw *w, const an_job *job)
@@ -236,6 +501,8 @@ void rep_write_ranks_json(gs_jw *w, const an_job *job)
             gs_jw_i64(w, job->ranks[job->clock_ref].rank);
         else
             gs_jw_null(w);
+        collectives_json(w, job);
+        whole_json(w, job);
         gs_jw_end(w);
     }
     gs_jw_newline(w, "\n");
@@ -248,6 +515,47 @@ void rep_write_ranks_json(gs_jw *w, const an_job *job)
     gs_jw_end(w);
     gs_jw_newline(w, "\n");
     straggler_json(w, job);
+}
+
+/* ---- per step ----------------------------------------------------------------------- */
+
+int rep_has_step_stragglers(const an_result *r)
+{
+    return r->job && r->job->coll.used;
+}
+
+/* The rank index that caused the most waiting in step i, -1. */
+static int step_rank(const an_result *r, size_t i)
+{
+    const an_coll_sum *cs = &r->job->coll;
+    return i < cs->nsteps && cs->step_ns[i] ? cs->step_rank[i] : -1;
+}
+
+void rep_step_straggler_text(gs_out *o, const an_result *r, size_t i)
+{
+    const int k = step_rank(r, i);
+    if (k < 0)
+        gs_out_printf(o, "  %14s", "-");
+    else
+        gs_out_printf(o, "  %4d %9.3f", r->job->ranks[k].rank,
+                      (double)r->job->coll.step_ns[i] / 1e6);
+}
+
+void rep_step_straggler_json(gs_jw *w, const an_result *r, size_t i)
+{
+    gs_jw_key(w, "straggler");
+    const int k = step_rank(r, i);
+    if (k < 0) {
+        gs_jw_null(w);
+        return;
+    }
+    gs_jw_obj(w);
+    gs_jw_ki64(w, "rank", r->job->ranks[k].rank);
+    gs_jw_key(w, "caused_ms");
+    rep_json_ms(w, r->job->coll.step_ns[i]);
+    gs_jw_key(w, "step_wait_ms");
+    rep_json_ms(w, r->job->coll.step_total[i]);
+    gs_jw_end(w);
 }
 
 /* ---- compare ------------------------------------------------------------------------ */
@@ -355,6 +663,10 @@ void rep_write_ranks_html(gs_out *o, const an_job *job)
     if (job->straggler >= 0) {
         gs_out_printf(o, "<p id=\"straggler\"><b>Straggler: rank %d.</b> ",
                       job->ranks[job->straggler].rank);
+        esc(o, job->why);
+        gs_out_str(o, "</p>\n");
+    } else if (job->coll.changes) {
+        gs_out_str(o, "<p id=\"straggler\"><b>No straggler:</b> ");
         esc(o, job->why);
         gs_out_str(o, "</p>\n");
     } else {

@@ -30,6 +30,13 @@ int32_t rep_result_rank(const an_result *r);
  * peer_wait, verdict, num_workers) and "straggler" members; the two jobs'
  * ranks side by side (text; nothing when neither has two ranks). */
 void rep_write_ranks_side_json(gs_jw *w, const struct an_job *job);
+/* --per-step: step i's straggler, the rank that caused the most waiting at
+ * the collectives of that step (rep_has_step_stragglers: the result's job
+ * matched collectives): a text column (its header, then each row's cell)
+ * and the per_step row's "straggler" member ({rank, caused_ms} or null). */
+int rep_has_step_stragglers(const an_result *r);
+void rep_step_straggler_text(gs_out *o, const an_result *r, size_t i);
+void rep_step_straggler_json(gs_jw *w, const an_result *r, size_t i);
 /* report --html: the ranks' table and the straggler (nothing below two ranks). */
 void rep_write_ranks_html(gs_out *o, const struct an_job *job);
 void rep_write_ranks_compare_text(gs_out *o, const struct an_job *a, const struct an_job *b);

@@ -274,21 +274,26 @@ static void text_trace(gs_out *o, const an_run *run, const style *st)
 /* --per-step: one line per step, in ms. */
 static void text_per_step(gs_out *o, const an_result *r)
 {
+    const int strag = rep_has_step_stragglers(r);
     gs_out_str(o, "\n  step    start_ms   dur_ms  compute  comm   h2d_pin  h2d_pg  other  "
-                  "data_wait  pg_copy    host    fetch\n");
+                  "data_wait  pg_copy    host    fetch");
+    gs_out_str(o, strag ? "  straggler  ms\n" : "\n");
     const uint64_t t0 = r->nsteps ? r->steps[0].v.t0 : 0;
     for (size_t i = 0; i < r->nsteps; i++) {
         const an_step *s = &r->steps[i];
         const an_stepv *v = &s->v;
         gs_out_printf(o,
                       "%6llu%s %10.3f %8.3f %8.3f %5.3f %8.3f %7.3f %6.3f %10.3f %8.3f %7.3f "
-                      "%8.3f\n",
+                      "%8.3f",
                       (unsigned long long)s->num, s->warmup ? "w" : " ",
                       (double)(v->t0 - t0) / 1e6, (double)(v->t1 - v->t0) / 1e6,
                       v->busy[AN_BUSY_COMPUTE] / 1e6, v->busy[AN_BUSY_COMM] / 1e6,
                       v->busy[AN_BUSY_H2D_PINNED] / 1e6, v->busy[AN_BUSY_H2D_PAGEABLE] / 1e6,
                       v->busy[AN_BUSY_OTHER] / 1e6, v->idle_dw / 1e6, v->idle_pg / 1e6,
                       v->idle_host / 1e6, v->fetch / 1e6);
+        if (strag)
+            rep_step_straggler_text(o, r, i);
+        gs_out_char(o, '\n');
     }
 }
 

@@ -218,7 +218,12 @@ def test_nvtx_steps(gs, gen, tmp_path, start_end):
 
 def test_nvtx_custom_pattern(gs, gen, tmp_path):
     d = write(gen, tmp_path, "nvtx", scenarios.nvtx())
-    r = run_report(gs, d, "--step-range", "^no-such-range$")
+    # no step range left: the DataLoader __next__ ranges, one step each (one
+    # to a ProfilerStep here)
+    j = report_json(gs, d, "--step-range", "^no-such-range$")
+    assert (j["steps"]["count"], j["steps"]["source_detail"]) == \
+        (report_json(gs, d)["steps"]["count"], "loader iterations (batch-wait ranges)")
+    r = run_report(gs, d, "--step-range", "^no-such-range$", "--fetch-range", "^no-such-range$")
     assert r.returncode == 2  # nothing else to cut steps from
     assert "no training steps" in r.stderr
     r = run_report(gs, d, "--step-range", "([")

@@ -50,8 +50,8 @@ def test_job_in_one_directory_per_host(gs, gen, tmp_path):
     """Each host's files in its own run directory, read as one job."""
     n0, n1 = Scenario(), Scenario()
     n0.proc(50, 1, "torchrun --nproc_per_node=1 train.py", host="n0")
-    add_rank(n0, "n0", 0, dw_ms=2, comm_ms=85, workers=3, worker_rank=0)
-    add_rank(n1, "n1", 1, dw_ms=80, comm_ms=5, workers=1, worker_rank=None, real=REAL + SKEW)
+    add_rank(n0, "n0", 0, dw_ms=2, workers=3, worker_rank=0)
+    add_rank(n1, "n1", 1, dw_ms=80, workers=1, worker_rank=None, real=REAL + SKEW)
     a = n0.write(gen, str(tmp_path / "n0"))
     b = n1.write(gen, str(tmp_path / "n1"))
     out = same_for_any_threads(gs, [a, b], "--json")

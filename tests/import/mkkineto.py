@@ -21,8 +21,11 @@ large files for the throughput and memory benchmarks; --quirks adds what
 Kineto is known to write that is not JSON (bare N/A, nan, a raw control byte
 in a name, invalid UTF-8) to checked fields of extra events.
 
+--no-steps leaves the ProfilerStep#N ranges out (a trace recorded without
+the profiler's schedule): only the DataLoader spans mark the iterations.
+
 Usage: mkkineto.py [--steps N] [--format F] [--pad N] [--quirks] [--rank R]
-                   [--gzip] OUT
+                   [--gzip] [--no-steps] OUT
 """
 import argparse
 import gzip
@@ -47,6 +50,7 @@ def main():
     ap.add_argument("--rank", type=int, default=-1)
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--bare-array", action="store_true")
+    ap.add_argument("--no-steps", action="store_true")
     ap.add_argument("--kernels", type=int, default=KERNELS,
                     help="kernels per step (default %d; more than 50 overrun the step)" % KERNELS)
     a = ap.parse_args()
@@ -99,8 +103,9 @@ def main():
         gpu_lines = []
         for s in range(a.steps):
             t0 = BASE_US + s * STEP_US
-            ev('{"ph": "X", "cat": "%s", "name": "ProfilerStep#%d", "pid": %d, "tid": %s, '
-               '"ts": %s, "dur": %d}' % (cat["annot"], s + 1, pid, tids(tid), t(t0), STEP_US))
+            if not a.no_steps:
+                ev('{"ph": "X", "cat": "%s", "name": "ProfilerStep#%d", "pid": %d, "tid": %s, '
+                   '"ts": %s, "dur": %d}' % (cat["annot"], s + 1, pid, tids(tid), t(t0), STEP_US))
             ev('{"ph": "X", "cat": "%s", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter'
                '.__next__", "pid": %d, "tid": %s, "ts": %s, "dur": %d}'
                % (cat["annot"], pid, tids(tid), t(t0), LOAD_US))

@@ -45,12 +45,12 @@ $(1)/gen/sim_errnames.h $(1)/gen/sim_cuptinames.h &: tests/simcuda/gen_names.sh
 	@echo "  GEN     $(1)/gen"
 	$$(Q)sh tests/simcuda/gen_names.sh $(2) $(1)/gen
 
-$(1)/libcudart.so.$(3): tests/simcuda/sim_cudart.c tests/simcuda/simcuda_link.h \
-		tests/simcuda/libcudart.map $(1)/gen/sim_errnames.h
+$(1)/libcudart.so.$(3): tests/simcuda/sim_cudart.c tests/simcuda/sim_coll.c tests/simcuda/sim_coll.h \
+		tests/simcuda/simcuda_link.h tests/simcuda/libcudart.map $(1)/gen/sim_errnames.h
 	@echo "  LD      $$@"
 	$$(Q)sed 's/libcudart\.so\.13/libcudart.so.$(3)/' tests/simcuda/libcudart.map > $(1)/libcudart.map
 	$$(Q)$$(CC) $$(SIMCUDA_BASE_CFLAGS) -I$(2) -I$(1)/gen $(4) -shared -Wl,-soname,libcudart.so.$(3) \
-	    -Wl,--version-script=$(1)/libcudart.map -o $$@ $$< -ldl
+	    -Wl,--version-script=$(1)/libcudart.map -o $$@ $$< tests/simcuda/sim_coll.c -ldl
 
 $(1)/libcupti.so.$(3): tests/simcuda/sim_cupti.c tests/simcuda/simcuda_link.h \
 		tests/simcuda/libcupti.map $(1)/gen/sim_cuptinames.h

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "simcuda_link.h"
+#include "sim_coll.h"
 #include "sim_errnames.h"        /* generated from driver_types.h */
 
 /* The mode (rules.mk): which CUDA this build stands in for. */
@@ -717,6 +718,21 @@ static uint64_t kernel_ns(struct sim_kernel *k)
     return (uint64_t)k->ns;
 }
 
+/* A collective (sim_coll.c): its kernel started when the stream reached it
+ * and ends when the last rank has arrived, plus its own duration; the
+ * launching thread waits for the other ranks to arrive, without the lock.
+ * Work another thread queues on the stream meanwhile is not held back by
+ * the wait (a limit of the simulation). */
+static void collective_end(struct sim_stream *s, struct simcuda_op *op)
+{
+    const uint64_t end = sim_coll_meet(op->start, op->end - op->start);
+    pthread_mutex_lock(&g_lock);
+    if (end > s->busy_until)
+        s->busy_until = end;
+    pthread_mutex_unlock(&g_lock);
+    op->end = end;
+}
+
 static cudaError_t launch(struct sim_kernel *k, dim3 grid, dim3 block, size_t shmem,
                           cudaStream_t stream, int ptsz, uint32_t cbid)
 {
@@ -743,6 +759,8 @@ static cudaError_t launch(struct sim_kernel *k, dim3 grid, dim3 block, size_t sh
             op.stream_id = s->id;
         }
         pthread_mutex_unlock(&g_lock);
+        if (s && sim_coll_is_collective(k->name))
+            collective_end(s, &op);
     }
     if (e == cudaSuccess) {
         op.correlation_id = corr;

@@ -1,7 +1,7 @@
 /* sim_step.c — a training loop in C for the simulated GPU, in every mode.
  *
- *   sim_step [--steps N] [--batch-mb X] [--load-ms X] [--pinned HOW]
- *            [--kernel NAME]... [--comm NAME] [--tail NAME] [--profile-from N]
+ *   sim_step [--steps N] [--batch-mb X] [--load-ms X] [--host-ms X] [--pinned HOW]
+ *            [--kernel NAME[*N]]... [--comm NAME] [--tail NAME] [--profile-from N]
  *
  * Built (tests/simcuda/rules.mk) against each mode's libcudart.so.12 or .13
  * and libcuda.so.1, with no nvcc: kernels are registered by name the way
@@ -10,10 +10,14 @@
  * and its duration comes from SIMCUDA_KERNEL_US=name=us.
  *
  * Each step: an NVTX range "train_step" holding "next_batch" (--load-ms of
- * sleep), a host-to-device copy of the batch (cudaMemcpyAsync on a
+ * sleep), --host-ms of host work (a sleep outside any range: neither data
+ * nor the GPU), a host-to-device copy of the batch (cudaMemcpyAsync on a
  * non-blocking stream), the --kernel kernels in order (default
- * train_step_kernel), the --comm kernel when given, and a
- * cudaStreamSynchronize. The batch is pinned as --pinned says:
+ * train_step_kernel; NAME*N launches it N times), the --comm kernel when
+ * given, and a cudaStreamSynchronize. A kernel whose name holds "nccl" is
+ * a collective across the ranks of a job when SIMCUDA_COLLECTIVES names
+ * their meeting file (tests/simcuda/README.md, "Collectives across
+ * ranks"). The batch is pinned as --pinned says:
  *
  *   0          malloc (pageable)            1         cudaMallocHost
  *   hostalloc  cuMemHostAlloc               allochost cuMemAllocHost
@@ -60,6 +64,14 @@ static void check(const char *what, int r)
         fprintf(stderr, "sim_step: %s failed: %d\n", what, r);
         exit(1);
     }
+}
+
+static void sleep_ms(double ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1e3), (long)((ms - (double)(time_t)(ms / 1e3) * 1e3) * 1e6)};
+    nanosleep(&ts, NULL);
 }
 
 static double now_ms(void)
@@ -175,10 +187,11 @@ static void free_batch(const char *how, void *p)
 int main(int argc, char **argv)
 {
     int steps = 8;
-    double batch_mb = 1, load_ms = 0;
+    double batch_mb = 1, load_ms = 0, host_ms = 0;
     const char *pinned = "0", *comm = NULL, *tail = NULL;
     int profile_from = -1;
     const char *kernels[MAX_KERNELS];
+    int repeat[MAX_KERNELS];
     int nkernels = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -192,6 +205,8 @@ int main(int argc, char **argv)
             batch_mb = atof(v);
         else if (strcmp(a, "--load-ms") == 0)
             load_ms = atof(v);
+        else if (strcmp(a, "--host-ms") == 0)
+            host_ms = atof(v);
         else if (strcmp(a, "--pinned") == 0)
             pinned = v;
         else if (strcmp(a, "--comm") == 0)
@@ -200,21 +215,31 @@ int main(int argc, char **argv)
             tail = v;
         else if (strcmp(a, "--profile-from") == 0)
             profile_from = atoi(v);
-        else if (strcmp(a, "--kernel") == 0 && nkernels < MAX_KERNELS - 2)
-            kernels[nkernels++] = v;
+        else if (strcmp(a, "--kernel") == 0 && nkernels < MAX_KERNELS - 2) {
+            /* NAME*N: N launches a step (the name is registered without it) */
+            char *star = strrchr(v, '*');
+            repeat[nkernels] = star && star[1] ? atoi(star + 1) : 1;
+            kernels[nkernels++] = star && star[1] ? strndup(v, (size_t)(star - v)) : v;
+        }
         else {
             fprintf(stderr, "sim_step: unknown option %s\n", a);
             return 2;
         }
         i++;
     }
-    if (nkernels == 0)
+    if (nkernels == 0) {
+        repeat[nkernels] = 1;
         kernels[nkernels++] = "train_step_kernel";
-    if (comm)
+    }
+    if (comm) {
+        repeat[nkernels] = 1;
         kernels[nkernels++] = comm;
+    }
     const int tail_k = nkernels;
-    if (tail)
+    if (tail) {
+        repeat[nkernels] = 1;
         kernels[nkernels++] = tail;
+    }
 
     if (profile_from == 0)
         profiler_start();
@@ -246,18 +271,17 @@ int main(int argc, char **argv)
         double t0 = now_ms();
         nvtxRangePushA("train_step");
         nvtxRangePushA("next_batch");
-        if (load_ms > 0) {
-            struct timespec ts = {(time_t)(load_ms / 1e3), (long)((load_ms - (time_t)(load_ms / 1e3) * 1e3) * 1e6)};
-            nanosleep(&ts, NULL);
-        }
+        sleep_ms(load_ms);
         memcpy(host, &s, sizeof s); /* the batch header: its index */
         nvtxRangePop();
+        sleep_ms(host_ms);
         check("cudaMemcpyAsync", cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream));
-        for (int k = 0; k < (tail ? nkernels - 1 : nkernels); k++) {
-            void *args[1] = {&dev};
-            dim3 grid = {1, 1, 1}, block = {128, 1, 1};
-            check(kernels[k], cudaLaunchKernel(&stubs[k], grid, block, args, 0, stream));
-        }
+        for (int k = 0; k < (tail ? nkernels - 1 : nkernels); k++)
+            for (int j = 0; j < repeat[k]; j++) {
+                void *args[1] = {&dev};
+                dim3 grid = {1, 1, 1}, block = {128, 1, 1};
+                check(kernels[k], cudaLaunchKernel(&stubs[k], grid, block, args, 0, stream));
+            }
         check("cudaStreamSynchronize", cudaStreamSynchronize(stream));
         nvtxRangePop();
         step_ms[s] = now_ms() - t0;
