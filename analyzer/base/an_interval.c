@@ -181,3 +181,62 @@ double an_alpha_for_look(double alpha, int look)
     assert(look >= 1);
     return ldexp(alpha, -(look < 1000 ? look : 1000));
 }
+
+/* The geometric mean of n > 0 values, or NAN when one is not > 0. */
+static double gmean(const double *v, size_t n)
+{
+    double m, var;
+    return log_moments(v, n, &m, &var) == 0 ? exp(m) : NAN;
+}
+
+int an_best_of(const double *const *v, const size_t *n, int k, int look, double alpha,
+               double min_effect, an_best *out, an_ratio_ci *ci, an_change *change)
+{
+    assert(k >= 0 && look >= 0);
+    out->best = out->runner = -1;
+    out->candidates = 0;
+    out->conf = 0;
+    out->proof = AN_PROOF_NONE;
+    double cb = 0, cr = 0; /* the best's and the runner-up's geometric means */
+    for (int i = 0; i < k; i++) {
+        if (!n[i])
+            continue;
+        const double c = gmean(v[i], n[i]);
+        if (isnan(c))
+            return -1;
+        out->candidates++;
+        if (out->best < 0 || c < cb) {
+            out->runner = out->best;
+            cr = cb;
+            out->best = i;
+            cb = c;
+        } else if (out->runner < 0 || c < cr) {
+            out->runner = i;
+            cr = c;
+        }
+    }
+    if (out->candidates < 2) {
+        out->proof = out->candidates ? AN_PROOF_SINGLE : AN_PROOF_NONE;
+        return 0;
+    }
+    const int b = out->best;
+    if (look > 0)
+        out->conf = 1 - 2 * an_alpha_for_look(alpha, look) / out->candidates;
+    int open = 0, same = 0;
+    for (int j = 0; j < k; j++) {
+        if (j == b || !n[j])
+            continue;
+        change[j] = AN_CHANGE_UNPROVEN;
+        if (look > 0) {
+            an_ratio_ci_of(v[j], n[j], v[b], n[b], out->conf, &ci[j]);
+            change[j] = an_change_of(&ci[j], min_effect);
+        } else {
+            const double r = cb / gmean(v[j], n[j]);
+            ci[j] = (an_ratio_ci){.na = n[j], .nb = n[b], .ratio = r, .lo = r, .hi = r};
+        }
+        open += change[j] != AN_CHANGE_FASTER && change[j] != AN_CHANGE_SAME;
+        same += change[j] == AN_CHANGE_SAME;
+    }
+    out->proof = open ? AN_PROOF_OPEN : same ? AN_PROOF_TIE : AN_PROOF_PROVEN;
+    return 0;
+}

@@ -72,6 +72,35 @@ typedef enum an_change {
 /* The class of ci (AN_CHANGE_UNPROVEN without an interval). */
 an_change an_change_of(const an_ratio_ci *ci, double min_effect);
 
+/* Which of k settings is fastest, and is that proven: each setting's runs
+ * v[i][0..n[i]) (n[i] == 0: not a candidate), judged at look `look` (0: no
+ * look yet, nothing proven) spending an_alpha_for_look(alpha, look) over
+ * the candidates: the fastest (lowest geometric mean) against each other
+ * candidate j, the interval of its step over j's at confidence
+ * 1 - 2 alpha_l / candidates, in ci[j] and change[j] (AN_CHANGE_FASTER:
+ * proven faster by more than min_effect). RATIONALE: among m equal
+ * settings, the chance that one of them is called the fastest is at most
+ * m times the one-sided error of an interval, (1 - conf) / 2. */
+typedef enum an_proof {
+    AN_PROOF_NONE = 0, /* no candidate */
+    AN_PROOF_SINGLE,   /* one candidate */
+    AN_PROOF_OPEN,     /* not proven: an interval does not clear the minimum effect */
+    AN_PROOF_PROVEN,   /* faster than every other candidate by more than min_effect */
+    AN_PROOF_TIE,      /* faster than some, within min_effect of the rest (proven), none open */
+} an_proof;
+
+typedef struct an_best {
+    an_proof proof;
+    int best, runner;  /* indices; -1 none */
+    int candidates;
+    double conf;       /* of each interval; 0 at look 0 */
+} an_best;
+
+/* ci and change: k entries each (the best's own left untouched). Returns
+ * 0, or -1 when a value is not > 0. */
+int an_best_of(const double *const *v, const size_t *n, int k, int look, double alpha,
+               double min_effect, an_best *out, an_ratio_ci *ci, an_change *change);
+
 /* The share of alpha the l-th look of a sequence of looks at growing data
  * may spend (l >= 1): alpha / 2^l, so that all looks together never spend
  * more than alpha, however many there are. */

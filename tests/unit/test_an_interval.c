@@ -196,6 +196,107 @@ static void test_method(void)
     ASSERT_MSG(f >= 950 && s == 0, "steady load, 5 runs: %d of 1000 found", f);
 }
 
+static void test_best_fixed(void)
+{
+    const double a[] = {20, 20.4, 19.8}, b[] = {10, 10.1, 9.9}, c[] = {10, 10, 10},
+                 d[] = {10, 10, 10}, e[] = {30, 29, 31};
+    const double *v[4];
+    size_t n[4];
+    an_ratio_ci ci[4];
+    an_change ch[4];
+    an_best r;
+    /* the second is fastest, and after one round nothing is proven */
+    v[0] = a, v[1] = b, v[2] = e;
+    n[0] = n[1] = n[2] = 3;
+    ASSERT_EQ(an_best_of(v, n, 3, 0, 0.05, 0.02, &r, ci, ch), 0);
+    ASSERT_TRUE(r.best == 1 && r.runner == 0 && r.candidates == 3 && r.conf == 0);
+    ASSERT_EQ(r.proof, AN_PROOF_OPEN);
+    CLOSE(ci[0].ratio, cbrt((10.0 * 10.1 * 9.9) / (20 * 20.4 * 19.8)), 1e-12);
+    /* at the first look: proven, each interval at 1 - 2 (0.05 / 2) / 3 */
+    ASSERT_EQ(an_best_of(v, n, 3, 1, 0.05, 0.02, &r, ci, ch), 0);
+    ASSERT_EQ(r.proof, AN_PROOF_PROVEN);
+    CLOSE(r.conf, 1 - 0.05 / 3, 1e-12);
+    ASSERT_TRUE(ch[0] == AN_CHANGE_FASTER && ch[2] == AN_CHANGE_FASTER && ci[0].hi < 0.98);
+    /* a setting left out (no runs) is no candidate */
+    n[2] = 0;
+    ASSERT_EQ(an_best_of(v, n, 3, 1, 0.05, 0.02, &r, ci, ch), 0);
+    ASSERT_TRUE(r.candidates == 2 && r.proof == AN_PROOF_PROVEN);
+    /* two the same, both faster than the third: a tie, proven */
+    v[0] = c, v[1] = d, v[2] = e;
+    n[2] = 3;
+    ASSERT_EQ(an_best_of(v, n, 3, 1, 0.05, 0.02, &r, ci, ch), 0);
+    ASSERT_EQ(r.proof, AN_PROOF_TIE);
+    ASSERT_TRUE(r.best == 0 && ch[1] == AN_CHANGE_SAME && ch[2] == AN_CHANGE_FASTER);
+    /* one run of a setting: never proven against it */
+    n[1] = 1;
+    v[0] = a, v[1] = b;
+    ASSERT_EQ(an_best_of(v, n, 3, 2, 0.05, 0.02, &r, ci, ch), 0);
+    ASSERT_TRUE(r.best == 1 && r.proof == AN_PROOF_OPEN && !ci[0].has_interval);
+    /* one candidate, none */
+    n[0] = n[1] = 0;
+    ASSERT_EQ(an_best_of(v, n, 3, 1, 0.05, 0.02, &r, ci, ch), 0);
+    ASSERT_TRUE(r.proof == AN_PROOF_SINGLE && r.best == 2);
+    n[2] = 0;
+    ASSERT_EQ(an_best_of(v, n, 3, 1, 0.05, 0.02, &r, ci, ch), 0);
+    ASSERT_TRUE(r.proof == AN_PROOF_NONE && r.best == -1);
+    const double bad[] = {1, 0};
+    v[0] = bad;
+    n[0] = 2;
+    ASSERT_EQ(an_best_of(v, n, 3, 1, 0.05, 0.02, &r, ci, ch), -1);
+}
+
+/* A sweep of k settings over up to 6 rounds, looking after each from the
+ * second and stopping at a proven answer: with settings[i] the step ratio
+ * of setting i, how many of trials named a winner, and how many named
+ * setting `want`. */
+static void sweeps(int trials, int k, const double *settings, int noise, int want, int *named,
+                   int *right)
+{
+    double runs[4][6];
+    *named = *right = 0;
+    for (int t = 0; t < trials; t++) {
+        for (int r = 0; r < 6; r++) {
+            for (int i = 0; i < k; i++)
+                runs[i][r] = run_ms(100 * settings[i], noise);
+            if (r == 0)
+                continue;
+            const double *v[4] = {runs[0], runs[1], runs[2], runs[3]};
+            const size_t n[4] = {(size_t)r + 1, (size_t)r + 1, (size_t)r + 1, (size_t)r + 1};
+            an_ratio_ci ci[4];
+            an_change ch[4];
+            an_best b;
+            an_best_of(v, n, k, r, 0.05, 0.02, &b, ci, ch);
+            if (b.proof == AN_PROOF_PROVEN) {
+                (*named)++;
+                *right += b.best == want;
+                break;
+            }
+            if (b.proof == AN_PROOF_TIE)
+                break;
+        }
+    }
+}
+
+static void test_best_sequential(void)
+{
+    static const double same[] = {1, 1, 1}, clear[] = {1, 0.7, 1.05};
+    int named, right;
+    for (int noise = 0; noise < 4; noise++) {
+        /* identical settings, looked at after every round: a winner named in
+         * at most ~5% of sweeps (all looks together spend 5%) */
+        sweeps(1000, 3, same, noise, -1, &named, &right);
+        ASSERT_MSG(named <= 55, "noise %d: %d of 1000 sweeps of identical settings named a "
+                                "winner", noise, named);
+    }
+    /* one setting 30% faster: named, and the right one, in >= 95% on a quiet
+     * machine and beside a steady load */
+    sweeps(500, 3, clear, 0, 1, &named, &right);
+    ASSERT_MSG(right >= 475 && right == named, "quiet: %d of 500 named, %d right", named, right);
+    sweeps(500, 3, clear, 3, 1, &named, &right);
+    ASSERT_MSG(right >= 475 && right == named, "steady load: %d of 500 named, %d right", named,
+               right);
+}
+
 int main(void)
 {
     test_t_quantile();
@@ -204,5 +305,7 @@ int main(void)
     test_one_sample();
     test_looks();
     test_method();
+    test_best_fixed();
+    test_best_sequential();
     return gs_check_done("test_an_interval");
 }
