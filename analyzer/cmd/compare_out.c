@@ -397,7 +397,7 @@ static void one_run_text(gs_out *o, const cmp_side *A, const cmp_side *B)
 {
     if (A->n > 1 || B->n > 1) {
         gs_out_printf(o, "         %c has one run: an interval needs 2 runs or more on each side "
-                         "(3 find a 30%% change on a quiet machine)\n", A->n > 1 ? 'B' : 'A');
+                         "(3 usually find a 30%% change)\n", A->n > 1 ? 'B' : 'A');
         return;
     }
     const an_host_time *ha = &A->runs[0].res->host_time, *hb = &B->runs[0].res->host_time;
