@@ -1,7 +1,7 @@
 #!/bin/sh
 # examples/demo.sh — the main job, as `make demo` runs it: trace a training
 # loop whose GPU starves for data, read the report, apply its advice, check
-# with `compare` that it helped as predicted.
+# with `compare` whether the prediction held.
 # Run from the repository root after `make`.
 set -eu
 PY=${PYTHON:-/usr/bin/python3}
@@ -39,7 +39,7 @@ if [ -x build/examples/train_loop ]; then
         $GS report "$run2"
         echo >&2
         echo "demo: did it help, and did the prediction hold?" >&2
-        $GS compare "$run1" "$run2" | tail -3
+        $GS compare "$run1" "$run2" | sed -n '/^result/,$p'
     fi
 else
     echo "demo: build/examples/train_loop is missing (no nvcc): skipping the CUDA loop" >&2

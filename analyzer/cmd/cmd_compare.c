@@ -1,74 +1,74 @@
-/* cmd_compare.c — `gpustarve compare A B`: two runs side by side (step
- * time, each share, bytes read, pageable copies, verdicts, loader
- * configuration), the change in each, whether the change helped beyond the
- * step-to-step noise, and whether A's predicted step time for the change
- * that B made held. Text (default) or JSON (schema gpustarve.compare/1,
- * docs/report-outputs.md).
+/* cmd_compare.c — `gpustarve compare A... -- B...`: runs of a setting (A,
+ * before a change) against runs of another (B, after): step time over the
+ * runs with its interval, the change proven or not against a minimum
+ * effect, each share and DataLoader setting side by side, the other
+ * processes' measured load in each run, whether A's predicted step time for
+ * the change B made held, and a CI gate (--fail-if-slower). Text (default)
+ * or JSON (schema gpustarve.compare/2, docs/report-outputs.md).
  *
- * Responsible for: options, running the report's own analysis (an_load.c,
- * an_analyze.c) on both runs, the statistics, the output.
+ * Responsible for: options, the runs of each side, running the report's own
+ * analysis (an_load.c, an_analyze.c) on each, the numbers over a side's
+ * runs, the exit status. The judgement is compare_judge.c's, the outputs
+ * compare_out.c's.
  *
- * Must never: start a subprocess, or call a change "helped" on a difference
- * the per-step spread can explain.
+ * Must never: start a subprocess, or treat the steps of one run as samples
+ * of its setting (a run is the sample: its steps share its machine).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "model/an_model.h"
-#include "model/an_ranks.h"
 #include "cmd/cli_util.h"
+#include "cmd/compare.h"
+#include "model/an_ranks.h"
 #include "report/report_json_parts.h"
-#include "report/report_ranks.h"
 
 static const char usage_text[] =
     "usage: gpustarve compare [options] A B\n"
+    "       gpustarve compare [options] A1 A2 A3... -- B1 B2 B3...\n"
     "\n"
-    "Put two runs side by side (A before a change, B after): step time, where\n"
-    "it goes, bytes read, pageable copies, verdicts and DataLoader settings;\n"
-    "say whether the change helped beyond the step-to-step noise, and whether\n"
-    "A's predicted step time for the change B made held. A and B are run\n"
-    "directories written by 'gpustarve run'.\n"
+    "Judge a change by runs of each side: A before it, B after (run directories\n"
+    "written by 'gpustarve run'). Each run's median step is one sample; the\n"
+    "change is B's step time over A's with a 95% interval over the runs, called\n"
+    "HELPED or HURT only when the whole interval clears the minimum effect, else\n"
+    "'no proven change'. One run a side cannot separate a change from the\n"
+    "machine: compare says so, beside the other processes' load measured in each\n"
+    "run. Also side by side: where the step goes, bytes read, pageable copies,\n"
+    "verdicts and DataLoader settings (of each side's middle run), and whether A's\n"
+    "predicted step time for the change B made held.\n"
     "\n"
     "options:\n"
-    "  --json              JSON (schema gpustarve.compare/1, docs/report-outputs.md)\n"
+    "  --json              JSON (schema gpustarve.compare/2, docs/report-outputs.md)\n"
+    "  --min-effect PCT    the smallest change worth calling (default 2)\n"
+    "  --fail-if-slower PCT  CI gate: exit 1 when the interval shows B slower than\n"
+    "                      A by more than PCT %, 0 otherwise; one line says why\n"
     "  --tolerance PCT     a prediction holds within PCT % of the predicted step\n"
     "                      time (default 10)\n"
-    "  --step-range REGEX  as in 'gpustarve report', for both runs\n"
-    "  --fetch-range REGEX as in 'gpustarve report', for both runs\n"
-    "  --skip N            warm-up steps to leave out of both (default: automatic)\n"
+    "  --step-range REGEX  as in 'gpustarve report', for every run\n"
+    "  --fetch-range REGEX as in 'gpustarve report', for every run\n"
+    "  --skip N            warm-up steps to leave out of each (default: automatic)\n"
     "  --cores N           CPUs for A's num_workers advice, as in 'gpustarve report'\n"
     "  -q, --quiet         fewer messages on stderr\n"
     "  -v, --verbose       more messages on stderr\n"
     "  -h, --help          show this help\n"
     "\n"
-    "Exit status: 0 compared; 2 bad usage, or a run that 'gpustarve report'\n"
-    "could not analyse.\n";
+    "Run the sides interleaved (A B B A A B ...) so that a change of the machine's\n"
+    "load falls on both, each run a few seconds long; 3 runs a side usually find\n"
+    "a 30% change (docs/report-outputs.md gives the counts measured).\n"
+    "\n"
+    "Exit status: 0 compared (and, with --fail-if-slower, not proven slower); 1 the\n"
+    "gate failed: B proven slower beyond PCT; 2 bad usage, or a run that\n"
+    "'gpustarve report' could not analyse.\n";
 
-/* RATIONALE: a change smaller than 1 % of the step is not worth a verdict
- * even when a long run makes it statistically clear; a p-value of 0.05 is
- * the usual line for "not noise". */
-#define MIN_REL_CHANGE 0.01
-#define ALPHA 0.05
+/* RATIONALE: 95% is the usual confidence; a change under 2% of the step is
+ * rarely worth acting on and is within what a busy machine moves a run. */
+#define CONF 0.95
+#define MIN_EFFECT 0.02
 
-typedef struct side {
-    const char *dir;
-    an_run run;
-    an_job job;      /* its ranks (an_ranks.h) */
-    an_result *res;  /* the limiting rank's result, or the whole run's */
-    int loaded, analysed;
-    double *dur; /* measured step lengths, ms */
-    size_t n;
-    double pageable_ms; /* per measured step: gpu_h2d_pageable + idle_pageable_copy */
-    uint64_t pageable_bytes;
-} side;
-
-static int load_side(side *s, const an_opts *o)
+static int load_run(cmp_run *s, const an_opts *o)
 {
     struct stat st;
     char err[512];
@@ -111,7 +111,7 @@ static int load_side(side *s, const an_opts *o)
     return 0;
 }
 
-static void free_side(side *s)
+static void free_run(cmp_run *s)
 {
     if (s->analysed)
         an_job_free(&s->job);
@@ -120,478 +120,88 @@ static void free_side(side *s)
     free(s->dur);
 }
 
-/* ---- statistics ------------------------------------------------------------------------- */
-
-typedef struct mw {
-    double u;      /* pairs (a, b) with a > b, ties counting 1/2 */
-    double p;      /* two-sided, normal approximation with tie and continuity correction */
-    double z;
-    double p_b_faster; /* u / (na nb): chance that a step of B is shorter than one of A */
-} mw;
-
-typedef struct tagged {
-    double v;
-    int g;
-} tagged;
-
-static int cmp_tagged(const void *a, const void *b)
+static int cfg_same(const an_proc *a, const an_proc *b)
 {
-    const double x = ((const tagged *)a)->v, y = ((const tagged *)b)->v;
-    return x < y ? -1 : x > y;
+    for (size_t i = 0; i < REP_NCFG; i++) {
+        const char *x = an_cfg_value(a, rep_cfg_keys[i]), *y = an_cfg_value(b, rep_cfg_keys[i]);
+        if ((x || y) && !(x && y && !strcmp(x, y)))
+            return 0;
+    }
+    return 1;
 }
 
-/* Mann-Whitney U of a (na) against b (nb). Returns 0, or -1 (no memory). */
-static int mann_whitney(const double *a, size_t na, const double *b, size_t nb, mw *out)
+/* The numbers over a side's runs: each run's median and mean step, the
+ * middle run, the interval, the other processes' load. */
+static void summarize_side(cmp_side *s)
 {
-    memset(out, 0, sizeof *out);
-    out->p = 1;
-    const size_t n = na + nb;
-    if (!na || !nb)
-        return 0;
-    tagged *t = malloc(n * sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < na; i++)
-        t[i] = (tagged){a[i], 0};
-    for (size_t i = 0; i < nb; i++)
-        t[na + i] = (tagged){b[i], 1};
-    qsort(t, n, sizeof *t, cmp_tagged);
-    double ra = 0, ties = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && t[j].v == t[i].v)
-            j++;
-        const double rank = ((double)i + 1 + (double)j) / 2; /* mean of ranks i+1 .. j */
-        for (size_t k = i; k < j; k++)
-            if (t[k].g == 0)
-                ra += rank;
-        const double tk = (double)(j - i);
-        ties += tk * tk * tk - tk;
-        i = j;
+    size_t order[CMP_MAX_RUNS];
+    s->other_load = -1;
+    s->cpus = 0;
+    double load = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const an_result *r = s->runs[i].res;
+        s->medians[i] = r->step_ms_median;
+        s->means[i] = r->step_ms_mean;
+        order[i] = i;
+        if (r->host_time.measured) {
+            load += r->host_time.other_cores;
+            if (!s->nload)
+                s->cpus = r->host_time.cpus;
+            s->nload++;
+        }
     }
-    free(t);
-    const double fa = (double)na, fb = (double)nb, fn = (double)n;
-    out->u = ra - fa * (fa + 1) / 2;
-    out->p_b_faster = out->u / (fa * fb);
-    const double mu = fa * fb / 2;
-    const double var = fa * fb / 12 * ((fn + 1) - (fn > 1 ? ties / (fn * (fn - 1)) : 0));
-    if (var <= 0)
-        return 0; /* every step the same length in both: no evidence of change */
-    const double d = out->u - mu;
-    const double cc = d > 0 ? 0.5 : d < 0 ? -0.5 : 0;
-    out->z = (d - cc) / sqrt(var);
-    out->p = erfc(fabs(out->z) / sqrt(2.0));
+    if (s->nload)
+        s->other_load = load / (double)s->nload;
+    /* insertion sort of the run indices by median step: the lower middle */
+    for (size_t i = 1; i < s->n; i++)
+        for (size_t j = i; j > 0 && s->medians[order[j]] < s->medians[order[j - 1]]; j--) {
+            const size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    s->mid = order[(s->n - 1) / 2];
+    if (an_log_ci_of(s->medians, s->n, CONF, &s->step) != 0) {
+        /* a run whose median step is 0 ms (a damaged trace): no geometric mean */
+        memset(&s->step, 0, sizeof s->step);
+        s->step.n = s->n;
+        s->step.center = s->medians[s->mid];
+    }
+    s->cfg_differs = 0;
+    for (size_t i = 0; i < s->n; i++)
+        s->cfg_differs |= !cfg_same(s->runs[i].res->trainer, cmp_mid(s)->res->trainer);
+}
+
+/* Percentage option: 0 <= v < 100 (min-effect, fail-if-slower) or 0 < v <= 1000. */
+static int parse_pct(const char *text, int lo_excl_zero, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    const double v = strtod(text, &end);
+    if (end != text && *end == '%')
+        end++;
+    if (end == text || *end || errno || !(v >= 0) || v > max || (lo_excl_zero && v == 0))
+        return -1;
+    *out = v / 100;
     return 0;
 }
 
-static double pct(const double *v, size_t n, double p)
-{
-    return an_percentile(v, n, p);
-}
+typedef struct cmp_args {
+    cmp_opts o;
+    const char *step_re, *fetch_re;
+    long skip, cores;
+    char **a, **b; /* run directories */
+    size_t na, nb;
+} cmp_args;
 
-/* ---- predictions ------------------------------------------------------------------------ */
-
-typedef struct pred {
-    const an_advice *a;
-    int applied;
-} pred;
-
-/* ---- output ------------------------------------------------------------------------------ */
-
-static const char *const share_rows[AN_NSH] = {
-    "GPU compute",    "GPU communication",   "GPU H2D pinned",   "GPU H2D pageable",
-    "GPU other copies", "idle: data wait", "idle: pageable copy", "idle: host",
-}; /* without GPU activity the idle rows are shown without "idle: " */
-
-typedef struct verdict {
-    const char *label; /* helped / hurt / no_clear_change / no_op */
-    char no_op_why[200]; /* no_op: why the change cannot have done anything */
-    double med_a, med_b, change_ms, change_rel;
-    mw t;
-    /* prediction */
-    size_t napplied;
-    double predicted, actual, err_rel;
-    const char *outcome; /* held / beaten / missed / none */
-    char applied_text[160];
-} verdict;
-
-/* 1, 0, or -1 when v is absent or not a boolean's spelling. */
-static int cfg_bool(const char *v)
-{
-    if (!v)
-        return -1;
-    if (!strcasecmp(v, "true") || !strcmp(v, "1"))
-        return 1;
-    if (!strcasecmp(v, "false") || !strcmp(v, "0"))
-        return 0;
-    return -1;
-}
-
-/* 1 when the DataLoader settings of A and B differ in pin_memory alone and
- * the side that asked for it did not pin (pin_memory_effective false: no
- * CUDA): the change cannot have changed anything. */
-static int pin_change_is_noop(const side *A, const side *B)
-{
-    const an_proc *a = A->res->trainer, *b = B->res->trainer;
-    int pin_changed = 0;
-    for (size_t i = 0; i < REP_NCFG; i++) {
-        const char *x = an_cfg_value(a, rep_cfg_keys[i]), *y = an_cfg_value(b, rep_cfg_keys[i]);
-        if (rep_cfg_is_bool(rep_cfg_keys[i]) && cfg_bool(x) >= 0 && cfg_bool(x) == cfg_bool(y))
-            continue;
-        if ((!x && !y) || (x && y && !strcmp(x, y)))
-            continue;
-        if (strcmp(rep_cfg_keys[i], "pin_memory") != 0)
-            return 0; /* something else changed too */
-        pin_changed = 1;
-    }
-    if (!pin_changed)
-        return 0;
-    const an_result *on = A->res->cur_pin_memory == 1 ? A->res : B->res;
-    const an_result *off = on == A->res ? B->res : A->res;
-    return on->cur_pin_memory == 1 && on->pin_effective == 0 && off->cur_pin_memory == 0 &&
-           off->pin_effective != 1;
-}
-
-static void judge(const side *A, const side *B, const pred *pr, size_t npr, double tol, verdict *v,
-                  mw *t)
-{
-    v->med_a = A->res->step_ms_median;
-    v->med_b = B->res->step_ms_median;
-    v->change_ms = v->med_b - v->med_a;
-    v->change_rel = v->med_a > 0 ? v->change_ms / v->med_a : 0;
-    v->t = *t;
-    if (t->p < ALPHA && fabs(v->change_rel) >= MIN_REL_CHANGE)
-        v->label = v->change_ms < 0 ? "helped" : "hurt";
-    else
-        v->label = "no_clear_change";
-    v->no_op_why[0] = '\0';
-    if (pin_change_is_noop(A, B)) {
-        /* RATIONALE: a difference the change cannot have caused is the
-         * machine's run-to-run variation, however small its p-value */
-        v->label = "no_op";
-        snprintf(v->no_op_why, sizeof v->no_op_why,
-                 "only pin_memory changed, and the run with pin_memory=True pinned nothing "
-                 "(pin_memory_effective=False: no CUDA device)");
-    }
-    /* the prediction for what B applied: one change, its predicted step;
-     * several, A's mean step less the sum of their savings. Predictions
-     * are of the time per step, so B's mean step is what they are held to
-     * (docs/report-outputs.md) */
-    double saving = 0, single = 0;
-    v->napplied = 0;
-    v->applied_text[0] = '\0';
-    for (size_t i = 0; i < npr; i++) {
-        if (!pr[i].applied)
-            continue;
-        const an_advice *a = pr[i].a;
-        saving += a->predicted_saving_ms;
-        single = a->predicted_step_ms;
-        size_t l = strlen(v->applied_text);
-        if (a->setting == AN_ADV_NUM_WORKERS)
-            snprintf(v->applied_text + l, sizeof v->applied_text - l, "%snum_workers=%ld",
-                     l ? " + " : "", a->value);
-        else
-            snprintf(v->applied_text + l, sizeof v->applied_text - l, "%spin_memory=True",
-                     l ? " + " : "");
-        v->napplied++;
-    }
-    v->outcome = "none";
-    if (!v->napplied)
-        return;
-    v->predicted = v->napplied == 1 ? single : A->res->step_ms_mean - saving;
-    if (v->predicted < 0)
-        v->predicted = 0;
-    v->actual = B->res->step_ms_mean;
-    v->err_rel = v->predicted > 0 ? (v->actual - v->predicted) / v->predicted : 0;
-    if (fabs(v->err_rel) <= tol)
-        v->outcome = "held";
-    else
-        v->outcome = v->err_rel < 0 ? "beaten" : "missed";
-}
-
-static void side_json(gs_jw *w, const side *s)
-{
-    const an_result *r = s->res;
-    const an_proc *tr = r->trainer;
-    gs_jw_obj(w);
-    gs_jw_kstr(w, "dir", s->dir);
-    gs_jw_kstr(w, "argv", tr->argv);
-    gs_jw_ku64(w, "steps_measured", r->measured);
-    gs_jw_kstr(w, "steps_source", an_source_name(r->source));
-    gs_jw_kbool(w, "in_progress", s->run.running != 0);
-    gs_jw_ku64(w, "separate_runs", r->separate_runs);
-    gs_jw_key(w, "step_ms");
-    gs_jw_obj(w);
-    gs_jw_key(w, "median");
-    rep_json_num(w, r->step_ms_median);
-    gs_jw_key(w, "p90");
-    rep_json_num(w, r->step_ms_p90);
-    gs_jw_key(w, "p25");
-    rep_json_num(w, pct(s->dur, s->n, 0.25));
-    gs_jw_key(w, "p75");
-    rep_json_num(w, pct(s->dur, s->n, 0.75));
-    gs_jw_key(w, "mean");
-    rep_json_num(w, r->step_ms_mean);
-    gs_jw_end(w);
-    gs_jw_key(w, "share");
-    gs_jw_obj(w);
-    for (int k = 0; k < AN_NSH; k++)
-        gs_jw_kfixed(w, an_share_names[k], r->share[k], 9);
-    gs_jw_end(w);
-    gs_jw_key(w, "trainer_fetch_share");
-    if (r->has_fetch)
-        gs_jw_fixed(w, r->fetch_share, 9);
-    else
-        gs_jw_null(w);
-    gs_jw_ku64(w, "bytes_read", r->worker_bytes);
-    gs_jw_key(w, "pageable_copy_ms_per_step");
-    rep_json_num(w, s->pageable_ms);
-    gs_jw_ku64(w, "pageable_h2d_bytes", s->pageable_bytes);
-    rep_json_verdict(w, r);
-    gs_jw_key(w, "dataloader");
-    gs_jw_obj(w);
-    rep_json_dataloader_settings(w, tr);
-    gs_jw_end(w);
-    gs_jw_ku64(w, "workers_seen", r->nworker_slots);
-    gs_jw_key(w, "advice");
-    gs_jw_arr(w);
-    for (size_t i = 0; i < r->nadvice; i++) {
-        const an_advice *a = &r->advice[i];
-        gs_jw_obj(w);
-        rep_json_advice_setting(w, a);
-        gs_jw_key(w, "predicted_step_ms");
-        rep_json_num(w, a->predicted_step_ms);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
-    rep_write_ranks_side_json(w, r->job);
-    gs_jw_end(w);
-}
-
-/* A number, or null when no prediction was applied. */
-static void num_if(gs_jw *w, const char *key, int have, double v)
-{
-    gs_jw_key(w, key);
-    if (have)
-        rep_json_num(w, v);
-    else
-        gs_jw_null(w);
-}
-
-static void write_json(gs_out *o, const side *A, const side *B, const pred *pr, size_t npr,
-                       const verdict *v, double tol)
-{
-    gs_jw jw, *w = &jw;
-    gs_jw_init(w, o);
-    gs_jw_obj(w);
-    gs_jw_kstr(w, "schema", "gpustarve.compare/1");
-    gs_jw_newline(w, "\n");
-    gs_jw_key(w, "a");
-    side_json(w, A);
-    gs_jw_newline(w, "\n");
-    gs_jw_key(w, "b");
-    side_json(w, B);
-    gs_jw_newline(w, "\n");
-
-    gs_jw_key(w, "change");
-    gs_jw_obj(w);
-    gs_jw_key(w, "step_ms_median");
-    rep_json_num(w, v->change_ms);
-    gs_jw_key(w, "step_ms_median_rel");
-    rep_json_num(w, v->change_rel);
-    gs_jw_key(w, "step_ms_p90");
-    rep_json_num(w, B->res->step_ms_p90 - A->res->step_ms_p90);
-    gs_jw_key(w, "share");
-    gs_jw_obj(w);
-    for (int k = 0; k < AN_NSH; k++)
-        gs_jw_kfixed(w, an_share_names[k], B->res->share[k] - A->res->share[k], 9);
-    gs_jw_end(w);
-    gs_jw_key(w, "trainer_fetch_share");
-    if (A->res->has_fetch && B->res->has_fetch)
-        gs_jw_fixed(w, B->res->fetch_share - A->res->fetch_share, 9);
-    else
-        gs_jw_null(w);
-    gs_jw_ki64(w, "bytes_read", (int64_t)B->res->worker_bytes - (int64_t)A->res->worker_bytes);
-    gs_jw_key(w, "pageable_copy_ms_per_step");
-    rep_json_num(w, B->pageable_ms - A->pageable_ms);
-    gs_jw_key(w, "dataloader");
-    gs_jw_arr(w);
-    for (size_t i = 0; i < REP_NCFG; i++) {
-        const char *a = an_cfg_value(A->res->trainer, rep_cfg_keys[i]);
-        const char *b = an_cfg_value(B->res->trainer, rep_cfg_keys[i]);
-        if ((!a && !b) || (a && b && !strcmp(a, b)))
-            continue;
-        gs_jw_obj(w);
-        gs_jw_kstr(w, "key", rep_cfg_keys[i]);
-        gs_jw_key(w, "a");
-        rep_json_cfg(w, rep_cfg_keys[i], a);
-        gs_jw_key(w, "b");
-        rep_json_cfg(w, rep_cfg_keys[i], b);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
-    gs_jw_end(w);
-    gs_jw_newline(w, "\n");
-
-    gs_jw_key(w, "helped");
-    gs_jw_obj(w);
-    gs_jw_kstr(w, "label", v->label);
-    gs_jw_kstr(w, "no_op_why", v->no_op_why[0] ? v->no_op_why : NULL);
-    gs_jw_kstr(w, "test", "mann-whitney-u");
-    gs_jw_key(w, "p_value");
-    rep_json_num(w, v->t.p);
-    gs_jw_key(w, "z");
-    rep_json_num(w, v->t.z);
-    gs_jw_key(w, "p_b_step_shorter");
-    rep_json_num(w, v->t.p_b_faster);
-    gs_jw_key(w, "alpha");
-    rep_json_num(w, ALPHA);
-    gs_jw_key(w, "min_rel_change");
-    rep_json_num(w, MIN_REL_CHANGE);
-    gs_jw_ku64(w, "n_a", A->n);
-    gs_jw_ku64(w, "n_b", B->n);
-    gs_jw_end(w);
-    gs_jw_newline(w, "\n");
-
-    gs_jw_key(w, "prediction");
-    gs_jw_obj(w);
-    gs_jw_kstr(w, "outcome", v->outcome);
-    gs_jw_key(w, "held");
-    if (!strcmp(v->outcome, "held"))
-        gs_jw_bool(w, 1);
-    else if (v->napplied)
-        gs_jw_bool(w, 0);
-    else
-        gs_jw_null(w);
-    gs_jw_key(w, "tolerance");
-    rep_json_num(w, tol);
-    gs_jw_kstr(w, "applied", v->napplied ? v->applied_text : NULL);
-    num_if(w, "predicted_step_ms", v->napplied, v->predicted);
-    num_if(w, "actual_step_ms", v->napplied, v->actual);
-    num_if(w, "error_rel", v->napplied, v->err_rel);
-    gs_jw_key(w, "advice");
-    gs_jw_arr(w);
-    for (size_t i = 0; i < npr; i++) {
-        const an_advice *a = pr[i].a;
-        gs_jw_obj(w);
-        gs_jw_kstr(w, "setting", a->setting == AN_ADV_NUM_WORKERS ? "num_workers" : "pin_memory");
-        gs_jw_key(w, "value");
-        if (a->setting == AN_ADV_PIN_MEMORY)
-            gs_jw_bool(w, 1);
-        else
-            gs_jw_i64(w, a->value);
-        gs_jw_key(w, "predicted_step_ms");
-        rep_json_num(w, a->predicted_step_ms);
-        gs_jw_kbool(w, "applied_in_b", pr[i].applied);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
-    gs_jw_end(w);
-    gs_jw_end(w);
-    gs_out_char(o, '\n');
-}
-
-static void cfg_text(char *buf, size_t n, const char *v)
-{
-    snprintf(buf, n, "%s", v ? v : "-");
-}
-
-static void write_text(gs_out *o, const side *A, const side *B, const pred *pr, size_t npr,
-                       const verdict *v, double tol)
-{
-    const an_result *a = A->res, *b = B->res;
-    gs_out_str(o, "A  ");
-    gs_text_str(o, A->dir, strlen(A->dir));
-    gs_out_str(o, "   ");
-    gs_text_str(o, a->trainer->argv, strlen(a->trainer->argv) > 60 ? 60 : strlen(a->trainer->argv));
-    gs_out_str(o, "\nB  ");
-    gs_text_str(o, B->dir, strlen(B->dir));
-    gs_out_str(o, "   ");
-    gs_text_str(o, b->trainer->argv, strlen(b->trainer->argv) > 60 ? 60 : strlen(b->trainer->argv));
-    gs_out_str(o, "\n\n                                A           B    change\n");
-    gs_out_printf(o, "%-24s %9zu %11zu\n", "steps measured", a->measured, b->measured);
-    gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f ms (%+.1f%%)\n", "step median ms", a->step_ms_median,
-                  b->step_ms_median, v->change_ms, 100 * v->change_rel);
-    gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f ms\n", "step p90 ms", a->step_ms_p90, b->step_ms_p90,
-                  b->step_ms_p90 - a->step_ms_p90);
-    /* two runs without GPU activity: no GPU rows, as in their reports */
-    const int no_gpu = a->no_gpu && b->no_gpu;
-    for (int k = no_gpu ? AN_SH_DATA_WAIT : 0; k < AN_NSH; k++)
-        gs_out_printf(o, "%-24s %8.1f%% %10.1f%%   %+.1f points\n",
-                      no_gpu ? share_rows[k] + 6 : share_rows[k], 100 * a->share[k],
-                      100 * b->share[k], 100 * (b->share[k] - a->share[k]));
-    if (a->has_fetch || b->has_fetch) /* beside the shares (docs/report-schema.md) */
-        gs_out_printf(o, "%-24s %8.1f%% %10.1f%%   %+.1f points\n", "trainer in batch fetch",
-                      100 * a->fetch_share, 100 * b->fetch_share,
-                      100 * (b->fetch_share - a->fetch_share));
-    gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f MB\n", "MB read by the loader",
-                  (double)a->worker_bytes / 1e6, (double)b->worker_bytes / 1e6,
-                  ((double)b->worker_bytes - (double)a->worker_bytes) / 1e6);
-    gs_out_printf(o, "%-24s %9.2f %11.2f   %+.2f ms\n", "pageable copy ms/step", A->pageable_ms,
-                  B->pageable_ms, B->pageable_ms - A->pageable_ms);
-    for (size_t i = 0; i < REP_NCFG; i++) {
-        char x[64], y[64];
-        cfg_text(x, sizeof x, an_cfg_value(a->trainer, rep_cfg_keys[i]));
-        cfg_text(y, sizeof y, an_cfg_value(b->trainer, rep_cfg_keys[i]));
-        gs_out_printf(o, "%-24s %9s %11s%s\n", rep_cfg_keys[i], x, y, strcmp(x, y) ? "   changed" : "");
-    }
-    gs_out_printf(o, "%-24s %s\n%-24s %s\n", "verdict A", a->verdict_text, "verdict B", b->verdict_text);
-    rep_write_ranks_compare_text(o, a->job, b->job);
-    /* a run that is not one finished run says so here too */
-    const side *sides[2] = {A, B};
-    for (int i = 0; i < 2; i++) {
-        if (sides[i]->run.running)
-            gs_out_printf(o, "note     %c is still in progress (%zu process%s running): its numbers "
-                             "cover what was written so far\n",
-                          'A' + i, sides[i]->run.running, sides[i]->run.running == 1 ? "" : "es");
-        if (sides[i]->res->separate_runs > 1)
-            gs_out_printf(o, "note     %c's directory holds %zu separate runs: compared is the "
-                             "trainer's run only\n",
-                          'A' + i, sides[i]->res->separate_runs);
-    }
-
-    gs_out_str(o, "\n");
-    if (!strcmp(v->label, "no_op"))
-        gs_out_printf(o, "result   NO-OP: %s; median step %.1f -> %.1f ms (%+.1f%%) is run-to-run "
-                         "variation (Mann-Whitney p = %.2g, %zu / %zu steps)\n",
-                      v->no_op_why, v->med_a, v->med_b, 100 * v->change_rel, v->t.p, A->n, B->n);
-    else if (!strcmp(v->label, "no_clear_change"))
-        gs_out_printf(o, "result   NO CLEAR CHANGE: median step %.1f -> %.1f ms (%+.1f%%), within the "
-                         "step-to-step noise (Mann-Whitney p = %.2g, %zu / %zu steps)\n",
-                      v->med_a, v->med_b, 100 * v->change_rel, v->t.p, A->n, B->n);
-    else
-        gs_out_printf(o, "result   %s: median step %.1f -> %.1f ms (%+.1f%%), beyond the step-to-step "
-                         "noise (Mann-Whitney p = %.2g, %zu / %zu steps)\n",
-                      !strcmp(v->label, "helped") ? "HELPED" : "HURT", v->med_a, v->med_b,
-                      100 * v->change_rel, v->t.p, A->n, B->n);
-    if (!npr) {
-        gs_out_str(o, "predict  A had no advice with a predicted step time\n");
-    } else if (!v->napplied) {
-        gs_out_str(o, "predict  B applied none of A's advice (");
-        for (size_t i = 0; i < npr; i++) {
-            if (pr[i].a->setting == AN_ADV_NUM_WORKERS)
-                gs_out_printf(o, "%snum_workers=%ld", i ? ", " : "", pr[i].a->value);
-            else
-                gs_out_printf(o, "%spin_memory=True", i ? ", " : "");
-        }
-        gs_out_str(o, ")\n");
-    } else {
-        gs_out_printf(o, "predict  %s: A predicted %.1f ms, B measured %.1f ms (%+.1f%%): %s\n",
-                      v->applied_text, v->predicted, v->actual, 100 * v->err_rel,
-                      !strcmp(v->outcome, "held")     ? "HELD"
-                      : !strcmp(v->outcome, "beaten") ? "BEATEN (B is faster than predicted)"
-                                                      : "MISSED (B is slower than predicted)");
-        gs_out_printf(o, "         (held: within %.0f%% of the predicted step time)\n", 100 * tol);
-    }
-}
-
-/* ---- the command -------------------------------------------------------------------------- */
-
-int gs_cmd_compare(int argc, char **argv)
+/* The options before '--' (anywhere among A's runs), the runs. Returns -1
+ * to go on, or the exit status. */
+static int parse_args(int argc, char **argv, cmp_args *g)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},
         {"tolerance", required_argument, NULL, 't'},
+        {"min-effect", required_argument, NULL, 'm'},
+        {"fail-if-slower", required_argument, NULL, 'g'},
         {"step-range", required_argument, NULL, 'S'},
         {"fetch-range", required_argument, NULL, 'F'},
         {"skip", required_argument, NULL, 'k'},
@@ -602,98 +212,149 @@ int gs_cmd_compare(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     static const char optstring[] = "qvh";
-    int json = 0, opt;
-    const char *step_re = NULL, *fetch_re = NULL;
-    long skip = -1, cores = 0;
-    double tol = 0.10;
+    memset(g, 0, sizeof *g);
+    g->o.tol = 0.10;
+    g->o.min_effect = MIN_EFFECT;
+    g->o.conf = CONF;
+    g->o.fail_if_slower = -1;
+    g->skip = -1;
+    /* RATIONALE: split at '--' before getopt, which would move A's runs
+     * past it; B's runs are everything after it */
+    int sep = -1;
+    for (int i = 1; i < argc && sep < 0; i++)
+        if (!strcmp(argv[i], "--"))
+            sep = i;
+    const int oargc = sep < 0 ? argc : sep;
+    int opt;
     optind = 0;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
-        char *end;
+    while ((opt = getopt_long(oargc, argv, optstring, opts, NULL)) != -1) {
         switch (opt) {
-        case 'j': json = 1; break;
+        case 'j': g->o.json = 1; break;
         case 't':
-            errno = 0;
-            tol = strtod(optarg, &end) / 100;
-            if (*end || errno || !(tol > 0) || tol > 10)
+            if (parse_pct(optarg, 1, 1000, &g->o.tol) < 0)
                 return gs_cli_usage_error("compare", "--tolerance needs a percentage > 0, not '%s'", optarg);
             break;
-        case 'S': step_re = optarg; break;
-        case 'F': fetch_re = optarg; break;
+        case 'm':
+            if (parse_pct(optarg, 0, 99, &g->o.min_effect) < 0)
+                return gs_cli_usage_error("compare", "--min-effect needs a percentage from 0 to 99, not '%s'", optarg);
+            break;
+        case 'g':
+            if (parse_pct(optarg, 0, 1000, &g->o.fail_if_slower) < 0)
+                return gs_cli_usage_error("compare", "--fail-if-slower needs a percentage >= 0, not '%s'", optarg);
+            break;
+        case 'S': g->step_re = optarg; break;
+        case 'F': g->fetch_re = optarg; break;
         case 'k':
-            if (gs_cli_long(optarg, 0, 1000000000, &skip) < 0)
+            if (gs_cli_long(optarg, 0, 1000000000, &g->skip) < 0)
                 return gs_cli_usage_error("compare", "--skip needs a number >= 0, not '%s'", optarg);
             break;
         case 'c':
-            if (gs_cli_long(optarg, 1, 100000, &cores) < 0)
+            if (gs_cli_long(optarg, 1, 100000, &g->cores) < 0)
                 return gs_cli_usage_error("compare", "--cores needs a number >= 1, not '%s'", optarg);
             break;
         case 'q': gs_verbosity--; break;
         case 'v': gs_verbosity++; break;
         case 'h': fputs(usage_text, stdout); return GS_EXIT_OK;
-        default: return gs_cli_bad_option("compare", argc, argv, optstring, opts);
+        default: return gs_cli_bad_option("compare", oargc, argv, optstring, opts);
         }
     }
-    if (argc - optind != 2)
-        return gs_cli_usage_error("compare", "takes two run directories, A (before) and B (after)");
+    g->a = argv + optind;
+    g->na = (size_t)(oargc - optind);
+    if (sep < 0) {
+        if (g->na != 2)
+            return gs_cli_usage_error("compare", "takes two run directories, A (before) and B "
+                                                 "(after), or runs of each: A1 A2... -- B1 B2...");
+        g->nb = 1;
+        g->na = 1;
+        g->b = g->a + 1;
+    } else {
+        g->b = argv + sep + 1;
+        g->nb = (size_t)(argc - sep - 1);
+        if (!g->na || !g->nb)
+            return gs_cli_usage_error("compare", "needs runs on both sides of '--': A1 A2... -- B1 B2...");
+    }
+    if (g->na > CMP_MAX_RUNS || g->nb > CMP_MAX_RUNS)
+        return gs_cli_usage_error("compare", "takes at most %d runs a side", CMP_MAX_RUNS);
+    return -1;
+}
+
+/* Loads every run of a side. Returns 0, or -1 (said on stderr). */
+static int load_side(cmp_side *s, char name, char **dirs, size_t n, const an_opts *o)
+{
+    s->name = name;
+    s->runs = calloc(n, sizeof *s->runs);
+    if (!s->runs) {
+        gs_cli_error("out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        s->runs[i].dir = dirs[i];
+        s->n = i + 1;
+        if (load_run(&s->runs[i], o) < 0)
+            return -1;
+    }
+    summarize_side(s);
+    return 0;
+}
+
+static void free_side(cmp_side *s)
+{
+    for (size_t i = 0; s->runs && i < s->n; i++)
+        free_run(&s->runs[i]);
+    free(s->runs);
+}
+
+static int write_out(const cmp_side *A, const cmp_side *B, const cmp_opts *o, const cmp_verdict *v)
+{
+    gs_out *out = malloc(sizeof *out);
+    if (!out) {
+        gs_cli_error("out of memory");
+        return GS_EXIT_FAIL;
+    }
+    gs_out_init(out, stdout);
+    if (o->json)
+        cmp_write_json(out, A, B, o, v);
+    else
+        cmp_write_text(out, A, B, o, v);
+    gs_out_flush(out);
+    free(out);
+    if (o->fail_if_slower >= 0 && o->json) /* the gate's one line, for a CI log (the text has it) */
+        gs_cli_msg(1, "compare: %s", v->gate_reason);
+    return v->gate_failed ? GS_EXIT_FAIL : GS_EXIT_OK;
+}
+
+int gs_cmd_compare(int argc, char **argv)
+{
+    cmp_args g;
+    int rc = parse_args(argc, argv, &g);
+    if (rc >= 0)
+        return rc;
     an_opts o;
     const char *bad = NULL;
-    if (an_opts_init(&o, step_re, fetch_re, &bad) < 0)
+    if (an_opts_init(&o, g.step_re, g.fetch_re, &bad) < 0)
         return gs_cli_usage_error("compare", "bad regular expression '%s'", bad);
-    o.skip = (int)skip;
-    o.cores = (int)cores;
-    side *s = calloc(2, sizeof *s);
-    if (!s) {
+    o.skip = (int)g.skip;
+    o.cores = (int)g.cores;
+    cmp_side *s = calloc(2, sizeof *s);
+    cmp_verdict *v = malloc(sizeof *v);
+    if (!s || !v) {
+        free(s);
+        free(v);
         an_opts_free(&o);
         gs_cli_error("out of memory");
         return GS_EXIT_FAIL;
     }
-    s[0].dir = argv[optind];
-    s[1].dir = argv[optind + 1];
-    int rc = GS_EXIT_OK;
-    if (load_side(&s[0], &o) < 0 || load_side(&s[1], &o) < 0) {
+    if (load_side(&s[0], 'A', g.a, g.na, &o) < 0 || load_side(&s[1], 'B', g.b, g.nb, &o) < 0) {
         rc = GS_EXIT_USAGE;
-        goto out;
+    } else {
+        cmp_judge(&s[0], &s[1], &g.o, v);
+        rc = write_out(&s[0], &s[1], &g.o, v);
     }
-    /* A's advice with a value, and whether B's configuration took it */
-    pred pr[8];
-    size_t npr = 0;
-    const an_result *ra = s[0].res, *rb = s[1].res;
-    for (size_t i = 0; i < ra->nadvice && npr < 8; i++) {
-        const an_advice *a = &ra->advice[i];
-        if (!a->has_value)
-            continue;
-        pr[npr].a = a;
-        pr[npr].applied = a->setting == AN_ADV_NUM_WORKERS ? rb->cur_workers == a->value
-                                                           : rb->cur_pin_memory == 1;
-        npr++;
-    }
-    mw t;
-    if (mann_whitney(s[0].dur, s[0].n, s[1].dur, s[1].n, &t) < 0) {
-        gs_cli_error("out of memory");
-        rc = GS_EXIT_FAIL;
-        goto out;
-    }
-    verdict v;
-    memset(&v, 0, sizeof v);
-    judge(&s[0], &s[1], pr, npr, tol, &v, &t);
-    gs_out *out = malloc(sizeof *out);
-    if (!out) {
-        gs_cli_error("out of memory");
-        rc = GS_EXIT_FAIL;
-        goto out;
-    }
-    gs_out_init(out, stdout);
-    if (json)
-        write_json(out, &s[0], &s[1], pr, npr, &v, tol);
-    else
-        write_text(out, &s[0], &s[1], pr, npr, &v, tol);
-    gs_out_flush(out);
-    free(out);
-out:
     free_side(&s[0]);
     free_side(&s[1]);
     free(s);
+    free(v);
     an_opts_free(&o);
     return rc;
 }

@@ -1,638 +1,252 @@
-/* cmd_sweep.c — `gpustarve sweep`: run a training command once per
- * num_workers x pin_memory configuration (and K repeats), each under
- * `gpustarve run`, and say which configuration is fastest and how sure that
- * is.
+/* cmd_sweep.c — `gpustarve sweep`: run a training command under each
+ * configuration of the settings asked for (DataLoader arguments the Python
+ * side applies, environment variables, command-line arguments), in
+ * interleaved rounds, until the fastest is proven or the rounds or the
+ * budget run out, and say which is fastest and how sure that is.
  *
- * Responsible for: the configuration grid, starting each run (this same
- * executable's `run`, with GPUSTARVE_NUM_WORKERS / GPUSTARVE_PIN_MEMORY /
- * GPUSTARVE_STEPS set for the Python side, see docs/python.md), keeping every
- * run directory, the table, the best choice, its certainty, and the JSON
- * copy of the table. Each run's numbers are the report's own: an_run_load
- * and an_analyze in process, as `gpustarve report --skip W` computes them.
+ * Responsible for: the options, the configuration grid, the order of the
+ * runs (round r forwards, round r + 1 backwards: A B C, C B A, ...), the
+ * checks on the first run (a DataLoader setting for a program that has no
+ * DataLoader is refused), leaving out pin_memory=True where it pins
+ * nothing, the look after each round and the stop, and the exit status.
+ * Starting and measuring a run is sweep_run.c's, the judgement
+ * sweep_judge.c's, the outputs sweep_out.c's.
  *
  * Must never: write anything but the table (or JSON with --json -) to
- * stdout; let one failed run end the sweep; delete a run directory; compute
- * a step, a share or a verdict itself (the analyzer does).
+ * stdout; let one failed run end the sweep; delete a run directory; sweep a
+ * DataLoader setting of a program whose trace shows no DataLoader.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "model/an_model.h"
-#include "model/an_ranks.h"
 #include "cmd/cli_util.h"
-#include "gs_trace.h"
+#include "cmd/sweep.h"
 
 static const char usage_text[] =
-    "usage: gpustarve sweep [--num-workers LIST] [--pin-memory LIST] [--steps N]\n"
-    "                       [--warmup W] [--repeat K] [--timeout SEC] [--json FILE]\n"
-    "                       [-o DIR] [-q|-v] -- COMMAND [ARGS...]\n"
+    "usage: gpustarve sweep [SETTINGS] [--steps N] [--warmup W] [--repeat K]\n"
+    "                       [--budget N|Ns|Nm|Nh] [--min-effect PCT] [--timeout SEC]\n"
+    "                       [--json FILE] [-o DIR] [-q|-v] -- COMMAND [ARGS...]\n"
     "\n"
-    "Run a PyTorch training COMMAND once per configuration of num_workers x\n"
-    "pin_memory, each traced by 'gpustarve run' for N measured steps, and print\n"
-    "a table: median step time, data-wait share, pageable copy time and verdict\n"
-    "per configuration, with the fastest marked and how sure that is.\n"
+    "Run COMMAND once per configuration of the settings given, each traced by\n"
+    "'gpustarve run' for N measured steps, in rounds whose order alternates\n"
+    "(A B C, then C B A, ...) so that a change of the machine's load falls on\n"
+    "every configuration; after each round, each configuration's step time over\n"
+    "its runs with an interval. The fastest is named proven only when its\n"
+    "interval against every other one clears the minimum effect; the sweep stops\n"
+    "early once that (or a proven tie) is clear, and says so, and otherwise\n"
+    "goes on to K rounds or the budget.\n"
+    "\n"
+    "settings (at least one; each a comma-separated list of values):\n"
+    "  --num-workers LIST  DataLoader num_workers (\"0,2,4\")\n"
+    "  --pin-memory LIST   DataLoader pin_memory: 0,1 (also off/on, false/true);\n"
+    "                      where the first pin_memory=True run shows it a no-op\n"
+    "                      (no CUDA: the DataLoader pins nothing), the other\n"
+    "                      pin_memory=True configurations are left out\n"
+    "  --prefetch-factor LIST      DataLoader prefetch_factor (with workers)\n"
+    "  --persistent-workers LIST   DataLoader persistent_workers: 0,1 (with workers)\n"
+    "  --set NAME=LIST     an environment variable the program reads\n"
+    "                      (--set LOADER_THREADS=1,2,4)\n"
+    "  --set-arg ARG=LIST  a command-line argument of the program\n"
+    "                      (--set-arg --threads=1,2,4): replaced where COMMAND has\n"
+    "                      it, else added as --threads=V (-t V for a short one)\n"
+    "  The DataLoader settings reach a PyTorch DataLoader through gpustarve's Python\n"
+    "  side; when the first run's trace shows no DataLoader (or one that did not\n"
+    "  take the setting), the sweep stops there (exit 2): sweep what the program\n"
+    "  reads instead, with --set or --set-arg.\n"
     "\n"
     "options:\n"
-    "  --num-workers LIST  num_workers values, comma-separated (\"0,2,4\")\n"
-    "  --pin-memory LIST   pin_memory values: 0,1 (also off/on, false/true); where\n"
-    "                      the first pin_memory=True run shows it a no-op (no\n"
-    "                      CUDA: the DataLoader pins nothing), the other\n"
-    "                      pin_memory=True configurations are left out\n"
-    "                      (at least one of the two lists is needed; a setting\n"
-    "                      without a list is left as the program has it)\n"
     "  --steps N           measured steps per run (default 50)\n"
     "  --warmup W          steps run before those and left out (default 2)\n"
-    "  --repeat K          runs per configuration, in rounds (default 1)\n"
+    "  --repeat K          at most K rounds (default 5; 64 with --budget)\n"
+    "  --budget B          stop before a round that would go beyond B: N runs\n"
+    "                      (\"30\", \"30runs\") or a time (\"600s\", \"10m\", \"1h\")\n"
+    "  --min-effect PCT    the smallest difference worth calling (default 2)\n"
     "  --timeout SEC       stop a run after SEC seconds (default: no limit)\n"
-    "  --json FILE         also write the table as JSON to FILE ('-': JSON on\n"
+    "  --json FILE         also write the result as JSON to FILE ('-': JSON on\n"
     "                      stdout instead of the table)\n"
     "  -o, --output DIR    directory for the run directories (default: a new\n"
     "                      gpustarve-sweep-YYYYMMDD-HHMMSS); each run is kept\n"
-    "                      as DIR/nwN-pinP-rK/ with its output in DIR/nwN-pinP-rK.log\n"
+    "                      as DIR/<settings>-rK/ with its output in DIR/<settings>-rK.log\n"
     "  -q, --quiet         no progress lines on stderr\n"
     "  -v, --verbose       more progress\n"
     "  -h, --help          show this help\n"
     "\n"
-    "How: each run gets GPUSTARVE_NUM_WORKERS, GPUSTARVE_PIN_MEMORY and\n"
-    "GPUSTARVE_STEPS=N+W in its environment; gpustarve's Python side applies\n"
-    "them to every DataLoader and ends the program after N+W steps. The numbers\n"
-    "are those of 'gpustarve report --skip W RUN' (the same analysis, run in\n"
-    "this process); 'source' says where the steps came from (markers, nvtx,\n"
-    "inferred). The best configuration has the lowest median step time; it is\n"
-    "'clear' when its slowest repeat beat the runner-up's fastest repeat.\n"
+    "How: each run gets GPUSTARVE_STEPS=N+W and the DataLoader settings\n"
+    "(GPUSTARVE_NUM_WORKERS, ...) in its environment, which gpustarve's Python\n"
+    "side applies to every DataLoader, ending the program after N+W steps; --set\n"
+    "variables in its environment; --set-arg arguments on its command line (a\n"
+    "program without gpustarve's Python side ends by itself: give it its own\n"
+    "step count). The numbers are those of 'gpustarve report --skip W RUN' (the\n"
+    "same analysis, run in this process). Each run's median step is one sample;\n"
+    "a configuration's step time is the geometric mean over its runs, with a 95%\n"
+    "interval (Welch's t on the logarithms; docs/python.md, \"How sure\").\n"
     "\n"
     "Exit status: 0 when at least one configuration was measured, 1 when none\n"
-    "was, 2 bad usage or an -o DIR whose run directories already hold traces\n"
-    "(nothing is run).\n";
+    "was, 2 bad usage, an -o DIR whose run directories already hold traces\n"
+    "(nothing is run), or a DataLoader setting the program does not have.\n";
 
-#define MAX_VALUES 64
+#define DEFAULT_ROUNDS 5
+#define ALPHA 0.05
 
-/* ---- one run and one configuration ------------------------------------------ */
-
-typedef struct sw_metrics {
-    int ok;            /* numbers below are valid */
-    double step_ms;    /* median step time */
-    double dw_share;   /* data-wait share of measured step time */
-    double pg_ms;      /* pageable copy time per step */
-    char verdict[40];
-    const char *source; /* where the steps came from: an_source_name() */
-    unsigned long steps; /* measured steps */
-    int pin_noop;        /* pin_memory=True, yet the DataLoader pinned nothing (no CUDA) */
-} sw_metrics;
-
-typedef struct sw_run {
-    char name[64];
-    char *dir;
-    char *log;
-    int exit_code; /* -1 not run */
-    double wall_s;
-    sw_metrics m;
-} sw_run;
-
-typedef struct sw_config {
-    int nw;  /* -1: not overridden */
-    int pin; /* -1: not overridden */
-    sw_run *runs;
-    /* over the runs that were measured */
-    unsigned nok;
-    double step_ms, step_min, step_max, dw_share, pg_ms;
-    char verdict[40];
-    const char *source;
-    int left_out; /* pin_memory=True is a no-op for this command: not run (further), not compared */
-} sw_config;
-
-static volatile sig_atomic_t g_interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    g_interrupted = 1;
-}
-
-/* ---- small helpers --------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* "0,2,4" -> values; pin: also on/off/true/false/yes/no. */
-static int parse_list(const char *s, int pin, int *vals, int *n)
-{
-    char buf[512];
-    if (strlen(s) >= sizeof buf)
-        return -1;
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        while (*t == ' ')
-            t++;
-        long v;
-        if (pin && (!strcasecmp(t, "on") || !strcasecmp(t, "true") || !strcasecmp(t, "yes")))
-            v = 1;
-        else if (pin && (!strcasecmp(t, "off") || !strcasecmp(t, "false") || !strcasecmp(t, "no")))
-            v = 0;
-        else if (gs_cli_long(t, 0, pin ? 1 : 4096, &v) != 0)
-            return -1;
-        for (int i = 0; i < *n; i++)
-            if (vals[i] == v)
-                return -2;
-        if (*n >= MAX_VALUES)
-            return -1;
-        vals[(*n)++] = (int)v;
-    }
-    return *n ? 0 : -1;
-}
-
-static char *self_exe(void)
-{
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n < 0)
-        return NULL;
-    buf[n] = '\0';
-    return strdup(buf);
-}
-
-static void config_label(const sw_config *c, char *buf, size_t cap)
-{
-    char a[32] = "", b[32] = "";
-    if (c->nw >= 0)
-        snprintf(a, sizeof a, "num_workers=%d", c->nw);
-    if (c->pin >= 0)
-        snprintf(b, sizeof b, "pin_memory=%s", c->pin ? "True" : "False");
-    snprintf(buf, cap, "%s%s%s", a, (*a && *b) ? " " : "", b);
-}
-
-/* ---- starting a run ------------------------------------------------------------- */
-
-/* Run argv (argv[0] a path) with stdin from /dev/null and stdout+stderr to
- * log. extra_env: NAME=VALUE strings put into the child's environment.
- * Returns the exit status (128+N on signal N), -1 when it could not start.
- * timeout_s 0: none. */
-static int spawn_wait(char *const argv[], const char *log, char *const extra_env[],
-                      double timeout_s)
-{
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        int devnull = open("/dev/null", O_RDWR);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        for (size_t i = 0; extra_env && extra_env[i]; i++)
-            putenv(extra_env[i]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    const double t0 = now_s();
-    int status = 0, killed = 0;
-    for (;;) {
-        pid_t w = waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
-        if (w == pid)
-            break;
-        if (w < 0 && errno != EINTR)
-            return -1;
-        if (timeout_s > 0 && w == 0) {
-            if (now_s() - t0 > timeout_s && killed < 2) {
-                kill(pid, killed ? SIGKILL : SIGTERM);
-                killed++;
-                gs_cli_msg(1, "sweep: run took longer than %.0f s: %s", timeout_s,
-                           killed == 1 ? "stopping it (SIGTERM)" : "killing it");
-            }
-            struct timespec ts = {0, 50 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return -1;
-}
-
-/* ---- a run's numbers: the report's own analysis, in process ----------------------- */
-
-/* Analyse run directory dir as 'gpustarve report --skip W' does. Returns 0
- * with m filled, or -1 (the reason on stderr at -v). */
-static int metrics_of_run(const char *dir, int warmup, sw_metrics *m)
-{
-    an_opts o;
-    const char *bad = NULL;
-    if (an_opts_init(&o, NULL, NULL, &bad) < 0) {
-        gs_cli_error("sweep: cannot compile the step pattern %s", bad);
-        return -1;
-    }
-    o.skip = warmup;
-    an_run run;
-    an_job job;
-    char err[512];
-    int rc = -1;
-    const int loaded = an_run_load(&run, dir, &o, err, sizeof err) == 0;
-    const int analysed = loaded && an_job_analyze(&run, &o, &job, err, sizeof err) == 0;
-    if (!loaded) {
-        gs_cli_msg(2, "sweep: %s", err);
-    } else if (!analysed) {
-        gs_cli_msg(2, "sweep: %s: %s", dir, err);
-    } else {
-        /* a job of ranks: the rank that limits it, as report's top level */
-        const an_result res = *job.top;
-        m->ok = 1;
-        m->step_ms = res.step_ms_median;
-        m->dw_share = res.share[AN_SH_DATA_WAIT];
-        /* RATIONALE: the time pageable copies cost a step is both what the
-         * GPU spent copying from pageable memory and what it idled while the
-         * host staged the copy; pin_memory=True removes both. */
-        m->pg_ms = res.median_ms[AN_SH_PAGEABLE_COPY] + res.median_ms[AN_SH_H2D_PAGEABLE];
-        snprintf(m->verdict, sizeof m->verdict, "%s", an_verdict_label(res.verdict));
-        m->source = an_source_name(res.source);
-        m->steps = res.measured;
-        m->pin_noop = res.cur_pin_memory == 1 && res.pin_effective == 0;
-        rc = 0;
-    }
-    if (loaded)
-        an_job_free(&job); /* also after a failed analysis: what it had made */
-    an_run_free(&run);
-    an_opts_free(&o);
-    return rc;
-}
-
-/* ---- the sweep ---------------------------------------------------------------- */
-
-static char *make_out_dir(const char *want)
-{
-    if (want) {
-        if (mkdir(want, 0777) != 0 && errno != EEXIST) {
-            gs_cli_error("sweep: cannot create '%s': %s", want, strerror(errno));
-            return NULL;
-        }
-        struct stat st;
-        if (stat(want, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            gs_cli_error("sweep: '%s' is not a directory", want);
-            return NULL;
-        }
-        return strdup(want);
-    }
-    char base[64], name[96];
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
-    strftime(base, sizeof base, "gpustarve-sweep-%Y%m%d-%H%M%S", &tm);
-    for (int i = 1; i < 1000; i++) {
-        if (i == 1)
-            snprintf(name, sizeof name, "%s", base);
-        else
-            snprintf(name, sizeof name, "%s-%d", base, i);
-        if (mkdir(name, 0777) == 0)
-            return strdup(name);
-        if (errno != EEXIST) {
-            gs_cli_error("sweep: cannot create '%s': %s", name, strerror(errno));
-            return NULL;
-        }
-    }
-    gs_cli_error("sweep: cannot create '%s-N': too many exist", base);
-    return NULL;
-}
-
-static void summarize_config(sw_config *c, int repeat)
-{
-    double st[MAX_VALUES], dw[MAX_VALUES], pg[MAX_VALUES];
-    unsigned n = 0;
-    c->source = NULL;
-    c->verdict[0] = '\0';
-    for (int r = 0; r < repeat && n < MAX_VALUES; r++) {
-        const sw_metrics *m = &c->runs[r].m;
-        if (!m->ok)
-            continue;
-        st[n] = m->step_ms;
-        dw[n] = m->dw_share;
-        pg[n] = m->pg_ms;
-        if (n == 0 || m->step_ms < c->step_min)
-            c->step_min = m->step_ms;
-        if (n == 0 || m->step_ms > c->step_max)
-            c->step_max = m->step_ms;
-        if (!c->source || strcmp(c->source, m->source) == 0)
-            c->source = m->source;
-        else
-            c->source = "mixed";
-        n++;
-    }
-    c->nok = n;
-    if (!n)
-        return;
-    /* the verdict of the run closest to the median step time */
-    double med = an_percentile(st, n, 0.5);
-    double bestd = INFINITY;
-    for (int r = 0; r < repeat; r++) {
-        const sw_metrics *m = &c->runs[r].m;
-        if (m->ok && fabs(m->step_ms - med) < bestd) {
-            bestd = fabs(m->step_ms - med);
-            snprintf(c->verdict, sizeof c->verdict, "%s", m->verdict);
-        }
-    }
-    c->step_ms = med;
-    c->dw_share = an_percentile(dw, n, 0.5);
-    c->pg_ms = an_percentile(pg, n, 0.5);
-}
-
-typedef struct sw_best {
-    int best, runner; /* config indices, -1 none */
-    const char *certainty; /* clear, likely, unsure, single */
-    double margin;         /* share of the runner-up's step time the best saves */
-    char why[256];
-} sw_best;
-
-static void pick_best(sw_config *cs, int nc, int repeat, sw_best *b)
-{
-    b->best = b->runner = -1;
-    b->certainty = "none";
-    b->margin = 0;
-    b->why[0] = '\0';
-    for (int i = 0; i < nc; i++) {
-        if (!cs[i].nok || cs[i].left_out)
-            continue;
-        if (b->best < 0 || cs[i].step_ms < cs[b->best].step_ms) {
-            b->runner = b->best;
-            b->best = i;
-        } else if (b->runner < 0 || cs[i].step_ms < cs[b->runner].step_ms) {
-            b->runner = i;
-        }
-    }
-    if (b->best < 0)
-        return;
-    if (b->runner < 0) {
-        b->certainty = "single";
-        snprintf(b->why, sizeof b->why, "only one configuration was measured");
-        return;
-    }
-    const sw_config *x = &cs[b->best], *y = &cs[b->runner];
-    b->margin = y->step_ms > 0 ? 1 - x->step_ms / y->step_ms : 0;
-    char ly[96];
-    config_label(y, ly, sizeof ly);
-    if (x->nok >= 2 && y->nok >= 2) {
-        if (x->step_max < y->step_min) {
-            b->certainty = "clear";
-            snprintf(b->why, sizeof b->why,
-                     "its slowest of %u repeats (%.1f ms) beat the fastest of %u of the "
-                     "runner-up, %s (%.1f ms)",
-                     x->nok, x->step_max, y->nok, ly, y->step_min);
-        } else {
-            b->certainty = "unsure";
-            snprintf(b->why, sizeof b->why,
-                     "its repeats (%.1f-%.1f ms) overlap the runner-up's, %s (%.1f-%.1f ms); "
-                     "try more --repeat or --steps",
-                     x->step_min, x->step_max, ly, y->step_min, y->step_max);
-        }
-    } else {
-        /* RATIONALE: with one repeat the spread is unknown; a margin above
-         * 10% rarely comes from run-to-run noise, a smaller one easily does. */
-        b->certainty = b->margin >= 0.10 ? "likely" : "unsure";
-        snprintf(b->why, sizeof b->why,
-                 "%.0f%% less time per step than the runner-up, %s, in one run each; "
-                 "use --repeat 3 to measure the spread",
-                 100 * b->margin, ly);
-    }
-}
-
-static void print_table(gs_out *o, sw_config *cs, int nc, int repeat, const sw_best *b,
-                        const char *outdir, int steps, int warmup)
-{
-    gs_out_printf(o, "sweep  %d configuration%s x %d repeat%s, %d measured steps each "
-                     "(%d warm-up left out); runs kept in %s\n\n",
-                  nc, nc == 1 ? "" : "s", repeat, repeat == 1 ? "" : "s", steps, warmup, outdir);
-    gs_out_printf(o, "  %-11s %-10s %14s %10s %12s  %-22s %-8s %s\n", "num_workers",
-                  "pin_memory", "step ms (med)", "data wait", "pageable ms", "verdict",
-                  "source", repeat > 1 ? "runs (step ms range)" : "runs");
-    for (int i = 0; i < nc; i++) {
-        const sw_config *c = &cs[i];
-        char nw[16], pin[16];
-        snprintf(nw, sizeof nw, "%s", c->nw >= 0 ? "" : "as is");
-        if (c->nw >= 0)
-            snprintf(nw, sizeof nw, "%d", c->nw);
-        snprintf(pin, sizeof pin, "%s", c->pin < 0 ? "as is" : c->pin ? "True" : "False");
-        const char *mark = (i == b->best) ? "*" : " ";
-        if (c->left_out) {
-            gs_out_printf(o, "%s %-11s %-10s left out: pin_memory=True is a no-op for this command "
-                             "(no CUDA: the DataLoader pins nothing)\n",
-                          mark, nw, pin);
-            continue;
-        }
-        if (!c->nok) {
-            gs_out_printf(o, "%s %-11s %-10s %14s %10s %12s  %-22s %-8s 0/%d\n", mark, nw, pin,
-                          "-", "-", "-", "failed", "-", repeat);
-            continue;
-        }
-        gs_out_printf(o, "%s %-11s %-10s %14.1f %9.1f%% %12.2f  %-22s %-8s %u/%d", mark, nw,
-                      pin, c->step_ms, 100 * c->dw_share, c->pg_ms, c->verdict,
-                      c->source ? c->source : "-", c->nok, repeat);
-        if (repeat > 1)
-            gs_out_printf(o, " (%.1f-%.1f)", c->step_min, c->step_max);
-        gs_out_char(o, '\n');
-    }
-    gs_out_char(o, '\n');
-    if (b->best < 0) {
-        gs_out_str(o, "best   none: no configuration could be measured\n");
-        return;
-    }
-    char lb[96];
-    config_label(&cs[b->best], lb, sizeof lb);
-    gs_out_printf(o, "best   %s  (%s) %.1f ms per step", lb[0] ? lb : "(as is)",
-                  b->certainty, cs[b->best].step_ms);
-    gs_out_printf(o, "\n       %s\n", b->why);
-}
-
-/* The metrics members of a run or a configuration (null when not measured). */
-static void json_metrics(gs_jw *w, const sw_metrics *m)
-{
-    if (!m->ok) {
-        const char *keys[] = {"step_ms_median", "data_wait_share", "pageable_copy_ms", "verdict",
-                              "source"};
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            gs_jw_knull(w, keys[i]);
-        return;
-    }
-    gs_jw_kfixed(w, "step_ms_median", m->step_ms, 4);
-    gs_jw_kfixed(w, "data_wait_share", m->dw_share, 5);
-    gs_jw_kfixed(w, "pageable_copy_ms", m->pg_ms, 4);
-    gs_jw_kstr(w, "verdict", m->verdict);
-    gs_jw_kstr(w, "source", m->source);
-    gs_jw_ku64(w, "steps", m->steps);
-}
-/* num_workers and pin_memory of a configuration (null: as the program has it). */
-static void json_config(gs_jw *w, const sw_config *c)
-{
-    gs_jw_key(w, "num_workers");
-    if (c->nw >= 0)
-        gs_jw_i64(w, c->nw);
-    else
-        gs_jw_null(w);
-    gs_jw_key(w, "pin_memory");
-    if (c->pin >= 0)
-        gs_jw_bool(w, c->pin);
-    else
-        gs_jw_null(w);
-}
-
-/* One member of "configs": the configuration, its summary and its runs. */
-static void json_config_entry(gs_jw *w, const sw_config *c, int repeat, int best)
-{
-    gs_jw_obj(w);
-    json_config(w, c);
-    gs_jw_kbool(w, "best", best);
-    gs_jw_kstr(w, "left_out", c->left_out ? "pin_memory_noop" : NULL);
-    gs_jw_ku64(w, "measured_runs", c->nok);
-    sw_metrics agg = {0};
-    if (c->nok) {
-        agg.ok = 1;
-        agg.step_ms = c->step_ms;
-        agg.dw_share = c->dw_share;
-        agg.pg_ms = c->pg_ms;
-        snprintf(agg.verdict, sizeof agg.verdict, "%s", c->verdict);
-        agg.source = c->source;
-        for (int r = 0; r < repeat; r++)
-            if (c->runs[r].m.ok && c->runs[r].m.steps > agg.steps)
-                agg.steps = c->runs[r].m.steps;
-    }
-    json_metrics(w, &agg);
-    if (c->nok) {
-        gs_jw_kfixed(w, "step_ms_min", c->step_min, 4);
-        gs_jw_kfixed(w, "step_ms_max", c->step_max, 4);
-    }
-    gs_jw_key(w, "runs");
-    gs_jw_arr(w);
-    for (int r = 0; r < repeat; r++) {
-        const sw_run *run = &c->runs[r];
-        gs_jw_obj(w);
-        gs_jw_kstr(w, "dir", run->dir);
-        gs_jw_kstr(w, "log", run->log);
-        gs_jw_key(w, "exit");
-        if (run->exit_code >= 0)
-            gs_jw_i64(w, run->exit_code);
-        else
-            gs_jw_null(w);
-        gs_jw_kfixed(w, "wall_s", run->wall_s, 3);
-        json_metrics(w, &run->m);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
-    gs_jw_end(w);
-}
-
-static void write_json(gs_out *o, char **cmd, sw_config *cs, int nc, int repeat,
-                       const sw_best *b, const char *outdir, int steps, int warmup)
-{
-    gs_jw jw, *w = &jw;
-    gs_jw_init(w, o);
-    gs_jw_obj(w);
-    gs_jw_kstr(w, "schema", "gpustarve.sweep/1");
-    gs_jw_key(w, "command");
-    gs_jw_arr(w);
-    for (int i = 0; cmd[i]; i++)
-        gs_jw_str(w, cmd[i]);
-    gs_jw_end(w);
-    gs_jw_ki64(w, "steps", steps);
-    gs_jw_ki64(w, "warmup", warmup);
-    gs_jw_ki64(w, "repeat", repeat);
-    gs_jw_kstr(w, "out_dir", outdir);
-    int noop = 0;
-    for (int i = 0; i < nc; i++)
-        noop |= cs[i].left_out;
-    gs_jw_kbool(w, "pin_memory_noop", noop);
-    gs_jw_key(w, "configs");
-    gs_jw_arr(w);
-    for (int i = 0; i < nc; i++)
-        json_config_entry(w, &cs[i], repeat, i == b->best);
-    gs_jw_end(w);
-    gs_jw_key(w, "best");
-    if (b->best < 0) {
-        gs_jw_null(w);
-    } else {
-        const sw_config *c = &cs[b->best];
-        gs_jw_obj(w);
-        json_config(w, c);
-        gs_jw_kfixed(w, "step_ms_median", c->step_ms, 4);
-        gs_jw_kstr(w, "certainty", b->certainty);
-        gs_jw_kfixed(w, "margin", b->margin, 4);
-        gs_jw_kstr(w, "why", b->why);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
-    gs_out_char(o, '\n');
-}
-
-/* ---- the command: options, the grid, the rounds, the outputs --------------------- */
-
-/* What the command line asks for. A setting without a list is one value, -1:
- * as the program has it. */
 typedef struct sw_opts {
-    int nws[MAX_VALUES], pins[MAX_VALUES], nnw, npin;
-    long steps, warmup, repeat, timeout;
+    long steps, warmup, max_rounds, timeout, budget_runs;
+    double budget_s, min_effect;
+    int rounds_given;
     const char *json, *out;
     char **cmd; /* the training command, NULL-terminated */
 } sw_opts;
 
-/* Where the rounds stand: the progress count and what to say at the end. */
-typedef struct sw_progress {
-    int done, total; /* runs started, runs in all (fewer once pin_memory is left out) */
-    int nomarkers;   /* runs without steps */
-    int pin_noop;    /* a pin_memory=True run showed it a no-op */
-} sw_progress;
+static void on_sigint(int sig)
+{
+    (void)sig;
+    sw_interrupted = 1;
+}
 
-#define SW_GO_ON (-1) /* parse_args: no exit status yet, go on */
+/* ---- options -------------------------------------------------------------------- */
 
-/* After the options: what they must hold together, the command, and the
- * settings without a list. Returns SW_GO_ON or the exit status. */
-static int check_args(int argc, char **argv, sw_opts *a)
+/* Value t of a DataLoader setting, normalised into out: a number, or 0/1.
+ * Returns 0, or -1 when it is not one. */
+static int dl_value(sw_kind k, const char *t, char *out, size_t cap)
+{
+    long v;
+    if (k == SW_PIN_MEMORY || k == SW_PERSISTENT_WORKERS) {
+        if (!strcasecmp(t, "on") || !strcasecmp(t, "true") || !strcasecmp(t, "yes"))
+            t = "1";
+        else if (!strcasecmp(t, "off") || !strcasecmp(t, "false") || !strcasecmp(t, "no"))
+            t = "0";
+        if (gs_cli_long(t, 0, 1, &v) != 0)
+            return -1;
+    } else if (gs_cli_long(t, k == SW_PREFETCH_FACTOR ? 1 : 0, 4096, &v) != 0) {
+        return -1;
+    }
+    snprintf(out, cap, "%ld", v);
+    return 0;
+}
+
+/* A setting and its comma-separated list. Returns 0, or the reason it is
+ * not one (for the usage error). */
+static const char *add_axis(sw_axis *axes, int *naxes, sw_kind k, const char *name, const char *list)
+{
+    if (*naxes >= SW_MAX_AXES)
+        return "too many settings at once";
+    for (int a = 0; a < *naxes; a++)
+        if (!strcmp(axes[a].name, name))
+            return "a setting given twice";
+    sw_axis *ax = &axes[*naxes];
+    memset(ax, 0, sizeof *ax);
+    ax->kind = k;
+    if (strlen(name) >= sizeof ax->name || strlen(list) >= sizeof ax->buf)
+        return "too long";
+    snprintf(ax->name, sizeof ax->name, "%s", name);
+    snprintf(ax->buf, sizeof ax->buf, "%s", list);
+    char *save = NULL;
+    for (char *t = strtok_r(ax->buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ')
+            t++;
+        if (ax->nvals >= SW_MAX_VALUES)
+            return "too many values";
+        if (sw_is_dataloader(k)) {
+            if (dl_value(k, t, ax->norm[ax->nvals], sizeof ax->norm[0]) != 0)
+                return k == SW_PIN_MEMORY || k == SW_PERSISTENT_WORKERS ? "a list like 0,1"
+                                                                         : "a list like 0,2,4";
+            t = ax->norm[ax->nvals];
+        } else if (!*t) {
+            return "no empty value";
+        }
+        for (int i = 0; i < ax->nvals; i++)
+            if (!strcmp(ax->vals[i], t))
+                return "distinct values";
+        ax->vals[ax->nvals++] = t;
+    }
+    if (!ax->nvals)
+        return "a list of values";
+    (*naxes)++;
+    return NULL;
+}
+
+/* --set NAME=LIST / --set-arg ARG=LIST. */
+static const char *add_named_axis(sw_axis *axes, int *naxes, sw_kind k, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    char name[64];
+    if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof name)
+        return k == SW_ENV ? "NAME=V1,V2" : "--ARG=V1,V2";
+    snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+    if (k == SW_ENV) {
+        for (const char *p = name; *p; p++)
+            if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+                  (p > name && *p >= '0' && *p <= '9')))
+                return "an environment variable's name (letters, digits, _)";
+        if (!strncmp(name, "GPUSTARVE_", 10))
+            return "a variable of the program's own (gpustarve's are set by the DataLoader options)";
+    } else if (name[0] != '-' || !name[1]) {
+        return "an argument that starts with '-' (--set-arg --threads=1,2,4)";
+    }
+    return add_axis(axes, naxes, k, name, eq + 1);
+}
+
+/* A budget: "30", "30runs" (runs) or "600s", "10m", "1h" (time). Returns 0 or -1. */
+static int parse_budget(const char *t, sw_opts *a)
+{
+    char *end;
+    errno = 0;
+    const double v = strtod(t, &end);
+    if (end == t || errno || !(v > 0))
+        return -1;
+    if (!*end || !strcmp(end, "runs") || !strcmp(end, "run")) {
+        if (v != floor(v) || v > 100000)
+            return -1;
+        a->budget_runs = (long)v;
+        return 0;
+    }
+    const double unit = !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600 : 0;
+    if (!unit)
+        return -1;
+    a->budget_s = v * unit;
+    return 0;
+}
+
+static int check_args(int argc, char **argv, sw_opts *a, const sw_sweep *s)
 {
     if (optind >= argc)
         return gs_cli_usage_error("sweep", "needs a command to run (gpustarve sweep ... -- CMD ARGS...)");
-    if (!a->nnw && !a->npin)
-        return gs_cli_usage_error("sweep", "needs --num-workers LIST and/or --pin-memory LIST");
+    if (!s->naxes)
+        return gs_cli_usage_error("sweep", "needs a setting to sweep: --num-workers LIST, "
+                                           "--pin-memory LIST, --set NAME=LIST, --set-arg ARG=LIST, ...");
     if (a->json && !*a->json)
         return gs_cli_usage_error("sweep", "--json needs a file name (or -)");
     if (a->out && !*a->out)
         return gs_cli_usage_error("sweep", "-o needs a directory name");
+    long nc = 1;
+    for (int i = 0; i < s->naxes; i++)
+        nc *= s->axes[i].nvals;
+    if (nc > SW_MAX_CONFIGS)
+        return gs_cli_usage_error("sweep", "%ld configurations: at most %d", nc, SW_MAX_CONFIGS);
+    if (!a->rounds_given)
+        a->max_rounds = a->budget_runs || a->budget_s > 0 ? SW_MAX_VALUES : DEFAULT_ROUNDS;
     a->cmd = argv + optind;
-    if (!a->nnw) {
-        a->nws[0] = -1;
-        a->nnw = 1;
-    }
-    if (!a->npin) {
-        a->pins[0] = -1;
-        a->npin = 1;
-    }
-    return SW_GO_ON;
+    return -1;
 }
 
-/* The options and the command into a. Returns SW_GO_ON, or the exit status
- * (--help, bad usage). */
-static int parse_args(int argc, char **argv, sw_opts *a)
+/* The options, the settings into s, the command. Returns -1 to go on, or
+ * the exit status (--help, bad usage). */
+static int parse_args(int argc, char **argv, sw_opts *a, sw_sweep *s)
 {
+    enum { O_NW = 256, O_PIN, O_PF, O_PW, O_SET, O_SETARG, O_BUDGET, O_MIN };
     static const struct option opts[] = {
-        {"num-workers", required_argument, NULL, 'n'},
-        {"pin-memory", required_argument, NULL, 'p'},
+        {"num-workers", required_argument, NULL, O_NW},
+        {"pin-memory", required_argument, NULL, O_PIN},
+        {"prefetch-factor", required_argument, NULL, O_PF},
+        {"persistent-workers", required_argument, NULL, O_PW},
+        {"set", required_argument, NULL, O_SET},
+        {"set-arg", required_argument, NULL, O_SETARG},
+        {"budget", required_argument, NULL, O_BUDGET},
+        {"min-effect", required_argument, NULL, O_MIN},
         {"steps", required_argument, NULL, 's'},
         {"warmup", required_argument, NULL, 'w'},
         {"repeat", required_argument, NULL, 'r'},
@@ -644,27 +258,43 @@ static int parse_args(int argc, char **argv, sw_opts *a)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    static const char *const dl_names[] = {"num_workers", "pin_memory", "prefetch_factor",
+                                           "persistent_workers"};
     static const char optstring[] = "+o:qvh";
     memset(a, 0, sizeof *a);
     a->steps = 50;
     a->warmup = 2;
-    a->repeat = 1;
-    int opt, rc;
+    a->min_effect = 0.02;
+    int opt;
+    const char *bad;
+    char *end;
     optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
         switch (opt) {
-        case 'n':
-            if ((rc = parse_list(optarg, 0, a->nws, &a->nnw)) != 0)
-                return gs_cli_usage_error("sweep", "--num-workers needs %s, not '%s'",
-                                          rc == -2 ? "distinct values" : "a list like 0,2,4",
-                                          optarg);
+        case O_NW: case O_PIN: case O_PF: case O_PW:
+            if ((bad = add_axis(s->axes, &s->naxes, (sw_kind)(opt - O_NW), dl_names[opt - O_NW], optarg)))
+                return gs_cli_usage_error("sweep", "--%s needs %s, not '%s'", opts[opt - O_NW].name,
+                                          bad, optarg);
             break;
-        case 'p':
-            if ((rc = parse_list(optarg, 1, a->pins, &a->npin)) != 0)
-                return gs_cli_usage_error("sweep", "--pin-memory needs %s, not '%s'",
-                                          rc == -2 ? "distinct values" : "a list like 0,1",
-                                          optarg);
+        case O_SET: case O_SETARG:
+            if ((bad = add_named_axis(s->axes, &s->naxes, opt == O_SET ? SW_ENV : SW_ARG, optarg)))
+                return gs_cli_usage_error("sweep", "--%s needs %s, not '%s'",
+                                          opt == O_SET ? "set" : "set-arg", bad, optarg);
+            break;
+        case O_BUDGET:
+            if (parse_budget(optarg, a) != 0)
+                return gs_cli_usage_error("sweep", "--budget needs runs (30) or a time (600s, 10m, "
+                                                   "1h), not '%s'", optarg);
+            break;
+        case O_MIN:
+            errno = 0;
+            a->min_effect = strtod(optarg, &end) / 100;
+            if (*end == '%')
+                end++;
+            if (end == optarg || *end || errno || !(a->min_effect >= 0) || a->min_effect >= 0.99)
+                return gs_cli_usage_error("sweep", "--min-effect needs a percentage from 0 to 99, "
+                                                   "not '%s'", optarg);
             break;
         case 's':
             if (gs_cli_long(optarg, 1, 100000000, &a->steps) != 0)
@@ -675,9 +305,10 @@ static int parse_args(int argc, char **argv, sw_opts *a)
                 return gs_cli_usage_error("sweep", "--warmup needs a number >= 0, not '%s'", optarg);
             break;
         case 'r':
-            if (gs_cli_long(optarg, 1, MAX_VALUES, &a->repeat) != 0)
+            if (gs_cli_long(optarg, 1, SW_MAX_VALUES, &a->max_rounds) != 0)
                 return gs_cli_usage_error("sweep", "--repeat needs a number from 1 to %d, not '%s'",
-                                          MAX_VALUES, optarg);
+                                          SW_MAX_VALUES, optarg);
+            a->rounds_given = 1;
             break;
         case 't':
             if (gs_cli_long(optarg, 1, 10000000, &a->timeout) != 0)
@@ -691,290 +322,326 @@ static int parse_args(int argc, char **argv, sw_opts *a)
         default: return gs_cli_bad_option("sweep", argc, argv, optstring, opts);
         }
     }
-    return check_args(argc, argv, a);
+    return check_args(argc, argv, a, s);
 }
 
-static void free_configs(sw_config *cs, int nc, int repeat)
+/* ---- the grid --------------------------------------------------------------------- */
+
+static void free_configs(sw_sweep *s, int max_rounds)
 {
-    for (int i = 0; i < nc; i++) {
-        for (int r = 0; cs[i].runs && r < repeat; r++) {
-            free(cs[i].runs[r].dir);
-            free(cs[i].runs[r].log);
+    for (int i = 0; s->cs && i < s->nc; i++) {
+        for (int r = 0; s->cs[i].runs && r < max_rounds; r++) {
+            free(s->cs[i].runs[r].dir);
+            free(s->cs[i].runs[r].log);
         }
-        free(cs[i].runs);
+        free(s->cs[i].runs);
     }
-    free(cs);
+    free(s->cs);
+    s->cs = NULL;
 }
 
-/* Name run r of configuration c (nwN-pinP-rK) and place it in outdir.
+/* Every combination of the settings' values, the first setting outermost.
  * Returns 0, or -1 when out of memory. */
-static int name_run(sw_run *run, const sw_config *c, int r, const char *outdir)
+static int make_grid(sw_sweep *s, int max_rounds)
 {
-    char nwp[16] = "", pp[16] = "";
-    if (c->nw >= 0)
-        snprintf(nwp, sizeof nwp, "nw%d", c->nw);
-    if (c->pin >= 0)
-        snprintf(pp, sizeof pp, "pin%d", c->pin);
-    snprintf(run->name, sizeof run->name, "%s%s%s-r%d", nwp, (*nwp && *pp) ? "-" : "", pp, r + 1);
-    if (asprintf(&run->dir, "%s/%s", outdir, run->name) < 0) {
-        run->dir = NULL;
+    s->nc = 1;
+    for (int a = 0; a < s->naxes; a++)
+        s->nc *= s->axes[a].nvals;
+    s->cs = calloc((size_t)s->nc, sizeof *s->cs);
+    if (!s->cs)
         return -1;
-    }
-    if (asprintf(&run->log, "%s/%s.log", outdir, run->name) < 0) {
-        run->log = NULL;
-        return -1;
-    }
-    run->exit_code = -1;
-    return 0;
-}
-
-/* The configurations, num_workers outer, each with its runs named; *nc their
- * number. NULL when out of memory. */
-static sw_config *make_grid(const sw_opts *a, const char *outdir, int *nc)
-{
-    *nc = a->nnw * a->npin;
-    sw_config *cs = calloc((size_t)*nc, sizeof *cs);
-    if (!cs)
-        return NULL;
-    for (int i = 0; i < a->nnw; i++)
-        for (int j = 0; j < a->npin; j++) {
-            sw_config *c = &cs[i * a->npin + j];
-            c->nw = a->nws[i];
-            c->pin = a->pins[j];
-            c->runs = calloc((size_t)a->repeat, sizeof *c->runs);
-            if (!c->runs)
-                goto oom;
-            for (int r = 0; r < a->repeat; r++)
-                if (name_run(&c->runs[r], c, r, outdir) != 0)
-                    goto oom;
+    for (int i = 0; i < s->nc; i++) {
+        int rest = i;
+        for (int a = s->naxes - 1; a >= 0; a--) {
+            s->cs[i].val[a] = rest % s->axes[a].nvals;
+            rest /= s->axes[a].nvals;
         }
-    return cs;
-oom:
-    gs_cli_error("sweep: out of memory");
-    free_configs(cs, *nc, (int)a->repeat);
-    return NULL;
-}
-
-/* RATIONALE: 'run -o' refuses a directory that holds traces; say so once,
- * before anything runs, rather than once per failed run.
- * Returns 0 when no run directory holds traces, else -1 (said on stderr). */
-static int check_run_dirs_fresh(const sw_config *cs, int nc, int repeat)
-{
-    for (int i = 0; i < nc; i++) {
-        for (int r = 0; r < repeat; r++) {
-            gs_run_files have;
-            if (gs_run_files_list(&have, cs[i].runs[r].dir) != GS_OK)
-                continue; /* not there yet: the usual case */
-            const size_t n = have.n;
-            gs_run_files_free(&have);
-            if (n) {
-                gs_cli_error("sweep: %s already holds traces of an earlier sweep; use another -o DIR",
-                             cs[i].runs[r].dir);
-                return -1;
-            }
-        }
+        s->cs[i].runs = calloc((size_t)max_rounds, sizeof *s->cs[i].runs);
+        if (!s->cs[i].runs)
+            return -1;
+        for (int r = 0; r < max_rounds; r++)
+            s->cs[i].runs[r].exit_code = -1;
     }
     return 0;
 }
 
-/* Run one configuration's run under 'exe run -q -o DIR -- CMD...' with the
- * settings in its environment; records its exit status and wall time.
- * Returns 0, or -1 when out of memory (nothing run). */
-static int start_run(const sw_opts *a, char *exe, const sw_config *c, sw_run *run,
-                     char *steps_env)
-{
-    char nw_env[48], pin_env[48];
-    char *env[4];
-    int ne = 0;
-    env[ne++] = steps_env;
-    if (c->nw >= 0) {
-        snprintf(nw_env, sizeof nw_env, "GPUSTARVE_NUM_WORKERS=%d", c->nw);
-        env[ne++] = nw_env;
-    }
-    if (c->pin >= 0) {
-        snprintf(pin_env, sizeof pin_env, "GPUSTARVE_PIN_MEMORY=%d", c->pin);
-        env[ne++] = pin_env;
-    }
-    env[ne] = NULL;
-    int ncmd = 0;
-    while (a->cmd[ncmd])
-        ncmd++;
-    char **av = calloc((size_t)ncmd + 7, sizeof *av);
-    if (!av)
-        return -1;
-    int k = 0;
-    av[k++] = exe;
-    av[k++] = "run";
-    av[k++] = "-q";
-    av[k++] = "-o";
-    av[k++] = run->dir;
-    av[k++] = "--";
-    for (int j = 0; j < ncmd; j++)
-        av[k++] = a->cmd[j];
-    av[k] = NULL;
-    const double t0 = now_s();
-    run->exit_code = spawn_wait(av, run->log, env, (double)a->timeout);
-    run->wall_s = now_s() - t0;
-    free(av);
-    return 0;
-}
+/* ---- the rounds -------------------------------------------------------------------- */
 
-/* Say how a finished run went and take its numbers. Returns 0 when steps
- * were found (its numbers count only when it exited 0), else -1. */
-static int measure_run(sw_run *run, const char *label, int warmup, sw_progress *p)
+typedef struct sw_state {
+    const sw_opts *a;
+    char *exe;
+    sw_sweep *s;
+    int done;        /* runs started */
+    int nomarkers;   /* runs without steps */
+    int pin_noop;    /* a pin_memory=True run showed it a no-op */
+    int refused;     /* the first run showed a DataLoader setting the program does not have */
+    double wall;     /* the runs' wall time so far */
+} sw_state;
+
+static int active_configs(const sw_sweep *s)
 {
-    if (run->exit_code != 0) {
-        gs_cli_error("sweep: %s: the command %s %d; see %s", label,
-                     run->exit_code > 128 ? "died of signal" : "exited with",
-                     run->exit_code > 128 ? run->exit_code - 128 : run->exit_code, run->log);
-    }
-    if (metrics_of_run(run->dir, warmup, &run->m) != 0) {
-        p->nomarkers++;
-        gs_cli_error("sweep: %s: no steps found in %s", label, run->dir);
-        return -1;
-    }
-    if (run->exit_code != 0) /* numbers of a broken run are not compared */
-        run->m.ok = 0;
-    else
-        gs_cli_msg(1, "sweep:   %.1f s, median step %.1f ms, data wait %.1f%% (%s)", run->wall_s,
-                   run->m.step_ms, 100 * run->m.dw_share, run->m.source);
-    return 0;
+    int n = 0;
+    for (int i = 0; i < s->nc; i++)
+        n += !s->cs[i].left_out;
+    return n;
 }
 
 /* RATIONALE: without CUDA pin_memory=True pins nothing; its runs would
  * measure pin_memory=False again, and their noise could crown a setting that
- * does nothing. Called once, after run (round r, configuration i) showed it:
- * leaves out the pin_memory=True configurations and recounts the runs to come. */
-static void leave_out_pin_memory(const sw_opts *a, sw_config *cs, int nc, int r, int i,
-                                 sw_progress *p)
+ * does nothing. Called once, after a run showed it. */
+static void leave_out_pin_memory(sw_state *st)
 {
-    p->pin_noop = 1;
-    gs_cli_msg(1, "sweep: pin_memory=True is a no-op for this command (the DataLoader "
-                  "says pin_memory_effective=False: no CUDA device)%s",
-               a->npin > 1 ? "; the pin_memory axis is left out" : "");
-    for (int k = 0; k < nc && a->npin > 1; k++)
-        cs[k].left_out |= cs[k].pin == 1;
-    /* the progress count: the runs still to come */
-    p->total = p->done;
-    for (int rr = r; rr < a->repeat; rr++)
-        for (int k = rr == r ? i + 1 : 0; k < nc; k++)
-            p->total += !cs[k].left_out;
+    sw_sweep *s = st->s;
+    int pin = -1;
+    for (int a = 0; a < s->naxes; a++)
+        if (s->axes[a].kind == SW_PIN_MEMORY)
+            pin = a;
+    st->pin_noop = 1;
+    const int axis = pin >= 0 && s->axes[pin].nvals > 1;
+    gs_cli_msg(1, "sweep: pin_memory=True is a no-op for this command (the DataLoader says "
+                  "pin_memory_effective=False: no CUDA device)%s",
+               axis ? "; the pin_memory axis is left out" : "");
+    for (int k = 0; axis && k < s->nc; k++)
+        s->cs[k].left_out |= !strcmp(s->axes[pin].vals[s->cs[k].val[pin]], "1");
 }
 
-/* Every run of every configuration, until done or interrupted.
- * RATIONALE: rounds (every configuration once, then again) rather than K
- * runs in a row, so a drift of the machine (page cache, thermal, another
- * job) spreads over all configurations instead of favouring one. */
-static void run_rounds(const sw_opts *a, char *exe, sw_config *cs, int nc, sw_progress *p)
+/* After the sweep's first run: a DataLoader setting for a program whose
+ * trace shows no DataLoader, or one that did not take the setting, is
+ * refused. Returns 1 when refused (said on stderr). */
+static int refuse_first(const sw_state *st, const sw_run *run)
 {
-    char steps_env[48];
-    snprintf(steps_env, sizeof steps_env, "GPUSTARVE_STEPS=%ld", a->steps + a->warmup);
-    p->total = nc * (int)a->repeat;
-    for (int r = 0; r < a->repeat && !g_interrupted; r++) {
-        for (int i = 0; i < nc && !g_interrupted; i++) {
-            sw_config *c = &cs[i];
-            sw_run *run = &c->runs[r];
-            if (c->left_out)
-                continue;
-            char label[96];
-            config_label(c, label, sizeof label);
-            p->done++;
-            gs_cli_msg(1, "sweep: run %d/%d: %s%s", p->done, p->total, label,
-                       a->repeat > 1 ? (r ? " (repeat)" : "") : "");
-            if (start_run(a, exe, c, run, steps_env) != 0)
-                break;
-            if (measure_run(run, label, (int)a->warmup, p) != 0)
-                continue;
-            if (run->m.pin_noop && !p->pin_noop)
-                leave_out_pin_memory(a, cs, nc, r, i, p);
-        }
+    const sw_sweep *s = st->s;
+    int dl = -1;
+    for (int a = 0; a < s->naxes && dl < 0; a++)
+        if (sw_is_dataloader(s->axes[a].kind))
+            dl = a;
+    if (dl < 0 || run->exit_code != 0 || !run->m.traced)
+        return 0;
+    if (!run->m.has_dataloader) {
+        gs_cli_error("sweep: the program has no PyTorch DataLoader (the trace of its first run, %s, "
+                     "records none): --%s would change nothing. Sweep a setting it reads: --set "
+                     "NAME=V1,V2 (an environment variable) or --set-arg --ARG=V1,V2 (an argument)",
+                     run->dir, s->axes[dl].kind == SW_NUM_WORKERS ? "num-workers"
+                               : s->axes[dl].kind == SW_PIN_MEMORY ? "pin-memory"
+                               : s->axes[dl].kind == SW_PREFETCH_FACTOR ? "prefetch-factor"
+                                                                        : "persistent-workers");
+        return 1;
     }
+    if (run->m.not_applied_kind == SW_NUM_WORKERS || run->m.not_applied_kind == SW_PIN_MEMORY) {
+        gs_cli_error("sweep: the program's DataLoader did not take the setting (%s, %s): the "
+                     "program does not read it from gpustarve; sweep what it reads with --set or "
+                     "--set-arg", run->dir, run->m.not_applied);
+        return 1;
+    }
+    return 0;
 }
+
+/* Run configuration i's run of round r and take its numbers. */
+static void one_run(sw_state *st, int i, int r, int total)
+{
+    sw_sweep *s = st->s;
+    sw_config *c = &s->cs[i];
+    sw_run *run = &c->runs[r];
+    char label[256];
+    sw_config_label(s, c, label, sizeof label);
+    st->done++;
+    gs_cli_msg(1, "sweep: round %d, run %d/%d: %s", r + 1, st->done, total, label);
+    if (sw_start_run(s, c, run, st->exe, st->a->cmd, st->a->steps + st->a->warmup,
+                     (double)st->a->timeout) != 0) {
+        gs_cli_error("sweep: out of memory");
+        return;
+    }
+    st->wall += run->wall_s;
+    if (run->exit_code != 0)
+        gs_cli_error("sweep: %s: the command %s %d; see %s", label,
+                     run->exit_code > 128 ? "died of signal" : "exited with",
+                     run->exit_code > 128 ? run->exit_code - 128 : run->exit_code, run->log);
+    const int measured = sw_measure(s, c, run->dir, (int)st->a->warmup, &run->m) == 0;
+    if (st->done == 1 && refuse_first(st, run)) {
+        st->refused = 1;
+        return;
+    }
+    if (!measured) {
+        st->nomarkers++;
+        gs_cli_error("sweep: %s: no steps found in %s", label, run->dir);
+        return;
+    }
+    if (run->m.not_applied[0])
+        gs_cli_msg(1, "sweep: %s: %s", label, run->m.not_applied);
+    if (run->exit_code != 0) { /* numbers of a broken run are not compared */
+        run->m.ok = 0;
+        return;
+    }
+    gs_cli_msg(1, "sweep:   %.1f s, median step %.1f ms, data wait %.1f%% (%s)", run->wall_s,
+               run->m.step_ms, 100 * run->m.dw_share, run->m.source);
+    if (run->m.pin_noop && !st->pin_noop)
+        leave_out_pin_memory(st);
+}
+
+/* 1 when one more round of the active configurations would go beyond the budget. */
+static int over_budget(const sw_state *st)
+{
+    const int next = active_configs(st->s);
+    if (st->a->budget_runs && st->done + next > st->a->budget_runs)
+        return 1;
+    if (st->a->budget_s > 0 && st->done)
+        return st->wall + st->wall / st->done * next > st->a->budget_s;
+    return 0;
+}
+
+/* The rounds, until the answer is clear, the rounds or the budget run out,
+ * or an interrupt. Returns why it stopped; *b the last judgement. */
+static const char *run_rounds(sw_state *st, sw_best *b)
+{
+    sw_sweep *s = st->s;
+    const char *stopped = "rounds";
+    for (int r = 0; r < st->a->max_rounds; r++) {
+        if (r > 0 && over_budget(st)) {
+            stopped = "budget";
+            break;
+        }
+        const int total = st->done + active_configs(s);
+        /* RATIONALE: interleaved, and backwards every other round (A B C,
+         * C B A): a drift of the machine (another job, page cache, heat)
+         * falls on every configuration alike instead of favouring one */
+        for (int k = 0; k < s->nc && !sw_interrupted && !st->refused; k++) {
+            const int i = r % 2 ? s->nc - 1 - k : k;
+            if (!s->cs[i].left_out)
+                one_run(st, i, r, total);
+        }
+        s->rounds = r + 1;
+        if (st->refused)
+            return "refused";
+        if (sw_interrupted) {
+            stopped = "interrupted";
+            break;
+        }
+        sw_summarize(s);
+        sw_judge(s, r, ALPHA, b);
+        if (!strcmp(b->certainty, "single") || !strcmp(b->certainty, "none")) {
+            stopped = b->certainty;
+            break;
+        }
+        if (!strcmp(b->certainty, "proven") || !strcmp(b->certainty, "tie")) {
+            stopped = b->certainty;
+            if (r + 1 < st->a->max_rounds)
+                gs_cli_msg(1, "sweep: the answer is clear after %d rounds: stopping early (%s)",
+                           r + 1, b->why);
+            break;
+        }
+        if (r > 0 && r + 1 < st->a->max_rounds)
+            gs_cli_msg(1, "sweep: after %d rounds: %s; going on", r + 1, b->why);
+    }
+    sw_summarize(s);
+    sw_judge(s, s->rounds - 1, ALPHA, b);
+    return stopped;
+}
+
+/* ---- the command ---------------------------------------------------------------------- */
 
 /* The table (or the JSON with --json -) on stdout, and the JSON file with
  * --json FILE. Returns the exit status. */
-static int write_outputs(const sw_opts *a, sw_config *cs, int nc, const sw_best *best,
-                         const char *outdir)
+static int write_outputs(const sw_opts *a, const sw_sweep *s, const sw_best *b,
+                         const sw_report *rep)
 {
-    const int repeat = (int)a->repeat, steps = (int)a->steps, warmup = (int)a->warmup;
     gs_out o;
-    int json_stdout = a->json && strcmp(a->json, "-") == 0;
+    const int json_stdout = a->json && strcmp(a->json, "-") == 0;
     gs_out_init(&o, stdout);
     if (json_stdout)
-        write_json(&o, a->cmd, cs, nc, repeat, best, outdir, steps, warmup);
+        sw_write_json(&o, s, b, rep);
     else
-        print_table(&o, cs, nc, repeat, best, outdir, steps, warmup);
+        sw_print_table(&o, s, b, rep);
     gs_out_flush(&o);
-    int result = best->best >= 0 ? GS_EXIT_OK : GS_EXIT_FAIL;
+    int result = b->best >= 0 ? GS_EXIT_OK : GS_EXIT_FAIL;
     if (a->json && !json_stdout) {
         FILE *f = fopen(a->json, "w");
         if (!f) {
             gs_cli_error("sweep: cannot write %s: %s", a->json, strerror(errno));
+            return GS_EXIT_FAIL;
+        }
+        gs_out jo;
+        gs_out_init(&jo, f);
+        sw_write_json(&jo, s, b, rep);
+        gs_out_flush(&jo);
+        if (ferror(f) | (fclose(f) != 0)) {
+            gs_cli_error("sweep: cannot write %s", a->json);
             result = GS_EXIT_FAIL;
-        } else {
-            gs_out jo;
-            gs_out_init(&jo, f);
-            write_json(&jo, a->cmd, cs, nc, repeat, best, outdir, steps, warmup);
-            gs_out_flush(&jo);
-            if (ferror(f) | (fclose(f) != 0)) {
-                gs_cli_error("sweep: cannot write %s", a->json);
-                result = GS_EXIT_FAIL;
-            }
         }
     }
     return result;
 }
 
-int gs_cmd_sweep(int argc, char **argv)
+/* The sweep itself, once the runs are named. Returns the exit status. */
+static int sweep(const sw_opts *a, sw_sweep *s, char *exe, const char *outdir)
 {
-    sw_opts a;
-    const int rc = parse_args(argc, argv, &a);
-    if (rc != SW_GO_ON)
-        return rc;
-    char *exe = self_exe();
-    if (!exe) {
-        gs_cli_error("sweep: cannot find my own executable (/proc/self/exe): %s", strerror(errno));
-        return GS_EXIT_FAIL;
-    }
-    char *outdir = make_out_dir(a.out);
-    int nc = 0;
-    sw_config *cs = outdir ? make_grid(&a, outdir, &nc) : NULL;
-    if (!cs) {
-        free(exe);
-        free(outdir);
-        return GS_EXIT_FAIL;
-    }
-    if (check_run_dirs_fresh(cs, nc, (int)a.repeat) != 0) {
-        free_configs(cs, nc, (int)a.repeat);
-        free(exe);
-        free(outdir);
-        return GS_EXIT_USAGE;
-    }
-
     struct sigaction sa, old_int;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
-    gs_cli_msg(1, "sweep: %d configuration%s x %d repeat%s, %ld+%ld steps each, into %s", nc,
-               nc == 1 ? "" : "s", (int)a.repeat, a.repeat == 1 ? "" : "s", a.warmup, a.steps,
-               outdir);
-    sw_progress p = {0};
-    run_rounds(&a, exe, cs, nc, &p);
+    gs_cli_msg(1, "sweep: %d configuration%s, at most %ld rounds, %ld+%ld steps each, into %s",
+               s->nc, s->nc == 1 ? "" : "s", a->max_rounds, a->warmup, a->steps, outdir);
+    sw_state st = {.a = a, .exe = exe, .s = s};
+    sw_best *b = calloc(1, sizeof *b);
+    if (!b) {
+        sigaction(SIGINT, &old_int, NULL);
+        gs_cli_error("sweep: out of memory");
+        return GS_EXIT_FAIL;
+    }
+    const char *stopped = run_rounds(&st, b);
     sigaction(SIGINT, &old_int, NULL);
-    if (g_interrupted)
+    if (st.refused) {
+        free(b);
+        return GS_EXIT_USAGE;
+    }
+    if (sw_interrupted)
         gs_cli_error("sweep: interrupted; the table shows the runs that finished");
-    if (p.nomarkers)
-        gs_cli_msg(1, "sweep: a run without steps: does the command iterate a torch DataLoader, and "
-                      "is gpustarve's python/ folder on PYTHONPATH (gpustarve run sets it)?");
+    if (st.nomarkers)
+        gs_cli_msg(1, "sweep: a run without steps: does the command iterate a torch DataLoader (or "
+                      "write step markers), and is gpustarve's python/ folder on PYTHONPATH "
+                      "(gpustarve run sets it)?");
+    const sw_report rep = {.cmd = a->cmd, .outdir = outdir, .steps = a->steps,
+                           .warmup = a->warmup, .max_rounds = a->max_rounds,
+                           .budget_runs = a->budget_runs, .budget_s = a->budget_s,
+                           .stopped = stopped};
+    const int rc = write_outputs(a, s, b, &rep);
+    free(b);
+    return rc;
+}
 
-    for (int i = 0; i < nc; i++)
-        summarize_config(&cs[i], (int)a.repeat);
-    sw_best best;
-    pick_best(cs, nc, (int)a.repeat, &best);
-    const int result = write_outputs(&a, cs, nc, &best, outdir);
-    free_configs(cs, nc, (int)a.repeat);
+int gs_cmd_sweep(int argc, char **argv)
+{
+    sw_opts a;
+    sw_sweep *s = calloc(1, sizeof *s);
+    if (!s) {
+        gs_cli_error("sweep: out of memory");
+        return GS_EXIT_FAIL;
+    }
+    int rc = parse_args(argc, argv, &a, s);
+    if (rc >= 0) {
+        free(s);
+        return rc;
+    }
+    s->min_effect = a.min_effect;
+    char *exe = sw_self_exe();
+    char *outdir = NULL;
+    if (!exe) {
+        gs_cli_error("sweep: cannot find my own executable (/proc/self/exe): %s", strerror(errno));
+        rc = GS_EXIT_FAIL;
+    } else if (!(outdir = sw_make_out_dir(a.out))) {
+        rc = GS_EXIT_FAIL;
+    } else if (make_grid(s, (int)a.max_rounds) != 0 ||
+               (rc = sw_name_runs(s, (int)a.max_rounds, outdir)) == -1) {
+        gs_cli_error("sweep: out of memory");
+        rc = GS_EXIT_FAIL;
+    } else if (rc == -2 || sw_check_dirs_fresh(s, (int)a.max_rounds) != 0) {
+        rc = GS_EXIT_USAGE;
+    } else {
+        rc = sweep(&a, s, exe, outdir);
+    }
+    free_configs(s, (int)a.max_rounds);
+    free(s);
     free(exe);
     free(outdir);
-    return result;
+    return rc;
 }

@@ -19,10 +19,10 @@ static const gs_cmd commands[] = {
     {"dump", gs_cmd_dump, "print the events of a trace, one per line"},
     {"top", gs_cmd_top, "follow a run in progress: per rank, steps/s and where the time goes"},
     {"report", gs_cmd_report, "per-step GPU starvation report: verdict and advice"},
-    {"compare", gs_cmd_compare, "two runs side by side: did the change help, did the prediction hold"},
+    {"compare", gs_cmd_compare, "runs before and after a change: did it help, did the prediction hold"},
     {"probe", gs_cmd_probe, "measure storage read and host-to-device copy bandwidth"},
     {"check", gs_cmd_check, "is this machine what you pay for: CPUs, memory, storage, GPUs vs spec"},
-    {"sweep", gs_cmd_sweep, "run a command per num_workers x pin_memory setting, pick the fastest"},
+    {"sweep", gs_cmd_sweep, "run a command per setting it has, in rounds, until the fastest is proven"},
     {"import", gs_cmd_import, "convert PyTorch profiler (Kineto) traces into a run directory"},
     {"help", cmd_help, "show help for gpustarve or one command"},
 };

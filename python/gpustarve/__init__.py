@@ -22,6 +22,8 @@ Environment (applied to every DataLoader, also usable by hand under
 
     GPUSTARVE_NUM_WORKERS=N   override num_workers
     GPUSTARVE_PIN_MEMORY=0|1  override pin_memory
+    GPUSTARVE_PREFETCH_FACTOR=N, GPUSTARVE_PERSISTENT_WORKERS=0|1
+                              override those (DataLoaders with workers only)
     GPUSTARVE_STEPS=N         end the program (SystemExit(0)) when a loader
                               has completed N steps
     GPUSTARVE_PYTHON=0        switch the Python side off

@@ -3,7 +3,9 @@ worker roles, and the GPUSTARVE_* overrides.
 
 Responsible for: wrapping, in the already-imported module
 torch.utils.data.dataloader (handed in by gpustarve._hook),
-  DataLoader.__init__                     the num_workers / pin_memory overrides
+  DataLoader.__init__                     the num_workers / pin_memory /
+                                          prefetch_factor / persistent_workers
+                                          overrides
   _BaseDataLoaderIter.__init__            loader id, configuration records
   _MultiProcessingDataLoaderIter.__init__ the worker_init_fn that tags workers
   _BaseDataLoaderIter.__next__            fetch and step markers, GPUSTARVE_STEPS
@@ -75,36 +77,42 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
+def _env_int(name, lo):
+    """GPUSTARVE_<name> as a number >= lo; None when unset or not one (warned)."""
+    v = os.environ.get("GPUSTARVE_" + name, "").strip()
+    if not v:
+        return None
+    try:
+        n = int(v)
+        if n >= lo:
+            return n
+    except ValueError:
+        pass
+    _warn(name, "GPUSTARVE_%s=%s is not a number >= %d; ignored" % (name, v, lo))
+    return None
+
+
+def _env_bool(name):
+    """GPUSTARVE_<name> as True / False; None when unset or not one (warned)."""
+    v = os.environ.get("GPUSTARVE_" + name, "").strip().lower()
+    if not v:
+        return None
+    if v in _TRUE or v in _FALSE:
+        return v in _TRUE
+    _warn(name, "GPUSTARVE_%s=%s is not 0 or 1; ignored" % (name, v))
+    return None
+
+
 def _read_environment():
     global _steps_limit
     o = {}
-    v = os.environ.get("GPUSTARVE_NUM_WORKERS", "").strip()
-    if v:
-        try:
-            n = int(v)
-            if n < 0:
-                raise ValueError
-            o["num_workers"] = n
-        except ValueError:
-            _warn("nw", "GPUSTARVE_NUM_WORKERS=%s is not a number >= 0; ignored" % v)
-    v = os.environ.get("GPUSTARVE_PIN_MEMORY", "").strip().lower()
-    if v:
-        if v in _TRUE:
-            o["pin_memory"] = True
-        elif v in _FALSE:
-            o["pin_memory"] = False
-        else:
-            _warn("pm", "GPUSTARVE_PIN_MEMORY=%s is not 0 or 1; ignored" % v)
-    v = os.environ.get("GPUSTARVE_STEPS", "").strip()
-    _steps_limit = 0
-    if v:
-        try:
-            _steps_limit = int(v)
-            if _steps_limit < 1:
-                raise ValueError
-        except ValueError:
-            _steps_limit = 0
-            _warn("steps", "GPUSTARVE_STEPS=%s is not a number >= 1; ignored" % v)
+    for key, v in (("num_workers", _env_int("NUM_WORKERS", 0)),
+                   ("pin_memory", _env_bool("PIN_MEMORY")),
+                   ("prefetch_factor", _env_int("PREFETCH_FACTOR", 1)),
+                   ("persistent_workers", _env_bool("PERSISTENT_WORKERS"))):
+        if v is not None:
+            o[key] = v
+    _steps_limit = _env_int("STEPS", 1) or 0
     _overrides.clear()
     _overrides.update(o)
 
@@ -330,6 +338,25 @@ def _wrap_fetch(orig, lid, lb):
 
 # ---- wrappers ------------------------------------------------------------------
 
+def _override_worker_options(a, requested):
+    """prefetch_factor and persistent_workers, which torch takes only with
+    workers: without any they stay as the program has them (and the
+    configuration records say so)."""
+    if not a.get("num_workers", 0):
+        if "prefetch_factor" in _overrides or "persistent_workers" in _overrides:
+            _warn("nw0", "GPUSTARVE_PREFETCH_FACTOR / GPUSTARVE_PERSISTENT_WORKERS: a DataLoader "
+                         "without workers takes neither; left as they are")
+        return
+    pf = _overrides.get("prefetch_factor")
+    if pf is not None and a.get("prefetch_factor") != pf:
+        requested["prefetch_factor"] = a.get("prefetch_factor")
+        a["prefetch_factor"] = pf
+    pw = _overrides.get("persistent_workers")
+    if pw is not None and bool(a.get("persistent_workers", False)) != pw:
+        requested["persistent_workers"] = bool(a.get("persistent_workers", False))
+        a["persistent_workers"] = pw
+
+
 def _wrap_loader_init(orig):
     """DataLoader.__init__ with the GPUSTARVE_* overrides applied."""
     def before(args, kwargs):
@@ -357,6 +384,7 @@ def _wrap_loader_init(orig):
         if pm is not None and bool(a.get("pin_memory", False)) != pm:
             requested["pin_memory"] = bool(a.get("pin_memory", False))
             a["pin_memory"] = pm
+        _override_worker_options(a, requested)
         return (requested or None, ba.args, ba.kwargs)
 
     def after(requested, args, r):

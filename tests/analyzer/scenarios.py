@@ -8,9 +8,10 @@ from conftest import MS, PAGEABLE, PINNED, Scenario
 T0 = 2000 * MS
 
 
-def _steps100(nsteps):
-    """The warm-up step (300 ms from T0), then nsteps steps of 100 ms."""
-    return [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * 100 * MS, T0 + 400 * MS + i * 100 * MS)
+def _steps100(nsteps, step_ms=100):
+    """The warm-up step (300 ms from T0), then nsteps steps of step_ms (100) ms."""
+    d = int(step_ms * MS)
+    return [(T0, T0 + 300 * MS)] + [(T0 + 300 * MS + i * d, T0 + 300 * MS + (i + 1) * d)
                                     for i in range(nsteps)]
 
 
@@ -236,18 +237,20 @@ def no_steps():
     return sc
 
 
-def measured_load(nsteps=20, other_ms=120, host=True):
+def measured_load(nsteps=20, other_ms=120, host=True, step_ms=100):
     """A CPU-only trainer on 2 CPUs (cpu_limits) that loads its own batches
     (num_workers=0): each 100 ms step a 60 ms fetch (a 59 ms file read, 1 ms
     of CPU) and 40 ms of training CPU, its clocks sampled at its markers
     and periodically (no run-queue delay). host=True: host_cpu records at
     each step begin, the machine busy with the trainer's 41 ms and other
-    processes' other_ms per step (over 2 CPUs: other_ms / 100 cores)."""
+    processes' other_ms per step (over 2 CPUs: other_ms / 100 cores).
+    step_ms (>= 70) stretches the steps: the fetch stays 60 ms, the
+    training CPU takes the rest."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train_cpu.py")
     tr.ev(100, "cpu_limits", ts=T0 - 5 * MS, aux=2, aux2=0, bytes=2)
     tr.config(100, T0 - 2 * MS, "num_workers", 0)
-    steps = _steps100(nsteps)
+    steps = _steps100(nsteps, step_ms)
     marker = lambda: 100 | 1 << 32 | (2 | 4) << 40
     periodic = 100 | 0 << 32 | 1 << 40
     cpu = busy = idle = 0

@@ -177,12 +177,12 @@ def test_sweep_json(gs, nasty_runs):
     out = base + b"/sweep-" + NASTY
     arg = b"x" + NASTY
     # /bin/true has no steps: the configuration fails, the JSON still comes
-    p = cli(gs, b"sweep", b"-q", b"--num-workers", b"0", b"--steps", b"1", b"--warmup", b"0",
+    p = cli(gs, b"sweep", b"-q", b"--set", b"V=0", b"--steps", b"1", b"--warmup", b"0",
             b"-o", out, b"--json", b"-", b"--", b"/bin/true", arg, ok=(1,))
     doc = strict(p.stdout)
-    assert doc["schema"] == "gpustarve.sweep/1"
+    assert doc["schema"] == "gpustarve.sweep/2"
     assert doc["command"] == ["/bin/true", R(arg)]
     assert doc["out_dir"] == R(out)
     run = doc["configs"][0]["runs"][0]
-    assert run["dir"] == R(out + b"/nw0-r1") and run["log"] == R(out + b"/nw0-r1.log")
-    assert doc["best"] is None
+    assert run["dir"] == R(out + b"/V0-r1") and run["log"] == R(out + b"/V0-r1.log")
+    assert doc["best"] is None and doc["stopped"] == "none" and doc["rounds"] == 1

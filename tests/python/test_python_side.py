@@ -208,6 +208,30 @@ def test_override_to_zero_workers_drops_worker_options(built, read_markers, imag
     assert not m.roles("loader_worker")
 
 
+@pytest.mark.parametrize("py", PYS)
+def test_prefetch_and_persistent_overrides(built, read_markers, images, tmp_path, py):
+    """GPUSTARVE_PREFETCH_FACTOR and GPUSTARVE_PERSISTENT_WORKERS reach a
+    loader with workers; one without workers keeps its own, with a warning."""
+    env = clean_env(GPUSTARVE_PREFETCH_FACTOR="4", GPUSTARVE_PERSISTENT_WORKERS="1",
+                    GPUSTARVE_STEPS="3")
+    p = run_traced(train_cmd(py, images, "--num-workers", 2), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    cfg = read_markers(tmp_path / "run").config(0)
+    # the program gave none: torch's default (2) was in force
+    assert cfg["prefetch_factor"] == "4" and cfg["requested.prefetch_factor"] == "none"
+    assert cfg["persistent_workers"] == "1" and cfg["requested.persistent_workers"] == "0"
+    assert b"GPUSTARVE_PREFETCH_FACTOR" not in p.stderr
+    p = run_traced(train_cmd(py, images, "--num-workers", 0), tmp_path / "run0", env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    cfg = read_markers(tmp_path / "run0").config(0)
+    assert cfg["prefetch_factor"] == "none" and cfg["persistent_workers"] == "0"
+    assert "requested.prefetch_factor" not in cfg
+    assert b"a DataLoader without workers takes neither" in p.stderr
+    bad = clean_env(GPUSTARVE_PREFETCH_FACTOR="0", GPUSTARVE_STEPS="2")
+    p = run_traced(train_cmd(py, images, "--num-workers", 1), tmp_path / "bad", env=bad)
+    assert p.returncode == 0 and b"GPUSTARVE_PREFETCH_FACTOR=0 is not a number >= 1" in p.stderr
+
+
 # ---- programs that are not PyTorch training loops --------------------------------------
 
 @pytest.mark.parametrize("py", PYS)
@@ -300,7 +324,7 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
     out = tmp_path / "sweep"
     js = tmp_path / "sweep.json"
     p = subprocess.run([CLI, "sweep", "--num-workers", "0,2", "--steps", "8", "--warmup", "2",
-                        "-o", str(out), "--json", str(js), "--"] +
+                        "--repeat", "3", "-o", str(out), "--json", str(js), "--"] +
                        train_cmd(py, images, "--epochs", 3, delay=SWEEP_DELAY),
                        env=clean_env(), capture_output=True, timeout=300)
     assert p.returncode == 0, p.stderr.decode()
@@ -309,10 +333,11 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
     assert len(best) == 1 and best[0].split()[1] == "2", table
     assert "best   num_workers=2" in table
     doc = json.loads(js.read_text())
-    assert doc["schema"] == "gpustarve.sweep/1"
-    assert doc["best"]["num_workers"] == 2
+    assert doc["schema"] == "gpustarve.sweep/2"
+    assert doc["best"]["num_workers"] == 2 and doc["best"]["settings"] == {"num_workers": 2}
+    assert 2 <= doc["rounds"] <= 3  # one round proves nothing
     by_nw = {c["num_workers"]: c for c in doc["configs"]}
-    assert by_nw[2]["step_ms_median"] < by_nw[0]["step_ms_median"]
+    assert by_nw[2]["step_ms"] < by_nw[0]["step_ms"]
     # without workers the trainer itself sleeps DELAY per image of its batch
     # of 8 inside every fetch: at least that share of its longest step. (That
     # 2 workers wait less than 0 holds on an idle machine only: on a loaded
@@ -323,7 +348,7 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
     assert all(0 <= c["data_wait_share"] <= 1 for c in doc["configs"])
     for c in doc["configs"]:
         run = c["runs"][0]
-        assert run["exit"] == 0 and run["steps"] == 8
+        assert run["exit"] == 0 and run["steps"] == 8 and run["not_applied"] is None
         assert os.path.isdir(run["dir"]) and os.path.isfile(run["log"])
         assert c["source"] == "markers"  # the steps came from the DataLoader markers
         # the sweep's numbers are the report's own (the same analysis, in process)
@@ -337,7 +362,7 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
             r["median_ms"]["idle_pageable_copy"] + r["median_ms"]["gpu_h2d_pageable"], abs=1e-4)
         assert run["verdict"] == r["verdict"]["label"]
         assert run["steps"] == r["steps"]["measured"]
-    assert b"sweep: run 2/2" in p.stderr  # progress on stderr
+    assert b"sweep: round 1, run 2/2" in p.stderr  # progress on stderr
 
 
 @pytest.mark.parametrize("py", PYS)
@@ -348,7 +373,8 @@ def test_sweep_leaves_out_pin_memory_without_cuda(built, images, tmp_path, py):
     out = tmp_path / "sweep"
     js = tmp_path / "sweep.json"
     p = subprocess.run([CLI, "sweep", "--num-workers", "0,1", "--pin-memory", "0,1", "--steps",
-                        "4", "--warmup", "1", "-o", str(out), "--json", str(js), "--"] +
+                        "4", "--warmup", "1", "--repeat", "1", "-o", str(out), "--json", str(js),
+                        "--"] +
                        train_cmd(py, images, "--epochs", 2),
                        env=clean_env(), capture_output=True, timeout=300)
     assert p.returncode == 0, p.stderr.decode()
@@ -375,8 +401,36 @@ def test_sweep_leaves_out_pin_memory_without_cuda(built, images, tmp_path, py):
     assert b"no-op" in table
 
 
+@pytest.mark.parametrize("py", PYS)
+def test_sweep_prefetch_factor(built, images, tmp_path, py):
+    """A DataLoader setting beyond num_workers: each run's loader has the
+    prefetch_factor set (its configuration records say so)."""
+    js = tmp_path / "sweep.json"
+    p = subprocess.run([CLI, "sweep", "--num-workers", "1", "--prefetch-factor", "2,4",
+                        "--steps", "3", "--warmup", "1", "--repeat", "1", "-o",
+                        str(tmp_path / "sweep"), "--json", str(js), "--"] +
+                       train_cmd(py, images, "--epochs", 2),
+                       env=clean_env(), capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(js.read_text())
+    assert [c["settings"] for c in doc["configs"]] == [
+        {"num_workers": 1, "prefetch_factor": 2}, {"num_workers": 1, "prefetch_factor": 4}]
+    for c in doc["configs"]:
+        run = c["runs"][0]
+        assert run["exit"] == 0 and run["not_applied"] is None, run
+        assert os.path.basename(run["dir"]) == "nw1-pf%d-r1" % c["settings"]["prefetch_factor"]
+
+
 @pytest.mark.parametrize("args", [
-    ["--", "true"],                                    # no list
+    ["--", "true"],                                    # no setting
+    ["--set", "1X=1,2", "--", "true"],                 # not a variable's name
+    ["--set", "GPUSTARVE_STEPS=1,2", "--", "true"],    # gpustarve's own
+    ["--set", "X", "--", "true"],
+    ["--set-arg", "threads=1,2", "--", "true"],        # not an argument
+    ["--set", "X=1,1", "--", "true"],
+    ["--num-workers", "0", "--budget", "10x", "--", "true"],
+    ["--num-workers", "0", "--min-effect", "-1", "--", "true"],
+    ["--prefetch-factor", "0", "--", "true"],
     ["--num-workers", "a,b", "--", "true"],
     ["--num-workers", "1,1", "--", "true"],
     ["--pin-memory", "2", "--", "true"],
