@@ -8,6 +8,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "decide/an_decide.h"
 
@@ -35,4 +36,50 @@ const char *an_verdict_label(int v)
     case AN_V_HOST: return "HOST_BOUND";
     }
     return "NONE";
+}
+
+const char *an_count_name(int loader_kind)
+{
+    switch (loader_kind) {
+    case AN_LOADER_THREADS: return "loader_threads";
+    case AN_LOADER_PROCESSES: return "loader_processes";
+    }
+    return "num_workers";
+}
+
+an_advice an_advice_count(const an_decide_in *in, int has_value, long value, double predicted_ms,
+                          int base, double base_step_ms)
+{
+    an_advice a;
+    memset(&a, 0, sizeof a);
+    a.setting = AN_ADV_NUM_WORKERS;
+    a.loader_kind = in->loader_kind;
+    a.has_value = has_value;
+    a.value = value;
+    a.predicted_step_ms = predicted_ms;
+    a.predicted_saving_ms = base_step_ms - predicted_ms;
+    a.base = base;
+    a.base_step_ms = base_step_ms;
+    return a;
+}
+
+const char *an_advice_name(const an_advice *a)
+{
+    return a->setting == AN_ADV_PIN_MEMORY ? "pin_memory" : an_count_name(a->loader_kind);
+}
+
+void an_decide_sweep(const an_decide_in *in, an_decision *out, int cur, int n)
+{
+    char list[64];
+    if (cur < 0)
+        cur = 0;
+    if (n < cur && n > 1) /* fewer: n and the one below it beside now */
+        snprintf(list, sizeof list, "%d,%d,%d", n - 1, n, cur);
+    else if (n < cur)
+        snprintf(list, sizeof list, "%d,%d", n, cur);
+    else
+        snprintf(list, sizeof list, "%d,%d,%d", cur, n, n + (n - cur > 1 ? n - cur : 2));
+    snprintf(out->model.sweep, sizeof out->model.sweep,
+             "gpustarve sweep --num-workers %s --steps 50 -- %s", list,
+             in->argv[0] ? in->argv : "COMMAND");
 }
