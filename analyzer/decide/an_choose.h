@@ -34,7 +34,8 @@ typedef struct an_counts {
      * when not measured) */
     double fit[AN_CHOOSE_MAX + 1], fair[AN_CHOOSE_MAX + 1], grp[AN_CHOOSE_MAX + 1],
         worst[AN_CHOOSE_MAX + 1];
-    an_ladder l;          /* lo: the larger of fit and grp, hi: worst, times scale */
+    an_ladder l;          /* lo: the larger of fit and grp (fit alone for a loader that
+                           * mostly sleeps), hi: worst, times scale */
     double scale;         /* measured step / modelled: the model's error on this run */
     double step;          /* the measured mean step */
     an_pred_in base;      /* the run as described to the model */

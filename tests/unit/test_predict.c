@@ -478,6 +478,38 @@ static void test_range(void)
     ASSERT_TRUE(d.model.held_back > 0);
 }
 
+/* A loader that mostly sleeps (a thread pool's: 24 ms asleep, 4.3 ms of
+ * CPU a batch) beside a busy machine: its prediction is the fitted way's,
+ * not the larger of it and the groups way (an_workers_model.c, ways). */
+static void test_sleeper(void)
+{
+    an_decide_in in = measured_run();
+    in.step_ms = 31;
+    in.t_cpu_ms = 0.2;
+    in.t_runq_ms = 0.6;
+    in.t_blocked_ms = 22;
+    in.w_blocked_ms = 24;
+    in.w_cpu_ms = 4.3;
+    in.w_runq_ms = 6;
+    in.w_wall_ms = 34;
+    in.other_load_cores = 1.8;
+    in.host_cpus = 2;
+    in.host_busy_cores = 1.95;
+    in.other_load_worst_cores = 1.85;
+    const an_decision d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.model.ext_groups > 0);
+    const double scale = 31 / d.model.now_fit_ms;
+    int seen = 0;
+    for (size_t i = 0; i < d.model.npred; i++)
+        if (d.model.pred[i].workers == d.advice[0].value) {
+            seen = 1;
+            ASSERT_MSG(NEAR(d.advice[0].predicted_step_ms, d.model.pred[i].fit_ms * scale, 1e-6),
+                       "%g vs fit %g grp %g", d.advice[0].predicted_step_ms,
+                       d.model.pred[i].fit_ms * scale, d.model.pred[i].grp_ms * scale);
+        }
+    ASSERT_TRUE(seen);
+}
+
 int main(void)
 {
     test_simulation();
@@ -488,5 +520,6 @@ int main(void)
     test_storage();
     test_choose();
     test_range();
+    test_sleeper();
     return gs_check_done("test_predict");
 }
