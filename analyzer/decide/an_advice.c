@@ -212,6 +212,36 @@ static void advise_pin(const an_decide_in *in, an_decision *out)
     add(out, &a);
 }
 
+/* persistent_workers=True where the DataLoader's workers started again
+ * within the measured steps and those starts cost at least
+ * AN_WORKERS_MIN_SAVING of a step (docs/report-schema.md, "Advice"):
+ * persistent workers still make a new epoch's first batch, so a batch of
+ * a worker's time is left out of each start's cost. */
+static void advise_persistent(const an_decide_in *in, an_decision *out)
+{
+    const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
+    if (in->loader_kind != AN_LOADER_DATALOADER || in->persistent_workers != 0 ||
+        in->cur_workers < 1 || in->restarts < 1 || !in->measured || step <= 0)
+        return;
+    const double batch = in->w_wall_ms > 0 ? in->w_wall_ms : in->batch_ms;
+    const double each = in->restart_ms / in->restarts - (batch > 0 ? batch : 0);
+    double saving = each > 0 ? each * in->restarts / (double)in->measured : 0;
+    if (saving > step - in->step_ms) /* the starts are the slow steps, the median none */
+        saving = step - in->step_ms;
+    if (saving < AN_WORKERS_MIN_SAVING * step)
+        return;
+    an_advice a = an_advice_count(in, 1, 1, step - saving, AN_BASE_MEAN, step);
+    a.setting = AN_ADV_PERSISTENT_WORKERS;
+    snprintf(a.why, sizeof a.why,
+             "the workers started again %d time%s in the measured steps (a new epoch's "
+             "iterator), each costing the steps it fell in %.1f ms beyond the median step, of "
+             "which persistent workers would still spend a batch (%.1f ms) on the epoch's "
+             "first: %.2f ms per step",
+             in->restarts, in->restarts == 1 ? "" : "s", in->restart_ms / in->restarts,
+             batch > 0 ? batch : 0, saving);
+    add(out, &a);
+}
+
 /* The collate function on the training thread (measured): with no workers
  * they would run it; with workers it is the trainer's own code. */
 static void note_collate(const an_decide_in *in, an_decision *out)
@@ -241,6 +271,7 @@ void an_decide_advice(const an_decide_in *in, an_decision *out)
     const size_t before = out->nnotes;
     advise_workers(in, out);
     advise_pin(in, out);
+    advise_persistent(in, out);
     note_collate(in, out);
     out->none_why[0] = '\0';
     if (out->nadvice || (out->verdict != AN_V_HIGHLY && out->verdict != AN_V_MODERATELY))

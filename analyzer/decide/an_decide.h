@@ -92,6 +92,11 @@ typedef struct an_decide_in {
     int batch_size;              /* samples a batch (DataLoader batch_size); 0 unknown */
     double collate_ms;           /* the collate function's time per batch on the training
                                   * thread; -1 not measured */
+    int persistent_workers;      /* the DataLoader's setting: 1, 0, -1 unknown */
+    int restarts;                /* times the workers started again within the measured
+                                  * steps (a new epoch's iterator without persistent_workers) */
+    double restart_ms;           /* what those starts cost the steps they fell in, beyond
+                                  * the median step, in all (ms); 0 none */
     char argv[400];              /* the trainer's command line, for a sweep command */
     double probe_read_MBps;  /* storage ceiling from 'gpustarve probe'; 0 unknown */
     double probe_h2d_pinned_GBps;
@@ -105,7 +110,7 @@ enum an_verdict {
     AN_V_HOST,
 };
 
-enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY };
+enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY, AN_ADV_PERSISTENT_WORKERS };
 
 /* What runs the loader, as the trace shows it; it names the count the
  * advice sizes (an_advice_name). */
@@ -208,8 +213,8 @@ void an_decide_note(an_decision *out, const char *fmt, ...) __attribute__((forma
 
 /* The setting an advice changes, in the program's own terms: "num_workers"
  * (a DataLoader, or a program that declared it), "loader_threads" (a
- * thread pool: its max_workers), "loader_processes", "pin_memory"
- * (an_decision.c). */
+ * thread pool: its max_workers), "loader_processes", "pin_memory",
+ * "persistent_workers" (an_decision.c). */
 const char *an_advice_name(const an_advice *a);
 
 /* An entry sizing the loaders' count (value; has_value 0: no number), the

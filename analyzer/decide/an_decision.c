@@ -65,6 +65,8 @@ an_advice an_advice_count(const an_decide_in *in, int has_value, long value, dou
 
 const char *an_advice_name(const an_advice *a)
 {
+    if (a->setting == AN_ADV_PERSISTENT_WORKERS)
+        return "persistent_workers";
     return a->setting == AN_ADV_PIN_MEMORY ? "pin_memory" : an_count_name(a->loader_kind);
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "model/an_model.h"
@@ -199,6 +200,47 @@ static double worst_load(const an_run *run, const an_result *res)
     return worst;
 }
 
+/* The steps where the DataLoader's workers started again: a worker
+ * process is its slot's (loader, worker id) g-th start, counting the
+ * slot's earlier ones; start g >= 1 of the run is the earliest of its
+ * slots' g-th starts (one iterator starts all its workers). Each costs the
+ * first measured step that ends after it, and the next, beyond the median
+ * step. */
+static void worker_restarts(const an_result *res, an_decide_in *in)
+{
+    uint64_t t[64] = {0}; /* the run's start g at t[g] */
+    size_t n = 0;
+    for (size_t i = 0; i < res->nworkers; i++) {
+        const an_proc *p = res->workers[i].p;
+        if (p == res->trainer || p->worker_id < 0)
+            continue;
+        size_t g = 0;
+        for (size_t j = 0; j < res->nworkers; j++) {
+            const an_proc *q = res->workers[j].p;
+            g += q != p && q != res->trainer && q->worker_id == p->worker_id &&
+                 q->loader_id == p->loader_id && q->first_ts < p->first_ts;
+        }
+        if (g < 1 || g >= sizeof t / sizeof t[0])
+            continue;
+        if (!t[g] || p->first_ts < t[g])
+            t[g] = p->first_ts;
+        n = g + 1 > n ? g + 1 : n;
+    }
+    for (size_t g = 1; g < n; g++) {
+        for (size_t k = 0; t[g] && k < res->nsteps; k++) {
+            if (res->steps[k].warmup || res->steps[k].v.t1 <= t[g])
+                continue;
+            for (size_t m = k; m < k + 2 && m < res->nsteps; m++) {
+                const an_stepv *v = &res->steps[m].v;
+                const double d = ms(v->t1 - v->t0) - res->step_ms_median;
+                in->restart_ms += d > 0 && !res->steps[m].warmup ? d : 0;
+            }
+            in->restarts++;
+            break;
+        }
+    }
+}
+
 /* What runs the loader, as the trace shows it (an_decide.h). */
 static int loader_kind(const an_result *res)
 {
@@ -281,6 +323,9 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     const char *bs = an_cfg_value(p, "batch_size");
     in->batch_size = bs && atoi(bs) > 0 ? atoi(bs) : 0;
     in->collate_ms = -1; /* not measured yet: the trace has no collate span */
+    const char *pw = an_cfg_value(p, "persistent_workers");
+    in->persistent_workers = pw ? atoi(pw) != 0 || !strcasecmp(pw, "true") : -1;
+    worker_restarts(res, in);
     snprintf(in->argv, sizeof in->argv, "%s", p->argv ? p->argv : "");
 }
 

@@ -402,7 +402,7 @@ static void html_advice(gs_out *o, const an_result *r)
             else
                 gs_out_str(o, an_advice_name(a));
         } else {
-            gs_out_str(o, "pin_memory=True");
+            gs_out_printf(o, "%s=True", an_advice_name(a));
         }
         gs_out_str(o, "</span><span class=\"pred\">");
         if (!a->has_value)

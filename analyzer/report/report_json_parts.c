@@ -52,7 +52,7 @@ void rep_json_advice_setting(gs_jw *w, const an_advice *a)
     gs_jw_key(w, "value");
     if (!a->has_value)
         gs_jw_null(w);
-    else if (a->setting == AN_ADV_PIN_MEMORY)
+    else if (a->setting != AN_ADV_NUM_WORKERS) /* pin_memory, persistent_workers */
         gs_jw_bool(w, 1);
     else
         gs_jw_i64(w, a->value);

@@ -23,8 +23,8 @@ void rep_rank_advice_short(const an_result *r, char *buf, size_t n)
         return;
     }
     const an_advice *a = &r->advice[0];
-    if (a->setting == AN_ADV_PIN_MEMORY)
-        snprintf(buf, n, "pin_memory=True");
+    if (a->setting != AN_ADV_NUM_WORKERS)
+        snprintf(buf, n, "%s=True", an_advice_name(a));
     else if (a->has_value)
         snprintf(buf, n, "%s=%ld", an_advice_name(a), a->value);
     else

@@ -17,6 +17,12 @@ batch and per step:
             the limit
   mixed     each sample sleeps (storage latency) and burns some CPU; the
             trainer trains on the CPU
+  epochs    short epochs (12 batches) of samples that sleep 3 ms
+            (latency); each worker's start costs 150 ms (worker_init_fn:
+            opening an index, a connection); persistent_workers as
+            REGIME_PERSISTENT=1 in the environment says (default False),
+            so without it the workers start again each epoch; the trainer
+            sleeps as a GPU step would
   threadpool  no DataLoader: batches come from a concurrent.futures thread
             pool of NUM_WORKERS threads (its max_workers), NUM_WORKERS
             batches ahead; 0 loads each batch in the training thread, as a
@@ -40,6 +46,12 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 SAMPLES_PER_BATCH = 4
+EPOCH_BATCHES = 12  # the epochs regime's epoch
+
+
+def slow_start(_):
+    """The epochs regime's worker_init_fn: a worker's start-up work."""
+    time.sleep(0.15)
 
 
 def burn(ms):
@@ -73,11 +85,14 @@ class Regime(Dataset):
         self.mm = None
 
     def __len__(self):
-        return 1 << 20
+        return EPOCH_BATCHES * SAMPLES_PER_BATCH if self.regime == "epochs" else 1 << 20
 
     def __getitem__(self, i):
         if self.regime == "cpu":
             burn(7.0)  # 28 ms of CPU per batch of 4
+            return torch.full((64,), float(i))
+        if self.regime == "epochs":
+            time.sleep(0.003)
             return torch.full((64,), float(i))
         if self.regime == "mixed":
             time.sleep(0.006)  # 24 ms of storage latency per batch
@@ -168,18 +183,22 @@ def main():
     model = torch.nn.Linear(256, 256)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(16, 256)
+    extra = {}
+    if regime == "epochs":
+        extra = dict(worker_init_fn=slow_start,
+                     persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
     loader = DataLoader(Regime(regime, data), batch_size=SAMPLES_PER_BATCH, num_workers=workers,
-                        collate_fn=(lambda b: b) if regime == "receive" else None)
+                        collate_fn=(lambda b: b) if regime == "receive" else None, **extra)
     times = []
     t0 = time.perf_counter()
-    for step, batch in enumerate(loader):
+    for step, batch in enumerate(b for _ in range(steps) for b in loader):
         if regime in ("cpu", "mixed"):
             t = time.thread_time()
             while time.thread_time() - t < 0.012:  # ~12 ms of training on the CPU
                 opt.zero_grad()
                 model(x).sum().backward()
                 opt.step()
-        elif regime == "memmap":
+        elif regime in ("memmap", "epochs"):
             time.sleep(0.005)  # the GPU's step: the trainer sleeps in its sync
         elif regime == "receive":
             time.sleep(0.002)

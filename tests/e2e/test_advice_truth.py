@@ -42,7 +42,8 @@ know), and the rest are skipped. `make truth` (GS_TRUTH_ALL=1) holds
 every regime to it whatever the load.
 
 GS_TRUTH_LOG=FILE appends one JSON line per regime run (for counting
-passes over repeated runs: docs/testing.md); GS_TRUTH_LOADS=busy,waker
+passes over repeated runs: docs/testing.md; GS_TRUTH_ROUND=N is written
+in each); GS_TRUTH_LOADS=busy,waker
 narrows the loads the tests beside a load use. GS_TRUTH_PYTHON names the
 interpreter of the PyTorch regimes (default Debian's, with its torch 1.13):
 tests/gpu/validate.sh --truth runs them with the torch of a GPU machine."""
@@ -71,6 +72,7 @@ REGIMES = {
     "mixed": ("py", 1, ["mixed"]),
     "threadpool": ("py", 1, ["threadpool"]),
     "threadpool-inline": ("py", 0, ["threadpool"]),  # a get_batch() in the training thread
+    "epochs": ("py", 2, ["epochs"]),  # workers started again each epoch
 }
 
 # The settings that size the loaders, in the program's terms (the report's
@@ -129,7 +131,7 @@ def data_for(args):
     return memmap_file() if args[0] == "memmap" else pool_file() if args[0] == "threadpool" else None
 
 
-def traced(kind, workers, args, run, data):
+def traced(kind, workers, args, run, data, persistent=False):
     if kind == "loop":
         if not os.path.exists(TRAIN_LOOP) or not os.path.exists(os.path.join(SIM, "libcudart.so.13")):
             pytest.skip("train_loop or the simulated GPU was not built (needs nvcc)")
@@ -138,7 +140,8 @@ def traced(kind, workers, args, run, data):
                         SIMCUDA_KERNEL_US="train_step_kernel=%d" % (kernel_ms * 1000))
         cmd = [TRAIN_LOOP, "--workers", str(workers), "--steps", "40"] + args
     else:
-        env = clean_env()
+        # the epochs regime's persistent_workers (advice_regimes.py)
+        env = clean_env(**({"REGIME_PERSISTENT": "1"} if persistent else {}))
         steps = args[1] if len(args) > 1 else "60"
         cmd = [REGIMES_INTERP, REGIMES_PY, args[0], str(workers), steps]
         cmd += [data] if data else []
@@ -152,6 +155,8 @@ def traced(kind, workers, args, run, data):
 def log(entry):
     path = os.environ.get("GS_TRUTH_LOG")
     if path:
+        if os.environ.get("GS_TRUTH_ROUND"):  # a count over rounds (docs/testing.md)
+            entry = dict(entry, round=os.environ["GS_TRUTH_ROUND"])
         with open(path, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -201,21 +206,25 @@ def follow(kind, workers, args, rep1, d, data):
     gives no number). Returns (ok, what failed, the log entry, the second
     run's report)."""
     step1 = rep1["step_ms"]["mean"]
-    advice = [a for a in rep1["advice"] if a["setting"] in COUNT_SETTINGS]
+    # the first change the test can make: a count, or persistent_workers
+    advice = [a for a in rep1["advice"] if a["setting"] in COUNT_SETTINGS or
+              (a["setting"] == "persistent_workers" and kind == "py")]
     undecided = [n for n in rep1["notes"] if "gpustarve sweep" in n]
     entry = {"workers": workers, "step_ms": step1, "median_ms": rep1["step_ms"]["median"],
              "model": rep1.get("model")}
     if advice and advice[0]["value"] is not None:
-        n = advice[0]["value"]
+        persistent = advice[0]["setting"] == "persistent_workers"
+        n = workers if persistent else advice[0]["value"]
         predicted = advice[0]["predicted_step_ms"]
-        rep2 = traced(kind, n, args, d / "advised", data)
+        rep2 = traced(kind, n, args, d / "advised", data, persistent)
         step2 = rep2["step_ms"]["mean"]
         err = (predicted - step2) / step2
         ok = abs(err) <= TOLERANCE and step2 < step1
-        why = ("the advice made it slower: %.1f -> %.1f ms (num_workers=%d)" % (step1, step2, n)
+        what = "persistent_workers=True" if persistent else "%s=%d" % (advice[0]["setting"], n)
+        why = ("the advice made it slower: %.1f -> %.1f ms (%s)" % (step1, step2, what)
                if step2 >= step1 else
-               "num_workers=%d: predicted %.1f ms, measured %.1f ms (%+.0f%%); first run %.1f ms; "
-               "model %s" % (n, predicted, step2, 100 * err, step1, rep1["model"]))
+               "%s: predicted %.1f ms, measured %.1f ms (%+.0f%%); first run %.1f ms; "
+               "model %s" % (what, predicted, step2, 100 * err, step1, rep1["model"]))
         rng = advice[0].get("predicted_range_ms")
         return ok, why, dict(entry, outcome="advised", setting=advice[0]["setting"], value=n,
                              predicted_ms=predicted, predicted_range_ms=rng,
@@ -239,7 +248,7 @@ def check_names(name, rep):
     """The advice names the loaders as the program sets them."""
     want = COUNT_NAME.get(name, "num_workers")
     for a in rep["advice"]:
-        if a["setting"] == "pin_memory":
+        if a["setting"] in ("pin_memory", "persistent_workers"):
             continue
         assert a["setting"] == want, (name, rep["advice"])
         if a["value"] is not None and rep["model"] is not None:

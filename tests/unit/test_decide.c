@@ -296,6 +296,47 @@ static void test_collate(void)
     ASSERT_TRUE(said);
 }
 
+/* persistent_workers=True where the workers started again within the
+ * measured steps: the starts' cost less a batch each, per step. */
+static void test_persistent(void)
+{
+    an_decide_in in = base();
+    in.step_ms = 7;
+    in.step_mean_ms = 27;
+    in.measured = 57;
+    in.cur_workers = 2;
+    in.loader_kind = AN_LOADER_DATALOADER;
+    in.persistent_workers = 0;
+    in.restarts = 4;
+    in.restart_ms = 4 * 230.0;
+    in.w_wall_ms = 17;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].setting == AN_ADV_PERSISTENT_WORKERS);
+    ASSERT_TRUE(strcmp(an_advice_name(&d.advice[0]), "persistent_workers") == 0);
+    const double saving = 4 * (230.0 - 17) / 57;
+    ASSERT_MSG(NEAR(d.advice[0].predicted_saving_ms, saving), "%g", d.advice[0].predicted_saving_ms);
+    ASSERT_TRUE(d.advice[0].base == AN_BASE_MEAN && NEAR(d.advice[0].base_step_ms, 27));
+    /* never below the median step: the starts are the slow steps */
+    in.restart_ms = 4 * 2000.0;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && NEAR(d.advice[0].predicted_step_ms, 7));
+    /* already persistent, unknown, not a DataLoader, no start, or too small: none */
+    const int kinds[] = {1, -1};
+    for (size_t i = 0; i < 2; i++) {
+        in.persistent_workers = kinds[i];
+        ASSERT_EQ(decide(&in).nadvice, 0);
+    }
+    in.persistent_workers = 0;
+    in.loader_kind = AN_LOADER_DECLARED;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.loader_kind = AN_LOADER_DATALOADER;
+    in.restarts = 0;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.restarts = 4;
+    in.restart_ms = 4 * 17 + 0.01 * 27 * 57; /* 1% of a step, beyond a batch each */
+    ASSERT_EQ(decide(&in).nadvice, 0);
+}
+
 /* One vocabulary: the verdict quotes the table's share, names the median
  * step's when that decided the band, never says "GPU" without GPU activity,
  * and says "borderline" when the step-to-step interval crosses a band edge. */
@@ -351,5 +392,6 @@ int main(void)
     test_prediction_base();
     test_names();
     test_collate();
+    test_persistent();
     return gs_check_done("test_decide");
 }
