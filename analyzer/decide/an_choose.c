@@ -191,10 +191,15 @@ static void limit_note(const an_decide_in *in, const an_counts *k, const choice 
         an_decide_note(out, "more workers would save under %.0f%% of a step (model: %.1f ms "
                             "with %d)",
                        100 * AN_WORKERS_MIN_SAVING, ch->pred, ch->n);
+    else if (ch->n < k->l.cur)
+        an_decide_note(out, "more workers would save under %.0f%% of a step, and fewer would do "
+                            "as well: %s=%d gives %.1f ms (model), %.1f ms now with %d",
+                       100 * AN_WORKERS_MIN_SAVING, an_count_name(in->loader_kind), ch->n,
+                       ch->pred, step, k->l.cur);
     else
         an_decide_note(out, "neither more nor fewer workers would save %.0f%% of a step "
-                            "(model: %.1f ms with %d, the best count)",
-                       100 * AN_WORKERS_MIN_SAVING, ch->pred, ch->n);
+                            "(model: %.1f ms now, the best count)",
+                       100 * AN_WORKERS_MIN_SAVING, ch->pred);
 }
 
 /* The trainer's weight fitted or all alike: where they disagree by more
