@@ -385,7 +385,7 @@ test-cli: $(CLI) $(TOOL_BINS)
 test-e2e: all
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e $(PYTEST_ARGS)
 
-## truth: every advice truth regime, those that do not hold run by run yet included (docs/testing.md); GS_TRUTH_LOG=FILE logs each run
+## truth: every advice truth regime, those that do not hold run by run yet included, quiet and beside a competing load (docs/testing.md); GS_TRUTH_LOG=FILE logs each run
 truth: all
 	$(Q)GS_TRUTH_ALL=1 $(PYTHON) -m pytest -q -p no:cacheprovider tests/e2e/test_advice_truth.py $(PYTEST_ARGS)
 

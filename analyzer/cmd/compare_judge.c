@@ -90,6 +90,10 @@ static int advice_applied(const an_advice *a, const an_result *b)
         return b->cur_workers == a->value;
     if (a->setting == AN_ADV_PIN_MEMORY)
         return b->cur_pin_memory == 1;
+    if (a->setting == AN_ADV_PERSISTENT_WORKERS) {
+        const char *v = b->trainer ? an_cfg_value(b->trainer, "persistent_workers") : NULL;
+        return v && (!strcmp(v, "1") || !strcasecmp(v, "true"));
+    }
     return 0;
 }
 
@@ -118,12 +122,9 @@ static void judge_prediction(const cmp_side *A, const cmp_side *B, const cmp_opt
         saving += a->predicted_saving_ms;
         single = a->predicted_step_ms;
         const size_t l = strlen(v->applied_text);
-        if (a->setting == AN_ADV_NUM_WORKERS)
-            snprintf(v->applied_text + l, sizeof v->applied_text - l, "%snum_workers=%ld",
-                     l ? " + " : "", a->value);
-        else
-            snprintf(v->applied_text + l, sizeof v->applied_text - l, "%spin_memory=True",
-                     l ? " + " : "");
+        char what[64];
+        an_advice_text(a, what, sizeof what);
+        snprintf(v->applied_text + l, sizeof v->applied_text - l, "%s%s", l ? " + " : "", what);
         v->napplied++;
     }
     if (!v->napplied || !(ra->step_ms_mean > 0))

@@ -459,10 +459,9 @@ static void predict_text(gs_out *o, const cmp_opts *opt, const cmp_verdict *v)
     if (!v->napplied) {
         gs_out_str(o, "predict  B applied none of A's advice (");
         for (size_t i = 0; i < v->npr; i++) {
-            if (v->pr[i].a->setting == AN_ADV_NUM_WORKERS)
-                gs_out_printf(o, "%snum_workers=%ld", i ? ", " : "", v->pr[i].a->value);
-            else
-                gs_out_printf(o, "%spin_memory=True", i ? ", " : "");
+            char what[64];
+            an_advice_text(v->pr[i].a, what, sizeof what);
+            gs_out_printf(o, "%s%s", i ? ", " : "", what);
         }
         gs_out_str(o, ")\n");
         return;

@@ -22,6 +22,7 @@
 #define STORAGE_NEAR 0.8      /* reading at >= 80% of the ceiling: storage is the wall */
 #define PIN_MIN_SHARE 0.02    /* pageable copies must cost >= 2% of a step */
 #define PIN_DEFAULT_SPEEDUP 2.0 /* pinned H2D assumed 2x pageable when nothing better */
+#define COLLATE_MIN_SHARE 0.05 /* collate on the training thread: named from this share */
 
 static void add(an_decision *out, const an_advice *a)
 {
@@ -44,12 +45,7 @@ static int storage_wall(const an_decide_in *in, an_decision *out)
     const double now_MBps = step > 0 ? mb_per_batch / (step / 1e3) : 0;
     if (!(ceil_MBps > 0 && mb_per_batch > 0 && now_MBps >= STORAGE_NEAR * ceil_MBps))
         return 0;
-    an_advice a;
-    memset(&a, 0, sizeof a);
-    a.setting = AN_ADV_NUM_WORKERS;
-    a.has_value = 0;
-    a.predicted_step_ms = step;
-    a.predicted_saving_ms = 0;
+    an_advice a = an_advice_count(in, 0, 0, step, AN_BASE_MEDIAN, step);
     snprintf(a.why, sizeof a.why,
              "the workers already read %.0f MB/s, near the storage ceiling of %.0f MB/s (%s): "
              "more workers will not help; faster storage, caching or smaller samples will",
@@ -111,9 +107,6 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
     }
     if (storage_wall(in, out))
         return;
-    an_advice a;
-    memset(&a, 0, sizeof a);
-    a.setting = AN_ADV_NUM_WORKERS;
     const double step = in->step_ms;
     double ceil_MBps = in->probe_read_MBps;
     const int probed = ceil_MBps > 0;
@@ -150,10 +143,8 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
              100 * AN_WORKERS_MIN_SAVING);
         return;
     }
-    a.has_value = 1;
-    a.value = n;
-    a.predicted_step_ms = pred;
-    a.predicted_saving_ms = step - pred;
+    /* the older rule works on medians */
+    an_advice a = an_advice_count(in, 1, n, pred, AN_BASE_MEDIAN, step);
     if (in->imported && !in->nworkers) {
         /* what a PyTorch profiler trace cannot know, said where the number is */
         snprintf(a.why, sizeof a.why,
@@ -211,12 +202,61 @@ static void advise_pin(const an_decide_in *in, an_decision *out)
     a.value = 1;
     a.predicted_saving_ms = saving;
     /* of the time per step, as the num_workers model's (an_decide.h) */
-    a.predicted_step_ms = (in->step_mean_ms > 0 ? in->step_mean_ms : step) - saving;
+    a.base = in->step_mean_ms > 0 ? AN_BASE_MEAN : AN_BASE_MEDIAN;
+    a.base_step_ms = in->step_mean_ms > 0 ? in->step_mean_ms : step;
+    a.predicted_step_ms = a.base_step_ms - saving;
     snprintf(a.why, sizeof a.why,
              "pageable host-to-device copies cost %.2f ms per step (%.1f MB per step); pinned they "
              "would take about %.2f ms (%s, %.1f GB/s)",
              cost_ms, bytes_step / 1e6, after_ms, src, pinned_GBps);
     add(out, &a);
+}
+
+/* persistent_workers=True where the DataLoader's workers started again
+ * within the measured steps and those starts cost at least
+ * AN_WORKERS_MIN_SAVING of a step (docs/report-schema.md, "Advice"):
+ * persistent workers still make a new epoch's first batch, so a batch of
+ * a worker's time is left out of each start's cost. */
+static void advise_persistent(const an_decide_in *in, an_decision *out)
+{
+    const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
+    if (in->loader_kind != AN_LOADER_DATALOADER || in->persistent_workers != 0 ||
+        in->cur_workers < 1 || in->restarts < 1 || !in->measured || step <= 0)
+        return;
+    const double batch = in->w_wall_ms > 0 ? in->w_wall_ms : in->batch_ms;
+    const double each = in->restart_ms / in->restarts - (batch > 0 ? batch : 0);
+    double saving = each > 0 ? each * in->restarts / (double)in->measured : 0;
+    if (saving > step - in->step_ms) /* the starts are the slow steps, the median none */
+        saving = step - in->step_ms;
+    if (saving < AN_WORKERS_MIN_SAVING * step)
+        return;
+    an_advice a = an_advice_count(in, 1, 1, step - saving, AN_BASE_MEAN, step);
+    a.setting = AN_ADV_PERSISTENT_WORKERS;
+    snprintf(a.why, sizeof a.why,
+             "the workers started again %d time%s in the measured steps (a new epoch's "
+             "iterator), each costing the steps it fell in %.1f ms beyond the median step, of "
+             "which persistent workers would still spend a batch (%.1f ms) on the epoch's "
+             "first: %.2f ms per step",
+             in->restarts, in->restarts == 1 ? "" : "s", in->restart_ms / in->restarts,
+             batch > 0 ? batch : 0, saving);
+    add(out, &a);
+}
+
+/* The collate function on the training thread (measured): with no workers
+ * they would run it; with workers it is the trainer's own code. */
+static void note_collate(const an_decide_in *in, an_decision *out)
+{
+    const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
+    if (!(in->collate_ms > 0) || step <= 0 || in->collate_ms < COLLATE_MIN_SHARE * step)
+        return;
+    an_decide_note(out,
+                   "the collate function takes %.1f ms per batch on the training thread (%.0f%% "
+                   "of the mean step): %s",
+                   in->collate_ms, 100 * in->collate_ms / step,
+                   in->cur_workers == 0 ? "move it into the workers (num_workers >= 1 runs it "
+                                          "there) or make it cheaper"
+                                        : "make it cheaper, or do its work in __getitem__, "
+                                          "which the workers run");
 }
 
 void an_decide(const an_decide_in *in, an_decision *out)
@@ -231,6 +271,8 @@ void an_decide_advice(const an_decide_in *in, an_decision *out)
     const size_t before = out->nnotes;
     advise_workers(in, out);
     advise_pin(in, out);
+    advise_persistent(in, out);
+    note_collate(in, out);
     out->none_why[0] = '\0';
     if (out->nadvice || (out->verdict != AN_V_HIGHLY && out->verdict != AN_V_MODERATELY))
         return;

@@ -81,9 +81,22 @@ typedef struct an_decide_in {
     double host_cpus;            /* the CPUs that load was measured on; 0 unknown */
     double host_busy_cores;      /* of those, busy (every process, the run's included),
                                   * measured; -1 unknown */
+    double other_load_worst_cores; /* other processes' load in the busiest window of the
+                                    * measured steps (at least 0.5 s), measured as
+                                    * other_load_cores is; -1 unknown */
     int loader_unseen;           /* the loader's threads were not told apart: its
                                   * batch is the other threads' time, one a step */
     int prefetch;                /* batches a worker may hold ready */
+    /* the loader in the program's own terms (what the trace shows) */
+    int loader_kind;             /* enum an_loader_kind */
+    int batch_size;              /* samples a batch (DataLoader batch_size); 0 unknown */
+    double collate_ms;           /* the collate function's time per batch on the training
+                                  * thread; -1 not measured */
+    int persistent_workers;      /* the DataLoader's setting: 1, 0, -1 unknown */
+    int restarts;                /* times the workers started again within the measured
+                                  * steps (a new epoch's iterator without persistent_workers) */
+    double restart_ms;           /* what those starts cost the steps they fell in, beyond
+                                  * the median step, in all (ms); 0 none */
     char argv[400];              /* the trainer's command line, for a sweep command */
     double probe_read_MBps;  /* storage ceiling from 'gpustarve probe'; 0 unknown */
     double probe_h2d_pinned_GBps;
@@ -97,16 +110,35 @@ enum an_verdict {
     AN_V_HOST,
 };
 
-enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY };
+enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY, AN_ADV_PERSISTENT_WORKERS };
+
+/* What runs the loader, as the trace shows it; it names the count the
+ * advice sizes (an_advice_name). */
+enum an_loader_kind {
+    AN_LOADER_DATALOADER, /* a PyTorch DataLoader (its configuration was recorded) */
+    AN_LOADER_DECLARED,   /* the program declared num_workers itself (marker API) */
+    AN_LOADER_THREADS,    /* threads of the trainer, no configuration: a thread pool */
+    AN_LOADER_PROCESSES,  /* processes, no configuration */
+};
+
+/* The statistic of the step a prediction is on: the model predicts the
+ * mean step (the time per step), the older rule the median. */
+enum an_base { AN_BASE_MEAN, AN_BASE_MEDIAN };
 
 /* num_workers advice must save at least this share of a step */
 #define AN_WORKERS_MIN_SAVING 0.02
 
 typedef struct an_advice {
     int setting;
+    int loader_kind; /* enum an_loader_kind: names a count (an_advice_name) */
     int has_value;   /* 0: value is not a number (storage is the wall) */
     long value;      /* num_workers: workers; pin_memory: 1 */
     double predicted_step_ms, predicted_saving_ms;
+    int base;             /* enum an_base: the step both are on */
+    double base_step_ms;  /* that step now: predicted + saving */
+    /* the step if other processes' load stays at its worst
+     * (other_load_worst_cores); 0: no range (the load was not measured) */
+    double worst_step_ms;
     char why[320];
 } an_advice;
 
@@ -140,7 +172,14 @@ typedef struct an_model_info {
                               * speed (an_workers_model.c): as many as the run had at
                               * once on average, at least 1; 0: no limit (reads under
                               * STORE_MIN_SHARE of the batch) */
-    struct { int workers; double fit_ms, fair_ms, grp_ms; } pred[AN_MODEL_NPRED];
+    struct { int workers; double fit_ms, fair_ms, grp_ms, worst_ms; } pred[AN_MODEL_NPRED];
+    /* the range (an_choose.h): other processes' load at its worst and the
+     * CPUs it left (-1 and 0: not measured); the cores free for the loader
+     * (-1 unknown); a count the free cores held back (0 none) with its
+     * step at the two ends of the range */
+    double other_load_worst_cores, worst_cpus, free_cores;
+    int held_back;
+    double held_lo_ms, held_hi_ms;
     char sweep[600];         /* the command that would settle what the model cannot */
 } an_model_info;
 
@@ -171,6 +210,27 @@ void an_decide(const an_decide_in *in, an_decision *out);
 void an_decide_workers_model(const an_decide_in *in, an_decision *out);
 /* A note of the decision (an_decision.c). */
 void an_decide_note(an_decision *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The setting an advice changes, in the program's own terms: "num_workers"
+ * (a DataLoader, or a program that declared it), "loader_threads" (a
+ * thread pool: its max_workers), "loader_processes", "pin_memory",
+ * "persistent_workers" (an_decision.c). */
+const char *an_advice_name(const an_advice *a);
+/* The advice as the program would be set: "num_workers=3",
+ * "loader_threads=4", "pin_memory=True", "persistent_workers=True". */
+void an_advice_text(const an_advice *a, char *buf, size_t n);
+
+/* An entry sizing the loaders' count (value; has_value 0: no number), the
+ * step predicted with it on base (enum an_base) whose step now is
+ * base_step_ms; the rest zero (an_decision.c). */
+an_advice an_advice_count(const an_decide_in *in, int has_value, long value, double predicted_ms,
+                          int base, double base_step_ms);
+/* The name of the count of loaders of this kind: "num_workers",
+ * "loader_threads", "loader_processes" (an_decision.c). */
+const char *an_count_name(int loader_kind);
+/* out->model.sweep: the command that tries the counts cur and n and one
+ * past them (an_decision.c). */
+void an_decide_sweep(const an_decide_in *in, an_decision *out, int cur, int n);
 
 /* "HIGHLY_INPUT_BOUND", ... "NONE" (an_decision.c). */
 const char *an_verdict_label(int v);

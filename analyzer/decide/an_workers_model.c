@@ -4,13 +4,12 @@
  * mean step); the load of other processes (as threads, and as groups the
  * kernel shares the cores with first) and how much the scheduler favours
  * the trainer are fitted to the measured run-queue delays; the model must
- * reproduce the measured step; then it predicts the step for more workers
- * with each fit and with the cores shared alike. Advice is the fewest
- * workers that get (nearly) the best step of the slower of the threads and
- * groups ways, predicted with it; where the trainer's fitted weight and all
- * alike disagree by more than MODEL_ERROR, a way says slower than now, or
- * the model does not reproduce the run, a note gives the `gpustarve sweep`
- * command that would settle it instead of a number.
+ * reproduce the measured step; then it predicts the step for other counts
+ * of workers, fewer and more, with each fit, with the cores shared alike,
+ * and with the CPUs other processes' load left at its worst. Which count
+ * to advise, and the notes where none, are an_choose.c's; where the model
+ * does not reproduce the run, a note gives the `gpustarve sweep` command
+ * that would settle it instead of a number.
  *
  * Must never: look at anything but its an_decide_in, or advise a setting
  * without a prediction that every way of sharing the cores says helps. */
@@ -18,16 +17,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "decide/an_choose.h"
 #include "decide/an_decide.h"
 #include "decide/an_predict.h"
 
-#define MODEL_ERROR 0.15     /* the truth tests hold predictions to this (tests/e2e) */
-#define NEAR_BEST 0.05       /* fewest workers within this of the best step */
 #define PAR_MIN_SHARE 0.05   /* intra-op CPU below this share of a step: a steady load */
 #define SATURATED 0.95       /* busy share of the CPUs from which the machine had no idle CPU */
-#define LOADER_CPU_BOUND 0.2 /* CPU share of a batch from which more workers need CPU to help */
 #define RUNQ_NOISE 0.02      /* run-queue delay per CPU time the model needs no other load for */
-#define MAX_TRY 64           /* most workers tried */
+#define MAX_TRY AN_CHOOSE_MAX /* most workers tried */
 #define MAX_WEIGHT 64.0      /* most the trainer's weight is fitted to */
 #define WORKERS_IDLE 1.5     /* workers busy under 1/1.5 of their time are not the wait */
 #define STORE_MIN_SHARE 0.05 /* storage reads under this share of a batch: no storage limit */
@@ -182,83 +179,96 @@ static double fit_weight(const ctx *c, double rt, double rw, double rho, double 
     return wt;
 }
 
-static void sweep_cmd(const an_decide_in *in, an_decision *out, int cur, int n)
-{
-    int a = cur, b = n, d = n + (n - cur > 1 ? n - cur : 2);
-    char list[64];
-    if (a < 0)
-        a = 0;
-    snprintf(list, sizeof list, "%d,%d,%d", a, b, d);
-    snprintf(out->model.sweep, sizeof out->model.sweep, "gpustarve sweep --num-workers %s --steps 50 -- %s",
-             list, in->argv[0] ? in->argv : "COMMAND");
-}
+/* The fitted model's ways of sharing the cores, with what each was fitted
+ * to: thread by thread (c: the trainer's weight wt, other load ext), all
+ * alike (weight 1, ext_fair; < 0: not simulated), group by group (cgrp:
+ * ext_grp, its steps times scale_grp, the same run, the same error), and
+ * the worst load (cw: the CPUs other processes left at their worst, not
+ * yielding; NULL when not measured); scale is the model's error on the run
+ * (measured step / modelled); sleeper: the loader mostly sleeps (its CPU
+ * under AN_LOADER_CPU_BOUND of a batch), and the low end is the fitted way.
+ * RATIONALE: sharing by weight is how the kernel shares the cores among
+ * threads that stay runnable; a thread that wakes from a sleep is placed
+ * ahead of them and runs its short burst at once, group or no group. The
+ * larger of the two ways (below) was chosen on loaders that burn CPU; a
+ * thread pool whose threads sleep 24 ms and burn 4.3 ms a batch, on the
+ * saturated 2-CPU test machine (1.88 of 2 CPUs busy with other load),
+ * measured 8.9 ms with 9 threads where the fitted way said 8.9 and the
+ * groups way 14.1 (docs/testing.md, "Truth tests beside a competing load") */
+typedef struct ways {
+    const ctx *c, *cgrp, *cw;
+    double wt, ext, ext_fair, ext_grp, scale_grp, scale;
+    int sleeper;
+} ways;
 
-/* Steps with cur + 1, cur + 2, ... workers (up to MAX_TRY, until 4 more in
- * a row stop helping), the fitted way c (weight wt, other load ext) into
- * fit[], the groups way cgrp into grp[] (times scale_grp: the same run,
- * the same error) and, when fair is not NULL, all alike (weight 1, other
- * load ext_fair) into fair[]. The count is chosen where the ways agree it
- * helps: the fewest workers whose larger of fit and grp is within
- * NEAR_BEST of the best. Returns that best (INFINITY when no count could
- * be simulated), with *top the last count simulated and *nadv the chosen
- * one. */
-static double more_workers(const ctx *c, const ctx *cgrp, double wt, double ext, double ext_grp,
-                           double scale_grp, double ext_fair, double *fit, double *fair,
-                           double *grp, int *top, int *nadv)
+/* The steps of counts from 1 (0 when the training thread loads now) up
+ * past the count now until 4 more in a row stop helping (at most MAX_TRY),
+ * each way, into k (an_choose.h). Returns 0, or -1 when the count now
+ * could not be simulated. */
+static int fill_counts(const ways *w, an_counts *k)
 {
+    const ctx *c = w->c;
+    an_ladder *l = &k->l;
     const int cur = c->base.workers;
+    l->cur = cur;
+    l->first = cur == 0 ? 0 : 1;
+    l->top = l->first - 1;
     double best = INFINITY;
-    int at_best = cur + 1;
-    *top = cur + 1;
-    for (int n = cur + 1; n <= MAX_TRY; n++) {
-        fit[n] = model_step(c, n, wt, ext, NULL);
-        if (fair)
-            fair[n] = model_step(c, n, 1, ext_fair, NULL);
-        grp[n] = model_step(cgrp, n, wt, ext_grp, NULL);
-        if (fit[n] <= 0 || (fair && fair[n] <= 0) || grp[n] <= 0 || !(scale_grp > 0))
+    int at_best = cur;
+    for (int n = l->first; n <= MAX_TRY; n++) {
+        k->fit[n] = model_step(c, n, w->wt, w->ext, NULL);
+        k->fair[n] = w->ext_fair >= 0 ? model_step(c, n, 1, w->ext_fair, NULL) : 0;
+        k->grp[n] = model_step(w->cgrp, n, w->wt, w->ext_grp, NULL) * w->scale_grp;
+        k->worst[n] = w->cw ? model_step(w->cw, n, w->wt, 0, NULL) : 0;
+        if (k->fit[n] <= 0 || (w->ext_fair >= 0 && k->fair[n] <= 0) || !(k->grp[n] > 0) ||
+            (w->cw && k->worst[n] <= 0))
             break;
-        grp[n] *= scale_grp;
-        *top = n;
-        const double v = fmax(fit[n], grp[n]);
+        l->top = n;
+        l->lo[n] = (w->sleeper ? k->fit[n] : fmax(k->fit[n], k->grp[n])) * w->scale;
+        l->hi[n] = w->cw ? fmax(k->worst[n] * w->scale, l->lo[n]) : l->lo[n];
+        if (n <= cur)
+            continue;
+        const double v = l->lo[n] + l->hi[n];
         if (v < best * (1 - 1e-3)) {
             best = v;
             at_best = n;
         }
-        if (n - at_best >= 4) /* more workers stopped helping */
+        if (n - at_best >= 4) /* more stopped helping */
             break;
     }
-    int n = cur + 1;
-    while (n < *top && fmax(fit[n], grp[n]) > best * (1 + NEAR_BEST))
-        n++;
-    *nadv = n;
-    return best;
+    return l->top >= cur ? 0 : -1;
 }
 
 /* Where the model let the storage serve only the reads the run had at once
  * and storage that serves any number would make the step shorter by more
  * than the model's error: a note with that step and the sweep that would
- * tell them apart (scale_grp, scale: the groups way's and the model's
- * error on the run, as for the advice). */
-static void storage_note(const ctx *c, const ctx *cgrp, double wt, double ext, double ext_grp,
-                         double scale_grp, double scale, double pred, an_decision *out)
+ * tell them apart (the load as measured). */
+static void storage_note(const ways *w, double pred, an_decision *out)
 {
+    const ctx *c = w->c;
     if (c->base.store_par <= 0)
         return;
-    ctx cu = *c, cgu = *cgrp;
+    ctx cu = *c, cgu = *w->cgrp;
     cu.base.store_par = cgu.base.store_par = 0;
-    double fit[MAX_TRY + 1], grp[MAX_TRY + 1];
-    int top, n;
-    const double best =
-        scale * more_workers(&cu, &cgu, wt, ext, ext_grp, scale_grp, 0, fit, NULL, grp, &top, &n);
-    if (!isfinite(best) || best >= (1 - MODEL_ERROR) * pred)
+    ways wu = *w;
+    wu.c = &cu;
+    wu.cgrp = &cgu;
+    wu.cw = NULL;
+    wu.ext_fair = -1;
+    static an_counts k; /* RATIONALE: 3 KiB, reused; the analyzer is single-threaded */
+    memset(&k, 0, sizeof k);
+    int held;
+    const int n = fill_counts(&wu, &k) < 0 ? -1 : an_choose_count(&k.l, AN_NEAR_BEST, 0, 0, &held);
+    if (n <= c->base.workers || k.l.lo[n] >= (1 - AN_MODEL_ERROR) * pred)
         return;
-    sweep_cmd(c->in, out, c->base.workers, n);
+    an_decide_sweep(c->in, out, c->base.workers, n);
     an_decide_note(out,
                    "the storage: a batch's reads (file I/O, page faults) take %.1f ms, and the "
                    "model lets it serve %.1f of them at once, as this run had; storage that "
                    "serves more at once (an NVMe drive, an object store) would give %.1f ms "
-                   "with num_workers=%d; this would settle it: %s",
-                   c->base.w_store_ms, c->base.store_par, best, n, out->model.sweep);
+                   "with %s=%d; this would settle it: %s",
+                   c->base.w_store_ms, c->base.store_par, k.l.lo[n],
+                   an_count_name(c->in->loader_kind), n, out->model.sweep);
 }
 
 /* The model's first facts: the setting and the CPUs; nothing fitted yet. */
@@ -270,6 +280,8 @@ static void model_info_start(const an_decide_in *in, int cur, an_model_info *m)
     snprintf(m->cpus_source, sizeof m->cpus_source, "%s", in->cpus_source);
     m->runq_per_cpu = -1;
     m->other_load_cores = -1;
+    m->other_load_worst_cores = -1;
+    m->free_cores = -1;
     m->saturated = -1;
 }
 
@@ -425,184 +437,38 @@ static void load_note(const an_decide_in *in, double rho, int usable, an_decisio
                        fabs(m->ext_threads - 1) < 0.05 ? "" : "s");
 }
 
-/* The predictions kept in the model info: cur + 1 up to two past the
- * chosen n, and the last count simulated (top). */
-static void keep_predictions(an_model_info *m, int cur, int top, int n, const double *fit,
-                             const double *fair, const double *grp)
-{
-    m->npred = 0;
-    for (int k = cur + 1; k <= top && m->npred < AN_MODEL_NPRED; k++) {
-        if (k > n + 2 && k != top)
-            continue;
-        m->pred[m->npred].workers = k;
-        m->pred[m->npred].fit_ms = fit[k];
-        m->pred[m->npred].fair_ms = fair[k];
-        m->pred[m->npred].grp_ms = grp[k];
-        m->npred++;
-    }
-}
-
-/* The workers chosen and the step predicted with them, with the model's
- * own error on this run carried over: fitted (thr), all alike (fair),
- * groups (grp), and the number the advice gives (pred). */
-typedef struct choice {
-    int n;
-    double thr, fair, grp, pred;
-} choice;
-
-/* Where more workers would save too little: what limits the step, in the
- * model's terms (ext: the other processes' threads fitted). */
-static void limit_note(const ctx *c, double step, double ext, const choice *ch, an_decision *out)
+/* The ends of the range (an_choose.h): the cores the loader may have with
+ * the load as measured, and the CPUs other processes' load leaves at its
+ * worst, for the worst model cw (c's run, no other load but those CPUs
+ * fewer). worst_load stays -1 when the worst was not measured on the
+ * model's CPUs.
+ * RATIONALE: at its worst the other load is taken not to yield: more
+ * threads of the run get no more cores in all than it left, as two
+ * spinning loader threads got no more CPU than one on the saturated test
+ * machine (docs/testing.md, "Six rounds on a saturated machine"); but at
+ * least what one thread gets against that load as busy groups (the
+ * kernel's fairness: c / (c + U) of a core on c CPUs), so a trainer that
+ * needs little CPU is not starved in the model where it was not in the run */
+static void range_ends(const ctx *c, double step, int usable, ctx *cw, an_counts *k,
+                       an_model_info *m)
 {
     const an_decide_in *in = c->in;
     const an_pred_in *b = &c->base;
-    const double cpu_need = b->t_cpu_ms + b->t_par_ms + b->w_cpu_ms + b->other_cores * step;
-    const double free_cpus = pos(in->cpus - ext);
-    if (b->store_par > 0 && b->w_store_ms / b->store_par >= 0.8 * step)
-        an_decide_note(out,
-                       "more workers would not shorten the step: the storage is the limit "
-                       "(a batch's reads take %.1f ms, and this run had %.1f of them at once)",
-                       b->w_store_ms, b->store_par);
-    else if (b->t_cpu_ms + b->t_off_ms >= 0.8 * step)
-        an_decide_note(out,
-                       "more workers would not shorten the step: the training thread's own "
-                       "time is %.1f ms of it (CPU %.1f ms, of which receiving the batch %.1f "
-                       "ms; off-CPU %.1f ms)",
-                       b->t_cpu_ms + b->t_off_ms, b->t_cpu_ms, pos(in->t_receiving_ms),
-                       b->t_off_ms);
-    else if (free_cpus > 0 && cpu_need / free_cpus >= 0.8 * step)
-        an_decide_note(out,
-                       "more workers would not shorten the step: the CPUs are the limit (the "
-                       "loader needs %.1f ms of CPU per batch and the trainer %.1f ms per step, "
-                       "on %.4g CPUs%s)",
-                       b->w_cpu_ms, b->t_cpu_ms + b->t_par_ms, in->cpus,
-                       ext > 0.05 ? " shared with other processes" : "");
-    else
-        an_decide_note(out, "more workers would save under %.0f%% of a step (model: %.1f ms "
-                            "with %d)",
-                       100 * AN_WORKERS_MIN_SAVING, ch->pred, ch->n);
-}
-
-/* The trainer's weight fitted or all alike: where they disagree by more
- * than the model's error, or a way says slower than now, no number: the
- * sweep that would settle it. Returns 1 when so (noted), else 0. */
-static int ways_disagree(const an_decide_in *in, double step, int cur, const choice *ch,
-                         an_decision *out)
-{
-    const double lo = fmin(ch->thr, ch->fair), hi = fmax(ch->thr, ch->fair);
-    if (!(hi - lo > MODEL_ERROR * ch->thr || fmax(hi, ch->grp) > step))
-        return 0;
-    sweep_cmd(in, out, cur, ch->n);
-    an_decide_note(out,
-                   "num_workers=%d should help, but by how much depends on how the %.4g CPUs "
-                   "are shared (%.1f ms as the run-queue delays measured say, %.1f ms if "
-                   "shared alike, %.1f ms if other processes' load is shared group by group): "
-                   "more than the model's %.0f%% error; this would settle it: %s",
-                   ch->n, in->cpus, ch->thr, ch->fair, ch->grp, 100 * MODEL_ERROR,
-                   out->model.sweep);
-    return 1;
-}
-
-/* How far to trust the number the advice gives: the two ways of sharing
- * the cores where they differ, and a machine with no idle CPU. */
-static void trust_notes(const ctx *c, int cur, const choice *ch, an_decision *out)
-{
-    const an_decide_in *in = c->in;
-    const an_pred_in *b = &c->base;
-    if (ch->thr < (1 - MODEL_ERROR) * ch->pred)
-        an_decide_note(out,
-                       "num_workers=%d: %.1f ms if the other processes' load is shared group by "
-                       "group (other sessions, containers: autogroups, cgroups), as predicted; "
-                       "%.1f ms if thread by thread (other processes of this session)",
-                       ch->n, ch->grp, ch->thr);
-    /* RATIONALE: with no idle CPU, what more threads win depends on how
-     * they and the other processes sleep and wake, which one run does not
-     * measure: in 6 rounds on the saturated 2-CPU test machine the advised
-     * step missed the prediction by more than 15% in 15 of 27 comparisons
-     * whose loader burns CPU, and in none of the 6 of a loader that sleeps
-     * (docs/testing.md, "Six rounds on a saturated machine"); the number
-     * stays (it is the model's best), and the report says how far to trust
-     * it and what would settle it */
-    if (out->model.saturated == 1 &&
-        b->w_cpu_ms >= LOADER_CPU_BOUND * (b->w_cpu_ms + b->w_block_ms)) {
-        sweep_cmd(in, out, cur, ch->n);
-        an_decide_note(out,
-                       "the machine had no idle CPU over the measured steps (%.2f of %.4g CPUs "
-                       "busy, measured): there the step with num_workers=%d may miss the "
-                       "prediction by more than %.0f%% either way; this would settle it under "
-                       "one load: %s",
-                       in->host_busy_cores, in->host_cpus, ch->n, 100 * MODEL_ERROR,
-                       out->model.sweep);
-    }
-}
-
-/* The advice: num_workers = ch->n, with the step predicted and why. */
-static void advise_workers(const ctx *c, double step, const choice *ch, an_decision *out)
-{
-    const an_decide_in *in = c->in;
-    const an_pred_in *b = &c->base;
-    const int n = ch->n;
-    an_advice a;
-    memset(&a, 0, sizeof a);
-    a.setting = AN_ADV_NUM_WORKERS;
-    a.has_value = 1;
-    a.value = n;
-    a.predicted_step_ms = ch->pred;
-    a.predicted_saving_ms = step - ch->pred;
-    char store[96] = "";
-    if (b->store_par > 0)
-        snprintf(store, sizeof store, "; of it storage reads %.1f ms, %.1f at once", b->w_store_ms,
-                 b->store_par);
-    /* a why longer than its buffer (a long cpus_source) is cut, never overrun */
-    if (snprintf(a.why, sizeof a.why,
-             "a worker's batch takes %.1f ms blocked (I/O, faults, waits%s) and %.1f ms of CPU; "
-             "the trainer %.1f ms of CPU and %.1f ms off-CPU per step, on %.4g CPUs (%s): "
-             "%d worker%s give%s the step %.1f ms",
-             b->w_block_ms, store, b->w_cpu_ms, b->t_cpu_ms + b->t_par_ms, b->t_off_ms, in->cpus,
-             in->cpus_source, n, n == 1 ? "" : "s", n == 1 ? "s" : "", ch->pred) < 0)
-        a.why[0] = '\0';
-    out->advice[out->nadvice < 4 ? out->nadvice++ : 3] = a;
-}
-
-/* More workers, under each assumption, from the fitted model c (other
- * load ext, all alike ext_fair) and its groups way cgrp (ext_grp, scaled
- * by scale_grp), with the model's error on the run (scale) carried over:
- * the notes, and the advice where every way says it helps enough. */
-static void predict_more(const ctx *c, const ctx *cgrp, double step, double ext,
-                         double ext_fair, double ext_grp, double scale_grp, double scale,
-                         an_decision *out)
-{
-    an_model_info *m = &out->model;
-    const int cur = c->base.workers;
-    const double wt_use = m->t_weight;
-    double fit[MAX_TRY + 1], fair[MAX_TRY + 1], grp[MAX_TRY + 1];
-    int top, n;
-    const double best = more_workers(c, cgrp, wt_use, ext, ext_grp, scale_grp, ext_fair, fit,
-                                     fair, grp, &top, &n);
-    if (!isfinite(best)) {
-        an_decide_note(out, "the model has no prediction for more workers here");
+    k->free_cores = k->worst_load = -1;
+    m->free_cores = m->other_load_worst_cores = -1;
+    if (!usable)
         return;
-    }
-    keep_predictions(m, cur, top, n, fit, fair, grp);
-    choice ch = {n, fit[n] * scale, fair[n] * scale, grp[n] * scale, 0};
-    /* RATIONALE: one run's run-queue delays do not tell whether the other
-     * processes' load shares the cores thread by thread or group by group
-     * (a session's autogroup, a container's cgroup), so the number is the
-     * way that gives the added workers less CPU: on the busy 2-CPU test
-     * machine, whose load is other sessions', the runs of 5 rounds rescored
-     * held with it for the cold memmap in 4 of 5 and for CPU-bound workers
-     * in 3 of 5, with thread by thread in 0 and 1 (docs/report-schema.md,
-     * "The model", which also says where it fails) */
-    ch.pred = fmax(ch.thr, ch.grp);
-    storage_note(c, cgrp, wt_use, ext, ext_grp, scale_grp, scale, ch.pred, out);
-    if (step - ch.pred < AN_WORKERS_MIN_SAVING * step) {
-        limit_note(c, step, ext, &ch, out);
+    k->free_cores = pos(in->cpus - in->other_load_cores - (b->t_cpu_ms + b->t_par_ms) / step -
+                        b->other_cores);
+    m->free_cores = k->free_cores;
+    if (in->other_load_worst_cores < 0)
         return;
-    }
-    if (ways_disagree(c->in, step, cur, &ch, out))
-        return;
-    trust_notes(c, cur, &ch, out);
-    advise_workers(c, step, &ch, out);
+    const double u = fmax(in->other_load_worst_cores, in->other_load_cores);
+    k->worst_load = m->other_load_worst_cores = u;
+    cw->groups = 0;
+    cw->raised = cw->lowered = NULL;
+    cw->base.cpus = fmax(in->cpus - u, in->cpus / (in->cpus + u));
+    k->worst_cpus = m->worst_cpus = cw->base.cpus;
 }
 
 void an_decide_workers_model(const an_decide_in *in, an_decision *out)
@@ -643,14 +509,33 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
         within_load(&cgrp, wt_use, q.rho < 0 ? 0 : fit_ext(&cgrp, wt_use, q.rho));
     m->ext_groups = ext_grp;
     const double now_grp = model_step(&cgrp, cur, wt_use, ext_grp, NULL);
-    if (now <= 0 || fabs(step - now) > MODEL_ERROR * step) {
-        sweep_cmd(in, out, cur, cur + 2);
+    if (now <= 0 || fabs(step - now) > AN_MODEL_ERROR * step) {
+        an_decide_sweep(in, out, cur, cur + 2);
         an_decide_note(out,
                        "the model does not reproduce this run (measured mean step %.1f ms, modelled "
-                       "%.1f ms), so it predicts no change of num_workers; this would settle "
+                       "%.1f ms), so it predicts no change of %s; this would settle "
                        "it: %s",
-                       step, now, m->sweep);
+                       step, now, an_count_name(in->loader_kind), m->sweep);
         return;
     }
-    predict_more(&c, &cgrp, step, ext, ext_fair, ext_grp, now / now_grp, step / now, out);
+    static an_counts k; /* RATIONALE: 3 KiB, reused; the analyzer is single-threaded */
+    memset(&k, 0, sizeof k);
+    k.step = step;
+    k.scale = step / now;
+    k.base = c.base;
+    k.ext = ext;
+    ctx cw = c;
+    range_ends(&c, step, usable, &cw, &k, m);
+    const ways w = {&c, &cgrp, k.worst_load >= 0 ? &cw : NULL, wt_use, ext, ext_fair,
+                    ext_grp, now / now_grp, step / now,
+                    c.base.w_cpu_ms < AN_LOADER_CPU_BOUND * (c.base.w_cpu_ms + c.base.w_block_ms)};
+    if (fill_counts(&w, &k) < 0) {
+        an_decide_note(out, "the model has no prediction for other counts here");
+        return;
+    }
+    int held;
+    const int n = an_choose_pick(&k, &held);
+    if (n >= 0)
+        storage_note(&w, k.l.lo[n], out);
+    an_choose_advise(in, &k, n, held, out);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "model/an_model.h"
@@ -139,8 +140,126 @@ static void measured_time(const an_result *res, an_decide_in *in)
     in->time_measured = 1;
 }
 
+/* RATIONALE: as an_cputime.c's window for the load over the whole run: the
+ * machine's counters tick every 10 ms a CPU */
+#define WORST_WINDOW_NS 500000000ull
+
+/* Other processes' load in one window [x, y] of the host samples: the
+ * machine's busy cores there less every traced thread's CPU there. */
+static double window_load(const an_run *run, const struct an_host_sample *x,
+                          const struct an_host_sample *y, double cpus)
+{
+    const double db = (double)y->busy_ns - (double)x->busy_ns;
+    const double di = (double)y->idle_ns - (double)x->idle_ns;
+    if (!(db >= 0 && di >= 0 && db + di > 0))
+        return -1;
+    double own = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        for (size_t j = 0; j < run->procs[i].nth; j++) {
+            const an_thread *th = &run->procs[i].th[j];
+            uint64_t cov;
+            const double c = th->cpu ? an_cpu_delta(th->cpu, x->ts, y->ts, AN_CV_CPU, &cov) : -1;
+            if (c > 0)
+                own += c;
+        }
+    const double load = cpus * db / (db + di) - own / (double)(y->ts - x->ts);
+    return load > 0 ? load : 0;
+}
+
+/* Other processes' load at its worst over the measured steps: the largest
+ * over consecutive windows of the host samples of at least WORST_WINDOW_NS
+ * (docs/report-schema.md, "The model"); -1 where the load over the run was
+ * not measured or no whole window lies in the steps. */
+static double worst_load(const an_run *run, const an_result *res)
+{
+    if (!res->host_time.measured)
+        return -1;
+    const an_proc *hp = res->trainer && res->trainer->nhcpu >= 2 ? res->trainer : NULL;
+    for (size_t i = 0; !hp && i < run->nprocs; i++)
+        if (run->procs[i].nhcpu >= 2)
+            hp = &run->procs[i];
+    uint64_t a = UINT64_MAX, b = 0;
+    for (size_t i = 0; i < res->nsteps; i++)
+        if (!res->steps[i].warmup) {
+            a = res->steps[i].v.t0 < a ? res->steps[i].v.t0 : a;
+            b = res->steps[i].v.t1 > b ? res->steps[i].v.t1 : b;
+        }
+    if (!hp || !hp->host_cpus || b <= a)
+        return -1;
+    double worst = -1;
+    size_t i = 0;
+    while (i < hp->nhcpu && hp->hcpu[i].ts < a)
+        i++;
+    for (size_t j = i + 1; j < hp->nhcpu && hp->hcpu[j].ts <= b; j++) {
+        if (hp->hcpu[j].ts - hp->hcpu[i].ts < WORST_WINDOW_NS)
+            continue;
+        const double l = window_load(run, &hp->hcpu[i], &hp->hcpu[j], (double)hp->host_cpus);
+        worst = l > worst ? l : worst;
+        i = j;
+    }
+    return worst;
+}
+
+/* The steps where the DataLoader's workers started again: a worker
+ * process is its slot's (loader, worker id) g-th start, counting the
+ * slot's earlier ones; start g >= 1 of the run is the earliest of its
+ * slots' g-th starts (one iterator starts all its workers). Each costs the
+ * first measured step that ends after it, and the next, beyond the median
+ * step. */
+static void worker_restarts(const an_result *res, an_decide_in *in)
+{
+    uint64_t t[64] = {0}; /* the run's start g at t[g] */
+    size_t n = 0;
+    for (size_t i = 0; i < res->nworkers; i++) {
+        const an_proc *p = res->workers[i].p;
+        if (p == res->trainer || p->worker_id < 0)
+            continue;
+        size_t g = 0;
+        for (size_t j = 0; j < res->nworkers; j++) {
+            const an_proc *q = res->workers[j].p;
+            g += q != p && q != res->trainer && q->worker_id == p->worker_id &&
+                 q->loader_id == p->loader_id && q->first_ts < p->first_ts;
+        }
+        if (g < 1 || g >= sizeof t / sizeof t[0])
+            continue;
+        if (!t[g] || p->first_ts < t[g])
+            t[g] = p->first_ts;
+        n = g + 1 > n ? g + 1 : n;
+    }
+    for (size_t g = 1; g < n; g++) {
+        for (size_t k = 0; t[g] && k < res->nsteps; k++) {
+            if (res->steps[k].warmup || res->steps[k].v.t1 <= t[g])
+                continue;
+            for (size_t m = k; m < k + 2 && m < res->nsteps; m++) {
+                const an_stepv *v = &res->steps[m].v;
+                const double d = ms(v->t1 - v->t0) - res->step_ms_median;
+                in->restart_ms += d > 0 && !res->steps[m].warmup ? d : 0;
+            }
+            in->restarts++;
+            break;
+        }
+    }
+}
+
+/* What runs the loader, as the trace shows it (an_decide.h). */
+static int loader_kind(const an_result *res)
+{
+    const an_proc *p = res->trainer;
+    /* RATIONALE: the Python side records the DataLoader's dataset and
+     * sampler with its settings; a program that declares num_workers
+     * through the marker API records that alone */
+    if (an_cfg_value(p, "dataset") || an_cfg_value(p, "sampler"))
+        return AN_LOADER_DATALOADER;
+    if (an_cfg_value(p, "num_workers"))
+        return AN_LOADER_DECLARED;
+    if (res->nworkers && !res->workers[0].th)
+        return AN_LOADER_PROCESSES;
+    return AN_LOADER_THREADS;
+}
+
 /* The numbers the verdict and the advice are decided from. */
-static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide_in *in)
+static void an_decide_in_build(const an_run *run, const an_result *res, const an_opts *o,
+                               an_decide_in *in)
 {
     memset(in, 0, sizeof *in);
     in->no_gpu = res->no_gpu;
@@ -199,6 +318,14 @@ static void an_decide_in_build(const an_result *res, const an_opts *o, an_decide
     in->probe_h2d_pinned_GBps = o->probe_h2d_pinned_GBps;
     cpus_allowed(p, o, in);
     measured_time(res, in);
+    in->other_load_worst_cores = worst_load(run, res);
+    in->loader_kind = loader_kind(res);
+    const char *bs = an_cfg_value(p, "batch_size");
+    in->batch_size = bs && atoi(bs) > 0 ? atoi(bs) : 0;
+    in->collate_ms = -1; /* not measured yet: the trace has no collate span */
+    const char *pw = an_cfg_value(p, "persistent_workers");
+    in->persistent_workers = pw ? atoi(pw) != 0 || !strcasecmp(pw, "true") : -1;
+    worker_restarts(res, in);
     snprintf(in->argv, sizeof in->argv, "%s", p->argv ? p->argv : "");
 }
 
@@ -272,7 +399,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
                   "process, so worker count, worker I/O and loader CPU time are unknown, and data "
                   "wait is the part of the DataLoader __next__ spans while the GPU is idle");
     an_decide_in in;
-    an_decide_in_build(res, o, &in);
+    an_decide_in_build(run, res, o, &in);
     an_decision d;
     an_decide(&in, &d);
     res->verdict = d.verdict;

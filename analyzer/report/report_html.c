@@ -398,19 +398,20 @@ static void html_advice(gs_out *o, const an_result *r)
         gs_out_str(o, "<li class=\"advice-item\"><span class=\"setting\">");
         if (a->setting == AN_ADV_NUM_WORKERS) {
             if (a->has_value)
-                gs_out_printf(o, "num_workers=%ld", a->value);
+                gs_out_printf(o, "%s=%ld", an_advice_name(a), a->value);
             else
-                gs_out_str(o, "num_workers");
+                gs_out_str(o, an_advice_name(a));
         } else {
-            gs_out_str(o, "pin_memory=True");
+            gs_out_printf(o, "%s=True", an_advice_name(a));
         }
         gs_out_str(o, "</span><span class=\"pred\">");
         if (!a->has_value)
             gs_out_str(o, "more workers will not help");
-        else
-            gs_out_printf(o, "predicted step %.1f ms (&minus;%.1f ms, &minus;%.0f%%)",
-                          a->predicted_step_ms, a->predicted_saving_ms,
-                          r->step_ms_median > 0 ? 100 * a->predicted_saving_ms / r->step_ms_median : 0.0);
+        else /* on the statistic it was made on (docs/report-schema.md, "Advice") */
+            gs_out_printf(o, "predicted %s step %.1f ms (&minus;%.1f ms, &minus;%.0f%%)",
+                          a->base == AN_BASE_MEDIAN ? "median" : "mean", a->predicted_step_ms,
+                          a->predicted_saving_ms,
+                          a->base_step_ms > 0 ? 100 * a->predicted_saving_ms / a->base_step_ms : 0.0);
         gs_out_str(o, "</span><div class=\"why\">");
         html_text(o, a->why);
         gs_out_str(o, "</div></li>\n");

@@ -33,20 +33,14 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
     gs_jw_key(w, "cpus");
     rep_json_num(w, m->cpus);
     gs_jw_kstr(w, "cpus_source", m->cpus_source);
-    gs_jw_key(w, "runq_per_cpu");
-    if (m->runq_per_cpu < 0)
-        gs_jw_null(w);
-    else
-        rep_json_num(w, m->runq_per_cpu);
+    rep_json_num_or_null(w, "runq_per_cpu", m->runq_per_cpu);
     gs_jw_key(w, "other_process_threads");
     rep_json_num(w, m->ext_threads);
     gs_jw_key(w, "other_process_groups");
     rep_json_num(w, m->ext_groups);
-    gs_jw_key(w, "other_load_cores");
-    if (m->other_load_cores < 0)
-        gs_jw_null(w);
-    else
-        rep_json_num(w, m->other_load_cores);
+    rep_json_num_or_null(w, "other_load_cores", m->other_load_cores);
+    rep_json_num_or_null(w, "other_load_worst_cores", m->other_load_worst_cores);
+    rep_json_num_or_null(w, "free_cores", m->free_cores);
     gs_jw_kbool(w, "other_load_bounds", m->load_bound);
     gs_jw_kbool(w, "other_load_capped", m->load_capped);
     gs_jw_key(w, "saturated");
@@ -81,9 +75,27 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
         rep_json_num(w, m->pred[i].fair_ms);
         gs_jw_key(w, "groups_ms");
         rep_json_num(w, m->pred[i].grp_ms);
+        gs_jw_key(w, "worst_ms");
+        if (m->other_load_worst_cores < 0)
+            gs_jw_null(w);
+        else
+            rep_json_num(w, m->pred[i].worst_ms);
         gs_jw_end(w);
     }
     gs_jw_end(w);
+    gs_jw_key(w, "held_back");
+    if (m->held_back) {
+        gs_jw_obj(w);
+        gs_jw_ki64(w, "workers", m->held_back);
+        gs_jw_key(w, "range_ms");
+        gs_jw_arr(w);
+        rep_json_num(w, m->held_lo_ms);
+        rep_json_num(w, m->held_hi_ms);
+        gs_jw_end(w);
+        gs_jw_end(w);
+    } else {
+        gs_jw_null(w);
+    }
     gs_jw_kstr(w, "sweep", m->sweep[0] ? m->sweep : NULL);
     gs_jw_end(w);
 }

@@ -22,6 +22,15 @@ void rep_json_num(gs_jw *w, double v)
     gs_jw_num(w, v, NUM_DIGITS);
 }
 
+void rep_json_num_or_null(gs_jw *w, const char *key, double v)
+{
+    gs_jw_key(w, key);
+    if (v < 0)
+        gs_jw_null(w);
+    else
+        rep_json_num(w, v);
+}
+
 void rep_json_ms(gs_jw *w, uint64_t ns)
 {
     gs_jw_fixed(w, (double)ns / 1e6, 6);
@@ -39,11 +48,11 @@ void rep_json_step_parts(gs_jw *w, const an_stepv *v)
 
 void rep_json_advice_setting(gs_jw *w, const an_advice *a)
 {
-    gs_jw_kstr(w, "setting", a->setting == AN_ADV_NUM_WORKERS ? "num_workers" : "pin_memory");
+    gs_jw_kstr(w, "setting", an_advice_name(a));
     gs_jw_key(w, "value");
     if (!a->has_value)
         gs_jw_null(w);
-    else if (a->setting == AN_ADV_PIN_MEMORY)
+    else if (a->setting != AN_ADV_NUM_WORKERS) /* pin_memory, persistent_workers */
         gs_jw_bool(w, 1);
     else
         gs_jw_i64(w, a->value);
@@ -61,6 +70,17 @@ void rep_json_advice(gs_jw *w, const an_result *r)
         rep_json_num(w, a->predicted_step_ms);
         gs_jw_key(w, "predicted_saving_ms");
         rep_json_num(w, a->predicted_saving_ms);
+        /* the statistic both are on, and the range (docs/report-schema.md, "Advice") */
+        gs_jw_kstr(w, "predicted_base", a->base == AN_BASE_MEDIAN ? "median_step" : "mean_step");
+        gs_jw_key(w, "predicted_range_ms");
+        if (a->worst_step_ms > 0) {
+            gs_jw_arr(w);
+            rep_json_num(w, a->predicted_step_ms);
+            rep_json_num(w, a->worst_step_ms);
+            gs_jw_end(w);
+        } else {
+            gs_jw_null(w);
+        }
         gs_jw_kstr(w, "why", a->why);
         gs_jw_end(w);
     }

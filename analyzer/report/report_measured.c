@@ -12,16 +12,6 @@
 #include "report/report_json_parts.h"
 #include "report/report_style.h"
 
-/* A measured value, or null when it is -1 (absent). */
-static void num_or_null(gs_jw *w, const char *key, double v)
-{
-    gs_jw_key(w, key);
-    if (v < 0)
-        gs_jw_null(w);
-    else
-        rep_json_num(w, v);
-}
-
 static const char *per_batch_name(int pb)
 {
     return pb == AN_PB_MARKERS ? "markers" : pb == AN_PB_PERIODIC ? "periodic" : NULL;
@@ -36,22 +26,22 @@ void rep_json_loader_time(gs_jw *w, const char *key, const an_loader_time *t)
     }
     gs_jw_obj(w);
     gs_jw_kstr(w, "per_batch", per_batch_name(t->per_batch));
-    num_or_null(w, "batches", t->batches);
-    num_or_null(w, "wall_ms", t->wall_ms);
-    num_or_null(w, "file_io_ms", t->io_ms);
-    num_or_null(w, "page_fault_io_ms", t->fault_ms);
-    num_or_null(w, "cpu_ms", t->cpu_ms);
-    num_or_null(w, "runq_ms", t->runq_ms);
-    num_or_null(w, "other_blocked_ms", t->blocked_ms);
-    num_or_null(w, "read_bytes", t->read_bytes);
-    num_or_null(w, "requested_bytes", t->requested_bytes);
-    num_or_null(w, "major_faults", t->majflt);
-    num_or_null(w, "storage_read_bytes", t->storage_bytes);
-    num_or_null(w, "page_fault_bytes", t->fault_bytes);
-    num_or_null(w, "page_fault_MBps", t->fault_MBps);
-    num_or_null(w, "voluntary_switches", t->vol_switches);
-    num_or_null(w, "involuntary_switches", t->invol_switches);
-    num_or_null(w, "cpu_cores", t->cpu_cores);
+    rep_json_num_or_null(w, "batches", t->batches);
+    rep_json_num_or_null(w, "wall_ms", t->wall_ms);
+    rep_json_num_or_null(w, "file_io_ms", t->io_ms);
+    rep_json_num_or_null(w, "page_fault_io_ms", t->fault_ms);
+    rep_json_num_or_null(w, "cpu_ms", t->cpu_ms);
+    rep_json_num_or_null(w, "runq_ms", t->runq_ms);
+    rep_json_num_or_null(w, "other_blocked_ms", t->blocked_ms);
+    rep_json_num_or_null(w, "read_bytes", t->read_bytes);
+    rep_json_num_or_null(w, "requested_bytes", t->requested_bytes);
+    rep_json_num_or_null(w, "major_faults", t->majflt);
+    rep_json_num_or_null(w, "storage_read_bytes", t->storage_bytes);
+    rep_json_num_or_null(w, "page_fault_bytes", t->fault_bytes);
+    rep_json_num_or_null(w, "page_fault_MBps", t->fault_MBps);
+    rep_json_num_or_null(w, "voluntary_switches", t->vol_switches);
+    rep_json_num_or_null(w, "involuntary_switches", t->invol_switches);
+    rep_json_num_or_null(w, "cpu_cores", t->cpu_cores);
     gs_jw_end(w);
 }
 
@@ -60,9 +50,9 @@ void rep_json_share_split(gs_jw *w, const an_result *r)
     const an_trainer_time *t = &r->trainer_time;
     gs_jw_key(w, "share_data_wait");
     gs_jw_obj(w);
-    num_or_null(w, "idle_data_wait_blocked", t->measured ? t->share_blocked : -1);
-    num_or_null(w, "idle_data_wait_receiving", t->measured ? t->share_receiving : -1);
-    num_or_null(w, "idle_data_wait_receiving_runq", t->measured ? t->share_receiving_runq : -1);
+    rep_json_num_or_null(w, "idle_data_wait_blocked", t->measured ? t->share_blocked : -1);
+    rep_json_num_or_null(w, "idle_data_wait_receiving", t->measured ? t->share_receiving : -1);
+    rep_json_num_or_null(w, "idle_data_wait_receiving_runq", t->measured ? t->share_receiving_runq : -1);
     gs_jw_end(w);
 }
 
@@ -78,13 +68,13 @@ void rep_json_trainer_time(gs_jw *w, const an_result *r)
     gs_jw_obj(w);
     gs_jw_key(w, "trainer");
     gs_jw_obj(w);
-    num_or_null(w, "blocked_ms", t->blocked_ms);
-    num_or_null(w, "receiving_ms", t->receiving_ms);
-    num_or_null(w, "fetch_runq_ms", t->fetch_runq_ms);
-    num_or_null(w, "cpu_ms", t->cpu_ms);
-    num_or_null(w, "runq_ms", t->runq_ms);
-    num_or_null(w, "cpu_cores", t->cpu_cores);
-    num_or_null(w, "process_cpu_cores", t->proc_cpu_cores);
+    rep_json_num_or_null(w, "blocked_ms", t->blocked_ms);
+    rep_json_num_or_null(w, "receiving_ms", t->receiving_ms);
+    rep_json_num_or_null(w, "fetch_runq_ms", t->fetch_runq_ms);
+    rep_json_num_or_null(w, "cpu_ms", t->cpu_ms);
+    rep_json_num_or_null(w, "runq_ms", t->runq_ms);
+    rep_json_num_or_null(w, "cpu_cores", t->cpu_cores);
+    rep_json_num_or_null(w, "process_cpu_cores", t->proc_cpu_cores);
     gs_jw_end(w);
     rep_json_loader_time(w, "loader", &r->loader_time);
     gs_jw_key(w, "other_threads");
@@ -93,8 +83,8 @@ void rep_json_trainer_time(gs_jw *w, const an_result *r)
     } else {
         gs_jw_obj(w);
         gs_jw_ku64(w, "threads", ot->threads);
-        num_or_null(w, "cpu_cores", ot->cpu_cores);
-        num_or_null(w, "runq_ms_per_step", ot->runq_ms_per_step);
+        rep_json_num_or_null(w, "cpu_cores", ot->cpu_cores);
+        rep_json_num_or_null(w, "runq_ms_per_step", ot->runq_ms_per_step);
         gs_jw_end(w);
     }
     gs_jw_end(w);

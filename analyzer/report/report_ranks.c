@@ -24,12 +24,12 @@ void rep_rank_advice_short(const an_result *r, char *buf, size_t n)
         return;
     }
     const an_advice *a = &r->advice[0];
-    if (a->setting == AN_ADV_PIN_MEMORY)
-        snprintf(buf, n, "pin_memory=True");
+    if (a->setting != AN_ADV_NUM_WORKERS)
+        snprintf(buf, n, "%s=True", an_advice_name(a));
     else if (a->has_value)
-        snprintf(buf, n, "num_workers=%ld", a->value);
+        snprintf(buf, n, "%s=%ld", an_advice_name(a), a->value);
     else
-        snprintf(buf, n, "num_workers: no");
+        snprintf(buf, n, "%s: no", an_advice_name(a));
     if (r->nadvice > 1) {
         const size_t l = strlen(buf);
         snprintf(buf + l, n - l, " +%zu", r->nadvice - 1);

@@ -198,22 +198,31 @@ static void text_advice(gs_out *o, const an_result *r, const style *st)
     for (size_t i = 0; i < r->nadvice; i++) {
         const an_advice *a = &r->advice[i];
         char set[48];
-        if (a->setting == AN_ADV_NUM_WORKERS)
-            a->has_value ? snprintf(set, sizeof set, "num_workers=%ld", a->value)
-                         : snprintf(set, sizeof set, "num_workers");
+        if (a->setting != AN_ADV_NUM_WORKERS)
+            snprintf(set, sizeof set, "%s=True", an_advice_name(a));
+        else if (a->has_value)
+            snprintf(set, sizeof set, "%s=%ld", an_advice_name(a), a->value);
         else
-            snprintf(set, sizeof set, "pin_memory=True");
-        gs_out_printf(o, "%s%-8s%s %-17s", st->bold, i ? "" : "advice", st->off, set);
+            snprintf(set, sizeof set, "%s", an_advice_name(a));
+        gs_out_printf(o, "%s%-8s%s %-17s%s", st->bold, i ? "" : "advice", st->off, set,
+                      strlen(set) >= 17 ? " " : "");
+        /* the prediction on the statistic it was made on (docs/report-schema.md, "Advice") */
+        const char *base = a->base == AN_BASE_MEDIAN ? "median" : "mean";
         if (!a->has_value)
             gs_out_str(o, "will not help");
-        else if (a->setting == AN_ADV_NUM_WORKERS)
-            gs_out_printf(o, "predicted step %.1f ms (-%.0f%%)", a->predicted_step_ms,
-                          r->step_ms_median > 0
-                              ? 100 * a->predicted_saving_ms / r->step_ms_median
-                              : 0.0);
+        else if (a->setting != AN_ADV_PIN_MEMORY)
+            gs_out_printf(o, "predicted %s step %.1f ms (-%.0f%% of %.1f ms)", base,
+                          a->predicted_step_ms,
+                          a->base_step_ms > 0 ? 100 * a->predicted_saving_ms / a->base_step_ms
+                                              : 0.0,
+                          a->base_step_ms);
         else
-            gs_out_printf(o, "predicted -%.2f ms per step (step %.1f ms)", a->predicted_saving_ms,
-                          a->predicted_step_ms);
+            gs_out_printf(o, "predicted -%.2f ms per step (%s step %.1f ms)",
+                          a->predicted_saving_ms, base, a->predicted_step_ms);
+        if (a->has_value && a->worst_step_ms > 0 && a->worst_step_ms > 1.02 * a->predicted_step_ms)
+            gs_out_printf(o, ", %.1f ms if the other load stays at its worst", a->worst_step_ms);
+        if (a->loader_kind == AN_LOADER_THREADS && a->setting == AN_ADV_NUM_WORKERS)
+            gs_out_str(o, " (a thread pool's max_workers)");
         gs_out_printf(o, "\n         %s%s%s\n", st->dim, a->why, st->off);
     }
     rep_text_cost(o, r, st);

@@ -33,7 +33,11 @@ def check_schema(j, per_step=False):
                                      "NOT_INPUT_BOUND", "HOST_BOUND")
     assert isinstance(j["verdict"]["text"], str) and j["verdict"]["text"]
     for a in j["advice"]:
-        assert set(a) >= {"setting", "value", "predicted_step_ms", "predicted_saving_ms", "why"}
+        assert set(a) >= {"setting", "value", "predicted_step_ms", "predicted_saving_ms",
+                          "predicted_base", "predicted_range_ms", "why"}
+        assert a["predicted_base"] in ("mean_step", "median_step")
+        rng = a["predicted_range_ms"]
+        assert rng is None or (rng[0] == a["predicted_step_ms"] and rng[1] >= rng[0])
     assert ("per_step" in j) == per_step
     if per_step:
         assert len(j["per_step"]) == j["steps"]["count"]
@@ -211,9 +215,12 @@ def test_nvtx_steps(gs, gen, tmp_path, start_end):
     assert j["steps"]["count"] == 21 and j["steps"]["measured"] == 20
     assert j["share"]["idle_data_wait"] == pytest.approx(0.30, abs=1e-6)
     assert j["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
-    # loading happens in the training thread (num_workers=0): one worker keeps up
+    # loading happens in the training thread, and the trace records no
+    # DataLoader: one loader thread keeps up, named as the program can set it
     adv = {a["setting"]: a for a in j["advice"]}
-    assert adv["num_workers"]["value"] == 1
+    assert adv["loader_threads"]["value"] == 1
+    r = run_report(gs, write(gen, tmp_path, "nvtx-text", scenarios.nvtx(use_start_end=start_end)))
+    assert "loader_threads=1" in r.stdout and "num_workers" not in r.stdout
 
 
 def test_nvtx_custom_pattern(gs, gen, tmp_path):
@@ -265,7 +272,8 @@ def test_text_report(gs, gen, tmp_path):
     out = r.stdout
     assert "\033[" not in out  # not a terminal: no colour
     for s in ("steps 20 from step markers (1 warm-up left out", "GPU idle: data wait",
-              "HIGHLY INPUT-BOUND", "num_workers=4", "predicted step 60.0 ms (-40%)",
+              "HIGHLY INPUT-BOUND", "num_workers=4",
+              "predicted median step 60.0 ms (-40% of 100.0 ms)",
               "2 loader workers", "NVIDIA H200"):
         assert s in out, s
     assert r.stderr == ""

@@ -17,6 +17,19 @@ batch and per step:
             the limit
   mixed     each sample sleeps (storage latency) and burns some CPU; the
             trainer trains on the CPU
+  epochs    short epochs (12 batches) of samples that sleep 3 ms
+            (latency); each worker's start costs 150 ms (worker_init_fn:
+            opening an index, a connection); persistent_workers as
+            REGIME_PERSISTENT=1 in the environment says (default False),
+            so without it the workers start again each epoch; the trainer
+            sleeps as a GPU step would
+  threadpool  no DataLoader: batches come from a concurrent.futures thread
+            pool of NUM_WORKERS threads (its max_workers), NUM_WORKERS
+            batches ahead; 0 loads each batch in the training thread, as a
+            get_batch() does; each sample reads 64 KiB of DATA_FILE,
+            sleeps (latency) and burns some CPU; the trainer sleeps as a GPU
+            step would; steps and fetches are marked with gpustarve's
+            marker functions (the loop has nothing else that marks them)
 
 Work is measured in the thread's own CPU time (time.thread_time), so on a
 busy machine it takes the same CPU and more wall time, as real work does.
@@ -33,6 +46,12 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 SAMPLES_PER_BATCH = 4
+EPOCH_BATCHES = 12  # the epochs regime's epoch
+
+
+def slow_start(_):
+    """The epochs regime's worker_init_fn: a worker's start-up work."""
+    time.sleep(0.15)
 
 
 def burn(ms):
@@ -66,11 +85,14 @@ class Regime(Dataset):
         self.mm = None
 
     def __len__(self):
-        return 1 << 20
+        return EPOCH_BATCHES * SAMPLES_PER_BATCH if self.regime == "epochs" else 1 << 20
 
     def __getitem__(self, i):
         if self.regime == "cpu":
             burn(7.0)  # 28 ms of CPU per batch of 4
+            return torch.full((64,), float(i))
+        if self.regime == "epochs":
+            time.sleep(0.003)
             return torch.full((64,), float(i))
         if self.regime == "mixed":
             time.sleep(0.006)  # 24 ms of storage latency per batch
@@ -96,26 +118,87 @@ class Regime(Dataset):
         raise SystemExit("unknown regime %s" % self.regime)
 
 
+def pool_sample(fd, i):
+    """One sample of the threadpool regime: a 64 KiB read, 6 ms of latency,
+    1 ms of CPU (the GIL held, as Python decode code holds it)."""
+    os.pread(fd, 64 << 10, (i * 7919 % 1024) << 16)
+    time.sleep(0.006)
+    burn(1.0)
+    return i
+
+
+def pool_batch(fd, b):
+    return [pool_sample(fd, b * SAMPLES_PER_BATCH + k) for k in range(SAMPLES_PER_BATCH)]
+
+
+def threadpool(workers, steps, data):
+    """The threadpool regime: returns the step times (seconds)."""
+    import collections
+    import concurrent.futures
+    try:
+        import gpustarve
+    except ImportError:  # not traced: no markers
+        gpustarve = None
+    fd = os.open(data, os.O_RDONLY)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers) if workers else None
+    ahead = collections.deque()
+    times = []
+    t0 = time.perf_counter()
+    for step in range(steps):
+        if gpustarve:
+            gpustarve.step_begin(step)
+            gpustarve.fetch_begin(step)
+        if pool:
+            while len(ahead) < workers + 1:
+                ahead.append(pool.submit(pool_batch, fd, step + len(ahead)))
+            batch = ahead.popleft().result()
+        else:
+            batch = pool_batch(fd, step)
+        if gpustarve:
+            gpustarve.fetch_end(step)
+        assert len(batch) == SAMPLES_PER_BATCH
+        time.sleep(0.008)  # the GPU's step: the trainer sleeps in its sync
+        if gpustarve:
+            gpustarve.step_end(step)
+        t1 = time.perf_counter()
+        times.append(t1 - t0)
+        t0 = t1
+    if pool:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return times
+
+
 def main():
     regime, workers, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     data = sys.argv[4] if len(sys.argv) > 4 else None
+    if regime == "threadpool":
+        times = threadpool(workers, steps, data)
+        steady = times[len(times) // 5:]
+        print(json.dumps({"regime": regime, "workers": workers,
+                          "median_step_ms": statistics.median(steady) * 1e3,
+                          "mean_step_ms": statistics.mean(steady) * 1e3}))
+        return
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model = torch.nn.Linear(256, 256)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(16, 256)
+    extra = {}
+    if regime == "epochs":
+        extra = dict(worker_init_fn=slow_start,
+                     persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
     loader = DataLoader(Regime(regime, data), batch_size=SAMPLES_PER_BATCH, num_workers=workers,
-                        collate_fn=(lambda b: b) if regime == "receive" else None)
+                        collate_fn=(lambda b: b) if regime == "receive" else None, **extra)
     times = []
     t0 = time.perf_counter()
-    for step, batch in enumerate(loader):
+    for step, batch in enumerate(b for _ in range(steps) for b in loader):
         if regime in ("cpu", "mixed"):
             t = time.thread_time()
             while time.thread_time() - t < 0.012:  # ~12 ms of training on the CPU
                 opt.zero_grad()
                 model(x).sum().backward()
                 opt.step()
-        elif regime == "memmap":
+        elif regime in ("memmap", "epochs"):
             time.sleep(0.005)  # the GPU's step: the trainer sleeps in its sync
         elif regime == "receive":
             time.sleep(0.002)

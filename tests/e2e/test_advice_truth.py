@@ -21,9 +21,18 @@ sleeping (latency-bound) or burning CPU with the trainer asleep in the GPU
 sync; PyTorch DataLoader loops of tests/e2e/advice_regimes.py under
 Debian's torch, CPU-only: CPU-bound workers with training on the CPU, a
 numpy memmap read cold, a trainer bound by receiving its batches, a mixed
-one. The machine is whatever runs the tests (busy or not): the prediction
-must hold on it, which is what the model's measured cores and run-queue
-delays are for.
+one; and a loop without a DataLoader whose batches come from a thread
+pool, or from the training thread itself (a get_batch()): its advice must
+name the pool's threads, never num_workers. The machine is whatever runs
+the tests (busy or not): the prediction must hold on it, which is what the
+model's measured cores and run-queue delays are for.
+
+Beside a competing load (test_advice_holds_beside_load, `make truth`
+only): the same comparisons with a load of known duty cycle started before
+the first run and kept until the comparison ends (tests/tools/cpu_load.py):
+one steady busy process, or a process that sleeps and wakes. And a
+`compare` of two runs of one setting beside it, which must not call either
+faster (test_compare_identical_beside_load).
 
 In `make test`, HOLDING's regimes are held to the advice whatever the
 load, QUIET_HOLDING's on a quiet machine only (a run compared that
@@ -33,11 +42,14 @@ know), and the rest are skipped. `make truth` (GS_TRUTH_ALL=1) holds
 every regime to it whatever the load.
 
 GS_TRUTH_LOG=FILE appends one JSON line per regime run (for counting
-passes over repeated runs: docs/testing.md). GS_TRUTH_PYTHON names the
+passes over repeated runs: docs/testing.md; GS_TRUTH_ROUND=N is written
+in each); GS_TRUTH_LOADS=busy,waker
+narrows the loads the tests beside a load use. GS_TRUTH_PYTHON names the
 interpreter of the PyTorch regimes (default Debian's, with its torch 1.13):
 tests/gpu/validate.sh --truth runs them with the torch of a GPU machine."""
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -58,6 +70,23 @@ REGIMES = {
     "memmap-cold": ("py", 1, ["memmap"]),
     "receive-bound": ("py", 4, ["receive", "240"]),  # short steps: more of them
     "mixed": ("py", 1, ["mixed"]),
+    "threadpool": ("py", 1, ["threadpool"]),
+    "threadpool-inline": ("py", 0, ["threadpool"]),  # a get_batch() in the training thread
+    "epochs": ("py", 2, ["epochs"]),  # workers started again each epoch
+}
+
+# The settings that size the loaders, in the program's terms (the report's
+# advice[].setting, docs/report-schema.md "Advice")
+COUNT_SETTINGS = ("num_workers", "loader_threads", "loader_processes")
+# What each regime's advice must call its loaders: a loop without a
+# DataLoader is never told num_workers
+COUNT_NAME = {"threadpool": "loader_threads", "threadpool-inline": "loader_threads"}
+
+# The competing loads (tests/tools/cpu_load.py arguments)
+LOAD_TOOL = os.path.join(ROOT, "tests", "tools", "cpu_load.py")
+LOADS = {
+    "busy": ["--busy-ms", "100", "--sleep-ms", "0"],  # one steady busy process
+    "waker": ["--busy-ms", "2", "--sleep-ms", "8"],   # one that sleeps and wakes: 20% duty
 }
 
 
@@ -84,7 +113,25 @@ def memmap_file():
     return path
 
 
-def traced(kind, workers, args, run, data):
+def pool_file():
+    """The thread-pool regime's data file (64 MiB), made once; its samples
+    read 64 KiB each, warm after the first run."""
+    d = os.path.join(BUILD, "tests", "advice-truth")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "pool-64M.bin")
+    if not os.path.exists(path) or os.path.getsize(path) != 64 << 20:
+        with open(path + ".tmp", "wb") as f:
+            for _ in range(64):
+                f.write(os.urandom(1 << 20))
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def data_for(args):
+    return memmap_file() if args[0] == "memmap" else pool_file() if args[0] == "threadpool" else None
+
+
+def traced(kind, workers, args, run, data, persistent=False):
     if kind == "loop":
         if not os.path.exists(TRAIN_LOOP) or not os.path.exists(os.path.join(SIM, "libcudart.so.13")):
             pytest.skip("train_loop or the simulated GPU was not built (needs nvcc)")
@@ -93,10 +140,11 @@ def traced(kind, workers, args, run, data):
                         SIMCUDA_KERNEL_US="train_step_kernel=%d" % (kernel_ms * 1000))
         cmd = [TRAIN_LOOP, "--workers", str(workers), "--steps", "40"] + args
     else:
-        env = clean_env()
+        # the epochs regime's persistent_workers (advice_regimes.py)
+        env = clean_env(**({"REGIME_PERSISTENT": "1"} if persistent else {}))
         steps = args[1] if len(args) > 1 else "60"
         cmd = [REGIMES_INTERP, REGIMES_PY, args[0], str(workers), steps]
-        cmd += [data] if args[0] == "memmap" else []
+        cmd += [data] if data else []
     p = run_traced(cmd, run, env=env)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     r = run_plain([CLI, "report", "--json", str(run)], env=clean_env())
@@ -107,6 +155,8 @@ def traced(kind, workers, args, run, data):
 def log(entry):
     path = os.environ.get("GS_TRUTH_LOG")
     if path:
+        if os.environ.get("GS_TRUTH_ROUND"):  # a count over rounds (docs/testing.md)
+            entry = dict(entry, round=os.environ["GS_TRUTH_ROUND"])
         with open(path, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -156,22 +206,30 @@ def follow(kind, workers, args, rep1, d, data):
     gives no number). Returns (ok, what failed, the log entry, the second
     run's report)."""
     step1 = rep1["step_ms"]["mean"]
-    advice = [a for a in rep1["advice"] if a["setting"] == "num_workers"]
+    # the first change the test can make: a count, or persistent_workers
+    advice = [a for a in rep1["advice"] if a["setting"] in COUNT_SETTINGS or
+              (a["setting"] == "persistent_workers" and kind == "py")]
     undecided = [n for n in rep1["notes"] if "gpustarve sweep" in n]
     entry = {"workers": workers, "step_ms": step1, "median_ms": rep1["step_ms"]["median"],
              "model": rep1.get("model")}
     if advice and advice[0]["value"] is not None:
-        n = advice[0]["value"]
+        persistent = advice[0]["setting"] == "persistent_workers"
+        n = workers if persistent else advice[0]["value"]
         predicted = advice[0]["predicted_step_ms"]
-        rep2 = traced(kind, n, args, d / "advised", data)
+        rep2 = traced(kind, n, args, d / "advised", data, persistent)
         step2 = rep2["step_ms"]["mean"]
         err = (predicted - step2) / step2
         ok = abs(err) <= TOLERANCE and step2 < step1
-        why = ("the advice made it slower: %.1f -> %.1f ms (num_workers=%d)" % (step1, step2, n)
+        what = "persistent_workers=True" if persistent else "%s=%d" % (advice[0]["setting"], n)
+        why = ("the advice made it slower: %.1f -> %.1f ms (%s)" % (step1, step2, what)
                if step2 >= step1 else
-               "num_workers=%d: predicted %.1f ms, measured %.1f ms (%+.0f%%); first run %.1f ms; "
-               "model %s" % (n, predicted, step2, 100 * err, step1, rep1["model"]))
-        return ok, why, dict(entry, outcome="advised", value=n, predicted_ms=predicted,
+               "%s: predicted %.1f ms, measured %.1f ms (%+.0f%%); first run %.1f ms; "
+               "model %s" % (what, predicted, step2, 100 * err, step1, rep1["model"]))
+        rng = advice[0].get("predicted_range_ms")
+        return ok, why, dict(entry, outcome="advised", setting=advice[0]["setting"], value=n,
+                             predicted_ms=predicted, predicted_range_ms=rng,
+                             in_range=bool(rng) and (1 - TOLERANCE) * rng[0] <= step2 <=
+                             (1 + TOLERANCE) * rng[1],
                              measured_ms=step2, measured_median_ms=rep2["step_ms"]["median"],
                              model2=rep2.get("model"), error=err, ok=ok), rep2
     rep2 = traced(kind, workers + 2, args, d / "more", data)
@@ -186,16 +244,23 @@ def follow(kind, workers, args, rep1, d, data):
                          gain=gain, ok=ok, notes=rep1["notes"]), rep2
 
 
-@pytest.mark.parametrize("name", list(REGIMES))
-def test_advice_holds(built, tmp_path, name):
-    everywhere = name in HOLDING or os.environ.get("GS_TRUTH_ALL") == "1"
-    if not everywhere and name not in QUIET_HOLDING:
-        pytest.skip("%s: the advice does not hold run by run yet (docs/testing.md); "
-                    "make truth runs it" % name)
-    quiet_only = not everywhere
+def check_names(name, rep):
+    """The advice names the loaders as the program sets them."""
+    want = COUNT_NAME.get(name, "num_workers")
+    for a in rep["advice"]:
+        if a["setting"] in ("pin_memory", "persistent_workers"):
+            continue
+        assert a["setting"] == want, (name, rep["advice"])
+        if a["value"] is not None and rep["model"] is not None:
+            assert a["predicted_base"] == "mean_step", a  # the model's statistic
+
+
+def holds(name, tmp_path, quiet_only, load=None):
+    """The advice of regime `name` followed and checked (the docstring)."""
     kind, workers, args = REGIMES[name]
-    data = memmap_file() if args[0] == "memmap" else None
+    data = data_for(args)
     rep1 = traced(kind, workers, args, tmp_path / "first0", data)
+    check_names(name, rep1)
     if quiet_only:  # a repeat's first run (again, below) is checked where it is run
         skip_if_busy(name, "the first run", rep1)
     drifts = []
@@ -203,7 +268,7 @@ def test_advice_holds(built, tmp_path, name):
         assert rep1["model"] is not None, "the measured model was not used: %s" % rep1["notes"]
         d = tmp_path / ("attempt%d" % attempt)
         ok, why, entry, rep2 = follow(kind, workers, args, rep1, d, data)
-        entry = dict(entry, regime=name, attempt=attempt)
+        entry = dict(entry, regime=name, attempt=attempt, load=load or "none")
         if ok:
             log(entry)
             return
@@ -228,3 +293,70 @@ def test_advice_holds(built, tmp_path, name):
     pytest.fail("%s; and the first setting, run again after each of %d comparisons, moved "
                 "beyond %.0f%% every time (%s): the machine's load changed under every one" % (
                     why, ATTEMPTS, 100 * TOLERANCE, ", ".join(drifts)))
+
+
+@pytest.mark.parametrize("name", list(REGIMES))
+def test_advice_holds(built, tmp_path, name):
+    everywhere = name in HOLDING or os.environ.get("GS_TRUTH_ALL") == "1"
+    if not everywhere and name not in QUIET_HOLDING:
+        pytest.skip("%s: the advice does not hold run by run yet (docs/testing.md); "
+                    "make truth runs it" % name)
+    holds(name, tmp_path, not everywhere)
+
+
+class CompetingLoad:
+    """tests/tools/cpu_load.py with the arguments of LOADS[name], from
+    `with` to its end; the duty it got is kept (duty: CPU over wall time)."""
+
+    def __init__(self, name):
+        self.name, self.duty = name, None
+
+    def __enter__(self):
+        self.p = subprocess.Popen([PY, LOAD_TOOL] + LOADS[self.name], stdout=subprocess.PIPE,
+                                  env=clean_env(), text=True)
+        line = self.p.stdout.readline()  # it runs: the work starts beside it, not its start-up
+        assert line.startswith("ready"), line
+        return self
+
+    def __exit__(self, *exc):
+        self.p.terminate()
+        out, _ = self.p.communicate(timeout=60)
+        busy, wall = (float(x) for x in out.split()[1:3])
+        self.duty = busy / wall if wall > 0 else None
+        log({"load": self.name, "load_duty": self.duty})
+        return False
+
+
+def loads():
+    want = os.environ.get("GS_TRUTH_LOADS")
+    return [n for n in LOADS if not want or n in want.split(",")]
+
+
+@pytest.mark.parametrize("name", list(REGIMES))
+@pytest.mark.parametrize("load", loads())
+def test_advice_holds_beside_load(built, tmp_path, name, load):
+    if os.environ.get("GS_TRUTH_ALL") != "1":
+        pytest.skip("beside a competing load: make truth runs it (docs/testing.md)")
+    with CompetingLoad(load):
+        holds(name, tmp_path, False, load)
+
+
+@pytest.mark.parametrize("load", loads())
+def test_compare_identical_beside_load(built, tmp_path, load):
+    """Two runs of one setting beside a steady load: `compare` must not call
+    either faster (docs/testing.md, "Truth tests beside a competing load")."""
+    if os.environ.get("GS_TRUTH_ALL") != "1":
+        pytest.skip("beside a competing load: make truth runs it (docs/testing.md)")
+    kind, workers, args = REGIMES["latency-threads"]
+    with CompetingLoad(load):
+        a = tmp_path / "a"
+        b = tmp_path / "b"
+        traced(kind, workers, args, a, None)
+        traced(kind, workers, args, b, None)
+    r = run_plain([CLI, "compare", "--json", str(a), str(b)], env=clean_env())
+    assert r.returncode == 0, r.stderr.decode()
+    j = json.loads(r.stdout)
+    label = j["helped"]["label"]
+    log({"test": "compare_identical", "load": load, "label": label,
+         "change_rel": j["change"]["step_ms_median_rel"]})
+    assert label not in ("helped", "hurt"), "identical settings beside a %s load: %s" % (load, j)

@@ -222,6 +222,121 @@ static void test_pin_memory(void)
     ASSERT_EQ(decide(&in).nadvice, 0);
 }
 
+/* One base for a prediction: the step it is on is named and is the step
+ * its saving is taken from (docs/report-schema.md, "Advice"). */
+static void test_prediction_base(void)
+{
+    /* the older rule: medians */
+    an_decide_in in = input_bound();
+    in.step_mean_ms = 26;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].base == AN_BASE_MEDIAN);
+    ASSERT_TRUE(NEAR(d.advice[0].base_step_ms, 20));
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms + d.advice[0].predicted_saving_ms, 20));
+    ASSERT_TRUE(d.advice[0].worst_step_ms == 0); /* no range without the model */
+    /* pin_memory: the mean step less its saving, on the mean */
+    in = base();
+    in.step_mean_ms = 26;
+    in.pageable_ms = 5;
+    in.pageable_bytes_per_step = 10e6;
+    in.pinned_GBps_seen = 10;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].base == AN_BASE_MEAN);
+    ASSERT_TRUE(NEAR(d.advice[0].base_step_ms, 26) && NEAR(d.advice[0].predicted_step_ms, 22));
+}
+
+/* The count is named as the program sets it: a DataLoader's or a declared
+ * num_workers, a thread pool's threads, loader processes. */
+static void test_names(void)
+{
+    const struct {
+        int kind;
+        const char *name;
+    } rows[] = {
+        {AN_LOADER_DATALOADER, "num_workers"},
+        {AN_LOADER_DECLARED, "num_workers"},
+        {AN_LOADER_THREADS, "loader_threads"},
+        {AN_LOADER_PROCESSES, "loader_processes"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        an_decide_in in = input_bound();
+        in.loader_kind = rows[i].kind;
+        const an_decision d = decide(&in);
+        ASSERT_TRUE(d.nadvice == 1);
+        ASSERT_MSG(strcmp(an_advice_name(&d.advice[0]), rows[i].name) == 0, "%s",
+                   an_advice_name(&d.advice[0]));
+        ASSERT_TRUE(strcmp(an_count_name(rows[i].kind), rows[i].name) == 0);
+    }
+    an_advice pin;
+    memset(&pin, 0, sizeof pin);
+    pin.setting = AN_ADV_PIN_MEMORY;
+    pin.loader_kind = AN_LOADER_THREADS;
+    ASSERT_TRUE(strcmp(an_advice_name(&pin), "pin_memory") == 0);
+}
+
+/* The collate function's time on the training thread, where measured: a
+ * note from 5% of the mean step, saying where it could go. */
+static void test_collate(void)
+{
+    an_decide_in in = input_bound();
+    in.collate_ms = -1; /* not measured: nothing said */
+    ASSERT_TRUE(!strstr(decide(&in).notes[0], "collate"));
+    in.collate_ms = 0.9; /* under 5% of 20 ms */
+    an_decision d = decide(&in);
+    for (size_t i = 0; i < d.nnotes; i++)
+        ASSERT_TRUE(!strstr(d.notes[i], "collate"));
+    in.collate_ms = 3;
+    in.cur_workers = 0;
+    in.nworkers = 0;
+    d = decide(&in);
+    int said = 0;
+    for (size_t i = 0; i < d.nnotes; i++)
+        said |= strstr(d.notes[i], "collate function takes 3.0 ms per batch on the training "
+                                   "thread (15% of the mean step): move it into the workers") != NULL;
+    ASSERT_TRUE(said);
+}
+
+/* persistent_workers=True where the workers started again within the
+ * measured steps: the starts' cost less a batch each, per step. */
+static void test_persistent(void)
+{
+    an_decide_in in = base();
+    in.step_ms = 7;
+    in.step_mean_ms = 27;
+    in.measured = 57;
+    in.cur_workers = 2;
+    in.loader_kind = AN_LOADER_DATALOADER;
+    in.persistent_workers = 0;
+    in.restarts = 4;
+    in.restart_ms = 4 * 230.0;
+    in.w_wall_ms = 17;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].setting == AN_ADV_PERSISTENT_WORKERS);
+    ASSERT_TRUE(strcmp(an_advice_name(&d.advice[0]), "persistent_workers") == 0);
+    const double saving = 4 * (230.0 - 17) / 57;
+    ASSERT_MSG(NEAR(d.advice[0].predicted_saving_ms, saving), "%g", d.advice[0].predicted_saving_ms);
+    ASSERT_TRUE(d.advice[0].base == AN_BASE_MEAN && NEAR(d.advice[0].base_step_ms, 27));
+    /* never below the median step: the starts are the slow steps */
+    in.restart_ms = 4 * 2000.0;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && NEAR(d.advice[0].predicted_step_ms, 7));
+    /* already persistent, unknown, not a DataLoader, no start, or too small: none */
+    const int kinds[] = {1, -1};
+    for (size_t i = 0; i < 2; i++) {
+        in.persistent_workers = kinds[i];
+        ASSERT_EQ(decide(&in).nadvice, 0);
+    }
+    in.persistent_workers = 0;
+    in.loader_kind = AN_LOADER_DECLARED;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.loader_kind = AN_LOADER_DATALOADER;
+    in.restarts = 0;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.restarts = 4;
+    in.restart_ms = 4 * 17 + 0.01 * 27 * 57; /* 1% of a step, beyond a batch each */
+    ASSERT_EQ(decide(&in).nadvice, 0);
+}
+
 /* One vocabulary: the verdict quotes the table's share, names the median
  * step's when that decided the band, never says "GPU" without GPU activity,
  * and says "borderline" when the step-to-step interval crosses a band edge. */
@@ -274,5 +389,9 @@ int main(void)
     test_num_workers();
     test_storage();
     test_pin_memory();
+    test_prediction_base();
+    test_names();
+    test_collate();
+    test_persistent();
     return gs_check_done("test_decide");
 }

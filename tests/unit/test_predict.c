@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "decide/an_choose.h"
 #include "decide/an_decide.h"
 #include "decide/an_predict.h"
 #include "gs_check.h"
@@ -345,6 +346,170 @@ static void test_storage(void)
     ASSERT_TRUE(d.nadvice == 1 && d.advice[0].predicted_step_ms < 14.6);
 }
 
+/* The count chosen over the range (an_choose.h), on hand-written ladders. */
+static an_ladder ladder(int first, int cur, const double *lo, const double *hi, int top)
+{
+    an_ladder l;
+    memset(&l, 0, sizeof l);
+    l.first = first;
+    l.cur = cur;
+    l.top = top;
+    for (int n = first; n <= top; n++) {
+        l.lo[n] = lo[n - first];
+        l.hi[n] = hi ? hi[n - first] : lo[n - first];
+    }
+    return l;
+}
+
+static void test_choose(void)
+{
+    int held;
+    /* one end: the fewest within 5% of the best */
+    const double a[] = {60, 30, 20.5, 20, 20, 20};
+    an_ladder l = ladder(1, 1, a, NULL, 6);
+    ASSERT_EQ(an_choose_count(&l, 0.05, 0, 0.05, &held), 3);
+    ASSERT_EQ(held, 0);
+    /* fewer than now: 4 loaders now, 1 as good as any */
+    const double f[] = {20, 20.2, 20.3, 21};
+    l = ladder(1, 4, f, NULL, 4);
+    ASSERT_EQ(an_choose_count(&l, 0.05, 0, 0.05, &held), 1);
+    /* fewer faster: 2 now, 1 a fifth faster at both ends */
+    const double flo[] = {32, 40, 40}, fhi[] = {40, 50, 52};
+    l = ladder(1, 2, flo, fhi, 3);
+    ASSERT_EQ(an_choose_count(&l, 0.05, 0, 0.05, &held), 1);
+    /* the ends disagree: more wins only if the other load yields (low end
+     * falls, high end rises past 2): the count that loses least */
+    const double dlo[] = {57, 41, 35, 31, 28}, dhi[] = {57, 52, 60, 70, 80};
+    l = ladder(1, 1, dlo, dhi, 5);
+    ASSERT_EQ(an_choose_count(&l, 0.05, 0, 0.05, &held), 2); /* 3 on: slower than now there */
+    const double elo[] = {57, 40, 30}, ehi[] = {57, 50, 56};
+    l = ladder(1, 1, elo, ehi, 3);
+    ASSERT_EQ(an_choose_count(&l, 0.05, 0, 0.05, &held), 3); /* 1.12 of the best, 2: 1.33 */
+    /* the cap: beyond the free cores' count each loader more must help 5%
+     * at both ends; the model's wiggles do not carry it to 9 */
+    const double clo[] = {57, 41, 35.5, 33.2, 31.6, 31, 30.2, 29.2, 28.2};
+    const double chi[] = {57, 53.8, 51.9, 52.1, 51.8, 53, 52.8, 51.3, 48.6};
+    l = ladder(1, 1, clo, chi, 9);
+    ASSERT_EQ(an_choose_count(&l, 0.05, 0, 0.05, &held), 9);
+    ASSERT_EQ(an_choose_count(&l, 0.05, 1, 0.05, &held), 2);
+    ASSERT_EQ(held, 9);
+    /* a cap at or above the choice changes nothing; a cap below the count
+     * now caps only an increase */
+    ASSERT_EQ(an_choose_count(&l, 0.05, 9, 0.05, &held), 9);
+    ASSERT_EQ(held, 0);
+    l.cur = 3;
+    ASSERT_EQ(an_choose_count(&l, 0.05, 1, 0.05, &held), 3);
+    ASSERT_EQ(held, 9);
+    /* no count: -1 */
+    l.first = 5;
+    l.top = 4;
+    ASSERT_EQ(an_choose_count(&l, 0.05, 0, 0.05, &held), -1);
+    /* the cap: what the free cores hold of loaders busy a share of a core */
+    ASSERT_EQ(an_choose_cap(1.0, 0.88, 0.2), 1);
+    ASSERT_EQ(an_choose_cap(1.9, 0.88, 0.2), 2);
+    ASSERT_EQ(an_choose_cap(0.1, 1.0, 0.2), 1);
+    ASSERT_EQ(an_choose_cap(1.0, 0.5, 0.2), 2);
+    ASSERT_EQ(an_choose_cap(1.0, 0.1, 0.2), 0); /* a loader that sleeps: no cap */
+    ASSERT_EQ(an_choose_cap(-1, 1.0, 0.2), 0);  /* free cores unknown */
+}
+
+/* A loader thread spinning 50 ms of its 57 ms batch, the trainer asleep in
+ * the GPU sync (issue: advised 5 and 6 threads beside another busy process,
+ * which measured slower). */
+static an_decide_in spin_run(void)
+{
+    an_decide_in in = measured_run();
+    in.step_ms = 57;
+    in.w_blocked_ms = 7;
+    in.w_cpu_ms = 50;
+    in.w_wall_ms = 57;
+    in.t_blocked_ms = 36.5;
+    in.other_load_worst_cores = -1;
+    return in;
+}
+
+/* The range: the step with the load as measured and at its worst, and the
+ * count best over both. */
+static void test_range(void)
+{
+    /* a loader that sleeps: the worst load hardly matters */
+    an_decide_in in = measured_run();
+    in.other_load_cores = 0.2;
+    in.host_cpus = 2;
+    in.host_busy_cores = 0.25;
+    in.other_load_worst_cores = 1.8;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 3);
+    ASSERT_TRUE(d.advice[0].base == AN_BASE_MEAN && NEAR(d.advice[0].base_step_ms, 60, 1e-9));
+    ASSERT_MSG(d.advice[0].worst_step_ms >= d.advice[0].predicted_step_ms &&
+                   d.advice[0].worst_step_ms < 1.1 * d.advice[0].predicted_step_ms,
+               "%g %g", d.advice[0].predicted_step_ms, d.advice[0].worst_step_ms);
+    ASSERT_TRUE(NEAR(d.model.other_load_worst_cores, 1.8, 1e-9));
+    ASSERT_TRUE(NEAR(d.model.worst_cpus, 2 / 3.8, 1e-9)); /* at least one thread's share */
+    /* not measured: no range */
+    in.other_load_worst_cores = -1;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].worst_step_ms == 0);
+    ASSERT_TRUE(d.model.other_load_worst_cores == -1);
+    /* the spinning loader thread: quiet, the model alone sizes it (no
+     * measured load, no cap) */
+    in = spin_run();
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value >= 4);
+    ASSERT_TRUE(d.model.held_back == 0);
+    /* beside one busy process (1 core, steadily): no more than 2 threads
+     * (the second overlaps the first's blocking), the rest held back */
+    in.other_load_cores = 1;
+    in.other_load_worst_cores = 1;
+    in.host_cpus = 2;
+    in.host_busy_cores = 1.9;
+    d = decide(&in);
+    ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 2, "%zu %ld", d.nadvice,
+               d.nadvice ? d.advice[0].value : -1);
+    ASSERT_TRUE(d.model.held_back > 2 && d.model.held_hi_ms > d.model.held_lo_ms);
+    ASSERT_TRUE(d.advice[0].worst_step_ms > d.advice[0].predicted_step_ms);
+    ASSERT_TRUE(d.advice[0].worst_step_ms < 57);
+    ASSERT_TRUE(has_note(&d, "would give") && has_note(&d, "if their load stays at its worst"));
+    /* its worst at 1.5 cores: the second thread no longer helps at both
+     * ends: nothing advised */
+    in.other_load_worst_cores = 1.5;
+    d = decide(&in);
+    ASSERT_MSG(d.nadvice == 0, "%ld", d.nadvice ? d.advice[0].value : -1);
+    ASSERT_TRUE(d.model.held_back > 0);
+}
+
+/* A loader that mostly sleeps (a thread pool's: 24 ms asleep, 4.3 ms of
+ * CPU a batch) beside a busy machine: its prediction is the fitted way's,
+ * not the larger of it and the groups way (an_workers_model.c, ways). */
+static void test_sleeper(void)
+{
+    an_decide_in in = measured_run();
+    in.step_ms = 31;
+    in.t_cpu_ms = 0.2;
+    in.t_runq_ms = 0.6;
+    in.t_blocked_ms = 22;
+    in.w_blocked_ms = 24;
+    in.w_cpu_ms = 4.3;
+    in.w_runq_ms = 6;
+    in.w_wall_ms = 34;
+    in.other_load_cores = 1.8;
+    in.host_cpus = 2;
+    in.host_busy_cores = 1.95;
+    in.other_load_worst_cores = 1.85;
+    const an_decision d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.model.ext_groups > 0);
+    const double scale = 31 / d.model.now_fit_ms;
+    int seen = 0;
+    for (size_t i = 0; i < d.model.npred; i++)
+        if (d.model.pred[i].workers == d.advice[0].value) {
+            seen = 1;
+            ASSERT_MSG(NEAR(d.advice[0].predicted_step_ms, d.model.pred[i].fit_ms * scale, 1e-6),
+                       "%g vs fit %g grp %g", d.advice[0].predicted_step_ms,
+                       d.model.pred[i].fit_ms * scale, d.model.pred[i].grp_ms * scale);
+        }
+    ASSERT_TRUE(seen);
+}
+
 int main(void)
 {
     test_simulation();
@@ -353,5 +518,8 @@ int main(void)
     test_measured_load_caps();
     test_saturated();
     test_storage();
+    test_choose();
+    test_range();
+    test_sleeper();
     return gs_check_done("test_predict");
 }
