@@ -36,6 +36,7 @@ void an_trainer_time_absent(an_trainer_time *t)
     t->share_receiving_runq = -1;
     t->blocked_mean_ms = t->receiving_mean_ms = t->cpu_mean_ms = t->runq_mean_ms = -1;
     t->share_blocked_fault = t->fetch_fault_ms = t->majflt = -1;
+    t->window_majflt = t->window_fault_bytes = -1;
     t->collate_ms = t->collate_cpu_ms = -1;
 }
 

@@ -125,6 +125,9 @@ typedef struct an_trainer_time {
     double share_blocked_fault;
     double fetch_fault_ms; /* per step: that page-fault part of the wait, median */
     double majflt;         /* major page faults per step, whole step, mean */
+    /* over the measured steps: its major faults, and the bytes they read
+     * (storage reads beyond its hooked reads'); -1 unknown */
+    double window_majflt, window_fault_bytes;
     /* the collate function on the training thread (no workers: `collate`
      * markers inside its fetches), per step: wall and CPU, means; -1 none */
     double collate_ms, collate_cpu_ms;

@@ -21,6 +21,10 @@
 
 #define WARMUP_FACTOR 2.0     /* leading steps slower than this x median are warm-up */
 #define PERIOD_MIN 0.5        /* inferred boundaries closer than 0.5 x median gap merge */
+/* RATIONALE: a training thread's first batches fault in its libraries'
+ * pages too (a DataLoader run read 3 MB so); a dataset mapped and read
+ * cold reads tens to hundreds (nanoGPT's 32 MiB token file: 72 MB) */
+#define COLD_BYTES 8e6
 
 const char *an_source_name(int s)
 {
@@ -286,52 +290,62 @@ int an_cut_steps(an_result *res, const an_thread *t)
     return 0;
 }
 
-/* A step's major page faults and the bytes they read (storage reads
- * beyond what the thread's hooked reads returned), from the training
- * thread's samples; -1 where unknown. */
-static void step_faults(const an_thread *th, const an_step *st, double *faults, double *bytes)
+/* The training thread's major page faults over [a, b] and the bytes they
+ * read (storage reads beyond what its hooked reads returned), from its
+ * samples; -1 where unknown. */
+static void faults_in(const an_thread *th, uint64_t a, uint64_t b, double *faults, double *bytes)
 {
     const an_cpu_log *l = th ? th->cpu : NULL;
     *faults = *bytes = -1;
-    if (!l || !l->n)
+    if (!l || !l->n || b <= a)
         return;
-    const double f0 = an_cpu_value_at(l, st->v.t0, AN_CV_MAJFLT), f1 = an_cpu_value_at(l, st->v.t1, AN_CV_MAJFLT);
+    const double f0 = an_cpu_value_at(l, a, AN_CV_MAJFLT), f1 = an_cpu_value_at(l, b, AN_CV_MAJFLT);
     if (f0 < 0 || f1 < 0)
         return;
     *faults = f1 > f0 ? f1 - f0 : 0;
-    const double s0 = an_cpu_value_at(l, st->v.t0, AN_CV_STORAGE), s1 = an_cpu_value_at(l, st->v.t1, AN_CV_STORAGE);
-    const size_t a = an_cpu_lower(l, st->v.t0), b = an_cpu_lower(l, st->v.t1);
-    if (s0 < 0 || s1 < 0 || a >= l->n || b >= l->n)
+    const double s0 = an_cpu_value_at(l, a, AN_CV_STORAGE), s1 = an_cpu_value_at(l, b, AN_CV_STORAGE);
+    const size_t i = an_cpu_lower(l, a), j = an_cpu_lower(l, b);
+    if (s0 < 0 || s1 < 0 || i >= l->n || j >= l->n)
         return;
-    const double rd = (double)l->s[b].rd_bytes - (double)l->s[a].rd_bytes;
+    const double rd = (double)l->s[j].rd_bytes - (double)l->s[i].rd_bytes;
     *bytes = s1 - s0 - rd > 0 ? s1 - s0 - rd : 0;
 }
 
-/* A note on a slow first step left out as warm-up (docs/report-schema.md,
- * "Steps"): how slow, and its page faults when it took any (a memory-mapped
- * dataset read cold). */
-static void warmup_note(an_result *res, double med)
+/* A note on what the warm-up left out (docs/report-schema.md, "Steps"): a
+ * slow first step, and the page faults the training thread took before
+ * the measured steps, from its first wait for data on (a loop cut at
+ * optimizer steps reads its first batch before its first step), when
+ * they read COLD_BYTES or more (a memory-mapped dataset read cold). */
+static void warmup_note(an_result *res, double med, size_t skip)
 {
     const an_step *st = &res->steps[0];
-    if (res->nnotes >= sizeof res->notes / sizeof res->notes[0])
+    const an_thread *th = res->thread;
+    if (res->nnotes >= sizeof res->notes / sizeof res->notes[0] || skip >= res->nsteps)
         return;
-    double faults, bytes;
-    step_faults(res->thread, st, &faults, &bytes);
+    double faults = -1, bytes = -1;
+    uint64_t first = UINT64_MAX; /* its first wait for data: the imports before it fault too */
+    for (size_t i = 0; th && th->cpu && i < th->cpu->nf; i++)
+        if (th->cpu->f[i].mark != GS_MARK_COLLATE && th->cpu->f[i].t0 < first)
+            first = th->cpu->f[i].t0;
+    if (first < res->steps[skip].v.t0)
+        faults_in(th, first, res->steps[skip].v.t0, &faults, &bytes);
+    const int slow = ms(st->v.t1 - st->v.t0) > WARMUP_FACTOR * med;
+    const int cold = faults >= 1 && bytes >= COLD_BYTES;
+    if (!slow && !cold)
+        return;
     char *n = res->notes[res->nnotes++];
     const size_t cap = sizeof res->notes[0];
-    int at = snprintf(n, cap, "the first step took %.1f ms, %.1f times the median step: left out "
-                              "as warm-up",
+    int at = 0;
+    if (slow)
+        at = snprintf(n, cap, "the first step took %.1f ms, %.1f times the median step: left "
+                              "out as warm-up",
                       ms(st->v.t1 - st->v.t0), ms(st->v.t1 - st->v.t0) / med);
-    if (faults >= 1 && at > 0 && (size_t)at < cap)
-        at += snprintf(n + at, cap - (size_t)at, "; the training thread took %.0f major page "
-                                                 "fault%s in it",
-                       faults, faults >= 2 ? "s" : "");
-    /* RATIONALE: a few faults are a program's first touches of its own
-     * code; a megabyte read through them is a file read cold */
-    if (faults >= 1 && bytes >= 1e6 && at > 0 && (size_t)at < cap)
-        snprintf(n + at, cap - (size_t)at, ", ~%.0f MB read through them (a cold page cache: a "
-                                           "mapped file read on first touch)",
-                 bytes / 1e6);
+    if (cold && at >= 0 && (size_t)at < cap)
+        snprintf(n + at, cap - (size_t)at, "%sbefore the measured steps the training thread took "
+                                           "%.0f major page faults, ~%.0f MB read through them (a "
+                                           "cold page cache, as of a mapped file read on first "
+                                           "touch)",
+                 slow ? "; " : "", faults, bytes / 1e6);
 }
 
 void an_mark_warmup(an_result *res, int skip_opt)
@@ -358,8 +372,8 @@ void an_mark_warmup(an_result *res, int skip_opt)
                 while (skip < n / 4 + 1 && skip < n - 1 &&
                        ms(res->steps[skip].v.t1 - res->steps[skip].v.t0) > WARMUP_FACTOR * med)
                     skip++;
-                if (med > 0 && ms(res->steps[0].v.t1 - res->steps[0].v.t0) > WARMUP_FACTOR * med)
-                    warmup_note(res, med);
+                if (med > 0)
+                    warmup_note(res, med, skip);
                 free(d);
             }
         }

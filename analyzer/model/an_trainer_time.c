@@ -176,6 +176,25 @@ static void summarize(an_result *res, double **v, size_t nf, size_t nfr, size_t 
     (void)sums[3];
 }
 
+/* The training thread's major faults over [a, b] and the bytes read
+ * through them: its storage reads beyond what its hooked reads returned
+ * (over a window of steps the periodic samples' storage counts are
+ * exact at its ends but for the interpolation there). */
+static void window_faults(const an_cpu_log *l, uint64_t a, uint64_t b, an_trainer_time *t)
+{
+    const double f0 = an_cpu_value_at(l, a, AN_CV_MAJFLT), f1 = an_cpu_value_at(l, b, AN_CV_MAJFLT);
+    if (f0 < 0 || f1 < 0)
+        return;
+    t->window_majflt = an_dpos(f1 - f0);
+    uint64_t cov;
+    const double st = an_cpu_delta(l, a, b, AN_CV_STORAGE, &cov);
+    const size_t i = an_cpu_lower(l, a), j = an_cpu_lower(l, b);
+    if (st < 0 || cov * 2 < b - a || i >= l->n || j >= l->n)
+        return;
+    const double rd = an_dpos((double)l->s[j].rd_bytes - (double)l->s[i].rd_bytes);
+    t->window_fault_bytes = an_dpos(st - rd);
+}
+
 void an_trainer_time_measure(an_result *res)
 {
     const an_thread *th = res->thread;
@@ -246,6 +265,14 @@ void an_trainer_time_measure(an_result *res)
             v[V_RQ][nr++] = an_dpos(q1 - q0) / 1e6;
     }
     summarize(res, v, nf, nfr, nc, nr, ncol, sums, total);
+    uint64_t a = UINT64_MAX, b = 0;
+    for (size_t i = 0; i < res->nsteps; i++)
+        if (!res->steps[i].warmup) {
+            a = res->steps[i].v.t0 < a ? res->steps[i].v.t0 : a;
+            b = res->steps[i].v.t1 > b ? res->steps[i].v.t1 : b;
+        }
+    if (b > a)
+        window_faults(l, a, b, &res->trainer_time);
     if (nf * 2 >= m) /* most steps wait: a loader, not a stray wait */
         in_thread_loader(res, v, nf, &tot, rd);
     free(buf);

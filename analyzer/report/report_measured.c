@@ -107,6 +107,8 @@ void rep_json_trainer_time(gs_jw *w, const an_result *r)
     num_or_null(w, "process_cpu_cores", t->proc_cpu_cores);
     num_or_null(w, "fetch_page_fault_ms", t->fetch_fault_ms);
     num_or_null(w, "major_faults_per_step", t->majflt);
+    num_or_null(w, "major_faults", t->window_majflt);
+    num_or_null(w, "page_fault_bytes", t->window_fault_bytes);
     num_or_null(w, "collate_ms", t->collate_ms);
     num_or_null(w, "collate_cpu_ms", t->collate_cpu_ms);
     gs_jw_end(w);
@@ -170,9 +172,14 @@ void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st)
         gs_out_printf(o, "; the collate function %.1f ms of it (%.1f ms of CPU, mean)",
                       t->collate_ms, t->collate_cpu_ms);
     gs_out_char(o, '\n');
-    if (t->in_thread && t->majflt > 0 && t->fault_bytes > 0)
-        gs_out_printf(o, "         %.1f major page faults per batch, ~%.1f MB read through them\n",
-                      t->majflt, t->fault_bytes / 1e6);
+    const an_trainer_time *tw = &r->trainer_time;
+    if (t->in_thread && tw->window_majflt >= 1) {
+        gs_out_printf(o, "         %.0f major page faults in the %zu measured steps", tw->window_majflt,
+                      r->measured);
+        if (tw->window_fault_bytes >= 0)
+            gs_out_printf(o, ", ~%.1f MB read through them", tw->window_fault_bytes / 1e6);
+        gs_out_char(o, '\n');
+    }
     const an_trainer_time *tt = &r->trainer_time;
     const an_other_time *ot = &r->other_time;
     if (tt->cpu_cores >= 0 || ot->measured) {
