@@ -104,10 +104,14 @@ KEYS = ("units", "wall", "io", "cpu", "runq", "fault", "blocked", "majflt")
 class Parts(object):
     """Running totals (ns) of one thread's units of loading work."""
 
-    def __init__(self, what, keep=False):
+    def __init__(self, what, keep=False, skip=0):
         self.what = what
         self.t = dict.fromkeys(KEYS, 0)
         self.units = [] if keep else None  # keep: each unit's parts too
+        # the totals after the first `skip` units (a loader's start-up: the
+        # batches it prefetched before the report's measured steps)
+        self.skip = skip
+        self.skipped = dict.fromkeys(KEYS, 0)
         self._in = None
         self._io = [0, 0, 0]  # wall, cpu, runq inside reads of the open unit
 
@@ -148,13 +152,16 @@ class Parts(object):
         if self.units is not None:
             self.units.append({"wall": wall, "io": io, "cpu": cpu, "runq": runq,
                                "fault": off if flt else 0, "blocked": 0 if flt else off})
+        if t["units"] == self.skip:
+            self.skipped = dict(t)
         if emit:
             self.emit()
         return wall, cpu + self._io[1], runq + self._io[2]
 
     def emit(self):
         """The running totals: into LOOP_PARTS_DIR/<pid>-<tid>-<what>.parts
-        (KEYS as 8 little-endian int64 at offset 0, rewritten each time)
+        (KEYS as 8 little-endian int64 at offset 0, then the same after the
+        skipped units, rewritten each time)
         when set, else a `loop-part` line on stderr. RATIONALE: a worker
         writes them after every unit (it ends with os._exit); a line on a
         pipe the harness drains late can block the worker inside its next
@@ -165,9 +172,11 @@ class Parts(object):
                 name = "%d-%d-%s.parts" % (os.getpid(), threading.get_native_id(), self.what)
                 self._fd = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT, 0o600)
                 self._pid = os.getpid()
-            os.pwrite(self._fd, struct.pack("<8q", *(self.t[k] for k in KEYS)), 0)
+            vals = [self.t[k] for k in KEYS] + [self.skipped[k] for k in KEYS]
+            os.pwrite(self._fd, struct.pack("<16q", *vals), 0)
             return
-        rec = dict(self.t, what=self.what, pid=os.getpid(), tid=threading.get_native_id())
+        rec = dict(self.t, what=self.what, pid=os.getpid(), tid=threading.get_native_id(),
+                   skipped=self.skipped)
         if self.units is not None:
             rec["each"] = self.units
         os.write(2, ("loop-part %s\n" % json.dumps(rec)).encode())
@@ -181,9 +190,9 @@ def read_parts(d):
             continue
         pid, tid, what = name[:-6].split("-", 2)
         with open(os.path.join(d, name), "rb") as f:
-            vals = struct.unpack("<8q", f.read(64))
-        out[(int(pid), int(tid), what)] = dict(zip(KEYS, vals), what=what, pid=int(pid),
-                                               tid=int(tid))
+            vals = struct.unpack("<16q", f.read(128))
+        out[(int(pid), int(tid), what)] = dict(zip(KEYS, vals[:8]), what=what, pid=int(pid),
+                                               tid=int(tid), skipped=dict(zip(KEYS, vals[8:])))
     return out
 
 

@@ -27,10 +27,14 @@ from torch.utils.data.dataloader import default_collate
 from loop_clock import Parts, Steps, burn
 from loop_train import Trainer
 
+# a worker's first batches (prefetched before the report's measured steps
+# begin) are left out of its `skipped` totals (loop_clock.Parts)
+SKIP_BATCHES = 2
+
 
 class Files(Dataset):
-    def __init__(self, files, item_ms, sleep_ms):
-        self.files, self.item_ms, self.sleep_ms = files, item_ms, sleep_ms
+    def __init__(self, files, item_ms, sleep_ms, skip):
+        self.files, self.item_ms, self.sleep_ms, self.skip = files, item_ms, sleep_ms, skip
         self.part = None
 
     def __len__(self):
@@ -38,7 +42,7 @@ class Files(Dataset):
 
     def __getitem__(self, i):
         if self.part is None:
-            self.part = Parts("item")
+            self.part = Parts("item", skip=self.skip)
         p = self.part
         p.begin()
         with open(self.files[i], "rb") as f:
@@ -58,7 +62,7 @@ class Collate(object):
 
     def __call__(self, samples):
         if self.part is None:
-            self.part = Parts("collate")
+            self.part = Parts("collate", skip=SKIP_BATCHES)
         self.part.begin()
         burn(self.ms)
         out = default_collate(samples)
@@ -89,7 +93,8 @@ def main():
             kw["prefetch_factor"] = a.prefetch
     if a.collate_ms:
         kw["collate_fn"] = Collate(a.collate_ms)
-    dl = DataLoader(Files(files, a.item_ms, a.sleep_ms), batch_size=a.batch, shuffle=True,
+    dl = DataLoader(Files(files, a.item_ms, a.sleep_ms, SKIP_BATCHES * a.batch),
+                    batch_size=a.batch, shuffle=True,
                     num_workers=a.workers, **kw)
     trainer, steps = Trainer(a.step_ms), Steps()
     for _ in range(a.epochs):

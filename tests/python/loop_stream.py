@@ -25,13 +25,13 @@ from loop_train import Trainer
 
 
 class Shards(IterableDataset):
-    def __init__(self, shards, decode_ms, sleep_ms):
-        self.shards, self.decode_ms, self.sleep_ms = shards, decode_ms, sleep_ms
+    def __init__(self, shards, decode_ms, sleep_ms, skip):
+        self.shards, self.decode_ms, self.sleep_ms, self.skip = shards, decode_ms, sleep_ms, skip
 
     def __iter__(self):
         info = get_worker_info()
         mine = self.shards[info.id::info.num_workers] if info else self.shards
-        part = Parts("stream_sample")
+        part = Parts("stream_sample", skip=self.skip)
         for shard in mine:
             with tarfile.open(shard) as tf:
                 while True:
@@ -60,7 +60,9 @@ def main():
     torch.manual_seed(0)
     torch.set_num_threads(1)
     shards = sorted(os.path.join(a.dir, f) for f in os.listdir(a.dir) if f.endswith(".tar"))
-    ds = Shards(shards, a.decode_ms, a.sleep_ms)
+    # a loader's first 2 batches (before the measured steps) left out of
+    # its `skipped` totals (loop_clock.Parts)
+    ds = Shards(shards, a.decode_ms, a.sleep_ms, 2 * a.batch)
     dl = DataLoader(ds, batch_size=a.batch, num_workers=a.workers)
     steps = Steps()
     Trainer(4).epoch(iter(dl), steps)

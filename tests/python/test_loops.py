@@ -94,9 +94,11 @@ STYLES = {
     "persistent": ("loop_persistent.py", lambda d: [os.path.join(d, "bins"), "--workers", "2",
                                                    "--persistent", "--prefetch", "4",
                                                    "--collate-ms", "10", "--item-ms", "1"], 4),
+    # batches of 2: 16 a worker, so that its first (start-up, lazy imports)
+    # weigh little in the script's means over all its units
     "dataloader": ("loop_persistent.py", lambda d: [os.path.join(d, "bins"), "--workers", "2",
-                                                   "--epochs", "1", "--item-ms", "3",
-                                                   "--sleep-ms", "1"], 4),
+                                                   "--epochs", "1", "--batch", "2",
+                                                   "--item-ms", "3", "--sleep-ms", "1"], 2),
 }
 OPTIMIZER_STEPS = ("nanogpt", "threadpool")
 
@@ -149,14 +151,19 @@ class Run(object):
 
 
 def unit_means(rec, skip=0):
-    """A loop-part record's parts per unit, ms (each unit's, past `skip`,
-    when the record keeps them)."""
+    """A loop-part record's parts per unit, ms: each unit's past `skip`
+    when the record keeps them; else past the units the script left out
+    of its `skipped` totals (a loader's start-up), when enough remain."""
+    keys = ("wall", "io", "cpu", "runq", "fault", "blocked")
     if rec.get("each") and len(rec["each"]) > skip + 3:
         each = rec["each"][skip:]
-        return {k: sum(u[k] for u in each) / len(each) / 1e6
-                for k in ("wall", "io", "cpu", "runq", "fault", "blocked")}
+        return {k: sum(u[k] for u in each) / len(each) / 1e6 for k in keys}
+    sk = rec.get("skipped") or {}
+    if sk.get("units") and rec["units"] - sk["units"] >= 3:
+        n = rec["units"] - sk["units"]
+        return {k: (rec[k] - sk[k]) / n / 1e6 for k in keys}
     n = rec["units"]
-    return {k: rec[k] / n / 1e6 for k in ("wall", "io", "cpu", "runq", "fault", "blocked")}
+    return {k: rec[k] / n / 1e6 for k in keys}
 
 
 # the report's parts (measured.mean_ms) against the script's
