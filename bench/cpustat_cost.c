@@ -4,7 +4,11 @@
  *  1. a batch boundary: blocks of 5000 fetch_begin markers (each takes the
  *     thread's CPU sample first) alternate with blocks of 5000 step_begin
  *     markers (no sample); the median over blocks of the per-call
- *     difference is the sample's cost;
+ *     difference is the sample's cost when the thread ran on since its last
+ *     sample (its run-queue delay is known unread); then the same with a
+ *     1 µs sleep before each marker (blocks of 500), so that every sample
+ *     reads the run-queue delay from /proc (a training thread's fetch_end,
+ *     after it slept waiting for the batch);
  *  2. periodic sampling: THREADS threads that each made one hooked call
  *     (so each has a ring: sampled with its faults and storage reads) then
  *     sleep; the whole process's CPU time over SECONDS of that is what the
@@ -18,6 +22,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,6 +97,30 @@ int main(int argc, char **argv)
     printf("batch boundary: marker with the CPU sample %.0f ns, without %.0f ns: "
            "sample %.0f ns per boundary (median of %d blocks of %d)\n",
            median(with, ROUNDS), median(without, ROUNDS), median(diff, ROUNDS), ROUNDS, BLOCK);
+
+    /* after a switch: every sample reads /proc/thread-self/schedstat */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    const struct timespec us1 = {0, 1000};
+    for (int r = 0; r < ROUNDS; r++) {
+        double t0 = now_ns();
+        for (int i = 0; i < BLOCK / 10; i++) {
+            nanosleep(&us1, NULL);
+            gpustarve_step_begin((uint64_t)i, 0);
+        }
+        double t1 = now_ns();
+        pause_ms(20);
+        double t2 = now_ns();
+        for (int i = 0; i < BLOCK / 10; i++) {
+            nanosleep(&us1, NULL);
+            gpustarve_fetch_begin((uint64_t)i, 0);
+        }
+        double t3 = now_ns();
+        pause_ms(20);
+        diff[r] = (t3 - t2 - (t1 - t0)) / (BLOCK / 10);
+    }
+    printf("batch boundary after a switch (the run-queue delay read from /proc): sample %.0f ns "
+           "per boundary (median of %d blocks of %d, each marker after a 1 us sleep)\n",
+           median(diff, ROUNDS), ROUNDS, BLOCK / 10);
 
     pthread_t *th = calloc((size_t)nthreads + 1, sizeof *th);
     for (int i = 0; i < nthreads; i++)

@@ -42,11 +42,23 @@
 extern "C" {
 #endif
 
-#define GPUSTARVE_API_VERSION 1
+#define GPUSTARVE_API_VERSION 2 /* 2: gpustarve_step_next, marker classes */
+
+/* What a step or fetch marker stands for, in bits 24-31 of its `loader`
+ * argument (the loader itself is bits 0-23; docs/trace-format.md, "NVTX
+ * ranges and gpustarve markers"). 0, the default, is a loader's batches
+ * and steps. GPUSTARVE_MARKS_EXPLICIT marks steps and waits the program
+ * sets around its own loop: the report takes them before any other
+ * source (a DataLoader's batches, NVTX ranges, optimizer steps). The other
+ * classes are the Python side's. */
+#define GPUSTARVE_MARKS_EXPLICIT 1u
+#define GPUSTARVE_LOADER(marks, loader) \
+    ((uint32_t)(marks) << 24 | ((uint32_t)(loader) & 0xffffffu))
 
 /* Function types of the symbols libgpustarve.so exports (the ABI). */
 typedef int (*gpustarve_active_fn)(void);
 typedef void (*gpustarve_mark_fn)(uint64_t index, uint32_t loader);
+typedef void (*gpustarve_next_fn)(uint64_t ended, uint64_t step, uint32_t loader);
 typedef void (*gpustarve_config_fn)(const char *key, const char *value, uint32_t loader);
 typedef void (*gpustarve_role_fn)(const char *role, uint64_t worker, uint32_t loader);
 
@@ -55,6 +67,7 @@ typedef void (*gpustarve_role_fn)(const char *role, uint64_t worker, uint32_t lo
 int gpustarve_active(void);
 void gpustarve_step_begin(uint64_t step, uint32_t loader);
 void gpustarve_step_end(uint64_t step, uint32_t loader);
+void gpustarve_step_next(uint64_t ended, uint64_t step, uint32_t loader);
 void gpustarve_fetch_begin(uint64_t batch, uint32_t loader);
 void gpustarve_fetch_end(uint64_t batch, uint32_t loader);
 void gpustarve_config(const char *key, const char *value, uint32_t loader);
@@ -64,6 +77,10 @@ void gpustarve_role(const char *role, uint64_t worker, uint32_t loader);
 static inline int gpustarve_active(void) { return 0; }
 static inline void gpustarve_step_begin(uint64_t s, uint32_t l) { (void)s; (void)l; }
 static inline void gpustarve_step_end(uint64_t s, uint32_t l) { (void)s; (void)l; }
+static inline void gpustarve_step_next(uint64_t e, uint64_t s, uint32_t l)
+{
+    (void)e; (void)s; (void)l;
+}
 static inline void gpustarve_fetch_begin(uint64_t b, uint32_t l) { (void)b; (void)l; }
 static inline void gpustarve_fetch_end(uint64_t b, uint32_t l) { (void)b; (void)l; }
 static inline void gpustarve_config(const char *k, const char *v, uint32_t l)
@@ -83,6 +100,7 @@ static inline void gpustarve_role(const char *r, uint64_t w, uint32_t l)
 typedef struct gpustarve_api_ {
     gpustarve_active_fn active;
     gpustarve_mark_fn step_begin, step_end, fetch_begin, fetch_end;
+    gpustarve_next_fn step_next;
     gpustarve_config_fn config;
     gpustarve_role_fn role;
 } gpustarve_api_;
@@ -106,11 +124,12 @@ static inline const gpustarve_api_ *gpustarve_api_get_(void)
     if (__atomic_load_n(&gpustarve_api_state_, __ATOMIC_ACQUIRE))
         return &gpustarve_api_table_;
     int err = errno;
-    gpustarve_api_ t = {0, 0, 0, 0, 0, 0, 0};
+    gpustarve_api_ t = {0, 0, 0, 0, 0, 0, 0, 0};
     /* no gpustarve_active: no library (or a foreign one), stay silent */
     if ((t.active = (gpustarve_active_fn)(uintptr_t)gpustarve_sym_("gpustarve_active")) != 0) {
         t.step_begin = (gpustarve_mark_fn)(uintptr_t)gpustarve_sym_("gpustarve_step_begin");
         t.step_end = (gpustarve_mark_fn)(uintptr_t)gpustarve_sym_("gpustarve_step_end");
+        t.step_next = (gpustarve_next_fn)(uintptr_t)gpustarve_sym_("gpustarve_step_next");
         t.fetch_begin = (gpustarve_mark_fn)(uintptr_t)gpustarve_sym_("gpustarve_fetch_begin");
         t.fetch_end = (gpustarve_mark_fn)(uintptr_t)gpustarve_sym_("gpustarve_fetch_end");
         t.config = (gpustarve_config_fn)(uintptr_t)gpustarve_sym_("gpustarve_config");
@@ -142,6 +161,21 @@ static inline void gpustarve_step_end(uint64_t step, uint32_t loader)
     const gpustarve_api_ *a = gpustarve_api_get_();
     if (a->step_end)
         a->step_end(step, loader);
+}
+
+/* Step `ended` ends and step `step` begins, at one instant: a loop whose
+ * steps follow each other (one step's end is the next one's begin) leaves
+ * no time between them. A collector without it: the two calls. */
+static inline void gpustarve_step_next(uint64_t ended, uint64_t step, uint32_t loader)
+{
+    const gpustarve_api_ *a = gpustarve_api_get_();
+    if (a->step_next) {
+        a->step_next(ended, step, loader);
+    } else if (a->step_end) {
+        a->step_end(ended, loader);
+        if (a->step_begin)
+            a->step_begin(step, loader);
+    }
 }
 
 /* The calling thread starts / stops waiting for batch `batch` of `loader`.

@@ -4,15 +4,19 @@
  *
  * Responsible for: (a) the sample a thread takes of itself at its batch
  * boundaries (gs_cpu_at_marker, called by gs_marker.c before a fetch_begin,
- * fetch_end or step_end record: one getrusage(RUSAGE_THREAD) call, about
- * 1 µs, docs/performance.md "Thread CPU samples"), on its own ring; (b) the
+ * fetch_end or step_end record): its CPU clock in ns
+ * (CLOCK_THREAD_CPUTIME_ID), getrusage(RUSAGE_THREAD) for faults and
+ * switches, and its run-queue delay in ns from /proc/thread-self/schedstat,
+ * read only when the thread was switched out since its last read
+ * (docs/performance.md "Thread CPU samples" has the cost), on its own ring;
+ * (b) the
  * periodic sample of every thread of the process (gs_cpu_periodic, called by
  * the writer's drain where the trace file lives: /proc/self/task/<tid>/
  * schedstat gives CPU time and run-queue delay in ns; for a thread with a
  * ring, its major faults as the writer read them in the same drain and the
  * bytes it had read from storage, task io's read_bytes), which also covers
  * threads that make no hooked call (C/C++ loader threads, intra-op pools)
- * and names them with a THREAD record the first time they are seen; (c) the
+ * and names them with a THREAD record the first time it is seen; (c) the
  * machine's CPU time (/proc/stat) over the CPUs the process may run on, at
  * most every HOST_PERIOD_NS, as a HOST_CPU record: what every process of
  * the machine kept busy, which the analyzer sets against the run's own
@@ -20,8 +24,10 @@
  *
  * Must never: call a hooked function or anything that allocates (raw system
  * calls only), keep a descriptor open (every /proc file is opened, read and
- * closed inside one call, where the trace file lives: docs/collector-safety.md,
- * "The trace file is never the program's descriptor"), block, change errno
+ * closed inside one call: the periodic ones where the trace file lives,
+ * docs/collector-safety.md "The trace file is never the program's
+ * descriptor"; the marker's schedstat, close-on-exec, in the program's
+ * table on its own thread, as libc reads /proc), block, change errno
  * (the marker path's caller saves it; the periodic path runs on the
  * collector's threads), or sample the collector's own threads.
  */
@@ -32,6 +38,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gs_cpustat.h"
@@ -42,30 +49,74 @@
 
 /* ---- (a) at a marker, on the calling thread ----------------------------------------- */
 
+static const char *parse_u64(const char *p, uint64_t *v);
+
 static uint32_t cut32(long v)
 {
     return v < 0 ? 0 : (unsigned long)v > 0xffffffffUL ? 0xffffffffu : (uint32_t)v;
 }
 
-void gs_cpu_at_marker(uint64_t t0)
+/* The run-queue delay this thread read last at a marker, and its context
+ * switches then. RATIONALE: the kernel adds to a thread's run_delay only
+ * when the thread gets a CPU after waiting in a run queue, and it leaves
+ * the CPU only through a switch (voluntary or preempted, both counted):
+ * with no switch since the last read, run_delay is what it was, and the
+ * /proc read (most of the sample's cost) is skipped. tid: a forked child's
+ * thread inherits these and starts its counts afresh. */
+static __thread uint32_t t_rq_tid GS_TLS_IE;
+static __thread uint64_t t_rq_switches GS_TLS_IE;
+static __thread uint64_t t_rq_ns GS_TLS_IE;
+
+/* This thread's run-queue delay (ns) from /proc/thread-self/schedstat; 0
+ * when unreadable (then *ok is 0). */
+static uint64_t runq_now(uint32_t tid, uint64_t switches, int *ok)
 {
+    if (t_rq_tid == tid && t_rq_switches == switches) {
+        *ok = 1;
+        return t_rq_ns;
+    }
+    char buf[96];
+    uint64_t cpu = 0, rq = 0;
+    const char *p = gs_proc_read_at(AT_FDCWD, "/proc/thread-self/schedstat", buf, sizeof buf) > 0
+                        ? parse_u64(buf, &cpu) : NULL;
+    if (!p || !parse_u64(p, &rq)) {
+        *ok = 0;
+        return 0;
+    }
+    t_rq_tid = tid;
+    t_rq_switches = switches;
+    t_rq_ns = rq;
+    *ok = 1;
+    return rq;
+}
+
+uint64_t gs_cpu_at_marker(uint64_t t0)
+{
+    struct timespec cpu;
     struct rusage ru;
-    /* RATIONALE: getrusage(RUSAGE_THREAD) alone (CPU time, major faults,
-     * both switch counts in one call, ~0.9 µs here) keeps a batch boundary
-     * under its 2 µs budget; run-queue delay needs /proc (~13 µs to open),
-     * so it comes from the periodic samples. */
-    if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
-        return;
+    /* RATIONALE: the thread's CPU clock in ns: getrusage's own CPU times
+     * leave out what the thread ran since the scheduler last accounted it
+     * (a tick, up to 4 ms), so a short fetch often read 0 ms of CPU; the
+     * CPU clock adds it (docs/performance.md, "Thread CPU samples") */
+    if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &cpu) != 0 ||
+        syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+        return t0 ? t0 : gs_now();
     gs_ring *g = gs_t_ring;
     const uint32_t tid = g ? g->tid : (uint32_t)syscall(SYS_gettid);
+    const uint64_t switches = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+    int rq_ok;
+    const uint64_t rq = runq_now(tid, switches, &rq_ok);
+    if (!t0)
+        t0 = gs_now();
     gs_rec r = GS_REC_INIT(GS_K_CPU, t0);
-    r.bytes = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
-              ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
-    r.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_MARKER, GS_CPU_HAS_FAULTS | GS_CPU_HAS_SWITCHES);
+    r.bytes = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+    r.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_MARKER,
+                            GS_CPU_HAS_FAULTS | GS_CPU_HAS_SWITCHES | (rq_ok ? GS_CPU_HAS_RUNQ : 0));
     r.aux2 = cut32(ru.ru_majflt);
     r.ret = (int64_t)((uint64_t)cut32(ru.ru_nvcsw) | (uint64_t)cut32(ru.ru_nivcsw) << 32);
-    r.offset = 0; /* run-queue delay: not measured here */
+    r.offset = (int64_t)rq; /* run-queue delay */
     gs_emit(&r);
+    return t0;
 }
 
 /* ---- (b) every thread, from the writer ------------------------------------------------ */

@@ -19,9 +19,15 @@
 long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap);
 
 /* Append a CPU record (source marker) for the calling thread, stamped t0
- * (hook clock): the marker record the caller appends next has the same
- * stamp. Inside gs_enter/gs_leave; errno is the caller's to keep. */
-void gs_cpu_at_marker(uint64_t t0);
+ * (hook clock), or when t0 is 0 with the time right after its clocks were
+ * read; returns the stamp: the marker record the caller appends next has
+ * the same. RATIONALE: a thread can be preempted at each of the reads'
+ * system call returns; a marker that opens a span (fetch_begin) is stamped
+ * before them and one that closes it after, so that the span holds its
+ * own markers' cost and any wait they met, as the program's own timing
+ * of the call that holds the span does. Inside gs_enter/gs_leave; errno
+ * is the caller's to keep. */
+uint64_t gs_cpu_at_marker(uint64_t t0);
 /* Where the periodic samples go: the writer's gs_put_event (output lock
  * held), an event of thread tid. */
 typedef void (*gs_cpu_put_fn)(uint32_t tid, const gs_event *ev);

@@ -3,7 +3,8 @@
  * Python side (python/gpustarve, through ctypes) and by C/C++ programs.
  *
  * Responsible for: turning each call into one STEP_BEGIN / STEP_END /
- * FETCH_BEGIN / FETCH_END / CONFIG / ROLE record on the calling thread's ring,
+ * FETCH_BEGIN / FETCH_END / CONFIG / ROLE record (a STEP_END and a
+ * STEP_BEGIN for gpustarve_step_next) on the calling thread's ring,
  * with the hooks' clock, so markers and I/O line up; a batch boundary's
  * marker preceded by the thread's CPU sample (gs_cpustat.c).
  *
@@ -32,9 +33,13 @@ static void emit_marker(uint16_t kind, uint64_t aux, uint32_t aux2)
     if (!gs_enter())
         return;
     int err = errno;
-    const uint64_t t0 = gs_now();
-    if (kind == GS_K_FETCH_BEGIN || kind == GS_K_FETCH_END || kind == GS_K_STEP_END)
-        gs_cpu_at_marker(t0);
+    uint64_t t0 = 0;
+    if (kind == GS_K_FETCH_BEGIN)
+        t0 = gs_cpu_at_marker(gs_now());
+    else if (kind == GS_K_FETCH_END || kind == GS_K_STEP_END)
+        t0 = gs_cpu_at_marker(0);
+    else
+        t0 = gs_now();
     gs_rec r = GS_REC_INIT(kind, t0);
     r.aux = aux;
     r.aux2 = aux2;
@@ -59,6 +64,28 @@ void gpustarve_step_begin(uint64_t step, uint32_t loader)
 void gpustarve_step_end(uint64_t step, uint32_t loader)
 {
     emit_marker(GS_K_STEP_END, step, loader);
+}
+
+/* RATIONALE: one stamp for both, and no clock sample: a boundary written
+ * as two calls lost the time between them from every step (a thread
+ * preempted at the end marker's sample, a system call's return, fell
+ * between the steps); the next fetch_begin samples the clocks. */
+void gpustarve_step_next(uint64_t ended, uint64_t step, uint32_t loader)
+{
+    if (!gs_enter())
+        return;
+    int err = errno;
+    const uint64_t t0 = gs_now();
+    gs_rec r = GS_REC_INIT(GS_K_STEP_END, t0);
+    r.aux = ended;
+    r.aux2 = loader;
+    gs_emit(&r);
+    gs_rec b = GS_REC_INIT(GS_K_STEP_BEGIN, t0);
+    b.aux = step;
+    b.aux2 = loader;
+    gs_emit(&b);
+    gs_leave();
+    errno = err;
 }
 
 void gpustarve_fetch_begin(uint64_t batch, uint32_t loader)

@@ -188,6 +188,23 @@ static inline uint64_t gs_cpu_nivcsw(const gs_event *e) { return e->corr; }    /
 static inline uint64_t gs_cpu_storage_bytes(const gs_event *e) { return (uint64_t)e->ret; }
 const char *gs_cpu_source_name(unsigned src); /* "periodic", "marker", "unknown" */
 
+/* step_begin, step_end, fetch_begin, fetch_end: aux2 bits 0-23 are the
+ * loader, bits 24-31 what the marker stands for (docs/trace-format.md,
+ * "NVTX ranges and gpustarve markers"); traces before the classes hold
+ * class 0 only. */
+enum gs_mark_class {
+    GS_MARK_PLAIN = 0,     /* a DataLoader's batches and steps, the C marker API */
+    GS_MARK_EXPLICIT = 1,  /* the program's own gpustarve.step() / gpustarve.fetch() */
+    GS_MARK_OPTIMIZER = 2, /* step_end: an optimizer's step() returned */
+    GS_MARK_BACKWARD = 3,  /* step_end: a backward() returned */
+    GS_MARK_WAIT = 4,      /* fetch: the thread waits for a result another thread makes */
+    GS_MARK_ITEM = 5,      /* fetch: a pool thread runs one work item */
+    GS_MARK_COLLATE = 6,   /* fetch: the collate function makes a batch of its samples */
+    GS_MARK_LOAD = 7,      /* fetch: the thread maps a file to read a batch (np.memmap's life) */
+};
+static inline unsigned gs_mark_class(const gs_event *e) { return (unsigned)(e->aux2 >> 24) & 0xff; }
+static inline uint32_t gs_mark_loader(const gs_event *e) { return (uint32_t)e->aux2 & 0xffffffu; }
+
 /* host_cpu (1.4): the machine's CPU time, cumulative since boot, summed over
  * the CPUs the process may run on (its affinity mask; every CPU when the
  * mask holds them all), in ns at the kernel's tick (USER_HZ, 10 ms). */

@@ -145,7 +145,7 @@ static long thread_add(lctx *c, uint32_t tid)
     memset(t, 0, sizeof *t);
     t->tid = tid;
     t->slot = -1;
-    t->burst_idx[0] = t->burst_idx[1] = -1;
+    t->burst_idx[0] = t->burst_idx[1] = t->burst_idx[2] = -1;
     return (long)p->nth++;
 }
 
@@ -197,7 +197,7 @@ static void on_snap(void *ctx, unsigned slot, uint64_t qid, const an_snap *s)
     }
 }
 
-static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num)
+static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num, unsigned mark)
 {
     const int slot = slot_of(c, ti, type != AN_C_BURST_WAIT);
     if (slot < 0)
@@ -211,6 +211,7 @@ static long cand_add(lctx *c, long ti, uint32_t type, uint64_t t, uint64_t num)
     cd->t = t;
     cd->num = num;
     cd->type = type;
+    cd->mark = (uint16_t)mark;
     an_tl_query(c->tl, (unsigned)slot, t, idx);
     return (long)idx;
 }
@@ -242,9 +243,12 @@ static inline void host_iv(lctx *c, long ti, uint64_t s, uint64_t e, unsigned cl
         an_tl_add_host(c->tl, (unsigned)slot, s, e, cls);
 }
 
-/* A wait on a pipe/socket (kind 0) or an H2D copy call (kind 1): extends the
- * thread's current burst, or starts a new one (a step-boundary candidate). */
-static void burst(lctx *c, long ti, int kind, uint64_t s, uint64_t e)
+/* A wait on a pipe/socket (kind 0), an H2D copy call (kind 1) or a file
+ * read, open or mapping (kind 2): extends the thread's current burst, or
+ * starts a new one (a step-boundary candidate). */
+static const uint32_t burst_type[3] = {AN_C_BURST_WAIT, AN_C_BURST_H2D, AN_C_BURST_IO};
+
+static void burst(lctx *c, long ti, int kind, uint64_t s, uint64_t e, uint32_t path)
 {
     an_thread *th = &c->p->th[ti];
     if (th->burst_idx[kind] != -1 && s <= th->burst_end[kind] + c->o->burst_gap_ns) {
@@ -260,9 +264,83 @@ static void burst(lctx *c, long ti, int kind, uint64_t s, uint64_t e)
         th->burst_idx[kind] = -2; /* tracked, not logged: steps come from elsewhere */
         return;
     }
-    long idx = cand_add(c, ti, kind ? AN_C_BURST_H2D : AN_C_BURST_WAIT, s, e);
+    long idx = cand_add(c, ti, burst_type[kind], s, e, GS_MARK_PLAIN);
     th = &c->p->th[ti];
+    if (idx >= 0)
+        th->cand[idx].path = path;
     th->burst_idx[kind] = idx >= 0 ? idx : -2;
+}
+
+/* RATIONALE: only a process's main thread forms file bursts, and not a
+ * loader worker's: the training loop of a program without markers runs
+ * there (nanoGPT's get_batch maps its file on it), while a loader's
+ * threads read all the time and would only take timeline slots. */
+static inline void io_burst(lctx *c, long ti, const gs_event *e)
+{
+    if (c->p->th[ti].tid == c->p->pid && !an_is_worker_role(c->p))
+        burst(c, ti, 2, e->ts, e->ts + e->dur, e->str);
+}
+
+/* RATIONALE: a span (a file mapping, a `load` marker) longer than the
+ * timeline's lag is a dataset kept open across steps, not one batch's
+ * load: it ends in no data wait (docs/report-schema.md, "Steps"). */
+#define SPAN_MAX_NS AN_TL_LAG_NS
+
+static void span_open(an_thread *th, uint64_t key, uint64_t ts)
+{
+    if (th->nspans == AN_SPANS_OPEN) { /* the oldest goes */
+        memmove(&th->spans[0], &th->spans[1], (AN_SPANS_OPEN - 1) * sizeof th->spans[0]);
+        th->nspans--;
+    }
+    th->spans[th->nspans++] = (an_span_open){key, ts};
+}
+
+/* The span key closes at end: its start, or 0 when it was not open. */
+static uint64_t span_close(an_thread *th, uint64_t key)
+{
+    for (int i = th->nspans - 1; i >= 0; i--) {
+        if (th->spans[i].key != key)
+            continue;
+        const uint64_t ts = th->spans[i].ts;
+        memmove(&th->spans[i], &th->spans[i + 1], (size_t)(th->nspans - i - 1) * sizeof th->spans[0]);
+        th->nspans--;
+        return ts;
+    }
+    return 0;
+}
+
+/* A short span of the thread is data wait; `fetch` also its fetch time. */
+static void span_wait(lctx *c, long ti, uint64_t s, uint64_t e, int fetch)
+{
+    if (!s || e <= s || e - s > SPAN_MAX_NS)
+        return;
+    host_iv(c, ti, s, e, AN_CLS_DW);
+    if (fetch)
+        host_iv(c, ti, s, e, AN_CLS_FE);
+}
+
+static inline void span(an_thread *th, const gs_event *e);
+
+/* A read-only mmap of a file: a span until its munmap (a loader that maps
+ * a batch's file, as numpy memmap(mode="r") does: nanoGPT's get_batch);
+ * munmap of a range seen mapped: the span is data wait when short.
+ * RATIONALE: read-only, because a writable shared mapping is memory two
+ * processes share (a DataLoader's batch in shared memory lives as long as
+ * its tensor, a whole step), not data being read. */
+#define PROT_WRITE_BIT 2u
+
+static void file_map(lctx *c, long ti, const gs_event *e)
+{
+    if (ti < 0 || e->fd_kind != GS_FDK_FILE)
+        return;
+    an_thread *th = &c->p->th[ti];
+    if (e->kind == GS_K_MUNMAP) {
+        span_wait(c, ti, span_close(th, e->aux), e->ts + e->dur, 0);
+    } else if (e->ret != -1 && !(e->aux & PROT_WRITE_BIT)) {
+        span_open(th, (uint64_t)e->ret, e->ts);
+    }
+    span(th, e);
+    io_burst(c, ti, e);
 }
 
 static void fetch_enter(an_thread *th, uint64_t ts)
@@ -284,20 +362,38 @@ static void fetch_leave(lctx *c, long ti, uint64_t ts)
     }
 }
 
+/* A begin/end pair of one class on a thread, not nested in another of
+ * its class: the time from *ts (0: none open) to the end, else -1. */
+static int64_t pair(uint64_t *ts, const gs_event *e)
+{
+    if (e->kind == GS_K_FETCH_BEGIN) {
+        *ts = e->ts; /* a begin without its end: the call raised */
+        return -1;
+    }
+    if (!*ts || e->ts < *ts)
+        return -1;
+    const int64_t d = (int64_t)(e->ts - *ts);
+    *ts = 0;
+    return d;
+}
+
 /* fetch_begin/fetch_end in a loader worker process: the worker loads batch
  * aux (docs/trace-format.md), not a training thread's wait; each fetch_end
- * is one batch it loaded, and its CPU samples cut the batch */
+ * is one batch it loaded, and its CPU samples cut the batch; its collate
+ * markers time the collate function inside the batch */
 static void worker_batch(an_proc *p, long ti, const gs_event *e)
 {
     an_thread *th = &p->th[ti];
-    if (e->kind == GS_K_FETCH_BEGIN) {
-        th->fetch_ts = e->ts; /* a begin without its end: the fetch raised */
-    } else if (th->fetch_ts && e->ts >= th->fetch_ts) {
+    const unsigned mc = gs_mark_class(e);
+    int64_t d;
+    if (mc == GS_MARK_PLAIN && (d = pair(&th->fetch_ts, e)) >= 0) {
         p->n_batch_markers++;
-        p->batch_ns += e->ts - th->fetch_ts;
-        th->fetch_ts = 0;
+        p->batch_ns += (uint64_t)d;
+    } else if (mc == GS_MARK_COLLATE && (d = pair(&th->collate_ts, e)) >= 0) {
+        p->n_collates++;
+        p->collate_ns += (uint64_t)d;
     }
-    an_cpu_marker(th->cpu, e->kind, e->ts);
+    an_cpu_marker(th->cpu, e->kind, e->ts, mc, e->aux);
 }
 
 /* ---- records that are rare: config, role, devices ------------------------------ */
@@ -408,13 +504,13 @@ static void nvtx_open(lctx *c, long ti, uint32_t flags, uint64_t ts)
         if (th->nvtx_step_open++ == 0) {
             th->n_nvtx_steps++;
             c->has_step_src = 1;
-            cand_add(c, ti, AN_C_NVTX_B, ts, th->n_nvtx_steps);
+            cand_add(c, ti, AN_C_NVTX_B, ts, th->n_nvtx_steps, GS_MARK_PLAIN);
         }
     }
     if (flags & SF_FETCH) {
         /* a loader iteration begins: steps when nothing else cuts them (an_steps.c) */
         if (!th->fetch_depth)
-            cand_add(c, ti, AN_C_NVTX_FETCH, ts, th->n_nvtx_fetch++);
+            cand_add(c, ti, AN_C_NVTX_FETCH, ts, th->n_nvtx_fetch++, GS_MARK_PLAIN);
         fetch_enter(&c->p->th[ti], ts);
     }
 }
@@ -423,7 +519,7 @@ static void nvtx_close(lctx *c, long ti, uint32_t flags, uint64_t ts)
 {
     an_thread *th = &c->p->th[ti];
     if ((flags & SF_STEP) && th->nvtx_step_open > 0 && --th->nvtx_step_open == 0)
-        cand_add(c, ti, AN_C_NVTX_E, ts, th->n_nvtx_steps);
+        cand_add(c, ti, AN_C_NVTX_E, ts, th->n_nvtx_steps, GS_MARK_PLAIN);
     if (flags & SF_FETCH)
         fetch_leave(c, ti, ts);
 }
@@ -493,6 +589,7 @@ static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
         th->rd_reqs++;
         span(th, e);
         host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
+        io_burst(c, ti, e);
     }
 }
 
@@ -505,7 +602,7 @@ static inline void pipe_wait(lctx *c, long ti, const gs_event *e)
         p->th[ti].wait_ns += e->dur;
         span(&p->th[ti], e);
         host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
-        burst(c, ti, 0, e->ts, e->ts + e->dur);
+        burst(c, ti, 0, e->ts, e->ts + e->dur, 0);
     }
 }
 
@@ -520,6 +617,8 @@ static inline void meta(lctx *c, long ti, const gs_event *e)
         p->th[ti].meta_ns += e->dur;
         span(&p->th[ti], e);
         host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
+        if (gs_kind_is_open(e->kind) && e->fd_kind == GS_FDK_FILE)
+            io_burst(c, ti, e); /* opens of files: stat calls find imports too */
     }
 }
 
@@ -671,7 +770,7 @@ static void on_cuda(lctx *c, const gs_event *e)
         if (!((dir == GS_DIR_HTOD || dir == GS_DIR_DTOH) && an_copies_put(&c->copies, &cp) == 0))
             host_copy(c, &cp);
         if (dir == GS_DIR_HTOD)
-            burst(c, ti, 1, e->ts, e->ts + e->dur);
+            burst(c, ti, 1, e->ts, e->ts + e->dur, 0);
         return;
     }
     case GS_K_CUDA_SYNC: case GS_K_CUDA_HOST_MEM:
@@ -725,51 +824,104 @@ static void on_nvtx(lctx *c, const gs_event *e)
     }
 }
 
-/* A step or batch-fetch marker: step-boundary candidates in the trainer,
- * batches in a loader worker. */
-static void on_marker(lctx *c, const gs_event *e)
+/* A step marker: a step-boundary candidate (steps of the program, a
+ * DataLoader or the C API; an optimizer's or backward's steps apart, as
+ * they come after the others: an_steps.c). */
+static void step_marker(lctx *c, long ti, const gs_event *e)
 {
     an_proc *p = c->p;
-    long ti;
+    an_thread *th = &p->th[ti];
+    const unsigned mc = gs_mark_class(e);
+    if (mc == GS_MARK_OPTIMIZER || mc == GS_MARK_BACKWARD) {
+        if (e->kind != GS_K_STEP_END)
+            return;
+        if (mc == GS_MARK_OPTIMIZER)
+            th->n_opt_markers++;
+        else
+            th->n_bwd_markers++;
+    } else if (mc != GS_MARK_PLAIN && mc != GS_MARK_EXPLICIT) {
+        return; /* a class this reader does not know */
+    }
+    th->n_step_markers++;
+    p->n_step_markers++;
+    if (e->kind == GS_K_STEP_END) {
+        if (mc == GS_MARK_PLAIN)
+            p->n_batch_markers++; /* a C loader thread's batch */
+        an_cpu_marker(th->cpu, e->kind, e->ts, mc, e->aux);
+    }
+    c->has_step_src = 1;
+    const uint32_t type = mc == GS_MARK_OPTIMIZER ? AN_C_OPT_E
+                          : mc == GS_MARK_BACKWARD ? AN_C_BWD_E
+                          : e->kind == GS_K_STEP_BEGIN ? AN_C_STEP_B
+                                                      : AN_C_STEP_E;
+    cand_add(c, ti, type, e->ts, e->aux, mc);
+}
+
+/* A fetch marker of the trainer's side: the training thread's wait for a
+ * batch (a step-boundary candidate when a DataLoader's or the program's),
+ * its wait for a pool's result, its own load of a mapped file, a pool
+ * thread's work item, a collate call. */
+static void fetch_marker(lctx *c, long ti, const gs_event *e)
+{
+    an_proc *p = c->p;
+    an_thread *th = &p->th[ti];
+    const unsigned mc = gs_mark_class(e);
+    const int begin = e->kind == GS_K_FETCH_BEGIN;
+    int64_t d;
+    switch (mc) {
+    case GS_MARK_PLAIN: case GS_MARK_EXPLICIT:
+        th->n_fetch_markers++;
+        p->n_fetch_markers++;
+        if (begin)
+            c->has_step_src = 1;
+        cand_add(c, ti, begin ? AN_C_FETCH_B : AN_C_FETCH_E, e->ts, e->aux, mc);
+        /* fall through */
+    case GS_MARK_WAIT:
+        if (begin)
+            fetch_enter(&p->th[ti], e->ts);
+        else
+            fetch_leave(c, ti, e->ts);
+        break;
+    case GS_MARK_LOAD:
+        if (begin)
+            span_open(th, AN_SPAN_LOAD | e->aux, e->ts);
+        else
+            span_wait(c, ti, span_close(th, AN_SPAN_LOAD | e->aux), e->ts, 1);
+        break;
+    case GS_MARK_ITEM:
+        if ((d = pair(&th->item_ts, e)) >= 0) {
+            th->n_items++;
+            th->item_ns += (uint64_t)d;
+        }
+        break;
+    case GS_MARK_COLLATE:
+        if ((d = pair(&th->collate_ts, e)) >= 0) {
+            th->n_collates++;
+            th->collate_ns += (uint64_t)d;
+        }
+        break;
+    default:
+        break;
+    }
+    an_cpu_marker(p->th[ti].cpu, e->kind, e->ts, mc, e->aux);
+}
+
+/* A step or batch-fetch marker: step-boundary candidates in the trainer,
+ * batches in a loader worker (docs/trace-format.md, the marker classes). */
+static void on_marker(lctx *c, const gs_event *e)
+{
+    long ti = thread_ix(c, e->tid);
+    if (ti < 0)
+        return;
     switch (e->kind) {
     case GS_K_STEP_BEGIN: case GS_K_STEP_END:
-        if ((ti = thread_ix(c, e->tid)) < 0)
-            return;
-        p->th[ti].n_step_markers++;
-        p->n_step_markers++;
-        if (e->kind == GS_K_STEP_END) {
-            p->n_batch_markers++;
-            an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
-        }
-        c->has_step_src = 1;
-        cand_add(c, ti, e->kind == GS_K_STEP_BEGIN ? AN_C_STEP_B : AN_C_STEP_E, e->ts, e->aux);
+        step_marker(c, ti, e);
         return;
-    case GS_K_FETCH_BEGIN:
-        if ((ti = thread_ix(c, e->tid)) < 0)
-            return;
-        if (an_is_worker_role(p)) {
-            worker_batch(p, ti, e);
-            return;
-        }
-        p->th[ti].n_fetch_markers++;
-        p->n_fetch_markers++;
-        c->has_step_src = 1;
-        cand_add(c, ti, AN_C_FETCH_B, e->ts, e->aux);
-        fetch_enter(&p->th[ti], e->ts);
-        an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
-        return;
-    case GS_K_FETCH_END:
-        if ((ti = thread_ix(c, e->tid)) < 0)
-            return;
-        if (an_is_worker_role(p)) {
-            worker_batch(p, ti, e);
-            return;
-        }
-        p->th[ti].n_fetch_markers++;
-        p->n_fetch_markers++;
-        cand_add(c, ti, AN_C_FETCH_E, e->ts, e->aux);
-        fetch_leave(c, ti, e->ts);
-        an_cpu_marker(p->th[ti].cpu, e->kind, e->ts);
+    case GS_K_FETCH_BEGIN: case GS_K_FETCH_END:
+        if (an_is_worker_role(c->p))
+            worker_batch(c->p, ti, e);
+        else
+            fetch_marker(c, ti, e);
         return;
     default:
         return;
@@ -890,6 +1042,9 @@ static void on_event(lctx *c, const gs_event *e)
         return;
     case GS_CLASS_OPEN: case GS_CLASS_STAT:
         meta(c, thread_ix(c, e->tid), e);
+        return;
+    case GS_CLASS_MMAP:
+        file_map(c, thread_ix(c, e->tid), e);
         return;
     default:
         break;
@@ -1012,7 +1167,7 @@ void an_pass_finish(an_pass *c)
         while (th->n_nvtx_fetch && k > 0 && th->cand[k - 1].type != AN_C_NVTX_FETCH)
             k--;
         if (k > 0 && th->cand[k - 1].type == AN_C_NVTX_FETCH && c->gpu_end > th->cand[k - 1].t)
-            cand_add(c, (long)i, AN_C_END, c->gpu_end, th->n_nvtx_fetch);
+            cand_add(c, (long)i, AN_C_END, c->gpu_end, th->n_nvtx_fetch, GS_MARK_PLAIN);
     }
     an_copies_drain(&c->copies, host_copy_cb, c); /* no CUPTI record: the hooks' word */
     coll_ends(c, UINT64_MAX);

@@ -39,15 +39,31 @@ enum an_cand_type {
     AN_C_NVTX_FETCH, /* start of an outermost NVTX range matching --fetch-range: a loader
                       * iteration (num: its index on the thread) */
     AN_C_END,        /* the end of the file's events, on a thread with AN_C_NVTX_FETCH */
+    AN_C_OPT_E,      /* step_end of class optimizer: an optimizer's step() returned */
+    AN_C_BWD_E,      /* step_end of class backward: a backward() returned */
+    AN_C_BURST_IO,   /* start of a burst of file reads, opens and mappings */
 };
 
 typedef struct an_cand {
     uint64_t t;
     uint64_t num;  /* marker: step/batch number; burst: end time */
     uint32_t type; /* enum an_cand_type */
-    uint32_t have; /* snapshot delivered */
+    uint16_t have; /* snapshot delivered */
+    uint16_t mark; /* a marker's class (gs_mark_class: plain or explicit) */
+    uint32_t path; /* a file burst: the string id of its first call's path */
     an_snap snap;
 } an_cand;
+
+/* Spans a thread has open that end in a data wait when they close soon
+ * enough (an_events.c): a file mapping until its munmap, a `load` marker
+ * until its end. RATIONALE: a loader maps one batch's file at a time; a
+ * few more are mappings kept open, never closed soon. */
+#define AN_SPANS_OPEN 8
+typedef struct an_span_open {
+    uint64_t key; /* mapping address, or AN_SPAN_LOAD | the load marker's index */
+    uint64_t ts;
+} an_span_open;
+#define AN_SPAN_LOAD (1ull << 63)
 
 #define AN_NVTX_DEPTH 32
 
@@ -63,6 +79,12 @@ typedef struct an_thread {
     char name[32];
     /* evidence for choosing the training thread */
     uint64_t n_step_markers, n_fetch_markers, n_nvtx_steps, n_cuda_calls;
+    uint64_t n_opt_markers, n_bwd_markers; /* of those steps: optimizer, backward classes */
+    /* a pool thread's work items (`item` markers) and their time */
+    uint64_t n_items, item_ns, item_ts;
+    uint64_t n_collates, collate_ns, collate_ts; /* `collate` markers on this thread */
+    an_span_open spans[AN_SPANS_OPEN];
+    int nspans;
     uint64_t wait_ns, io_ns, meta_ns; /* pipe/socket waits, file reads, open/stat */
     uint64_t faults;                  /* largest cumulative count seen */
     uint64_t rd_bytes, rd_reqs;       /* file reads (threaded loaders) */
@@ -73,8 +95,8 @@ typedef struct an_thread {
     int nvtx_depth, nvtx_overflow, nvtx_step_open;
     uint64_t n_nvtx_fetch; /* AN_C_NVTX_FETCH candidates logged */
     an_nvtx_open *nvtx; /* AN_NVTX_DEPTH entries, allocated at the first push */
-    uint64_t burst_end[2];
-    int64_t burst_idx[2]; /* candidate index of the current burst, -1 */
+    uint64_t burst_end[3];
+    int64_t burst_idx[3]; /* candidate index of the current burst, -1 (waits, copies, file I/O) */
     /* candidates */
     an_cand *cand;
     size_t ncand, capcand;
@@ -121,6 +143,7 @@ typedef struct an_proc {
     uint64_t hist[AN_HIST];
     uint64_t n_step_markers, n_fetch_markers, n_batch_markers;
     uint64_t batch_ns; /* a loader worker: its batches' fetch_begin..fetch_end time */
+    uint64_t n_collates, collate_ns; /* a loader worker: its collate calls and their time */
     /* GPU and CUDA */
     uint64_t gpu_events, cuda_calls;
     uint64_t h2d_pageable_bytes, h2d_pageable_ns, h2d_pinned_bytes, h2d_pinned_ns;

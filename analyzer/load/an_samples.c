@@ -72,7 +72,7 @@ int an_cpu_add(an_cpu_log **lp, const gs_event *e, const an_cpu_now *now)
     return 0;
 }
 
-void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts)
+void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key)
 {
     if (!l || !l->n)
         return;
@@ -85,18 +85,33 @@ void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts)
     if (!x)
         return;
     x->marker = (uint8_t)kind;
+    x->mark = (uint8_t)mark;
     if (kind == GS_K_FETCH_BEGIN) {
-        l->cur.t0 = ts;
-        l->cur.cpu0 = x->cpu_ns;
-        l->fetch_open = 1;
-    } else if (kind == GS_K_FETCH_END && l->fetch_open) {
-        l->fetch_open = 0;
-        if (ts < l->cur.t0 || x->cpu_ns < l->cur.cpu0 ||
+        if (l->nopen == AN_CPU_OPEN_MAX) { /* the oldest open one goes */
+            memmove(&l->open[0], &l->open[1], (AN_CPU_OPEN_MAX - 1) * sizeof l->open[0]);
+            l->nopen--;
+        }
+        an_cpu_fetch *o = &l->open[l->nopen++];
+        memset(o, 0, sizeof *o);
+        o->t0 = ts;
+        o->cpu0 = x->cpu_ns;
+        o->key = key;
+        o->mark = mark;
+    } else if (kind == GS_K_FETCH_END) {
+        unsigned j = l->nopen;
+        while (j > 0 && (l->open[j - 1].mark != mark || l->open[j - 1].key != key))
+            j--;
+        if (!j)
+            return;
+        an_cpu_fetch f = l->open[j - 1];
+        memmove(&l->open[j - 1], &l->open[j], (l->nopen - j) * sizeof l->open[0]);
+        l->nopen--;
+        if (ts < f.t0 || x->cpu_ns < f.cpu0 ||
             an_grow(&l->f, &l->capf, l->nf + 1, sizeof *l->f, 64) < 0)
             return;
-        l->cur.t1 = ts;
-        l->cur.cpu1 = x->cpu_ns;
-        l->f[l->nf++] = l->cur;
+        f.t1 = ts;
+        f.cpu1 = x->cpu_ns;
+        l->f[l->nf++] = f;
     }
 }
 
@@ -113,12 +128,22 @@ void an_cpu_log_free(an_cpu_log *l)
 
 static int known(const an_cpu_sample *x, int v)
 {
-    return v == AN_CV_CPU || (v == AN_CV_RUNQ ? x->runq_ns >= 0 : x->storage >= 0);
+    switch (v) {
+    case AN_CV_CPU: return 1;
+    case AN_CV_RUNQ: return x->runq_ns >= 0;
+    case AN_CV_STORAGE: return x->storage >= 0;
+    default: return x->majflt >= 0;
+    }
 }
 
 static double value(const an_cpu_sample *x, int v)
 {
-    return v == AN_CV_CPU ? (double)x->cpu_ns : v == AN_CV_RUNQ ? (double)x->runq_ns : (double)x->storage;
+    switch (v) {
+    case AN_CV_CPU: return (double)x->cpu_ns;
+    case AN_CV_RUNQ: return (double)x->runq_ns;
+    case AN_CV_STORAGE: return (double)x->storage;
+    default: return (double)x->majflt;
+    }
 }
 
 size_t an_cpu_lower(const an_cpu_log *l, uint64_t t)

@@ -27,7 +27,8 @@
 typedef struct an_cpu_sample {
     uint64_t ts;
     uint64_t cpu_ns;   /* CPU time (user + system) */
-    int64_t runq_ns;   /* run-queue delay (periodic samples only) */
+    int64_t runq_ns;   /* run-queue delay (periodic samples; marker samples of a
+                        * collector that reads it there) */
     int64_t majflt;    /* major page faults */
     int64_t nvcsw, nivcsw;
     uint64_t io_ns;    /* the thread's hooked file I/O and metadata time so far */
@@ -38,12 +39,22 @@ typedef struct an_cpu_sample {
     int64_t storage;   /* bytes it had read from storage (page faults included) */
     uint8_t src;       /* GS_CPU_SRC_* */
     uint8_t marker;    /* the marker kind it stands at (fetch_begin, ...), 0 none */
+    uint8_t mark;      /* that marker's class (gs_mark_class) */
 } an_cpu_sample;
 
-/* One batch fetch of a thread, with its CPU at both ends. */
+/* One fetch of a thread (a begin and end marker of one class and index,
+ * each with its sample), with its CPU at both ends. */
 typedef struct an_cpu_fetch {
     uint64_t t0, t1, cpu0, cpu1;
+    uint64_t key;  /* the markers' index */
+    uint32_t mark; /* their class (gs_mark_class) */
 } an_cpu_fetch;
+
+/* RATIONALE: fetches of different classes nest (a collate inside a
+ * batch, a wait for a pool's result inside a DataLoader's fetch, a memmap
+ * that outlives the next one's creation); a few levels are real, past
+ * this the oldest open one is dropped. */
+#define AN_CPU_OPEN_MAX 8
 
 /* RATIONALE: periodic samples come 5 a second per thread; past this many a
  * thread's periodic samples are thinned to every other one (cumulative
@@ -54,10 +65,10 @@ typedef struct an_cpu_fetch {
 typedef struct an_cpu_log {
     an_cpu_sample *s;  /* by ts */
     size_t n, cap, nperiodic;
-    an_cpu_fetch *f;   /* completed fetches, in order */
+    an_cpu_fetch *f;   /* completed fetches, in the order they ended */
     size_t nf, capf;
-    int fetch_open;    /* a fetch_begin with a sample is waiting for its end */
-    an_cpu_fetch cur;
+    an_cpu_fetch open[AN_CPU_OPEN_MAX]; /* begun, not ended yet */
+    unsigned nopen;
 } an_cpu_log;
 
 /* What the pass knows of the thread when its sample arrives (cumulative). */
@@ -73,15 +84,16 @@ struct gs_event;
 /* A cpu record of the thread whose log is *lp (created at the first).
  * Returns 0, or -1 out of memory (the sample is lost, nothing else). */
 int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, const an_cpu_now *now);
-/* A marker of the thread at ts: a marker sample of the same ts stands at
- * it; fetch_begin/fetch_end pairs with samples become fetches. */
-void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts);
+/* A marker of the thread at ts, of class mark and index key: a marker
+ * sample of the same ts stands at it; a fetch_begin and the fetch_end of
+ * the same class and index, both with samples, become a fetch. */
+void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key);
 void an_cpu_log_free(an_cpu_log *l);
 
 /* ---- reading a log ------------------------------------------------------------------ */
 
 /* The cumulative values a log can be asked for. */
-enum an_cpu_value { AN_CV_CPU, AN_CV_RUNQ, AN_CV_STORAGE };
+enum an_cpu_value { AN_CV_CPU, AN_CV_RUNQ, AN_CV_STORAGE, AN_CV_MAJFLT };
 
 /* First sample with ts >= t. */
 size_t an_cpu_lower(const an_cpu_log *l, uint64_t t);

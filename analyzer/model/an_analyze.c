@@ -364,10 +364,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         return -1;
     }
     if (!res->nsteps) {
-        snprintf(err, errlen,
-                 "no training steps found in %s (pid %llu): no step or batch-fetch markers, no NVTX "
-                 "range matching --step-range, and no periodic batch arrivals to infer them from",
-                 tr->file, (unsigned long long)tr->pid);
+        an_no_steps_message(res, err, errlen);
         return -1;
     }
     an_mark_warmup(res, o->skip);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/an_stats.h"
+#include "model/an_parts.h"
 #include "model/an_result.h"
 #include "gs_trace.h"
 
@@ -22,6 +23,9 @@ void an_loader_time_absent(an_loader_time *t)
     t->blocked_ms = t->read_bytes = t->requested_bytes = t->majflt = t->fault_bytes = -1;
     t->storage_bytes = -1;
     t->fault_MBps = t->vol_switches = t->invol_switches = t->cpu_cores = -1;
+    t->units = t->collate_ms = t->collate_cpu_ms = -1;
+    t->wall_mean_ms = t->io_mean_ms = t->fault_mean_ms = t->cpu_mean_ms = t->runq_mean_ms = -1;
+    t->blocked_mean_ms = -1;
 }
 
 void an_trainer_time_absent(an_trainer_time *t)
@@ -31,6 +35,9 @@ void an_trainer_time_absent(an_trainer_time *t)
     t->cpu_cores = t->proc_cpu_cores = t->share_blocked = t->share_receiving = -1;
     t->share_receiving_runq = -1;
     t->blocked_mean_ms = t->receiving_mean_ms = t->cpu_mean_ms = t->runq_mean_ms = -1;
+    t->share_blocked_fault = t->fetch_fault_ms = t->majflt = -1;
+    t->window_majflt = t->window_fault_bytes = -1;
+    t->collate_ms = t->collate_cpu_ms = -1;
 }
 
 void an_other_time_absent(an_other_time *t)
@@ -47,82 +54,7 @@ void an_host_time_absent(an_host_time *t)
 
 /* ---- a loader's batch --------------------------------------------------------------- */
 
-/* RATIONALE: x86-64 and most arm64 kernels; the trace does not carry the
- * page size; a major fault brings in at least a page. */
-#define PAGE_BYTES 4096.0
-
-typedef struct parts {
-    double dt, io, wait, cpu, runq, fault, blk, dcpu, maj, nv, niv, storage, fbytes;
-    int runq_known, maj_known, sw_known, storage_known;
-} parts;
-
-static double dmin(double a, double b)
-{
-    return a < b ? a : b;
-}
-
-static double dpos(double a)
-{
-    return a > 0 ? a : 0;
-}
-
-/* The interval between two consecutive samples x, y of log l, cut into
- * io + wait + cpu + runq + fault + blocked = dt (docs/report-schema.md,
- * "Measured time"). */
-static void interval(const an_cpu_log *l, const an_cpu_sample *x, const an_cpu_sample *y,
-                     parts *acc)
-{
-    if (y->ts <= x->ts)
-        return;
-    const double dt = (double)(y->ts - x->ts);
-    const double io = dmin(dpos((double)y->io_ns - (double)x->io_ns), dt);
-    const double wait = dmin(dpos((double)y->wait_ns - (double)x->wait_ns), dt - io);
-    const double rest = dt - io - wait;
-    const double dcpu = dpos((double)y->cpu_ns - (double)x->cpu_ns);
-    const double r0 = an_cpu_value_at(l, x->ts, AN_CV_RUNQ), r1 = an_cpu_value_at(l, y->ts, AN_CV_RUNQ);
-    const double drunq = (r0 >= 0 && r1 >= 0) ? dpos(r1 - r0) : 0;
-    const double cpu = dmin(dcpu, rest);
-    const double runq = dmin(drunq, rest - cpu);
-    const double off = rest - cpu - runq;
-    const int maj_known = x->majflt >= 0 && y->majflt >= 0;
-    const double dmaj = maj_known ? dpos((double)(y->majflt - x->majflt)) : 0;
-    acc->dt += dt;
-    acc->io += io;
-    acc->wait += wait;
-    acc->cpu += cpu;
-    acc->dcpu += dcpu;
-    acc->runq += runq;
-    acc->maj += dmaj;
-    const double s0 = an_cpu_value_at(l, x->ts, AN_CV_STORAGE), s1 = an_cpu_value_at(l, y->ts, AN_CV_STORAGE);
-    const double drd = dpos((double)y->rd_bytes - (double)x->rd_bytes);
-    const int storage_known = s0 >= 0 && s1 >= 0;
-    if (storage_known) {
-        acc->storage_known = 1;
-        acc->storage += dpos(s1 - s0);
-    }
-    /* page-fault I/O: major faults, and (where the kernel counts it) reads
-     * from storage in the interval; a few major faults that read nothing
-     * (a forked worker's first touches) leave its sleep as other blocking */
-    const int faulted = dmaj > 0 && (!storage_known || s1 > s0);
-    if (faulted)
-        acc->fault += off;
-    else
-        acc->blk += off;
-    if (faulted) { /* storage reads its hooked reads did not return: through faults */
-        const double beyond = (s0 >= 0 && s1 >= 0) ? dpos(s1 - s0 - drd) : 0;
-        acc->fbytes += beyond > dmaj * PAGE_BYTES ? beyond : dmaj * PAGE_BYTES;
-    }
-    acc->runq_known |= r0 >= 0 && r1 >= 0;
-    acc->maj_known |= maj_known;
-    if (x->nvcsw >= 0 && y->nvcsw >= 0) {
-        acc->sw_known = 1;
-        acc->nv += dpos((double)(y->nvcsw - x->nvcsw));
-        acc->niv += dpos((double)(y->nivcsw - x->nivcsw));
-    }
-}
-
-
-static void fill(an_loader_time *t, const parts *s, double per, double wall_ns)
+static void fill(an_loader_time *t, const an_parts *s, double per, double wall_ns)
 {
     const double k = 1e-6 / per; /* ns in total -> ms per batch */
     t->wall_ms = wall_ns * k;
@@ -165,27 +97,14 @@ static const an_thread *loader_thread(const an_worker *w)
     return best;
 }
 
-static double mean(const double *v, size_t n)
-{
-    double sum = 0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    return n ? sum / (double)n : -1;
-}
-
-/* The median of v (base/an_stats.h), -1 for none. */
-static double median(const double *v, size_t n)
-{
-    return n ? an_percentile(v, n, 0.5) : -1;
-}
-
 /* Batches cut at the loader's own marker samples: medians. A loader
  * worker process's batch is one fetch_begin..fetch_end pair (fetches: the
  * batches it loaded, docs/trace-format.md); a C loader thread's, from one
  * step_end to the next. A batch counts when its last marker is in [a, b]. */
 static int is_cut(const an_cpu_sample *x, int fetches, uint64_t a, uint64_t b)
 {
-    return x->marker == (fetches ? GS_K_FETCH_END : GS_K_STEP_END) && x->ts >= a && x->ts <= b;
+    return x->marker == (fetches ? GS_K_FETCH_END : GS_K_STEP_END) && x->mark == GS_MARK_PLAIN &&
+           x->ts >= a && x->ts <= b;
 }
 
 static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, int fetches, an_loader_time *t)
@@ -202,23 +121,22 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, int fetches, 
            *blk = v + 5 * nb, *maj = v + 6 * nb, *nv = v + 7 * nb, *niv = v + 8 * nb,
            *cores = v + 9 * nb;
     size_t k = 0, prev = SIZE_MAX;
-    parts tot;
+    an_parts tot;
     memset(&tot, 0, sizeof tot);
     for (size_t i = 0; i < l->n; i++) {
-        if (fetches && l->s[i].marker == GS_K_FETCH_BEGIN) {
+        if (fetches && l->s[i].marker == GS_K_FETCH_BEGIN && l->s[i].mark == GS_MARK_PLAIN) {
             prev = i; /* a begin without its end (the fetch raised) is dropped */
             continue;
         }
         if (!is_cut(&l->s[i], fetches, a, b)) {
-            if (fetches && l->s[i].marker == GS_K_FETCH_END)
+            if (fetches && l->s[i].marker == GS_K_FETCH_END && l->s[i].mark == GS_MARK_PLAIN)
                 prev = SIZE_MAX;
             continue;
         }
         if (prev != SIZE_MAX) {
-            parts s;
+            an_parts s;
             memset(&s, 0, sizeof s);
-            for (size_t j = prev; j < i; j++)
-                interval(l, &l->s[j], &l->s[j + 1], &s);
+            an_parts_span(l, l->s[prev].ts, l->s[i].ts, &s);
             const double busy = s.dt - s.wait;
             wall[k] = busy / 1e6;
             io[k] = s.io / 1e6;
@@ -250,25 +168,15 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, int fetches, 
     if (!tot.maj_known)
         for (size_t i = 0; i < k; i++)
             blk[i] += fault[i];
-    t->wall_mean_ms = mean(wall, k);
-    t->io_mean_ms = mean(io, k);
-    t->cpu_mean_ms = mean(cpu, k);
-    t->runq_mean_ms = tot.runq_known ? mean(runq, k) : -1;
-    t->fault_mean_ms = tot.maj_known ? mean(fault, k) : -1;
-    t->blocked_mean_ms = mean(blk, k);
-    t->wall_ms = median(wall, k);
-    t->io_ms = median(io, k);
-    t->cpu_ms = median(cpu, k);
-    t->runq_ms = tot.runq_known ? median(runq, k) : -1;
-    t->fault_ms = tot.maj_known ? median(fault, k) : -1;
-    t->blocked_ms = median(blk, k);
-    t->majflt = tot.maj_known ? median(maj, k) : -1;
+    double *const six[6] = {wall, io, cpu, runq, fault, blk};
+    an_parts_stats(t, six, k, &tot);
+    t->majflt = tot.maj_known ? an_median(maj, k) : -1;
     t->fault_bytes = tot.maj_known ? tot.fbytes / (double)k : -1;
     t->storage_bytes = tot.storage_known ? tot.storage / (double)k : -1;
     t->fault_MBps = (tot.maj_known && tot.fault > 0) ? tot.fbytes / 1e6 / (tot.fault / 1e9) : -1;
-    t->vol_switches = tot.sw_known ? median(nv, k) : -1;
-    t->invol_switches = tot.sw_known ? median(niv, k) : -1;
-    t->cpu_cores = median(cores, k);
+    t->vol_switches = tot.sw_known ? an_median(nv, k) : -1;
+    t->invol_switches = tot.sw_known ? an_median(niv, k) : -1;
+    t->cpu_cores = an_median(cores, k);
     if (fetches) { /* its batches leave out the time between them: its CPU over the window */
         size_t i0 = SIZE_MAX, i1 = 0;
         for (size_t i = 0; i < l->n; i++)
@@ -277,14 +185,64 @@ static int by_markers(const an_cpu_log *l, uint64_t a, uint64_t b, int fetches, 
                 i1 = i;
             }
         if (i0 != SIZE_MAX && i1 > i0 && l->s[i1].ts > l->s[i0].ts)
-            t->cpu_cores = dpos((double)l->s[i1].cpu_ns - (double)l->s[i0].cpu_ns) /
+            t->cpu_cores = an_dpos((double)l->s[i1].cpu_ns - (double)l->s[i0].cpu_ns) /
                            (double)(l->s[i1].ts - l->s[i0].ts);
     }
     free(v);
     return 1;
 }
 
-static void loader_time(an_worker *w, uint64_t wa, uint64_t wb)
+/* A pool thread's work items (`item` markers) that end in [a, b], cut at
+ * their own samples and summed; per: the batches they made (the thread's
+ * share of the steps in the window). Means per batch. */
+static int by_items(const an_cpu_log *l, uint64_t a, uint64_t b, double per, an_loader_time *t)
+{
+    an_parts s;
+    memset(&s, 0, sizeof s);
+    size_t n = 0;
+    for (size_t i = 0; i < l->nf; i++) {
+        const an_cpu_fetch *f = &l->f[i];
+        if (f->mark != GS_MARK_ITEM || f->t1 < a || f->t1 > b)
+            continue;
+        if (an_parts_span(l, f->t0, f->t1, &s))
+            n++;
+    }
+    if (n < 3 || per <= 0)
+        return 0;
+    t->per_batch = AN_PB_ITEMS;
+    t->units = (double)n;
+    /* a pool thread's waits on pipes inside an item are its loading's */
+    s.blk += s.wait;
+    fill(t, &s, per, s.dt);
+    t->batches = per;
+    return 1;
+}
+
+/* Collate calls (`collate` markers) of a worker's batches in [a, b]:
+ * wall and CPU per batch, means. */
+static void collates(const an_cpu_log *l, uint64_t a, uint64_t b, an_loader_time *t)
+{
+    double wall = 0, cpu = 0;
+    size_t n = 0, nb = 0;
+    for (size_t i = 0; i < l->nf; i++) {
+        const an_cpu_fetch *f = &l->f[i];
+        if (f->t1 < a || f->t1 > b)
+            continue;
+        if (f->mark == GS_MARK_COLLATE) {
+            wall += (double)(f->t1 - f->t0);
+            cpu += (double)(f->cpu1 - f->cpu0);
+            n++;
+        }
+        nb += f->mark == GS_MARK_PLAIN;
+    }
+    if (!n)
+        return;
+    const double k = 1e-6 / (double)(nb > n ? nb : n);
+    t->collate_ms = wall * k;
+    t->collate_cpu_ms = cpu * k;
+}
+
+static void loader_time(an_worker *w, uint64_t wa, uint64_t wb, double in_window)
 {
     an_loader_time *t = &w->time;
     const an_thread *th = loader_thread(w);
@@ -303,14 +261,22 @@ static void loader_time(an_worker *w, uint64_t wa, uint64_t wb)
     t->read_bytes = bytes / w->batches;
     t->requested_bytes = rq / w->batches;
     const int fetches = !w->th && an_is_worker_role(w->p);
+    if (w->th && w->th->n_items && by_items(l, wa, wb, w->batches * in_window, t)) {
+        t->measured = 1;
+        return;
+    }
     /* a worker whose marked batches fall mostly outside the measured steps
      * (prefetched ahead of a short run): all of them, still its own batches */
     if (by_markers(l, a, b, fetches, t) || (fetches && by_markers(l, a, b, 0, t)) ||
         (fetches && by_markers(l, l->s[0].ts, l->s[l->n - 1].ts, 1, t))) {
         t->measured = 1;
+        if (fetches)
+            collates(l, a, b, t);
+        if (fetches && t->collate_ms < 0)
+            collates(l, l->s[0].ts, l->s[l->n - 1].ts, t);
         return;
     }
-    parts s;
+    an_parts s;
     memset(&s, 0, sizeof s);
     /* every sampled interval that overlaps the window, whole: samples are
      * 200 ms apart, a short-lived worker has only a few */
@@ -318,7 +284,7 @@ static void loader_time(an_worker *w, uint64_t wa, uint64_t wb)
     if (i0 > 0 && (i0 == l->n || l->s[i0].ts > a))
         i0--;
     for (i1 = i0; i1 + 1 < l->n && l->s[i1].ts < b; i1++)
-        interval(l, &l->s[i1], &l->s[i1 + 1], &s);
+        an_parts_interval(l, &l->s[i1], &l->s[i1 + 1], &s);
     /* batches inside the window: in proportion to the loader's file reads
      * there when every batch reads (one batch reads about as many times as
      * the next), else to its active time (a loader that maps its data, or
@@ -327,8 +293,8 @@ static void loader_time(an_worker *w, uint64_t wa, uint64_t wb)
                                 : w->active_ns;
     const double reads_in = i1 > i0 ? (double)(l->s[i1].reads - l->s[i0].reads) : 0;
     const double per = th->rd_reqs >= 8 && (double)th->rd_reqs >= w->batches && reads_in > 0
-                           ? w->batches * dmin(1.0, reads_in / (double)th->rd_reqs)
-                       : span ? w->batches * dmin(1.0, s.dt / (double)span)
+                           ? w->batches * an_dmin(1.0, reads_in / (double)th->rd_reqs)
+                       : span ? w->batches * an_dmin(1.0, s.dt / (double)span)
                               : 0;
     if (s.dt <= 0 || per <= 0)
         return;
@@ -358,88 +324,6 @@ static int is_worker_proc(const an_result *res, const an_proc *p)
 static int is_collector(const an_thread *th)
 {
     return strcmp(th->name, "gpustarve") == 0;
-}
-
-static void trainer_time(an_result *res)
-{
-    an_trainer_time *t = &res->trainer_time;
-    const an_thread *th = res->thread;
-    const an_cpu_log *l = th ? th->cpu : NULL;
-    if (!l || !res->measured)
-        return;
-    double *v = malloc(5 * res->measured * sizeof *v);
-    if (!v)
-        return;
-    double *blk = v, *recv = v + res->measured, *frq = v + 2 * res->measured,
-           *cpu = v + 3 * res->measured, *rq = v + 4 * res->measured;
-    size_t nf = 0, nc = 0, nr = 0, nfr = 0;
-    double dw_recv = 0, dw_recv_runq = 0, total = 0;
-    size_t fi = 0;
-    for (size_t i = 0; i < res->nsteps; i++) {
-        const an_step *st = &res->steps[i];
-        if (st->warmup)
-            continue;
-        const uint64_t t0 = st->v.t0, t1 = st->v.t1;
-        total += (double)(t1 - t0);
-        double wall = 0, r = 0, runq_in = 0;
-        int runq_known = 1, any = 0;
-        while (fi < l->nf && l->f[fi].t0 < t0)
-            fi++;
-        for (size_t j = fi; j < l->nf && l->f[j].t0 < t1; j++) {
-            const an_cpu_fetch *f = &l->f[j];
-            wall += (double)(f->t1 - f->t0);
-            r += (double)(f->cpu1 - f->cpu0);
-            const double q0 = an_cpu_value_at(l, f->t0, AN_CV_RUNQ), q1 = an_cpu_value_at(l, f->t1, AN_CV_RUNQ);
-            if (q0 >= 0 && q1 >= 0)
-                runq_in += dpos(q1 - q0);
-            else
-                runq_known = 0;
-            any = 1;
-        }
-        if (any) {
-            r = dmin(r, wall);
-            runq_in = dmin(runq_in, wall - r);
-            blk[nf] = (wall - r - runq_in) / 1e6;
-            recv[nf] = r / 1e6;
-            nf++;
-            if (runq_known)
-                frq[nfr++] = runq_in / 1e6;
-            if (wall > 0) {
-                dw_recv += (double)st->v.idle_dw * dmin(1.0, (r + runq_in) / wall);
-                dw_recv_runq += (double)st->v.idle_dw * dmin(1.0, runq_in / wall);
-            }
-        }
-        const double c0 = an_cpu_value_at(l, t0, AN_CV_CPU), c1 = an_cpu_value_at(l, t1, AN_CV_CPU);
-        if (c0 >= 0 && c1 >= 0)
-            cpu[nc++] = dpos(c1 - c0) / 1e6;
-        const double q0 = an_cpu_value_at(l, t0, AN_CV_RUNQ), q1 = an_cpu_value_at(l, t1, AN_CV_RUNQ);
-        if (q0 >= 0 && q1 >= 0)
-            rq[nr++] = dpos(q1 - q0) / 1e6;
-    }
-    if (nf) {
-        t->measured = 1;
-        t->blocked_mean_ms = mean(blk, nf);
-        t->receiving_mean_ms = mean(recv, nf);
-        t->blocked_ms = median(blk, nf);
-        t->receiving_ms = median(recv, nf);
-        t->fetch_runq_ms = nfr * 2 >= nf ? median(frq, nfr) : -1;
-        if (total > 0) {
-            t->share_receiving = dw_recv / total;
-            t->share_receiving_runq = dmin(dw_recv_runq / total, t->share_receiving);
-            t->share_blocked = dpos(res->share[AN_SH_DATA_WAIT] - t->share_receiving);
-        }
-    }
-    if (nc) {
-        t->measured = 1;
-        t->cpu_mean_ms = mean(cpu, nc);
-        t->cpu_ms = median(cpu, nc);
-        t->cpu_cores = res->step_ms_median > 0 ? t->cpu_ms / res->step_ms_median : -1;
-    }
-    if (nr) {
-        t->runq_mean_ms = mean(rq, nr);
-        t->runq_ms = median(rq, nr);
-    }
-    free(v);
 }
 
 /* ---- everything else ------------------------------------------------------------------ */
@@ -528,7 +412,7 @@ static void host_load(const an_run *run, an_result *res, uint64_t a, uint64_t b)
     double b0, i0, b1, i1;
     host_at(hp, ka, &b0, &i0);
     host_at(hp, kb, &b1, &i1);
-    const double db = dpos(b1 - b0), di = dpos(i1 - i0);
+    const double db = an_dpos(b1 - b0), di = an_dpos(i1 - i0);
     if (db + di <= 0)
         return;
     const double wall = (double)(kb - ka);
@@ -547,7 +431,7 @@ static void host_load(const an_run *run, an_result *res, uint64_t a, uint64_t b)
     /* busy over busy + idle, not over wall time: both tick alike */
     h->busy_cores = h->cpus * db / (db + di);
     h->own_cores = own / wall;
-    h->other_cores = dpos(h->busy_cores - h->own_cores);
+    h->other_cores = an_dpos(h->busy_cores - h->own_cores);
     h->window_s = wall / 1e9;
 }
 
@@ -556,40 +440,43 @@ static void pool(an_result *res)
 {
     an_loader_time *p = &res->loader_time;
     double wsum = 0;
-    double acc[22] = {0};
-    int have[22] = {0};
-    int periodic = 0;
+    double acc[24] = {0};
+    int have[24] = {0};
+    int periodic = 0, items = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_loader_time *t = &res->workers[i].time;
         if (!t->measured)
             continue;
         const double w = t->batches > 0 ? t->batches : 1;
-        const double f[22] = {t->wall_ms,  t->io_ms,        t->fault_ms,    t->cpu_ms,
+        const double f[24] = {t->wall_ms,  t->io_ms,        t->fault_ms,    t->cpu_ms,
                               t->runq_ms,  t->blocked_ms,   t->read_bytes,  t->requested_bytes,
                               t->majflt,   t->fault_bytes,  t->fault_MBps,  t->vol_switches,
                               t->invol_switches, t->cpu_cores, t->storage_bytes,
                               t->wall_mean_ms, t->io_mean_ms, t->fault_mean_ms, t->cpu_mean_ms,
-                              t->runq_mean_ms, t->blocked_mean_ms, 0};
-        for (int k = 0; k < 21; k++)
+                              t->runq_mean_ms, t->blocked_mean_ms, t->collate_ms,
+                              t->collate_cpu_ms, 0};
+        for (int k = 0; k < 23; k++)
             if (f[k] >= 0) {
                 acc[k] += w * f[k];
                 have[k] = 1;
             }
         wsum += w;
         periodic |= t->per_batch == AN_PB_PERIODIC;
+        items |= t->per_batch == AN_PB_ITEMS;
     }
     if (wsum <= 0)
         return;
-    double *out[21] = {&p->wall_ms,  &p->io_ms,       &p->fault_ms,   &p->cpu_ms,
+    double *out[23] = {&p->wall_ms,  &p->io_ms,       &p->fault_ms,   &p->cpu_ms,
                        &p->runq_ms,  &p->blocked_ms,  &p->read_bytes, &p->requested_bytes,
                        &p->majflt,   &p->fault_bytes, &p->fault_MBps, &p->vol_switches,
                        &p->invol_switches, &p->cpu_cores, &p->storage_bytes,
                        &p->wall_mean_ms, &p->io_mean_ms, &p->fault_mean_ms, &p->cpu_mean_ms,
-                       &p->runq_mean_ms, &p->blocked_mean_ms};
-    for (int k = 0; k < 21; k++)
+                       &p->runq_mean_ms, &p->blocked_mean_ms, &p->collate_ms,
+                       &p->collate_cpu_ms};
+    for (int k = 0; k < 23; k++)
         *out[k] = have[k] ? acc[k] / wsum : -1;
     p->measured = 1;
-    p->per_batch = periodic ? AN_PB_PERIODIC : AN_PB_MARKERS;
+    p->per_batch = periodic ? AN_PB_PERIODIC : items ? AN_PB_ITEMS : AN_PB_MARKERS;
     p->batches = 0;
     for (size_t i = 0; i < res->nworkers; i++)
         if (res->workers[i].time.measured)
@@ -613,10 +500,13 @@ void an_measure_time(const an_run *run, an_result *res)
     }
     if (a == UINT64_MAX)
         return;
+    /* the share of all steps in the measured window (a pool thread's
+     * batches are its share of all steps) */
+    const double in_window = res->nsteps ? (double)res->measured / (double)res->nsteps : 0;
     for (size_t i = 0; i < res->nworkers; i++)
-        loader_time(&res->workers[i], a, b);
+        loader_time(&res->workers[i], a, b, in_window);
     pool(res);
-    trainer_time(res);
+    an_trainer_time_measure(res);
     others(run, res, a, b);
     host_load(run, res, a, b);
 }

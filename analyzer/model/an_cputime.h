@@ -33,6 +33,9 @@ enum an_per_batch {
                          * collector, GPUSTARVE_FLUSH_MS) summed over its active
                          * time and divided by its batches: the *_ms fields are
                          * means per batch */
+    AN_PB_ITEMS = 3,    /* a pool thread's work items (`item` markers) cut at their
+                         * own samples, summed over the measured steps and divided
+                         * by its share of their batches: means per batch */
 };
 
 /* One loader (a worker process, or a loader thread of the trainer): where
@@ -74,6 +77,14 @@ typedef struct an_loader_time {
     double invol_switches;  /* involuntary (preempted) per batch (-1 unknown) */
     double cpu_cores;       /* CPU time over active wall time: cores this loader keeps
                              * busy */
+    int in_thread;          /* the training thread's own loading (no loader worker or
+                             * thread): its waits for data cut as a loader's batch, one
+                             * a step (an_trainer_time.c) */
+    double units;           /* pool thread (AN_PB_ITEMS): its work items in the window */
+    double collate_ms;      /* the collate function per batch (`collate` markers), wall
+                             * time, mean; -1 not marked. Part of the batch, not
+                             * another part: its time is in the five above */
+    double collate_cpu_ms;  /* its CPU time */
     /* wall, io, fault, cpu, runq and blocked as means per batch, what the
      * model uses (it predicts the mean step); with markers the fields
      * above are medians, periodic ones are means already; -1 unknown */
@@ -109,6 +120,17 @@ typedef struct an_trainer_time {
      * receiving share, share_receiving_runq is run-queue delay: on a busy
      * machine mostly the wake-up after the batch arrived. */
     double share_blocked, share_receiving, share_receiving_runq;
+    /* of the blocked share, off-CPU in sample intervals with major page
+     * faults (a cold memory-mapped file read in the training thread) */
+    double share_blocked_fault;
+    double fetch_fault_ms; /* per step: that page-fault part of the wait, median */
+    double majflt;         /* major page faults per step, whole step, mean */
+    /* over the measured steps: its major faults, and the bytes they read
+     * (storage reads beyond its hooked reads'); -1 unknown */
+    double window_majflt, window_fault_bytes;
+    /* the collate function on the training thread (no workers: `collate`
+     * markers inside its fetches), per step: wall and CPU, means; -1 none */
+    double collate_ms, collate_cpu_ms;
     /* the same four per step as means over the measured steps (-1 unknown):
      * they add up to the mean step, the time per step the run took, which
      * is what the model (docs/report-schema.md, "The model") reproduces and
@@ -141,6 +163,12 @@ typedef struct an_host_time {
     double other_cores; /* busy_cores - own_cores, at least 0 */
     double window_s;    /* the measured window the samples cover */
 } an_host_time;
+
+/* an_trainer_time.c: the training thread's fields of res (trainer_time;
+ * loader_time when the thread loads its batches itself) over the measured
+ * steps. */
+struct an_result;
+void an_trainer_time_measure(struct an_result *res);
 
 /* Every field -1, measured 0 (per_batch AN_PB_NONE): nothing measured. */
 void an_loader_time_absent(an_loader_time *t);

@@ -108,17 +108,21 @@ static int find_workers(const an_run *run, an_result *res)
         finish_worker(w);
     }
     /* threaded loaders: no worker processes, but threads of the trainer other
-     * than the training thread read files */
+     * than the training thread read files, or run a pool's work items (the
+     * Python side's `item` markers: a thread pool that loads) */
     if (!res->nworkers && tr) {
         for (size_t t = 0; t < tr->nth; t++) {
             const an_thread *th = &tr->th[t];
-            if (th == res->thread || !th->rd_reqs)
+            if (th == res->thread || !(th->rd_reqs || th->n_items))
                 continue;
             an_worker *w = &res->workers[res->nworkers++];
             an_loader_time_absent(&w->time);
             w->p = tr;
             w->th = th;
-            w->active_ns = th->last_ts > th->first_ts ? th->last_ts - th->first_ts : 0;
+            /* a pool thread's active time is its work items' (it idles
+             * between them waiting for work) */
+            w->active_ns = th->n_items ? th->item_ns
+                                       : th->last_ts > th->first_ts ? th->last_ts - th->first_ts : 0;
             w->io_ns = th->io_ns;
             w->meta_ns = th->meta_ns;
             w->idle_ns = th->wait_ns;

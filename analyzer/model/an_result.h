@@ -157,8 +157,11 @@ uint64_t an_proc_gpu_busy(const an_proc *p);
  * source_detail set). Returns 0 (possibly no steps) or -1 out of memory. */
 int an_cut_steps(an_result *res, const an_thread *t);
 /* Mark the warm-up steps (skip >= 0: that many; -1: automatic) and set
- * res->warmup, res->measured, res->skip_auto. */
+ * res->warmup, res->measured, res->skip_auto; a note on a slow first step. */
 void an_mark_warmup(an_result *res, int skip);
+/* Why res (of trainer res->trainer) has no step, and what to add: the
+ * marker API (docs/python.md, "Marking your own steps"). */
+void an_no_steps_message(const an_result *res, char *err, size_t errlen);
 
 /* an_attrib.c: step time statistics, the shares and per-step medians of the
  * measured steps, and the input-bound share. */

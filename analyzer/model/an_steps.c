@@ -11,14 +11,20 @@
  * Must never: make a step of two candidates whose snapshots were not
  * delivered, or a step of zero or negative length.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/an_result.h"
 #include "base/an_grow.h"
+#include "base/an_index.h"
 
 #define WARMUP_FACTOR 2.0     /* leading steps slower than this x median are warm-up */
 #define PERIOD_MIN 0.5        /* inferred boundaries closer than 0.5 x median gap merge */
+/* RATIONALE: a training thread's first batches fault in its libraries'
+ * pages too (a DataLoader run read 3 MB so); a dataset mapped and read
+ * cold reads tens to hundreds (nanoGPT's 32 MiB token file: 72 MB) */
+#define COLD_BYTES 8e6
 
 const char *an_source_name(int s)
 {
@@ -53,25 +59,34 @@ static int step_push(stepbuf *b, const an_cand *a, const an_cand *e, uint64_t nu
     return 0;
 }
 
-static size_t count_type(const an_thread *t, uint32_t type)
+/* Candidates of one type (and of marker class mark; ANY: every class). */
+#define ANY 0xffffu
+
+static int is(const an_cand *c, uint32_t type, unsigned mark)
+{
+    return c->type == type && (mark == ANY || c->mark == mark);
+}
+
+static size_t count_type(const an_thread *t, uint32_t type, unsigned mark)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->ncand; i++)
-        n += t->cand[i].type == type;
+        n += is(&t->cand[i], type, mark);
     return n;
 }
 
 /* Steps between consecutive candidates of one type (and from the last to
  * the end of the events, for loader iterations). */
-static int steps_consecutive(stepbuf *b, const an_thread *t, uint32_t type)
+static int steps_consecutive(stepbuf *b, const an_thread *t, uint32_t type, unsigned mark)
 {
     const an_cand *prev = NULL;
     size_t k = 0;
+    const int by_index = type == AN_C_BURST_WAIT || type == AN_C_BURST_H2D || type == AN_C_BURST_IO;
     for (size_t i = 0; i < t->ncand; i++) {
         const an_cand *c = &t->cand[i];
-        if (c->type != type && !(type == AN_C_NVTX_FETCH && c->type == AN_C_END))
+        if (!is(c, type, mark) && !(type == AN_C_NVTX_FETCH && c->type == AN_C_END))
             continue;
-        if (prev && step_push(b, prev, c, type == AN_C_BURST_WAIT || type == AN_C_BURST_H2D ? k : prev->num) < 0)
+        if (prev && step_push(b, prev, c, by_index ? k : prev->num) < 0)
             return -1;
         prev = c;
         k++;
@@ -79,14 +94,14 @@ static int steps_consecutive(stepbuf *b, const an_thread *t, uint32_t type)
     return 0;
 }
 
-static int steps_pairs(stepbuf *b, const an_thread *t, uint32_t tb, uint32_t te)
+static int steps_pairs(stepbuf *b, const an_thread *t, uint32_t tb, uint32_t te, unsigned mark)
 {
     const an_cand *open = NULL;
     for (size_t i = 0; i < t->ncand; i++) {
         const an_cand *c = &t->cand[i];
-        if (c->type == tb) {
+        if (is(c, tb, mark)) {
             open = c;
-        } else if (c->type == te && open) {
+        } else if (is(c, te, mark) && open) {
             if (step_push(b, open, c, open->num) < 0)
                 return -1;
             open = NULL;
@@ -95,11 +110,55 @@ static int steps_pairs(stepbuf *b, const an_thread *t, uint32_t tb, uint32_t te)
     return 0;
 }
 
-/* Inferred: burst starts of one kind, merged where closer than PERIOD_MIN x
- * the median gap, cut the run into steps. */
+/* RATIONALE: file bursts are everywhere a program reads (Python imports a
+ * module per burst); a training loop's come one a step, at its period.
+ * Kept bursts are a loop's when at least REGULAR_MIN of them are, and 3 in
+ * 4 of their gaps lie within [PERIOD_MIN, 1/PERIOD_MIN] x their median. */
+#define REGULAR_MIN 5
+
+static int regular(const an_cand *const *keep, size_t nk, double *gaps)
+{
+    if (nk < REGULAR_MIN)
+        return 0;
+    for (size_t i = 1; i < nk; i++)
+        gaps[i - 1] = (double)(keep[i]->t - keep[i - 1]->t);
+    const double g = an_percentile(gaps, nk - 1, 0.5);
+    size_t in = 0;
+    for (size_t i = 0; i + 1 < nk; i++)
+        in += gaps[i] >= PERIOD_MIN * g && gaps[i] <= g / PERIOD_MIN;
+    return 4 * in >= 3 * (nk - 1);
+}
+
+/* The path most file bursts of t start on (0: none): a loop reads the same
+ * file every step, while the imports before it read a file each. */
+static uint32_t loop_path(const an_thread *t)
+{
+    an_index counts = {0};
+    uint32_t best = 0, best_n = 0;
+    for (size_t i = 0; i < t->ncand; i++) {
+        const an_cand *c = &t->cand[i];
+        if (c->type != AN_C_BURST_IO || !c->path)
+            continue;
+        const long had = an_index_get(&counts, c->path);
+        const uint32_t n = had < 0 ? 1 : (uint32_t)had + 1;
+        if (an_index_put(&counts, c->path, n) != 0)
+            break; /* out of memory: the best so far */
+        if (n > best_n) {
+            best = c->path;
+            best_n = n;
+        }
+    }
+    an_index_free(&counts);
+    return best;
+}
+
+/* Inferred: burst starts of one kind (file bursts: those on the loop's
+ * path), merged where closer than PERIOD_MIN x the median gap, cut the run
+ * into steps (file bursts only when regular). */
 static int steps_inferred(stepbuf *b, const an_thread *t, uint32_t type)
 {
-    size_t n = count_type(t, type);
+    const uint32_t path = type == AN_C_BURST_IO ? loop_path(t) : 0;
+    size_t n = count_type(t, type, ANY);
     if (n < 3)
         return 0;
     double *gaps = malloc(n * sizeof *gaps);
@@ -113,7 +172,7 @@ static int steps_inferred(stepbuf *b, const an_thread *t, uint32_t type)
     const an_cand *prev = NULL;
     for (size_t i = 0; i < t->ncand; i++) {
         const an_cand *c = &t->cand[i];
-        if (c->type != type)
+        if (c->type != type || (path && c->path != path))
             continue;
         if (prev)
             gaps[ng++] = (double)(c->t - prev->t);
@@ -123,65 +182,108 @@ static int steps_inferred(stepbuf *b, const an_thread *t, uint32_t type)
     size_t nk = 0;
     for (size_t i = 0; i < t->ncand; i++) {
         const an_cand *c = &t->cand[i];
-        if (c->type != type || !c->have)
+        if (c->type != type || !c->have || (path && c->path != path))
             continue;
         if (nk && (double)(c->t - keep[nk - 1]->t) < PERIOD_MIN * g)
             continue;
         keep[nk++] = c;
     }
     int rc = 0;
-    for (size_t i = 1; i < nk && rc == 0; i++)
-        rc = step_push(b, keep[i - 1], keep[i], i - 1);
+    if (type != AN_C_BURST_IO || regular(keep, nk, gaps))
+        for (size_t i = 1; i < nk && rc == 0; i++)
+            rc = step_push(b, keep[i - 1], keep[i], i - 1);
     free(gaps);
     free(keep);
     return rc;
 }
 
+/* Steps from the step markers of class mark (begin/end pairs, else
+ * consecutive begins or ends); 0 when there are too few. */
+static int steps_marked(stepbuf *b, const an_thread *t, unsigned mark)
+{
+    const size_t nb = count_type(t, AN_C_STEP_B, mark), ne = count_type(t, AN_C_STEP_E, mark);
+    if (nb && ne)
+        return steps_pairs(b, t, AN_C_STEP_B, AN_C_STEP_E, mark);
+    if (nb >= 2 || ne >= 2)
+        return steps_consecutive(b, t, nb >= 2 ? AN_C_STEP_B : AN_C_STEP_E, mark);
+    return 0;
+}
+
+/* The sources, best first (docs/report-schema.md, "Steps"): the
+ * program's own step markers, a DataLoader's (or the C API's), batch
+ * fetches, NVTX ranges, optimizer steps, backward() calls; else inferred
+ * from periodic bursts of batch arrivals, host-to-device copies or file
+ * reads and mappings. */
 static int cut_steps(an_result *res, const an_thread *t, stepbuf *b)
 {
-    if (count_type(t, AN_C_STEP_B) && count_type(t, AN_C_STEP_E)) {
-        res->source = AN_SRC_MARKERS;
-        res->source_detail = "step markers";
-        if (steps_pairs(b, t, AN_C_STEP_B, AN_C_STEP_E) < 0)
+    static const struct {
+        unsigned mark;
+        const char *detail;
+    } marked[] = {{GS_MARK_EXPLICIT, "gpustarve.step() markers"}, {GS_MARK_PLAIN, "step markers"}};
+    for (size_t i = 0; i < sizeof marked / sizeof marked[0]; i++) {
+        if (steps_marked(b, t, marked[i].mark) < 0)
             return -1;
-    } else if (count_type(t, AN_C_STEP_B) >= 2 || count_type(t, AN_C_STEP_E) >= 2) {
-        res->source = AN_SRC_MARKERS;
-        res->source_detail = "step markers";
-        uint32_t ty = count_type(t, AN_C_STEP_B) >= 2 ? AN_C_STEP_B : AN_C_STEP_E;
-        if (steps_consecutive(b, t, ty) < 0)
-            return -1;
-    } else if (count_type(t, AN_C_FETCH_B) >= 2) {
+        if (b->n) {
+            res->source = AN_SRC_MARKERS;
+            res->source_detail = marked[i].detail;
+            return 0;
+        }
+    }
+    if (count_type(t, AN_C_FETCH_B, ANY) >= 2) {
         res->source = AN_SRC_MARKERS;
         res->source_detail = "batch-fetch markers";
-        if (steps_consecutive(b, t, AN_C_FETCH_B) < 0)
-            return -1;
-    } else if (count_type(t, AN_C_NVTX_B) && count_type(t, AN_C_NVTX_E)) {
+        return steps_consecutive(b, t, AN_C_FETCH_B, ANY);
+    }
+    if (count_type(t, AN_C_NVTX_B, ANY) && count_type(t, AN_C_NVTX_E, ANY)) {
         res->source = AN_SRC_NVTX;
         res->source_detail = "NVTX ranges";
-        if (steps_pairs(b, t, AN_C_NVTX_B, AN_C_NVTX_E) < 0)
-            return -1;
-    } else if (count_type(t, AN_C_NVTX_FETCH) >= 2) {
+        return steps_pairs(b, t, AN_C_NVTX_B, AN_C_NVTX_E, ANY);
+    }
+    if (count_type(t, AN_C_NVTX_FETCH, ANY) >= 2) {
         /* no step range, but the loader's iterations (DataLoader __next__
          * ranges): one step each, before anything inferred */
         res->source = AN_SRC_NVTX;
         res->source_detail = "loader iterations (batch-wait ranges)";
-        if (steps_consecutive(b, t, AN_C_NVTX_FETCH) < 0)
+        return steps_consecutive(b, t, AN_C_NVTX_FETCH, ANY);
+    }
+    if (count_type(t, AN_C_OPT_E, ANY) >= 2) {
+        res->source = AN_SRC_MARKERS;
+        res->source_detail = "optimizer steps (optimizer.step())";
+        return steps_consecutive(b, t, AN_C_OPT_E, ANY);
+    }
+    if (count_type(t, AN_C_BWD_E, ANY) >= 2) {
+        res->source = AN_SRC_MARKERS;
+        res->source_detail = "backward() calls";
+        return steps_consecutive(b, t, AN_C_BWD_E, ANY);
+    }
+    static const struct {
+        uint32_t type;
+        const char *detail;
+    } bursts[] = {{AN_C_BURST_WAIT, "batch arrivals on worker pipes (inferred)"},
+                  {AN_C_BURST_H2D, "host-to-device copies (inferred)"},
+                  {AN_C_BURST_IO, "file reads and mappings of the training thread (inferred)"}};
+    res->source = AN_SRC_INFERRED;
+    for (size_t i = 0; i < sizeof bursts / sizeof bursts[0]; i++) {
+        if ((i && b->n >= 2) || count_type(t, bursts[i].type, ANY) < 3)
+            continue;
+        b->n = 0;
+        res->source_detail = bursts[i].detail;
+        if (steps_inferred(b, t, bursts[i].type) < 0)
             return -1;
-    } else {
-        res->source = AN_SRC_INFERRED;
-        if (count_type(t, AN_C_BURST_WAIT) >= 3) {
-            res->source_detail = "batch arrivals on worker pipes (inferred)";
-            if (steps_inferred(b, t, AN_C_BURST_WAIT) < 0)
-                return -1;
-        }
-        if (b->n < 2 && count_type(t, AN_C_BURST_H2D) >= 3) {
-            b->n = 0;
-            res->source_detail = "host-to-device copies (inferred)";
-            if (steps_inferred(b, t, AN_C_BURST_H2D) < 0)
-                return -1;
-        }
     }
     return 0;
+}
+
+void an_no_steps_message(const an_result *res, char *err, size_t errlen)
+{
+    const an_proc *tr = res->trainer;
+    snprintf(err, errlen,
+             "no training steps found in %s (pid %llu): no step, fetch or NVTX step markers, no "
+             "optimizer step() or backward(), and nothing periodic to infer them from. Mark one "
+             "training step: in Python, `with gpustarve.step():` around it (or `@gpustarve.step` "
+             "on its function; `with gpustarve.fetch():` around its wait for data); in C/C++, "
+             "gpustarve_step_begin/_end of <gpustarve.h> (README, \"Marking steps\")",
+             tr ? tr->file : "?", tr ? (unsigned long long)tr->pid : 0ull);
 }
 
 int an_cut_steps(an_result *res, const an_thread *t)
@@ -194,6 +296,64 @@ int an_cut_steps(an_result *res, const an_thread *t)
     res->steps = b.v;
     res->nsteps = b.n;
     return 0;
+}
+
+/* The training thread's major page faults over [a, b] and the bytes they
+ * read (storage reads beyond what its hooked reads returned), from its
+ * samples; -1 where unknown. */
+static void faults_in(const an_thread *th, uint64_t a, uint64_t b, double *faults, double *bytes)
+{
+    const an_cpu_log *l = th ? th->cpu : NULL;
+    *faults = *bytes = -1;
+    if (!l || !l->n || b <= a)
+        return;
+    const double f0 = an_cpu_value_at(l, a, AN_CV_MAJFLT), f1 = an_cpu_value_at(l, b, AN_CV_MAJFLT);
+    if (f0 < 0 || f1 < 0)
+        return;
+    *faults = f1 > f0 ? f1 - f0 : 0;
+    const double s0 = an_cpu_value_at(l, a, AN_CV_STORAGE), s1 = an_cpu_value_at(l, b, AN_CV_STORAGE);
+    const size_t i = an_cpu_lower(l, a), j = an_cpu_lower(l, b);
+    if (s0 < 0 || s1 < 0 || i >= l->n || j >= l->n)
+        return;
+    const double rd = (double)l->s[j].rd_bytes - (double)l->s[i].rd_bytes;
+    *bytes = s1 - s0 - rd > 0 ? s1 - s0 - rd : 0;
+}
+
+/* A note on what the warm-up left out (docs/report-schema.md, "Steps"): a
+ * slow first step, and the page faults the training thread took before
+ * the measured steps, from its first wait for data on (a loop cut at
+ * optimizer steps reads its first batch before its first step), when
+ * they read COLD_BYTES or more (a memory-mapped dataset read cold). */
+static void warmup_note(an_result *res, double med, size_t skip)
+{
+    const an_step *st = &res->steps[0];
+    const an_thread *th = res->thread;
+    if (res->nnotes >= sizeof res->notes / sizeof res->notes[0] || skip >= res->nsteps)
+        return;
+    double faults = -1, bytes = -1;
+    uint64_t first = UINT64_MAX; /* its first wait for data: the imports before it fault too */
+    for (size_t i = 0; th && th->cpu && i < th->cpu->nf; i++)
+        if (th->cpu->f[i].mark != GS_MARK_COLLATE && th->cpu->f[i].t0 < first)
+            first = th->cpu->f[i].t0;
+    if (first < res->steps[skip].v.t0)
+        faults_in(th, first, res->steps[skip].v.t0, &faults, &bytes);
+    const int slow = ms(st->v.t1 - st->v.t0) > WARMUP_FACTOR * med;
+    const int cold = faults >= 1 && bytes >= COLD_BYTES;
+    if (!slow && !cold)
+        return;
+    char *n = res->notes[res->nnotes++];
+    const size_t cap = sizeof res->notes[0];
+    int at = 0;
+    if (slow)
+        at = snprintf(n, cap, "the first step took %.1f ms, %.1f times the median step: left "
+                              "out as warm-up",
+                      ms(st->v.t1 - st->v.t0), ms(st->v.t1 - st->v.t0) / med);
+    if (cold && at >= 0 && (size_t)at < cap)
+        snprintf(n + at, cap - (size_t)at, "%sbefore the measured steps the training thread took "
+                                           "%.0f major page faults, ~%.0f MB read through them (a "
+                                           "cold page cache, as of a mapped file read on first "
+                                           "touch)",
+                 slow ? "; " : "", faults, bytes / 1e6);
 }
 
 void an_mark_warmup(an_result *res, int skip_opt)
@@ -220,6 +380,8 @@ void an_mark_warmup(an_result *res, int skip_opt)
                 while (skip < n / 4 + 1 && skip < n - 1 &&
                        ms(res->steps[skip].v.t1 - res->steps[skip].v.t0) > WARMUP_FACTOR * med)
                     skip++;
+                if (med > 0)
+                    warmup_note(res, med, skip);
                 free(d);
             }
         }

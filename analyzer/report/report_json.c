@@ -110,6 +110,11 @@ static void write_worker_json(gs_jw *j, const an_result *r, const an_worker *w)
     gs_jw_ku64(j, "pid", p->pid);
     gs_jw_kstr(j, "file", p->file);
     gs_jw_kstr(j, "kind", thread ? "thread" : "process");
+    gs_jw_key(j, "tid"); /* a loader thread's; null for a process */
+    if (thread && w->th)
+        gs_jw_u64(j, w->th->tid);
+    else
+        gs_jw_null(j);
     gs_jw_kstr(j, "role", p->role[0] && !thread ? p->role : NULL);
     gs_jw_key(j, "batches");
     rep_json_num(j, w->batches);

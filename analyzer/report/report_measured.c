@@ -14,7 +14,12 @@
 
 static const char *per_batch_name(int pb)
 {
-    return pb == AN_PB_MARKERS ? "markers" : pb == AN_PB_PERIODIC ? "periodic" : NULL;
+    switch (pb) {
+    case AN_PB_MARKERS: return "markers";
+    case AN_PB_PERIODIC: return "periodic";
+    case AN_PB_ITEMS: return "items";
+    default: return NULL;
+    }
 }
 
 void rep_json_loader_time(gs_jw *w, const char *key, const an_loader_time *t)
@@ -42,6 +47,20 @@ void rep_json_loader_time(gs_jw *w, const char *key, const an_loader_time *t)
     rep_json_num_or_null(w, "voluntary_switches", t->vol_switches);
     rep_json_num_or_null(w, "involuntary_switches", t->invol_switches);
     rep_json_num_or_null(w, "cpu_cores", t->cpu_cores);
+    gs_jw_key(w, "mean_ms"); /* the same parts as means per batch (what the model uses) */
+    gs_jw_obj(w);
+    rep_json_num_or_null(w, "wall", t->wall_mean_ms);
+    rep_json_num_or_null(w, "file_io", t->io_mean_ms);
+    rep_json_num_or_null(w, "page_fault_io", t->fault_mean_ms);
+    rep_json_num_or_null(w, "cpu", t->cpu_mean_ms);
+    rep_json_num_or_null(w, "runq", t->runq_mean_ms);
+    rep_json_num_or_null(w, "other_blocked", t->blocked_mean_ms);
+    gs_jw_end(w);
+    gs_jw_key(w, "in_training_thread");
+    gs_jw_bool(w, t->in_thread);
+    rep_json_num_or_null(w, "work_items", t->units);
+    rep_json_num_or_null(w, "collate_ms", t->collate_ms);
+    rep_json_num_or_null(w, "collate_cpu_ms", t->collate_cpu_ms);
     gs_jw_end(w);
 }
 
@@ -53,6 +72,7 @@ void rep_json_share_split(gs_jw *w, const an_result *r)
     rep_json_num_or_null(w, "idle_data_wait_blocked", t->measured ? t->share_blocked : -1);
     rep_json_num_or_null(w, "idle_data_wait_receiving", t->measured ? t->share_receiving : -1);
     rep_json_num_or_null(w, "idle_data_wait_receiving_runq", t->measured ? t->share_receiving_runq : -1);
+    rep_json_num_or_null(w, "idle_data_wait_blocked_page_faults", t->measured ? t->share_blocked_fault : -1);
     gs_jw_end(w);
 }
 
@@ -75,6 +95,12 @@ void rep_json_trainer_time(gs_jw *w, const an_result *r)
     rep_json_num_or_null(w, "runq_ms", t->runq_ms);
     rep_json_num_or_null(w, "cpu_cores", t->cpu_cores);
     rep_json_num_or_null(w, "process_cpu_cores", t->proc_cpu_cores);
+    rep_json_num_or_null(w, "fetch_page_fault_ms", t->fetch_fault_ms);
+    rep_json_num_or_null(w, "major_faults_per_step", t->majflt);
+    rep_json_num_or_null(w, "major_faults", t->window_majflt);
+    rep_json_num_or_null(w, "page_fault_bytes", t->window_fault_bytes);
+    rep_json_num_or_null(w, "collate_ms", t->collate_ms);
+    rep_json_num_or_null(w, "collate_cpu_ms", t->collate_cpu_ms);
     gs_jw_end(w);
     rep_json_loader_time(w, "loader", &r->loader_time);
     gs_jw_key(w, "other_threads");
@@ -95,14 +121,21 @@ void rep_text_measured_trainer(gs_out *o, const an_result *r)
     const an_trainer_time *t = &r->trainer_time;
     if (!t->measured || t->blocked_ms < 0)
         return;
-    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   asleep until a batch arrives\n", "  blocked",
+    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   asleep until a batch arrives", "  blocked",
                   t->blocked_ms, 100 * t->share_blocked);
+    if (t->fetch_fault_ms > 0.05)
+        gs_out_printf(o, " (%.1f ms of it page faults)", t->fetch_fault_ms);
+    gs_out_char(o, '\n');
     gs_out_printf(o, "%-24s %9.1f   %5.1f%%   the trainer's own CPU taking it in", "  receiving",
                   t->receiving_ms + (t->fetch_runq_ms > 0 ? t->fetch_runq_ms : 0),
                   100 * t->share_receiving);
     if (t->fetch_runq_ms > 0.05)
         gs_out_printf(o, " (%.1f ms of it waiting for a CPU)", t->fetch_runq_ms);
     gs_out_char(o, '\n');
+    if (t->collate_ms >= 0)
+        gs_out_printf(o, "%-24s %9.1f            the collate function, of the above (%.1f ms "
+                         "of CPU; mean a step)\n",
+                      "    collate", t->collate_ms, t->collate_cpu_ms);
 }
 
 void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st)
@@ -110,8 +143,9 @@ void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st)
     const an_loader_time *t = &r->loader_time;
     if (!t->measured)
         return;
-    gs_out_printf(o, "%smeasured%s %s per batch: file I/O %.1f ms", st->bold, st->off,
-                  t->per_batch == AN_PB_MARKERS ? "median" : "mean", t->io_ms);
+    gs_out_printf(o, "%smeasured%s %s per batch%s: file I/O %.1f ms", st->bold, st->off,
+                  t->per_batch == AN_PB_MARKERS ? "median" : "mean",
+                  t->per_batch == AN_PB_ITEMS ? " (their work items)" : "", t->io_ms);
     if (t->fault_ms >= 0) {
         gs_out_printf(o, ", page faults %.1f ms", t->fault_ms);
         if (t->fault_MBps >= 0)
@@ -124,17 +158,33 @@ void rep_text_measured_loader(gs_out *o, const an_result *r, const style *st)
     if (t->requested_bytes > t->read_bytes * 1.01 + 4096)
         gs_out_printf(o, "; %.3g MB read (%.3g MB requested)", t->read_bytes / 1e6,
                       t->requested_bytes / 1e6);
+    if (t->collate_ms >= 0)
+        gs_out_printf(o, "; the collate function %.1f ms of it (%.1f ms of CPU, mean)",
+                      t->collate_ms, t->collate_cpu_ms);
     gs_out_char(o, '\n');
+    const an_trainer_time *tw = &r->trainer_time;
+    if (t->in_thread && tw->window_majflt >= 1) {
+        gs_out_printf(o, "         %.0f major page faults in the %zu measured steps", tw->window_majflt,
+                      r->measured);
+        if (tw->window_fault_bytes >= 0)
+            gs_out_printf(o, ", ~%.1f MB read through them", tw->window_fault_bytes / 1e6);
+        gs_out_char(o, '\n');
+    }
     const an_trainer_time *tt = &r->trainer_time;
     const an_other_time *ot = &r->other_time;
     if (tt->cpu_cores >= 0 || ot->measured) {
+        const char *sep = " ";
         gs_out_str(o, "         cores busy:");
-        if (t->cpu_cores >= 0)
-            gs_out_printf(o, " loader %.2f", t->cpu_cores);
-        if (tt->cpu_cores >= 0)
-            gs_out_printf(o, ", training thread %.2f", tt->cpu_cores);
+        if (t->cpu_cores >= 0) {
+            gs_out_printf(o, "%sloader %.2f", sep, t->cpu_cores);
+            sep = ", ";
+        }
+        if (tt->cpu_cores >= 0) {
+            gs_out_printf(o, "%straining thread %.2f", sep, tt->cpu_cores);
+            sep = ", ";
+        }
         if (ot->measured)
-            gs_out_printf(o, ", other threads %.2f", ot->cpu_cores);
+            gs_out_printf(o, "%sother threads %.2f", sep, ot->cpu_cores);
         gs_out_char(o, '\n');
     }
 }

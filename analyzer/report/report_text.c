@@ -146,14 +146,18 @@ static void text_workers(gs_out *o, const an_result *r, const style *st)
     if (r->nworkers > r->nworker_slots)
         snprintf(respawned, sizeof respawned, " (%zu processes: started again each epoch)",
                  r->nworkers);
+    /* RATIONALE: the rest of the active time is CPU only as a guess; where
+     * the measured line follows, it says what it is (CPU, waiting for a
+     * CPU, blocking), so this one does not call it CPU */
     gs_out_printf(o,
                   "%sloader%s   %zu %s%s, %.1f ms per batch each (%sfile I/O %.1f ms, "
-                  "metadata %.1f ms, CPU %.1f ms), %.1f MB/s\n",
+                  "metadata %.1f ms, %s %.1f ms), %.1f MB/s\n",
                   st->bold, st->off, r->nworker_slots,
                   r->workers[0].p == tr ? (r->nworker_slots == 1 ? "thread" : "threads")
                                         : (r->nworker_slots == 1 ? "worker" : "workers"),
                   respawned, r->batch_ms,
-                  marked ? "their marked batches; their whole active time per batch: " : "", (double)io * per, (double)meta * per, (double)cpu * per,
+                  marked ? "their marked batches; their whole active time per batch: " : "", (double)io * per, (double)meta * per,
+                  r->loader_time.measured ? "the rest" : "CPU", (double)cpu * per,
                   r->worker_MBps_total);
     rep_text_measured_loader(o, r, st);
 }
@@ -164,6 +168,11 @@ static void text_loader(gs_out *o, const an_result *r, const style *st)
     const an_proc *tr = r->trainer;
     if (r->nworkers) {
         text_workers(o, r, st);
+    } else if (r->loader_time.measured && r->loader_time.in_thread) {
+        gs_out_printf(o, "%sloader%s   the training thread loads its batches itself (no loader "
+                         "worker or thread): its waits for data, one batch a step\n",
+                      st->bold, st->off);
+        rep_text_measured_loader(o, r, st);
     } else if (r->cur_workers > 0) {
         /* configured workers that did no traced I/O of their own: threads
          * of the trainer, or processes outside the trace */

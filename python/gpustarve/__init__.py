@@ -1,4 +1,5 @@
-"""gpustarve's Python side: DataLoader step markers and configuration capture.
+"""gpustarve's Python side: DataLoader step markers and configuration capture,
+steps of any training loop, and the markers a program writes itself.
 
 Loaded automatically in programs started with `gpustarve run` (through the
 `sitecustomize` in this folder), or by `import gpustarve`. When the program
@@ -17,6 +18,18 @@ imports `torch.utils.data`, every DataLoader is instrumented:
 - several DataLoaders get distinct loader ids (0, 1, ... in order of first
   use).
 
+Without a DataLoader, steps come from what every training loop does once
+per step (an optimizer's step(), else backward()); a thread pool's work
+items and the training thread's waits for them, the collate function and a
+numpy memmap's life are marked too (docs/python.md, "Steps without a
+DataLoader"). Where that is not enough, a program marks its own steps:
+
+    import gpustarve
+    with gpustarve.step():          # or @gpustarve.step on a function
+        with gpustarve.fetch():     # its wait for data
+            x, y = get_batch()
+        ...
+
 Environment (applied to every DataLoader, also usable by hand under
 `gpustarve run`):
 
@@ -34,9 +47,10 @@ raises nothing and never imports torch. See docs/python.md.
 import sys
 
 from . import _native
+from ._marks import fetch, step
 
-__all__ = ["active", "install", "step_begin", "step_end", "fetch_begin", "fetch_end",
-           "config", "role"]
+__all__ = ["active", "install", "step", "fetch", "step_begin", "step_end", "fetch_begin",
+           "fetch_end", "config", "role"]
 
 active = _native.active
 step_begin = _native.step_begin

@@ -1,20 +1,33 @@
-"""The import hook: wait for the program to import torch's DataLoader module,
-then let gpustarve._torch instrument it.
+"""The import hook: wait for the program to import the modules gpustarve
+instruments, then let the module that knows each instrument it.
 
-Responsible for: a meta path finder that recognises one module name
-(torch.utils.data.dataloader), lets the other finders find it, and wraps the
-loader so the module is instrumented right after it has executed; or, when
-the module is already imported, instrumenting it at once.
+Responsible for: a meta path finder that recognises the names in TARGETS
+(torch's DataLoader, optimizer, autograd and GradScaler modules,
+concurrent.futures, numpy's memmap), lets the other finders find each, and
+wraps its loader so the module is instrumented right after it has executed;
+or, for a module already imported, instrumenting it at once. The finder
+stays first on sys.meta_path; for any other name it answers None at once.
 
-Must never: import torch (a program that never imports torch must run exactly
-as before), change how any other module is found or loaded, or leave the
-module with a foreign __loader__ (inspect and torch.jit read it).
+Must never: import torch or numpy (a program that never imports them must
+run exactly as before), change how any other module is found or loaded, or
+leave a module with a foreign __loader__ (inspect and torch.jit read it).
 """
 import sys
 
 from ._frames import hide, wrap
 
-TARGET = "torch.utils.data.dataloader"
+# module name -> (gpustarve module, its function that instruments it)
+TARGETS = {
+    "torch.utils.data.dataloader": ("_torch", "instrument"),
+    "torch.optim.optimizer": ("_optim", "instrument_optimizer"),
+    "torch.autograd": ("_optim", "instrument_autograd"),
+    "torch.amp.grad_scaler": ("_optim", "instrument_scaler"),
+    "torch.cuda.amp.grad_scaler": ("_optim", "instrument_scaler"),
+    "concurrent.futures._base": ("_futures", "instrument_base"),
+    "concurrent.futures.thread": ("_futures", "instrument_thread"),
+    "numpy.core.memmap": ("_numpy", "instrument"),
+    "numpy._core.memmap": ("_numpy", "instrument"),
+}
 
 
 class _PatchingLoader:
@@ -56,13 +69,13 @@ _PatchingLoader.create_module = hide(_PatchingLoader.create_module)
 
 
 class _Finder:
-    """One-shot meta path finder for TARGET."""
+    """Meta path finder for the names in TARGETS."""
 
     def __init__(self):
         self._busy = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != TARGET or self._busy:
+        if fullname not in TARGETS or self._busy:
             return None
         self._busy = True
         try:
@@ -93,34 +106,34 @@ class _Finder:
 
 
 _finder = None
+_done = set()
 
 
 def _instrument(module):
-    global _finder
-    if _finder is not None:
-        try:
-            sys.meta_path.remove(_finder)
-        except ValueError:
-            pass
-        _finder = None
+    name = getattr(module, "__name__", None)
+    what = TARGETS.get(name)
+    if what is None or name in _done:
+        return
+    _done.add(name)
     try:
-        from . import _torch
-        _torch.instrument(module)
-    except Exception as e:  # never break the program's import of torch
+        mod = __import__("gpustarve." + what[0], fromlist=[what[1]])
+        getattr(mod, what[1])(module)
+    except Exception as e:  # never break the program's import
         try:
-            sys.stderr.write("gpustarve: cannot instrument DataLoader: %s: %s\n"
-                             % (type(e).__name__, e))
+            sys.stderr.write("gpustarve: cannot instrument %s: %s: %s\n"
+                             % (name, type(e).__name__, e))
         except Exception:
             pass
 
 
 def install():
-    """Instrument now when the module is loaded, else when it gets imported."""
+    """Instrument the targets already loaded now, the others when imported."""
     global _finder
-    mod = sys.modules.get(TARGET)
-    if mod is not None and getattr(mod, "DataLoader", None) is not None:
-        _instrument(mod)
-        return
+    for name in TARGETS:
+        mod = sys.modules.get(name)
+        spec = getattr(mod, "__spec__", None)
+        if spec is not None and not getattr(spec, "_initializing", False):
+            _instrument(mod)
     if _finder is None:
         _finder = _Finder()
         sys.meta_path.insert(0, _finder)

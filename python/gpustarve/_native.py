@@ -43,6 +43,11 @@ def _load():
             f = getattr(lib, name)
             f.argtypes = [ctypes.c_uint64, ctypes.c_uint32]
             f.restype = None
+        try:  # a collector before API version 2 has none: step_next() makes two calls
+            lib.gpustarve_step_next.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32]
+            lib.gpustarve_step_next.restype = None
+        except AttributeError:
+            pass
         lib.gpustarve_config.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32]
         lib.gpustarve_config.restype = None
         lib.gpustarve_role.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint32]
@@ -71,6 +76,47 @@ def active():
         return False
 
 
+# What a step or fetch marker stands for: bits 24-31 of its loader argument,
+# the loader itself bits 0-23 (docs/trace-format.md, "NVTX ranges and
+# gpustarve markers"; trace/gs_trace.h, enum gs_mark_class).
+PLAIN = 0      # a DataLoader's batches and steps, the C marker API
+EXPLICIT = 1   # the program's own gpustarve.step() / gpustarve.fetch()
+OPTIMIZER = 2  # step_end: an optimizer's step() returned
+BACKWARD = 3   # step_end: a backward() returned
+WAIT = 4       # fetch: the thread waits for a result another thread makes
+ITEM = 5       # fetch: a pool thread runs one work item
+COLLATE = 6    # fetch: the collate function makes a batch of its samples
+LOAD = 7       # fetch: the thread maps a file to read (np.memmap's life)
+
+
+def marks(cls, loader=0):
+    """The loader argument of a marker of class cls for loader `loader`."""
+    return ((cls & 0xFF) << 24) | (int(loader) & 0xFFFFFF)
+
+
+_trainer_tagged = False
+_fork_hook = False
+
+
+def tag_trainer(loader=0):
+    """The `role trainer` record, once per process (the first fetch of a
+    DataLoader or the first step of an optimizer says this process trains;
+    a forked child that trains says so again)."""
+    global _trainer_tagged, _fork_hook
+    if _trainer_tagged:
+        return
+    _trainer_tagged = True
+    if not _fork_hook and hasattr(os, "register_at_fork"):
+        _fork_hook = True
+        os.register_at_fork(after_in_child=_after_fork_child)
+    role("trainer", 0, loader)
+
+
+def _after_fork_child():
+    global _trainer_tagged
+    _trainer_tagged = False
+
+
 def _u64(x):
     return int(x) & 0xFFFFFFFFFFFFFFFF
 
@@ -95,6 +141,19 @@ def step_end(step, loader=0):
     lb = lib()
     if lb is not None:
         lb.gpustarve_step_end(_u64(step), _u32(loader))
+
+
+def step_next(ended, step, loader=0):
+    """Step `ended` ends and step `step` begins at one instant."""
+    lb = lib()
+    if lb is None:
+        return
+    f = getattr(lb, "gpustarve_step_next", None)
+    if f is not None and f.argtypes:
+        f(_u64(ended), _u64(step), _u32(loader))
+    else:
+        lb.gpustarve_step_end(_u64(ended), _u32(loader))
+        lb.gpustarve_step_begin(_u64(step), _u32(loader))
 
 
 def fetch_begin(batch, loader=0):

@@ -9,13 +9,20 @@ torch.utils.data.dataloader (handed in by gpustarve._hook),
   _BaseDataLoaderIter.__init__            loader id, configuration records
   _MultiProcessingDataLoaderIter.__init__ the worker_init_fn that tags workers
   _BaseDataLoaderIter.__next__            fetch and step markers, GPUSTARVE_STEPS
+  _SingleProcessDataLoaderIter.__init__   its fetcher's collate_fn (no workers)
   _MultiProcessingDataLoaderIter._shutdown_workers
                                           a dropped iterator's step ends first
 and, inside each worker process only (from the worker_init_fn wrapper), in
 torch.utils.data._utils.fetch
   _MapDatasetFetcher.fetch, _IterableDatasetFetcher.fetch
-                                          the worker's batch markers
+                                          the worker's batch markers, and its
+                                          fetcher's collate_fn (collate markers)
 Works with torch 1.13 and 2.x (the same private names exist in both).
+
+A fetcher's collate_fn is its own attribute, read by its fetch: gpustarve
+wraps that attribute, once per fetcher, with fetch_begin/fetch_end of class
+COLLATE indexed by the batch being made; the program's function object is
+never changed.
 
 Worker batch model (docs/python.md): in a process tagged loader_worker,
 fetch_begin/fetch_end of batch i enclose the worker's loading of batch i
@@ -27,7 +34,8 @@ no batch was loaded.
 
 Step model (docs/python.md): loader L's step k begins right before the
 fetch of its batch k and ends right before the fetch of batch k+1 (so a step
-is "wait for the batch, then use it"). A step also ends when its iterator is
+is "wait for the batch, then use it"); the end of one and the begin of the
+next are one marker call (step_next: one timestamp). A step also ends when its iterator is
 dropped (a `break` out of the loop, the end of the program). The fetch that
 finds the end of an epoch (StopIteration) closes the previous step and leaves
 a step_begin without a step_end: that step never happened, and batch k is
@@ -55,7 +63,6 @@ from ._frames import hide, wrap
 _lock = threading.Lock()
 _next_loader_id = 0
 _iter_tokens = itertools.count(1)
-_trainer_tagged = False
 _steps_limit = 0
 _overrides = {}
 _warned = set()
@@ -121,7 +128,7 @@ def _read_environment():
 
 class _LoaderState(object):
     """What gpustarve keeps for one DataLoader (in its __dict__)."""
-    __slots__ = ("lid", "next", "open", "open_tid", "open_owner", "done", "cfg")
+    __slots__ = ("lid", "next", "open", "open_tid", "open_owner", "done", "cfg", "index")
 
     def __init__(self, lid):
         self.lid = lid
@@ -131,6 +138,7 @@ class _LoaderState(object):
         self.open_owner = 0      # token of the iterator that opened it
         self.done = 0            # steps completed (step_end written)
         self.cfg = None          # last configuration written
+        self.index = None        # [batch being fetched], for the collate markers (no workers)
 
     def __reduce__(self):  # a pickled DataLoader gets a fresh id in its new home
         return (_fresh_state, ())
@@ -169,11 +177,6 @@ def _iterator_gone(st, token):
             _close_step(st)
     except Exception:
         pass
-
-
-def _after_fork_child():
-    global _trainer_tagged
-    _trainer_tagged = False
 
 
 # ---- configuration -------------------------------------------------------------
@@ -307,6 +310,27 @@ def _mark_worker_batches(lid):
             _patch(cls, "fetch", lambda orig: _wrap_fetch(orig, lid, lb))
 
 
+def _mark_collate(fetcher, index, lid, lb):
+    """The fetcher's collate_fn (an attribute of this fetcher object, read
+    by its fetch) with fetch_begin/fetch_end of class COLLATE around each
+    call, indexed by index[0], the batch being made (module docstring).
+    Once per fetcher; never the program's own function object."""
+    fn = fetcher.__dict__.get("collate_fn")
+    if fn is None or getattr(fn, "_gpustarve_wrapper", False):
+        return
+    fetch_begin, fetch_end = lb.gpustarve_fetch_begin, lb.gpustarve_fetch_end
+    clid = _native.marks(_native.COLLATE, lid)
+
+    def before(args, kwargs):
+        i = index[0]
+        fetch_begin(i, clid)
+        return ((i, clid), None, None)
+
+    def on_error(ctx, args):
+        fetch_end(*ctx)
+    fetcher.collate_fn = wrap(fn, hide(before), fetch_end, hide(on_error), after_star=True)
+
+
 def _wrap_fetch(orig, lid, lb):
     """fetch with fetch_begin/fetch_end around it (module docstring). The
     ctypes functions are called directly: this runs once per batch."""
@@ -315,6 +339,7 @@ def _wrap_fetch(orig, lid, lb):
     hidden = _frames.HIDDEN_FILE
     loaded = itertools.count()
     mask = 0xFFFFFFFFFFFFFFFF
+    index = [0]  # the batch being loaded: the collate markers' index
 
     def before(args, kwargs):
         i = None
@@ -329,6 +354,13 @@ def _wrap_fetch(orig, lid, lb):
             i = None
         if i is None:
             i = next(loaded)
+        index[0] = i
+        if "_gpustarve_collate" not in args[0].__dict__:
+            args[0].__dict__["_gpustarve_collate"] = True
+            try:
+                _mark_collate(args[0], index, lid, lb)
+            except Exception:
+                pass
         fetch_begin(i, lid)
         return ((i, lid), None, None)
     # after: fetch_end(i, lid), called directly; a fetch that raises loaded
@@ -441,6 +473,24 @@ def _wrap_mp_iter_init(orig):
     return wrap(orig, hide(before), restore, restore)
 
 
+def _wrap_single_iter_init(orig):
+    """Without workers the training thread collates: its iterator's
+    fetcher's collate_fn is marked, indexed by the batch next() fetches."""
+    def after(ctx, args, r=None):
+        try:
+            it = args[0]
+            st = it.__dict__.get("_gpustarve_state")
+            fetcher = it.__dict__.get("_dataset_fetcher")
+            lb = _native.lib()
+            if st is None or fetcher is None or lb is None:
+                return
+            index = st.index = [st.next]
+            _mark_collate(fetcher, index, st.lid, lb)
+        except Exception:
+            pass
+    return wrap(orig, after=hide(after))
+
+
 def _wrap_shutdown(orig):
     """The open step ends before the iterator stops its workers: joining
     them is the loader's teardown, not the training step's (the finalizer
@@ -462,28 +512,33 @@ def _end_run(st):
 
 
 def _wrap_next(orig):
-    step_begin, step_end = _native.step_begin, _native.step_end
+    step_begin, step_next = _native.step_begin, _native.step_next
     fetch_begin, fetch_end = _native.fetch_begin, _native.fetch_end
     get_ident = threading.get_ident
 
+    tag_trainer = _native.tag_trainer
+
     def before(args, kwargs):
-        global _trainer_tagged
         st = args[0].__dict__.get("_gpustarve_state")
         if st is None:
             return None
         lid = st.lid
-        if not _trainer_tagged:
-            _trainer_tagged = True
-            _native.role("trainer", 0, lid)
-        if st.open is not None:
-            prev = st.open
+        tag_trainer(lid)
+        k = st.next
+        prev = st.open
+        if prev is not None:
             st.open = None
             st.done += 1
-            step_end(prev, lid)
         if _steps_limit and st.done >= _steps_limit:
+            if prev is not None:
+                _native.step_end(prev, lid)
             _end_run(st)
-        k = st.next
-        step_begin(k, lid)
+        if st.index is not None:
+            st.index[0] = k
+        if prev is not None:
+            step_next(prev, k, lid)  # one instant: no time between the steps
+        else:
+            step_begin(k, lid)
         fetch_begin(k, lid)
         return ((st, k), None, None)
 
@@ -522,6 +577,7 @@ def instrument(module):
               "gpustarve's frames (%s)" % _frames.cwrap_why())
     dl = getattr(module, "DataLoader", None)
     base = getattr(module, "_BaseDataLoaderIter", None)
+    single = getattr(module, "_SingleProcessDataLoaderIter", None)
     mp = getattr(module, "_MultiProcessingDataLoaderIter", None)
     if dl is None or base is None:
         _warn("names", "this torch has no DataLoader/_BaseDataLoaderIter; steps are not marked")
@@ -529,8 +585,8 @@ def instrument(module):
     _patch(dl, "__init__", _wrap_loader_init)
     _patch(base, "__init__", _wrap_iter_init)
     _patch(base, "__next__", _wrap_next)
+    if single is not None:
+        _patch(single, "__init__", _wrap_single_iter_init)
     if mp is not None:
         _patch(mp, "__init__", _wrap_mp_iter_init)
         _patch(mp, "_shutdown_workers", _wrap_shutdown)
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=_after_fork_child)

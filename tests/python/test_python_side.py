@@ -548,8 +548,20 @@ def test_workers_mark_each_batch_they_load(built, read_markers, tmp_path, py, ki
     assert sorted(i for i, _, _ in loaded) == list(range(10))
     per = {}
     for pid in wp:
-        marks = [r for r in m.marks if r["pid"] == pid and r["kind"].startswith("fetch_")]
-        assert {r["tid"] for r in marks} == {pid}
+        every = [r for r in m.marks if r["pid"] == pid and r["kind"].startswith("fetch_")]
+        assert {r["tid"] for r in every} == {pid}
+        marks = [r for r in every if r["aux2"] >> 24 == 0]  # the batches (class plain)
+        # the collate function's markers (class collate, 6) inside each
+        # batch, with its index (docs/python.md, "Worker batches")
+        coll = [r for r in every if r["aux2"] >> 24 == 6]
+        assert {r["aux2"] & 0xFFFFFF for r in coll} <= {0}
+        batch = {}
+        for r in marks:
+            batch.setdefault(r["aux"], {})[r["kind"]] = r["ts"]
+        done = [(i, b) for i, b in batch.items() if "fetch_end" in b]
+        for i, b in done:
+            c = {r["kind"]: r["ts"] for r in coll if r["aux"] == i}
+            assert b["fetch_begin"] <= c["fetch_begin"] <= c["fetch_end"] <= b["fetch_end"], (i, b, c)
         ends = [r["aux"] for r in marks if r["kind"] == "fetch_end"]
         begins = [r["aux"] for r in marks if r["kind"] == "fetch_begin"]
         # one batch at a time, begin then end of the same index
