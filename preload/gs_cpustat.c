@@ -37,7 +37,7 @@
 #include "gs_cpustat.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
-#include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 
 /* ---- (a) at a marker, on the calling thread ----------------------------------------- */

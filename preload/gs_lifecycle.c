@@ -38,7 +38,7 @@
 #include "gs_sink.h"
 #include "gs_source.h"
 #include "gs_stacks.h"
-#include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 #include "gs_writer.h"
 

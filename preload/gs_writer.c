@@ -7,7 +7,8 @@
  * encoding them into raw frames (TID before each thread's run, STRING before
  * a string's first use in the file), THREAD / FAULTS / DROPS records,
  * compressing (zstd) and writing one frame per write(), and the writer
- * thread that does all this every GPUSTARVE_FLUSH_MS or when poked, in a
+ * thread that does all this every GPUSTARVE_FLUSH_MS or when poked (the
+ * wake-up word is gs_wake.c's: what the writer drains pokes it), in a
  * descriptor table of its own until a GPU source starts.
  *
  * Must never: run with the nesting guard clear, call a hooked function,
@@ -36,9 +37,10 @@
 #include "gs_runcols.h"
 #include "gs_source.h"
 #include "gs_stacks.h"
-#include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 #include "gs_thread.h"
+#include "gs_wake.h"
 #include "gs_writer.h"
 
 /* RATIONALE: 1 MiB raw frames (well under GS_FRAME_RAW_MAX) compress in about
@@ -48,7 +50,6 @@
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_owner; /* tid holding g_lock, 0 when none */
-static _Atomic uint32_t g_wake;
 static _Atomic int g_stop;
 /* Where the writer thread runs (docs/collector-safety.md): 0 not chosen
  * yet, 1 in a descriptor table of its own, 2 in the program's (a GPU source
@@ -805,21 +806,6 @@ int gs_writer_is_final(void)
 
 /* ---- the thread ---------------------------------------------------------------- */
 
-void gs_writer_poke(void)
-{
-    const int e = errno; /* the read hooks do not save it (preload/hook_io.c) */
-    atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
-    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    errno = e;
-}
-
-/* Wake every writer thread (one that must end, and its successor). */
-static void poke_all(void)
-{
-    atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
-    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
-
 /* RATIONALE: once a second thread shares the program's descriptor table,
  * the kernel takes and drops a reference on the file of every I/O call the
  * program makes (about 55 ns per call here, docs/performance.md): a
@@ -869,9 +855,9 @@ static void *writer_main(void *arg)
     live_prepare();
     gs_out_unlock();
     while (!atomic_load(&g_stop) && atomic_load(&g_gen) == gen) {
-        uint32_t seen = atomic_load_explicit(&g_wake, memory_order_acquire);
+        const uint32_t seen = gs_wake_seen();
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-        syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+        gs_wake_wait(seen, &ts);
         if (atomic_load(&g_stop) || atomic_load(&g_gen) != gen)
             break;
         if (!own)
@@ -897,7 +883,7 @@ void gs_writer_share_table(void)
     atomic_fetch_add(&g_gen, 1);
     if (start_writer_thread() != 0)
         atomic_fetch_sub(&g_gen, 1); /* the one in its own table goes on */
-    poke_all();
+    gs_wake_all();
 }
 
 static int start_writer_thread(void)
@@ -926,7 +912,7 @@ void gs_writer_wait_started(unsigned ms)
 void gs_writer_stop(void)
 {
     atomic_store(&g_stop, 1);
-    poke_all();
+    gs_wake_all();
 }
 
 void gs_writer_after_fork_child(void)

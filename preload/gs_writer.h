@@ -3,7 +3,7 @@
  * the rings, the writer thread.
  *
  * Must never: be called from a hook (hooks only wake the writer:
- * gs_writer_poke, gs_preload.h).
+ * gs_writer_poke, gs_preload.h and gs_wake.c).
  */
 #ifndef GS_WRITER_H
 #define GS_WRITER_H
