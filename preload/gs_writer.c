@@ -367,14 +367,6 @@ void gs_put_event(uint32_t tid, const gs_event *ev)
 
 /* ---- per-thread records ----------------------------------------------------- */
 
-/* Read a small /proc/self/task/<tid>/<leaf> file; length or -1. */
-static long read_task_file(uint32_t tid, const char *leaf, char *buf, size_t cap)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, leaf);
-    return gs_proc_read_at(AT_FDCWD, path, buf, cap);
-}
-
 static void put_thread_name(gs_ring *r, uint64_t now, const char *name, size_t len)
 {
     uint32_t id = gs_str_intern(name, len);
@@ -411,7 +403,7 @@ static void thread_info(gs_ring *r, int live, int had_events, uint64_t now, int 
      * '(' and the last ')', the same bytes as comm) and the fault count: a
      * busy thread's drain passes read it every time (two /proc files cost
      * about 4 ns per event of a tight read loop, docs/performance.md) */
-    long n = read_task_file(r->tid, "stat", buf, sizeof buf);
+    long n = gs_task_read(r->tid, "stat", buf, sizeof buf);
     char *open = n > 0 ? strchr(buf, '(') : NULL;
     char *p = open ? strrchr(open, ')') : NULL;
     if (!r->name_id || had_events) {
