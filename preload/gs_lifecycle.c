@@ -109,6 +109,17 @@ static void copy_perfmap(void *arg)
 
 /* ---- exit ----------------------------------------------------------------------- */
 
+/* The live file at a normal end (lock held): removed when everything is in
+ * the trace file, else cut to its header page (the counts), so that the
+ * blocks set aside for it go back when the process ends. */
+static void live_end_file(void)
+{
+    if (gs_out_alive() && gs_writer_lost() == 0)
+        gs_live_remove();
+    else if (!gs_out_stuck())
+        gs_out_run(gs_live_keep_header, NULL);
+}
+
 void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
 {
     if (!atomic_load(&gs_inited) || gs_cfg.disabled || gs_in_foreign_child())
@@ -146,8 +157,7 @@ void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
             gs_frame_flush_locked();
             gs_writer_set_final();
             gs_live_end(GS_LIVE_EXITED, (uint32_t)status);
-            if (gs_out_alive() && gs_writer_lost() == 0)
-                gs_live_remove(); /* everything is in the trace file */
+            live_end_file();
             if (how != GS_EXIT_HOW_SIGNAL && !gs_out_stuck())
                 gs_out_run(copy_perfmap, NULL); /* not from a signal handler: unbounded I/O */
         }
@@ -293,8 +303,7 @@ void gs_exec_flush(const char *path)
             gs_put_direct(&ev);
             gs_frame_flush_locked();
             gs_live_end(GS_LIVE_EXEC, 0);
-            if (gs_out_alive() && gs_writer_lost() == 0)
-                gs_live_remove();
+            live_end_file();
             if (!gs_out_stuck())
                 gs_out_run(copy_perfmap, NULL);
         }

@@ -821,8 +821,12 @@ static void choose_table(void)
  * held): allocated where the trace file lives, as they open the live file. */
 static void live_prepare(void)
 {
-    if (gs_live_needs_blocks())
-        gs_out_run(gs_live_alloc_blocks, NULL);
+    gs_live_space sp = {0, 0};
+    if (!gs_live_needs_blocks())
+        return;
+    gs_out_run(gs_live_alloc_blocks, &sp);
+    if (sp.cut && !gs_out_stuck())
+        gs_out_warn_space(sp.avail);
 }
 
 static void *writer_main(void *arg)
