@@ -355,11 +355,6 @@ static void put_event(uint32_t tid, const gs_event *ev)
     g_frame_events++;
 }
 
-void gs_put_direct(const gs_event *ev)
-{
-    put_event((uint32_t)my_tid(), ev);
-}
-
 void gs_put_event(uint32_t tid, const gs_event *ev)
 {
     put_event(tid, ev);
@@ -784,6 +779,11 @@ const gs_calib *gs_writer_calib(void)
 uint64_t gs_writer_lost(void)
 {
     return g_lost;
+}
+
+int gs_writer_alone(void)
+{
+    return atomic_load(&g_table) == 1;
 }
 
 void gs_writer_set_final(void)
