@@ -65,3 +65,13 @@ $(BUILD)/bench/clock_cost: bench/clock_cost.c bench/bench_clock.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
+
+# fork_cost: what a forked worker costs traced and untraced, its start and
+# end, faults counted (bench/bench_collector.py, docs/performance.md
+# "Forked workers").
+BENCH_BINS += $(BUILD)/bench/fork_cost
+bench-bins: $(BUILD)/bench/fork_cost
+$(BUILD)/bench/fork_cost: bench/fork_cost.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $<

@@ -11,8 +11,9 @@
  * (docs/performance.md "Thread CPU samples" has the cost), on its own ring;
  * (b) the
  * periodic sample of every thread of the process (gs_cpu_periodic, called by
- * the writer's drain where the trace file lives: /proc/self/task/<tid>/
- * schedstat gives CPU time and run-queue delay in ns; for a thread with a
+ * the writer's drain where the trace file lives: the thread's schedstat
+ * (/proc/<tid>/task/<tid>/schedstat, gs_task_read) gives CPU time and
+ * run-queue delay in ns; for a thread with a
  * ring, its major faults as the writer read them in the same drain and the
  * bytes it had read from storage, task io's read_bytes), which also covers
  * threads that make no hooked call (C/C++ loader threads, intra-op pools)
@@ -31,6 +32,7 @@
  * (the marker path's caller saves it; the periodic path runs on the
  * collector's threads), or sample the collector's own threads.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -44,7 +46,7 @@
 #include "gs_cpustat.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
-#include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 
 /* ---- (a) at a marker, on the calling thread ----------------------------------------- */
@@ -169,6 +171,51 @@ long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap)
     return n;
 }
 
+/* RATIONALE: a thread's files are read as /proc/<tid>/task/<tid>/<leaf>,
+ * not /proc/self/task/<tid>/<leaf>. The kernel drops a thread's /proc
+ * entries when the thread is released, and those under /proc/<pid>/ when
+ * the process is reaped; a thread released at the process's end (every
+ * thread but the main one, the collector's own included) drops entries
+ * under /proc/<pid>/task/<tid>/ while the parent, reaping the process,
+ * walks /proc/<pid>/, and the parent's walk then spins until the thread's
+ * is done: 3 to 6 ms of the parent's CPU per reaped child, on its thread
+ * that called wait (a DataLoader's main thread at the end of every epoch;
+ * docs/performance.md, "Forked workers"). Under /proc/<tid>/ the entries
+ * are the thread's alone. The listing of /proc/self/task makes entries
+ * only for the threads themselves, which the parent's walk passes at no
+ * cost. A thread that ended between the listing and the read may have had
+ * its tid given to a thread of another process by then: pids are handed
+ * out in a cycle (pid_max), so that is one sample of a stranger in a
+ * window of microseconds. */
+static char *put_str(char *p, const char *s)
+{
+    while (*s)
+        *p++ = *s++;
+    return p;
+}
+
+static char *put_u32(char *p, uint32_t v)
+{
+    char d[10];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        *p++ = d[--n];
+    return p;
+}
+
+long gs_task_read(uint32_t tid, const char *leaf, char *buf, size_t cap)
+{
+    char path[64];
+    assert(strlen(leaf) < 16);
+    char *p = put_u32(put_str(path, "/proc/"), tid);
+    p = put_u32(put_str(p, "/task/"), tid);
+    *put_str(put_str(p, "/"), leaf) = 0;
+    return gs_proc_read_at(AT_FDCWD, path, buf, cap);
+}
+
 static const char *parse_u64(const char *p, uint64_t *v)
 {
     while (*p == ' ')
@@ -195,15 +242,12 @@ static gs_ring *ring_of(uint32_t tid)
     return NULL;
 }
 
-/* read_bytes of /proc/self/task/<name>/io: what the thread had read from
+/* read_bytes of the thread's io file: what the thread had read from
  * storage. 0 when the kernel keeps no task I/O accounting. */
-static int storage_read(int dfd, const char *name, uint64_t *out)
+static int storage_read(uint32_t tid, uint64_t *out)
 {
-    char rel[48], buf[512];
-    size_t nl = strlen(name);
-    memcpy(rel, name, nl);
-    memcpy(rel + nl, "/io", 4);
-    if (gs_proc_read_at(dfd, rel, buf, sizeof buf) <= 0)
+    char buf[512];
+    if (gs_task_read(tid, "io", buf, sizeof buf) <= 0)
         return 0;
     const char *p = strstr(buf, "\nread_bytes:");
     return p && parse_u64(p + 12, out) != NULL;
@@ -211,14 +255,11 @@ static int storage_read(int dfd, const char *name, uint64_t *out)
 
 /* First sight of a thread: the collector's own (skipped from now on), or
  * named with a THREAD record when the writer does not name it (no ring). */
-static int first_sight(int dfd, const char *name, uint32_t tid, uint32_t self, uint64_t now,
-                       uint8_t *flags, gs_cpu_put_fn put)
+static int first_sight(uint32_t tid, uint32_t self, uint64_t now, uint8_t *flags,
+                       gs_cpu_put_fn put)
 {
-    char rel[48], comm[64];
-    size_t nl = strlen(name);
-    memcpy(rel, name, nl);
-    memcpy(rel + nl, "/comm", 6);
-    long n = gs_proc_read_at(dfd, rel, comm, sizeof comm);
+    char comm[64];
+    long n = gs_task_read(tid, "comm", comm, sizeof comm);
     while (n > 0 && comm[n - 1] == '\n')
         n--;
     if (tid == self || (n == 9 && memcmp(comm, "gpustarve", 9) == 0)) {
@@ -279,17 +320,13 @@ void gs_cpu_periodic(uint64_t now, gs_cpu_put_fn put)
             uint8_t *fl = seen_slot(tid, 1);
             if (fl && (*fl & SEEN_OURS))
                 continue;
-            if ((!fl || !*fl) && !first_sight((int)dfd, d->d_name, tid, self, now, fl, put))
+            if ((!fl || !*fl) && !first_sight(tid, self, now, fl, put))
                 continue;
-            char rel[48], buf[128];
-            size_t nl = strlen(d->d_name);
-            if (nl > 20)
-                continue;
-            memcpy(rel, d->d_name, nl);
-            memcpy(rel + nl, "/schedstat", 11);
+            char buf[128];
             /* schedstat: ns on a CPU, ns runnable waiting for one, timeslices */
             uint64_t cpu = 0, runq = 0;
-            const char *p = gs_proc_read_at((int)dfd, rel, buf, sizeof buf) > 0 ? parse_u64(buf, &cpu) : NULL;
+            const char *p =
+                gs_task_read(tid, "schedstat", buf, sizeof buf) > 0 ? parse_u64(buf, &cpu) : NULL;
             if (!p || !parse_u64(p, &runq))
                 continue;
             gs_event ev;
@@ -306,7 +343,7 @@ void gs_cpu_periodic(uint64_t now, gs_cpu_put_fn put)
             ev.dev = ring ? (uint32_t)ring->faults : 0;
             has |= ring ? GS_CPU_HAS_FAULTS : 0;
             uint64_t storage;
-            if (ring && storage_read(dfd, d->d_name, &storage)) {
+            if (ring && storage_read(tid, &storage)) {
                 ev.ret = (int64_t)storage;
                 has |= GS_CPU_HAS_STORAGE;
             }

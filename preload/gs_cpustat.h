@@ -17,6 +17,10 @@
  * AT_FDCWD) whole into buf, NUL-terminated, with raw syscalls and no
  * descriptor kept; its length, or -1. */
 long gs_proc_read_at(int dfd, const char *rel, char *buf, size_t cap);
+/* The same for one thread's file leaf (stat, comm, schedstat, io), read as
+ * /proc/<tid>/task/<tid>/<leaf>, never under /proc/self/task (gs_cpustat.c
+ * says why). */
+long gs_task_read(uint32_t tid, const char *leaf, char *buf, size_t cap);
 
 /* Append a CPU record (source marker) for the calling thread, stamped t0
  * (hook clock), or when t0 is 0 with the time right after its clocks were

@@ -38,7 +38,7 @@
 #include "gs_sink.h"
 #include "gs_source.h"
 #include "gs_stacks.h"
-#include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 #include "gs_writer.h"
 
@@ -109,6 +109,61 @@ static void copy_perfmap(void *arg)
 
 /* ---- exit ----------------------------------------------------------------------- */
 
+/* The live file at a normal end (lock held): removed when everything is in
+ * the trace file, else cut to its header page (the counts), so that the
+ * blocks set aside for it go back when the process ends. */
+static void live_end_file(void)
+{
+    if (gs_out_alive() && gs_writer_lost() == 0)
+        gs_live_remove();
+    else if (!gs_out_stuck())
+        gs_out_run(gs_live_keep_header, NULL);
+}
+
+/* The last pass of a process image: every ring drained, the closing record
+ * (EXIT or EXEC) of the thread that ends the image, the live file's end,
+ * Python's perf map copied. */
+typedef struct last_pass {
+    gs_event ev;          /* EXIT or EXEC, stamped when the image ends */
+    uint32_t tid;         /* the thread that ends it */
+    int final;            /* exit: a DROPS record always, and nothing written after */
+    unsigned live_end;    /* enum gs_live_end */
+    uint32_t live_status; /* the exit status */
+    int copy_map;         /* copy the perf map (not from a signal handler: unbounded I/O) */
+} last_pass;
+
+static void run_last_pass(void *arg)
+{
+    const last_pass *p = arg;
+    if (!gs_writer_is_final())
+        gs_drain_locked(p->final);
+    if (gs_writer_is_final() || gs_out_stuck())
+        return;
+    gs_put_event(p->tid, &p->ev);
+    gs_frame_flush_locked();
+    if (p->final)
+        gs_writer_set_final();
+    gs_live_end(p->live_end, p->live_status);
+    live_end_file();
+    if (p->copy_map && !gs_out_stuck())
+        gs_out_run(copy_perfmap, NULL);
+}
+
+/* The last pass, output lock held.
+ * RATIONALE: while no GPU source runs (gs_writer_alone), all of it runs on
+ * the file thread in one hand-off, as the writer's own drains do: the
+ * drain, the frame with the closing record and the perf map's copy were
+ * four hand-offs, and on a loaded machine each waits milliseconds for the
+ * other thread to get a CPU (docs/performance.md, "Forked workers"). */
+static void last_pass_locked(last_pass *p)
+{
+    p->tid = (uint32_t)syscall(SYS_gettid);
+    if (gs_writer_alone())
+        gs_out_run(run_last_pass, p);
+    else
+        run_last_pass(p);
+}
+
 void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
 {
     if (!atomic_load(&gs_inited) || gs_cfg.disabled || gs_in_foreign_child())
@@ -132,25 +187,14 @@ void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
     }
     if (gs_out_trylock_for(wait_ms)) {
         gs_out_limit_wait(wait_ms); /* a hung disk does not hold the exit */
-        if (!gs_writer_is_final()) {
-            gs_drain_locked(1);
-        }
-        if (!gs_writer_is_final() && !gs_out_stuck()) {
-            gs_event ev;
-            gs_event_clear(&ev);
-            ev.kind = GS_K_EXIT;
-            ev.ts = gs_mono_ns();
-            ev.aux = (uint64_t)(uint32_t)status;
-            ev.aux2 = (uint64_t)how;
-            gs_put_direct(&ev);
-            gs_frame_flush_locked();
-            gs_writer_set_final();
-            gs_live_end(GS_LIVE_EXITED, (uint32_t)status);
-            if (gs_out_alive() && gs_writer_lost() == 0)
-                gs_live_remove(); /* everything is in the trace file */
-            if (how != GS_EXIT_HOW_SIGNAL && !gs_out_stuck())
-                gs_out_run(copy_perfmap, NULL); /* not from a signal handler: unbounded I/O */
-        }
+        last_pass p = {.final = 1, .live_end = GS_LIVE_EXITED, .live_status = (uint32_t)status,
+                       .copy_map = how != GS_EXIT_HOW_SIGNAL}; /* not from a signal handler */
+        gs_event_clear(&p.ev);
+        p.ev.kind = GS_K_EXIT;
+        p.ev.ts = gs_mono_ns();
+        p.ev.aux = (uint64_t)(uint32_t)status;
+        p.ev.aux2 = (uint64_t)how;
+        last_pass_locked(&p);
         gs_out_unlock();
     }
     gs_writer_stop();
@@ -311,22 +355,12 @@ void gs_exec_flush(const char *path)
     gs_sources_flush(GS_FLUSH_EXEC, 0);
     if (gs_out_trylock_for(2000)) {
         gs_out_limit_wait(2000);
-        if (!gs_writer_is_final())
-            gs_drain_locked(0);
-        if (!gs_writer_is_final() && !gs_out_stuck()) {
-            gs_event ev;
-            gs_event_clear(&ev);
-            ev.kind = GS_K_EXEC;
-            ev.ts = gs_mono_ns();
-            ev.str = id;
-            gs_put_direct(&ev);
-            gs_frame_flush_locked();
-            gs_live_end(GS_LIVE_EXEC, 0);
-            if (gs_out_alive() && gs_writer_lost() == 0)
-                gs_live_remove();
-            if (!gs_out_stuck())
-                gs_out_run(copy_perfmap, NULL);
-        }
+        last_pass p = {.final = 0, .live_end = GS_LIVE_EXEC, .live_status = 0, .copy_map = 1};
+        gs_event_clear(&p.ev);
+        p.ev.kind = GS_K_EXEC;
+        p.ev.ts = gs_mono_ns();
+        p.ev.str = id;
+        last_pass_locked(&p);
         gs_out_limit_wait(0);
         gs_out_unlock();
     }

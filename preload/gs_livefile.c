@@ -9,7 +9,10 @@
  * handing ring slots to threads, logging interned strings, publishing the
  * hook clock's calibration and the drop/loss counters, recording how the
  * process ended (also from a fatal-signal handler), and removing the file
- * once everything is in the trace file.
+ * once everything is in the trace file, or cutting it to its header page
+ * (the counts) when not. Blocks are set aside only as the free space allows
+ * (gs_space.c): on a file system with little free space the file is its
+ * header page and the rings are anonymous.
  *
  * Must never: touch a byte of the mapping whose blocks are not allocated
  * (SIGBUS on a full disk); lock or allocate on a hook's path (a slot and a
@@ -30,19 +33,23 @@
 #include "gs_fsize.h"
 #include "gs_livefile.h"
 #include "gs_preload.h"
+#include "gs_space.h"
 
 /* RATIONALE: sizes are virtual (a sparse file); blocks are allocated in
  * chunks as threads appear and strings are interned: 64 MiB of log holds
  * several hundred thousand paths, 512 slots far more recording threads than
- * a process has at once (slots are reused when threads end). Blocks for 8
- * slots are allocated at start, then the writer keeps 4 spare (a thread's
- * first event pokes it). A thread that finds no allocated slot gets an
- * anonymous ring: traced as before, only not recoverable after a crash. */
+ * a process has at once (slots are reused when threads end). Blocks for 4
+ * slots and 256 KiB of log are allocated at start (8.3 MiB: a DataLoader
+ * worker records on one or two threads; it was 8 slots and 1 MiB, 17.5 MiB
+ * a process, 3.5 GB for 200 workers), then the writer keeps 3 spare (a
+ * thread's first event pokes it), each only as the free space allows
+ * (gs_space.c). A thread that finds no allocated slot gets an anonymous
+ * ring: traced as before, only not recoverable after a crash. */
 #define STRLOG_CAP (64ull << 20)
-#define STRLOG_CHUNK (1ull << 20)
+#define STRLOG_CHUNK (256ull << 10)
 #define SLOTS_MAX 512u
-#define SLOTS_FIRST 8u
-#define SLOTS_SPARE 4u
+#define SLOTS_FIRST 4u
+#define SLOTS_SPARE 3u
 #define VIRTUAL_MAX (64ull << 30)
 /* RATIONALE: the mapping is address space the program may count on: under a
  * finite RLIMIT_AS (`ulimit -v`, some batch schedulers) the live file takes
@@ -64,17 +71,49 @@ gs_live_header *gs_live(void)
     return g_live;
 }
 
-static int alloc_range(int fd, uint64_t off, uint64_t len)
+/* Allocate the blocks of [off, off + len) for use (gs_space.h): 0, -EFBIG
+ * (RLIMIT_FSIZE), -ENOSPC (the free space does not allow it), or the
+ * kernel's error. */
+static int alloc_range(int fd, uint64_t off, uint64_t len, enum gs_space_use use,
+                       uint64_t *avail)
 {
     if (len == 0)
         return 0;
     if (!gs_fsize_allows(off + len))
         return -EFBIG;
+    if (!gs_space_allows(fd, len, use, avail))
+        return -ENOSPC;
     return syscall(SYS_fallocate, fd, 0, (off_t)off, (off_t)len) == 0 ? 0 : -errno;
 }
 
+/* The log's first chunk and the first slots, as far as the free space
+ * allows: all of SLOTS_FIRST, else one slot, else none. 1 when the space
+ * cut it short. */
+static int reserve_first(int fd, uint64_t strlog_off, uint64_t strlog_cap, uint64_t slots_off,
+                         uint64_t slot_bytes, uint32_t first, uint64_t *log_ready,
+                         uint32_t *slots_ready, uint64_t *avail)
+{
+    int cut = 0;
+    *log_ready = 0;
+    *slots_ready = 0;
+    if (strlog_cap) {
+        const int rc = alloc_range(fd, strlog_off, STRLOG_CHUNK, GS_SPACE_RESERVE, avail);
+        *log_ready = rc == 0 ? STRLOG_CHUNK : 0;
+        cut |= rc == -ENOSPC;
+    }
+    for (uint32_t n = first; n > 0 && !*slots_ready; n = n > 1 ? 1 : 0) {
+        const int rc = alloc_range(fd, slots_off, n * slot_bytes, GS_SPACE_RESERVE, avail);
+        if (rc == 0)
+            *slots_ready = n;
+        cut |= rc == -ENOSPC;
+        if (rc != 0 && rc != -ENOSPC)
+            break;
+    }
+    return cut;
+}
+
 int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capacity,
-                 const gs_calib *cal)
+                 const gs_calib *cal, uint64_t *avail)
 {
     g_live = NULL;
     const size_t tl = strlen(trace_path), ns = sizeof GS_TRACE_SUFFIX - 1;
@@ -121,7 +160,7 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
     const uint32_t first = slots < SLOTS_FIRST ? (uint32_t)slots : SLOTS_FIRST;
     if ((size == GS_LIVE_HEADER_SIZE &&
          (!gs_fsize_allows(size) || syscall(SYS_ftruncate, (int)fd, (off_t)size) != 0)) ||
-        alloc_range((int)fd, 0, GS_LIVE_HEADER_SIZE) != 0 ||
+        alloc_range((int)fd, 0, GS_LIVE_HEADER_SIZE, GS_SPACE_WRITE, NULL) != 0 ||
         syscall(SYS_fstat, (int)fd, &st) != 0 ||
         (p = (void *)syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd,
                              0)) == MAP_FAILED) {
@@ -131,10 +170,10 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
         g_path[0] = 0;
         return -1;
     }
-    const uint64_t log_ready =
-        strlog_cap && alloc_range((int)fd, strlog_off, STRLOG_CHUNK) == 0 ? STRLOG_CHUNK : 0;
-    const uint32_t slots_ready =
-        first && alloc_range((int)fd, slots_off, first * slot_bytes) == 0 ? first : 0;
+    uint64_t log_ready;
+    uint32_t slots_ready;
+    const int cut = reserve_first((int)fd, strlog_off, strlog_cap, slots_off, slot_bytes, first,
+                                  &log_ready, &slots_ready, avail);
     syscall(SYS_close, (int)fd);
     /* RATIONALE: no read-ahead on a fault: the first touch of the header or
      * of a ring slot otherwise zero-fills and maps a large read-ahead window
@@ -162,7 +201,7 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
     g_live = h;
     if (cal)
         gs_live_calib(cal);
-    return 0;
+    return cut;
 }
 
 gs_ring *gs_live_slot(void)
@@ -218,7 +257,8 @@ void gs_live_log_string(uint32_t id, const char *s, uint32_t len)
  * where the trace file lives (gs_out_run): it opens the live file. */
 void gs_live_alloc_blocks(void *arg)
 {
-    (void)arg;
+    gs_live_space *sp = arg;
+    uint64_t avail = 0;
     gs_live_header *h = g_live;
     uint32_t ready = atomic_load(&g_slots_ready);
     uint32_t want = atomic_load(&h->slots_used) + SLOTS_SPARE;
@@ -237,11 +277,21 @@ void gs_live_alloc_blocks(void *arg)
         return;
     struct stat st;
     if (syscall(SYS_fstat, (int)fd, &st) == 0 && st.st_dev == g_dev && st.st_ino == g_ino) {
-        if (want > ready && alloc_range((int)fd, h->slots_off + ready * h->slot_bytes,
-                                        (uint64_t)(want - ready) * h->slot_bytes) == 0)
+        const int rc = want > ready ? alloc_range((int)fd, h->slots_off + ready * h->slot_bytes,
+                                                  (uint64_t)(want - ready) * h->slot_bytes,
+                                                  GS_SPACE_RESERVE, &avail)
+                                    : 1;
+        if (rc == 0)
             atomic_store_explicit(&g_slots_ready, want, memory_order_release);
-        if (lwant > lready && alloc_range((int)fd, h->strlog_off + lready, lwant - lready) == 0)
+        const int lrc = lwant > lready ? alloc_range((int)fd, h->strlog_off + lready,
+                                                     lwant - lready, GS_SPACE_RESERVE, &avail)
+                                       : 1;
+        if (lrc == 0)
             atomic_store_explicit(&g_strlog_ready, lwant, memory_order_release);
+        if (sp && (rc == -ENOSPC || lrc == -ENOSPC)) {
+            sp->cut = 1;
+            sp->avail = avail;
+        }
     }
     syscall(SYS_close, (int)fd);
 }
@@ -291,6 +341,44 @@ void gs_live_end(unsigned how, uint32_t status)
     h->end_status = status;
     h->end_ts = gs_mono_ns();
     atomic_store_explicit(&h->end, how, memory_order_release);
+}
+
+/* RATIONALE: a process that ends with events it could not write (a full
+ * disk, a failed write) keeps its live file for the counts in its header
+ * page; the slots and the log hold nothing a reader needs any more (the
+ * writer counted their records lost), yet their blocks were set aside. The
+ * header page goes to a file of its own that takes the live file's name;
+ * the old file's blocks return to the file system when this process's
+ * mapping of it goes, at its end. Its mapping is left alone: another thread
+ * may still store into its ring, and a hole there would fault on a full
+ * disk. */
+void gs_live_keep_header(void *arg)
+{
+    (void)arg;
+    static uint8_t page[GS_LIVE_HEADER_SIZE];
+    static char tmp[sizeof g_path + 8];
+    gs_live_header *h = g_live;
+    const size_t pl = strlen(g_path);
+    if (!h || !pl || (h->slots == 0 && h->strlog_cap == 0) || pl + 5 > sizeof tmp)
+        return; /* nothing set aside to give back */
+    memcpy(tmp, g_path, pl);
+    memcpy(tmp + pl, ".tmp", 5);
+    long fd = syscall(SYS_openat, AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      0600);
+    if (fd < 0)
+        return;
+    memcpy(page, h, sizeof page);
+    gs_live_header *c = (gs_live_header *)page;
+    c->slots = 0;
+    c->slots_off = c->strlog_off = GS_LIVE_HEADER_SIZE;
+    c->strlog_cap = 0;
+    atomic_store_explicit(&c->slots_used, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->strlog_used, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->pend_end, 0, memory_order_relaxed);
+    long n = gs_fsize_allows(sizeof page) ? syscall(SYS_write, (int)fd, page, sizeof page) : -1;
+    syscall(SYS_close, (int)fd);
+    if (n != (long)sizeof page || syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD, g_path) != 0)
+        syscall(SYS_unlinkat, AT_FDCWD, tmp, 0); /* the whole file stays */
 }
 
 void gs_live_remove(void)

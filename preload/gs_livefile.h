@@ -14,10 +14,13 @@
 #include "gs_clock.h"
 #include "gs_live.h"
 
-/* Create and map <trace>.live for rings of ring_capacity records; -1 when
- * the file system cannot hold one (rings then stay anonymous). */
+/* Create and map <trace>.live for rings of ring_capacity records: 0; 1 when
+ * the free space (*avail bytes) allowed fewer ring slots or less string log
+ * than asked (gs_space.h; none at all leaves the file its header page and
+ * the rings anonymous); -1 when the file system cannot hold one at all
+ * (rings stay anonymous). */
 int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capacity,
-                 const gs_calib *cal);
+                 const gs_calib *cal, uint64_t *avail);
 gs_live_header *gs_live(void);
 
 /* ---- the hooks' side (lock-free) ---- */
@@ -36,8 +39,14 @@ void gs_live_log_string(uint32_t id, const char *s, uint32_t len);
 
 /* 1 when spare slots or log need disk blocks allocated. */
 int gs_live_needs_blocks(void);
-/* Allocate them; run where the trace file lives (gs_out_run: it opens the
- * live file), arg unused. */
+/* What gs_live_alloc_blocks says of the free space: cut 1 when it refused
+ * some blocks (gs_space.h), avail the free bytes then. */
+typedef struct gs_live_space {
+    int cut;
+    uint64_t avail;
+} gs_live_space;
+/* Allocate them, as far as the free space allows; run where the trace file
+ * lives (gs_out_run: it opens the live file). arg: NULL or a gs_live_space. */
 void gs_live_alloc_blocks(void *arg);
 void gs_live_calib(const gs_calib *c);
 void gs_live_counts(uint64_t dropped_base, uint64_t lost, uint32_t stack_every);
@@ -48,6 +57,11 @@ void gs_live_counts(uint64_t dropped_base, uint64_t lost, uint32_t stack_every);
 void gs_live_end(unsigned how, uint32_t status);
 /* Everything is in the trace file: the live file goes. */
 void gs_live_remove(void);
+/* The process ends with events it could not write: the live file becomes
+ * its header page alone (the counts), and the blocks set aside for slots
+ * and log go back when the process ends. Run where the trace file lives
+ * (gs_out_run), arg unused. */
+void gs_live_keep_header(void *arg);
 /* Tracing stopped before this process recorded anything: the live file
  * goes (unlinked and unmapped), so no reader takes the process for killed. */
 void gs_live_discard(void);

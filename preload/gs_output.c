@@ -57,6 +57,7 @@
 #include "gs_output.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
+#include "gs_space.h"
 #include "gs_thread.h"
 
 #define TRACE_FD_MIN 900
@@ -70,6 +71,7 @@ static char g_path[PATH_MAX + 64];
 static char g_host[256];
 static int g_dead;               /* output stopped (lock held or single-threaded) */
 static int g_last_err;           /* errno of the last failed write */
+static _Atomic int g_near_full;  /* a write was refused: the file system is nearly full */
 static _Atomic unsigned *g_warned; /* MAP_SHARED: GS_WARN_* bits already printed in this run */
 static uint8_t g_header[HEADER_CAP];
 static uint64_t g_size;          /* bytes written to the trace file */
@@ -235,11 +237,17 @@ static int warned_elsewhere(unsigned kind)
     return errno == EEXIST;
 }
 
-void gs_out_warn(unsigned kind, const char *what, const char *path, int err)
+/* 1 the first time a warning of this kind is made in this run. */
+static int first_of_kind(unsigned kind)
 {
     if (g_warned && (atomic_fetch_or(g_warned, kind) & kind))
-        return;
-    if (kind != GS_WARN_DIR && warned_elsewhere(kind))
+        return 0;
+    return kind == GS_WARN_DIR || !warned_elsewhere(kind);
+}
+
+void gs_out_warn(unsigned kind, const char *what, const char *path, int err)
+{
+    if (!first_of_kind(kind))
         return;
     char msg[PATH_MAX + 256];
     char ebuf[128];
@@ -251,11 +259,29 @@ void gs_out_warn(unsigned kind, const char *what, const char *path, int err)
     gs_out_say(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
+void gs_out_warn_space(uint64_t avail)
+{
+    if (!first_of_kind(GS_WARN_FULL))
+        return;
+    char msg[PATH_MAX + 256];
+    int n = snprintf(msg, sizeof msg,
+                     "gpustarve: warning: %s has %llu MiB free: little or no room set aside "
+                     "to recover a killed process's last events; tracing stops before the "
+                     "file system is nearly full\n",
+                     g_dir, (unsigned long long)(avail >> 20));
+    if (n > 0)
+        gs_out_say(msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
 void gs_out_fail(const char *what, int err)
 {
     if (g_dead)
         return;
     g_dead = 1;
+    if (err == ENOSPC && atomic_load(&g_near_full)) {
+        gs_out_warn(GS_WARN_FULL, "file system nearly full: stopped writing", g_path, 0);
+        return;
+    }
     gs_out_warn(err == ENOSPC || err == EDQUOT || err == EFBIG ? GS_WARN_FULL : GS_WARN_WRITE,
                 what, g_path[0] ? g_path : g_dir, err);
 }
@@ -473,12 +499,18 @@ static int park_high(int fd)
 }
 
 /* RATIONALE: the trace file is written sequentially: its size is where the
- * next bytes go. EFBIG (counted lost, one warning) instead of SIGXFSZ. */
+ * next bytes go. EFBIG (counted lost, one warning) instead of SIGXFSZ; and
+ * ENOSPC once the file system is nearly full (gs_space.c), before the
+ * program's own writes could fail for the space ours took. */
 static int write_all(int fd, const void *buf, size_t len)
 {
     struct stat st;
     if (syscall(SYS_fstat, fd, &st) == 0 && !gs_fsize_allows((uint64_t)st.st_size + len))
         return -EFBIG;
+    if (!gs_space_allows(fd, len, GS_SPACE_WRITE, NULL)) {
+        atomic_store(&g_near_full, 1);
+        return -ENOSPC;
+    }
     const char *p = buf;
     while (len > 0) {
         long n = syscall(SYS_write, fd, p, len);
@@ -706,10 +738,12 @@ void gs_out_run(void (*fn)(void *), void *arg)
 
 /* ---- opening -------------------------------------------------------------------------- */
 
+
 int gs_out_open(int forked, const gs_calib *cal)
 {
     g_dead = 0;
     g_last_err = 0;
+    atomic_store(&g_near_full, 0);
     g_path[0] = 0;
     atomic_store(&gs_trace_fd, -1);
     if (gethostname(g_host, sizeof g_host - 1) != 0)
@@ -766,7 +800,9 @@ int gs_out_open(int forked, const gs_calib *cal)
         return -1;
     }
     g_size = (uint64_t)n;
-    gs_live_open(g_path, seq, gs_ring_capacity(), cal); /* else rings stay anonymous */
+    uint64_t avail = 0;
+    if (gs_live_open(g_path, seq, gs_ring_capacity(), cal, &avail) == 1)
+        gs_out_warn_space(avail); /* rings that find no slot stay anonymous */
     /* the shared descriptor, parked high, until the file thread has its own */
     int hi = park_high((int)fd);
     atomic_store(&gs_trace_fd, hi >= 0 ? hi : -1);

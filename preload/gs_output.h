@@ -31,7 +31,7 @@ enum {
     GS_WARN_DIR = 1u << 0,   /* the run directory cannot be made or used */
     GS_WARN_FILE = 1u << 1,  /* a trace file cannot be created */
     GS_WARN_WRITE = 1u << 2, /* writing a trace file failed */
-    GS_WARN_FULL = 1u << 3,  /* the file system is full (or a size limit) */
+    GS_WARN_FULL = 1u << 3,  /* the file system is full or nearly (or a size limit) */
     GS_WARN_FD = 1u << 4,    /* no descriptor out of the program's way */
 };
 int gs_out_warn_init(void);
@@ -58,7 +58,14 @@ void gs_out_limit_wait(unsigned ms);
 uint64_t gs_out_size(void);
 /* errno of the last failed write (0 when none). */
 int gs_out_last_error(void);
+/* Output stops (one warning of its kind): "WHAT PATH: strerror(err)", or,
+ * when a write was refused because the file system is nearly full
+ * (gs_space.h), that. */
 void gs_out_fail(const char *what, int err);
+/* The free space (avail bytes) allowed no blocks set aside for a live file
+ * (gs_space.h): one line, of the kind GS_WARN_FULL, so a later stop for a
+ * nearly full file system adds none. */
+void gs_out_warn_space(uint64_t avail);
 int gs_out_alive(void);
 /* 1 when the trace file is held in a descriptor table of its own. */
 int gs_out_private(void);

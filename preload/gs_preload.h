@@ -4,7 +4,8 @@
  * path that appends it to the calling thread's ring (gs_emit), the
  * per-thread nesting guard (gs_enter / gs_leave), the hook clock (gs_now),
  * and the few declarations these need inline (their out-of-line slow paths
- * live in gs_ring.c, gs_writer.c, gs_startup.c and gs_clock.c). Every other
+ * live in gs_ring.c, gs_wake.c, gs_startup.c and gs_clock.c; the words
+ * they read in gs_ring.c, gs_state.c and gs_clock.c). Every other
  * module of preload/ declares its functions in its own header.
  *
  * Must never: allocate, lock, or make a system call on the hot path (the
@@ -54,13 +55,13 @@
  * depth (gs_ring.c). */
 extern __thread gs_ring *gs_t_ring GS_TLS_IE;
 extern __thread int gs_t_depth GS_TLS_IE;
-extern GS_HIDDEN _Atomic int gs_on; /* 1 while hooks record (gs_startup.c) */
+extern GS_HIDDEN _Atomic int gs_on; /* 1 while hooks record (gs_state.c) */
 
 /* Slow path of gs_emit (gs_ring.c): attach a ring to the thread, or refresh
  * the cached tail and drop-and-count when the ring is really full. Keeps
  * errno. */
 void gs_emit_slow(const gs_rec *r);
-/* Wake the writer (gs_writer.c; one futex wake). Keeps errno. */
+/* Wake the writer (gs_wake.c; one futex wake). Keeps errno. */
 void gs_writer_poke(void);
 
 /* The slot the calling thread's next record goes to, with *gp its ring and

@@ -19,6 +19,7 @@
 #include "gs_preload.h"
 #include "gs_sink.h"
 #include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 #include "gs_writer.h"
 

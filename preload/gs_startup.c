@@ -4,8 +4,8 @@
  * constructor, a hook called before it (another library's constructor) or
  * a GPU source's entry point: real symbols, settings (gs_config.c), clock,
  * tables, rings, output file, writer thread, fork/exit/signal handling;
- * then switching recording on. The state it leaves: gs_on (hooks record),
- * gs_inited, gs_pid.
+ * then switching recording on. The state it leaves (gs_on: hooks record,
+ * gs_inited, gs_pid) is held by gs_state.c, a leaf.
  *
  * Must never: record while starting (the guard is held), or fail loudly:
  * anything that goes wrong leaves the library a pure pass-through (and
@@ -15,12 +15,15 @@
  * set-up below, and some of those modules call back into start-up: a hook
  * that runs before our constructor starts the collector lazily (gs_enter ->
  * gs_enter_slow -> gs_init), so do the NVTX and GPU-source entry points
- * (gs_nvtx.c, gs_sink.c); modules read the state it leaves (gs_on,
- * gs_inited, gs_pid; the fork child sets gs_pid anew). pthread_once makes
+ * (gs_nvtx.c, gs_sink.c), and the exec hook's failure path
+ * (gs_exec_failed in gs_lifecycle.c, whose set-up start-up calls).
+ * pthread_once makes
  * the call back wait for, or skip, the start-up in progress, and the
  * nesting guard held during start-up keeps the collector's own calls out
- * of the hooks. Every other arrow between preload/ modules points one way
- * (make check-deps checks it; docs/architecture.md, "Dependencies").
+ * of the hooks. Every other arrow between preload/ modules points one way:
+ * the state start-up leaves is a leaf (gs_state.c), and so is the writer's
+ * wake-up word (gs_wake.c). make check-deps checks the includes, make
+ * check-cycles the calls (docs/architecture.md, "Dependencies").
  */
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -37,19 +40,11 @@
 #include "gs_ring.h"
 #include "gs_stacks.h"
 #include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 #include "gs_writer.h"
 
-_Atomic int gs_on;
-_Atomic int gs_inited;
-_Atomic pid_t gs_pid;
-
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
-
-int gs_in_foreign_child(void)
-{
-    return (pid_t)syscall(SYS_getpid) != atomic_load(&gs_pid);
-}
 
 static void init_all(void)
 {

@@ -7,7 +7,8 @@
  * encoding them into raw frames (TID before each thread's run, STRING before
  * a string's first use in the file), THREAD / FAULTS / DROPS records,
  * compressing (zstd) and writing one frame per write(), and the writer
- * thread that does all this every GPUSTARVE_FLUSH_MS or when poked, in a
+ * thread that does all this every GPUSTARVE_FLUSH_MS or when poked (the
+ * wake-up word is gs_wake.c's: what the writer drains pokes it), in a
  * descriptor table of its own until a GPU source starts.
  *
  * Must never: run with the nesting guard clear, call a hooked function,
@@ -36,9 +37,10 @@
 #include "gs_runcols.h"
 #include "gs_source.h"
 #include "gs_stacks.h"
-#include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 #include "gs_thread.h"
+#include "gs_wake.h"
 #include "gs_writer.h"
 
 /* RATIONALE: 1 MiB raw frames (well under GS_FRAME_RAW_MAX) compress in about
@@ -48,7 +50,6 @@
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_owner; /* tid holding g_lock, 0 when none */
-static _Atomic uint32_t g_wake;
 static _Atomic int g_stop;
 /* Where the writer thread runs (docs/collector-safety.md): 0 not chosen
  * yet, 1 in a descriptor table of its own, 2 in the program's (a GPU source
@@ -354,25 +355,12 @@ static void put_event(uint32_t tid, const gs_event *ev)
     g_frame_events++;
 }
 
-void gs_put_direct(const gs_event *ev)
-{
-    put_event((uint32_t)my_tid(), ev);
-}
-
 void gs_put_event(uint32_t tid, const gs_event *ev)
 {
     put_event(tid, ev);
 }
 
 /* ---- per-thread records ----------------------------------------------------- */
-
-/* Read a small /proc/self/task/<tid>/<leaf> file; length or -1. */
-static long read_task_file(uint32_t tid, const char *leaf, char *buf, size_t cap)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%u/%s", tid, leaf);
-    return gs_proc_read_at(AT_FDCWD, path, buf, cap);
-}
 
 static void put_thread_name(gs_ring *r, uint64_t now, const char *name, size_t len)
 {
@@ -410,7 +398,7 @@ static void thread_info(gs_ring *r, int live, int had_events, uint64_t now, int 
      * '(' and the last ')', the same bytes as comm) and the fault count: a
      * busy thread's drain passes read it every time (two /proc files cost
      * about 4 ns per event of a tight read loop, docs/performance.md) */
-    long n = read_task_file(r->tid, "stat", buf, sizeof buf);
+    long n = gs_task_read(r->tid, "stat", buf, sizeof buf);
     char *open = n > 0 ? strchr(buf, '(') : NULL;
     char *p = open ? strrchr(open, ')') : NULL;
     if (!r->name_id || had_events) {
@@ -793,6 +781,11 @@ uint64_t gs_writer_lost(void)
     return g_lost;
 }
 
+int gs_writer_alone(void)
+{
+    return atomic_load(&g_table) == 1;
+}
+
 void gs_writer_set_final(void)
 {
     g_final = 1;
@@ -804,21 +797,6 @@ int gs_writer_is_final(void)
 }
 
 /* ---- the thread ---------------------------------------------------------------- */
-
-void gs_writer_poke(void)
-{
-    const int e = errno; /* the read hooks do not save it (preload/hook_io.c) */
-    atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
-    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    errno = e;
-}
-
-/* Wake every writer thread (one that must end, and its successor). */
-static void poke_all(void)
-{
-    atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
-    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
 
 /* RATIONALE: once a second thread shares the program's descriptor table,
  * the kernel takes and drops a reference on the file of every I/O call the
@@ -843,8 +821,12 @@ static void choose_table(void)
  * held): allocated where the trace file lives, as they open the live file. */
 static void live_prepare(void)
 {
-    if (gs_live_needs_blocks())
-        gs_out_run(gs_live_alloc_blocks, NULL);
+    gs_live_space sp = {0, 0};
+    if (!gs_live_needs_blocks())
+        return;
+    gs_out_run(gs_live_alloc_blocks, &sp);
+    if (sp.cut && !gs_out_stuck())
+        gs_out_warn_space(sp.avail);
 }
 
 static void *writer_main(void *arg)
@@ -869,9 +851,9 @@ static void *writer_main(void *arg)
     live_prepare();
     gs_out_unlock();
     while (!atomic_load(&g_stop) && atomic_load(&g_gen) == gen) {
-        uint32_t seen = atomic_load_explicit(&g_wake, memory_order_acquire);
+        const uint32_t seen = gs_wake_seen();
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-        syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+        gs_wake_wait(seen, &ts);
         if (atomic_load(&g_stop) || atomic_load(&g_gen) != gen)
             break;
         if (!own)
@@ -897,7 +879,7 @@ void gs_writer_share_table(void)
     atomic_fetch_add(&g_gen, 1);
     if (start_writer_thread() != 0)
         atomic_fetch_sub(&g_gen, 1); /* the one in its own table goes on */
-    poke_all();
+    gs_wake_all();
 }
 
 static int start_writer_thread(void)
@@ -926,7 +908,7 @@ void gs_writer_wait_started(unsigned ms)
 void gs_writer_stop(void)
 {
     atomic_store(&g_stop, 1);
-    poke_all();
+    gs_wake_all();
 }
 
 void gs_writer_after_fork_child(void)

@@ -3,7 +3,7 @@
  * the rings, the writer thread.
  *
  * Must never: be called from a hook (hooks only wake the writer:
- * gs_writer_poke, gs_preload.h).
+ * gs_writer_poke, gs_preload.h and gs_wake.c).
  */
 #ifndef GS_WRITER_H
 #define GS_WRITER_H
@@ -35,6 +35,10 @@ void gs_out_unlock(void);
 /* Drain every ring into frames and write them (lock held). final: write a
  * DROPS record even when the counts did not change. */
 void gs_drain_locked(int final);
+/* 1 while no GPU source has started and the writer runs in a descriptor
+ * table of its own: a whole drain may then run on the file thread
+ * (gs_out_run), the source's calls need no other thread. */
+int gs_writer_alone(void);
 /* After the EXIT record: the writer writes nothing more. */
 void gs_writer_set_final(void);
 /* Events not written because output failed, so far. */
@@ -42,9 +46,6 @@ uint64_t gs_writer_lost(void);
 /* The hook clock's calibration (output lock held, or before the writer). */
 const gs_calib *gs_writer_calib(void);
 int gs_writer_is_final(void);
-/* Put a record made outside the rings (EXIT, EXEC, NOTE) under the calling
- * thread's tid, ts in CLOCK_MONOTONIC ns (lock held). */
-void gs_put_direct(const gs_event *ev);
 /* Encode one event of thread tid into the pending frame (lock held);
  * device records use tid 0. */
 void gs_put_event(uint32_t tid, const gs_event *ev);

@@ -32,7 +32,7 @@
 #include "gs_preload.h"
 #include "gs_real.h"
 #include "gs_stacks.h"
-#include "gs_startup.h"
+#include "gs_state.h"
 #include "gs_strings.h"
 
 /* Everything defined below that is not static is a hook: exported (the

@@ -9,9 +9,12 @@ can be read, tested or changed alone (docs/architecture.md, "Dependencies").
   tools/check-cycles.py --self-test
 
 --allow names one circle that is allowed (its files, by source path, in any
-order): the collector's lazy start-up, where the configuration starts the
-modules and a module that runs before the constructor starts it (docs/
-architecture.md). Exit 1 on any other circle.
+order): the collector's lazy start-up, where start-up calls the lifecycle's
+set-up and the lifecycle's exec hook path starts the collector when no
+constructor has yet (preload/gs_lifecycle.c, preload/gs_startup.c: the
+Makefile's CYCLES_ALLOW_COLLECTOR; docs/architecture.md, "Dependencies").
+Exit 1 on any other circle, on an allowed circle that a file joined, and on
+an --allow that names no circle (the list stays exactly what remains).
 
 Must never: change a file; it reads object files only.
 """
@@ -95,11 +98,14 @@ def source_of(obj):
 
 
 def check(objs, allowed):
+    """The circles not allowed (lists of objects), and the allowed ones
+    that were not found (sets of source paths)."""
     found, edges = circles(objs)
-    bad = []
+    bad, seen = [], []
     for comp in found:
         names = {source_of(o) for o in comp}
         if any(names == a for a in allowed):
+            seen.append(names)
             continue
         bad.append(comp)
     for comp in bad:
@@ -109,7 +115,7 @@ def check(objs, allowed):
                 if (a, b) in edges:
                     print("  %s -> %s: %s" % (source_of(a), source_of(b), ", ".join(edges[(a, b)][:6])),
                           file=sys.stderr)
-    return bad
+    return bad, [a for a in allowed if a not in seen]
 
 
 def self_test():
@@ -131,15 +137,18 @@ def self_test():
         ring = [obj("x", "int y(void); int x(void) { return y(); }\n"),
                 obj("y", "int z(void); int y(void) { return z(); }\n"),
                 obj("z", "int x(void); int z(void) { return x(); }\n")]
-        ok = check(line, [])
-        bad = check(ring, [])
-        allowed = check(ring, [{"x.c", "y.c", "z.c"}])
+        ok, _ = check(line, [])
+        bad, _ = check(ring, [])
+        allowed, missing = check(ring, [{"x.c", "y.c", "z.c"}])
+        joined, _ = check(ring, [{"x.c", "y.c"}])  # z.c joined the allowed circle
+        _, stale = check(line, [{"a.c", "b.c"}])    # an allowance with no circle
     finally:
         shutil.rmtree(tmp)
-    if ok or len(bad) != 1 or allowed:
+    if ok or len(bad) != 1 or allowed or missing or len(joined) != 1 or len(stale) != 1:
         print("check-cycles self-test FAILED", file=sys.stderr)
         return 1
-    print("check-cycles self-test: a circle of three files caught, a line and an allowed circle pass")
+    print("check-cycles self-test: a circle of three files caught, and one a file joined; a line "
+          "and an allowed circle pass; an allowance that names no circle is caught")
     return 0
 
 
@@ -152,11 +161,19 @@ def main():
     if a.self_test:
         return self_test()
     allowed = [set(x.split(",")) for x in a.allow]
-    bad = check(a.objs, allowed)
+    bad, stale = check(a.objs, allowed)
+    for names in stale:
+        print("check-cycles: --allow %s names no circle: remove it" % ",".join(sorted(names)),
+              file=sys.stderr)
     if bad:
         print("check-cycles: %d circle(s) between files (docs/architecture.md)" % len(bad), file=sys.stderr)
+    if bad or stale:
         return 1
-    print("check-cycles: no circle between the %d files" % len(a.objs))
+    if allowed:
+        print("check-cycles: no circle between the %d files but the allowed %s" % (
+            len(a.objs), "; ".join(",".join(sorted(x)) for x in allowed)))
+    else:
+        print("check-cycles: no circle between the %d files" % len(a.objs))
     return 0
 
 

@@ -82,17 +82,22 @@ def _mount(kind_opts, where):
                           capture_output=True).returncode == 0
 
 
-@pytest.fixture
-def small_tmpfs():
+def _tmpfs(size):
+    """A tmpfs of `size` mounted on a new directory, for a fixture to yield."""
     if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    where = tempfile.mkdtemp(prefix="gs_full_")
-    if not _mount("size=96k", where):
+        pytest.skip("mounting a tmpfs needs root")
+    where = tempfile.mkdtemp(prefix="gs_tmpfs_")
+    if not _mount("size=" + size, where):
         os.rmdir(where)
         pytest.skip("cannot mount tmpfs here")
     yield where
     subprocess.run(["umount", where])
     os.rmdir(where)
+
+
+@pytest.fixture
+def small_tmpfs():
+    yield from _tmpfs("96k")
 
 
 @pytest.fixture
@@ -128,6 +133,133 @@ def test_full_disk_changes_nothing(built, dataset, small_tmpfs):
     assert len(warnings_of(traced.stderr)) <= 1
     # what did get written is still readable up to its last complete frame
     dump(os.path.join(small_tmpfs, "run"), check=False)
+
+
+@pytest.fixture
+def tmpfs_64m():
+    yield from _tmpfs("64m")
+
+
+# A program that writes into the directory its trace goes to: a 40 MiB
+# checkpoint while a forked worker lives (workers 0), or WORKERS forked
+# workers that each write 2 MiB once all are started. It prints what it
+# wrote, a listing of the directory's files with their digests, and exits 1
+# when a write failed.
+WRITES_SCRIPT = r"""
+import hashlib, os, sys
+out, workers = sys.argv[1], int(sys.argv[2])
+def write(name, mib):
+    try:
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(bytes(range(256)) * (mib * 4096))
+        return 0
+    except OSError as e:
+        print("%s: %s" % (name, e.strerror), flush=True)
+        return 1
+r, w = os.pipe()
+pids = []
+for i in range(max(workers, 1)):
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(write("part%02d" % i, 2) if workers else 0)
+    pids.append(pid)
+os.close(r)
+rc = write("ckpt", 40) if workers == 0 else 0
+os.write(w, b"x" * len(pids))
+for pid in pids:
+    rc |= os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+for name in sorted(os.listdir(out)):
+    if os.path.isfile(os.path.join(out, name)):
+        with open(os.path.join(out, name), "rb") as f:
+            print(name, hashlib.sha256(f.read()).hexdigest())
+sys.exit(rc)
+"""
+
+
+@pytest.mark.parametrize("workers", [0, 20])
+def test_tracing_takes_no_space_the_program_needs(built, tmpfs_64m, workers):
+    """A 64 MiB file system holds the run directory and the program's output:
+    a 40 MiB checkpoint written while a forked worker lives, or 20 forked
+    workers writing 2 MiB each, behave exactly as untraced (exit status,
+    output, files). Each traced process once set 17.5 MiB aside for its live
+    file without looking at the free space, and the checkpoint failed with
+    ENOSPC. One warning line says that little was set aside."""
+    out = os.path.join(tmpfs_64m, "out")
+    os.mkdir(out)
+    cmd = [PY, "-c", WRITES_SCRIPT, out, str(workers)]
+    plain = run_plain(cmd)
+    assert plain.returncode == 0, plain.stdout.decode()
+    shutil.rmtree(out)
+    os.mkdir(out)
+    traced = run_traced(cmd, os.path.join(tmpfs_64m, "run"))
+    assert (traced.returncode, traced.stdout) == (plain.returncode, plain.stdout)
+    theirs = [l for l in traced.stderr.decode().splitlines() if "gpustarve" not in l]
+    assert theirs == plain.stderr.decode().splitlines()
+    warned = warnings_of(traced.stderr)
+    assert len(warned) == 1 and "MiB free" in warned[0], warned
+    procs = [r for r in dump(os.path.join(tmpfs_64m, "run"))[0] if r["kind"] == "process"]
+    assert len(procs) == max(workers, 1) + 1  # traced all the same
+    # every process ended with everything written: no live file is left
+    assert not [f for f in os.listdir(os.path.join(tmpfs_64m, "run")) if ".live" in f]
+
+
+@pytest.fixture
+def ext4_1200m(tmp_path):
+    """A 1200 MiB ext4 file system on a loop device (a sparse image: blocks
+    fallocate'd there take no memory and no I/O)."""
+    if os.geteuid() != 0 or not shutil.which("mkfs.ext4"):
+        pytest.skip("a loop-mounted ext4 needs root and mkfs.ext4")
+    img, where = tmp_path / "fs.img", tmp_path / "mnt"
+    where.mkdir()
+    with open(img, "wb") as f:
+        f.truncate(1200 << 20)
+    if subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], capture_output=True).returncode or \
+            subprocess.run(["mount", "-o", "loop", str(img), str(where)],
+                           capture_output=True).returncode:
+        pytest.skip("cannot mount a loop file system here")
+    yield str(where)
+    subprocess.run(["umount", str(where)])
+
+
+# Fills its file system to 8 MiB from full (fallocate), then makes 20,000
+# preads, which the collector can no longer write.
+FILL_SCRIPT = r"""
+import os, sys
+out, data = sys.argv[1], sys.argv[2]
+st = os.statvfs(out)
+fd = os.open(os.path.join(out, "fill"), os.O_RDWR | os.O_CREAT, 0o600)
+os.posix_fallocate(fd, 0, st.f_bavail * st.f_frsize - (8 << 20))
+f = os.open(data, os.O_RDONLY)
+for i in range(20000):
+    os.pread(f, 512, 0)
+print("done")
+"""
+
+
+def test_nearly_full_file_system_stops_the_trace_and_gives_space_back(built, ext4_1200m,
+                                                                     tmp_path):
+    """A process sets ring slots aside in its live file (over 1 GiB free),
+    then the program fills the file system to 8 MiB from full: the trace
+    stops (the events are counted lost, one warning line) and, at the end,
+    the live file is its header page alone (the count), its slots' blocks
+    given back."""
+    data = tmp_path / "blob"
+    data.write_bytes(os.urandom(4096))
+    run_dir = os.path.join(ext4_1200m, "run")
+    p = run_traced([PY, "-c", FILL_SCRIPT, ext4_1200m, str(data)], run_dir)
+    assert (p.returncode, p.stdout) == (0, b"done\n"), p.stderr.decode()
+    warned = warnings_of(p.stderr)
+    assert len(warned) == 1 and ("nearly full" in warned[0] or "MiB free" in warned[0]), warned
+    lives = [f for f in os.listdir(run_dir) if f.endswith(".live")]
+    assert len(lives) == 1 and os.path.getsize(os.path.join(run_dir, lives[0])) == 4096
+    assert os.stat(os.path.join(run_dir, lives[0])).st_blocks <= 8  # 4 KiB on disk
+    _, _, _, lost = _totals_line(p.stderr)
+    assert lost > 0
+    recs, _, _ = dump(run_dir, check=False)
+    reads = [r for r in recs if r.get("path") == str(data) and r["kind"].startswith("pread")]
+    assert len(reads) < 20000
 
 
 @pytest.mark.parametrize("how", ["preloaded by hand", "python"])
