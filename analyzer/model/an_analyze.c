@@ -322,7 +322,9 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->loader_kind = loader_kind(res);
     const char *bs = an_cfg_value(p, "batch_size");
     in->batch_size = bs && atoi(bs) > 0 ? atoi(bs) : 0;
-    in->collate_ms = -1; /* not measured yet: the trace has no collate span */
+    /* the collate function on the training thread (no workers: its
+     * iterator's fetcher collates there), from its collate markers */
+    in->collate_ms = res->trainer_time.collate_ms;
     const char *pw = an_cfg_value(p, "persistent_workers");
     in->persistent_workers = pw ? atoi(pw) != 0 || !strcasecmp(pw, "true") : -1;
     worker_restarts(res, in);

@@ -119,15 +119,21 @@ class Parts(object):
         self._in = Clocks(storage=True)
         self._io = [0, 0, 0]
 
-    def read(self, f, *args):
-        """f.read(*args), timed as file I/O."""
+    def read(self, f, *args, also=None):
+        """f.read(*args), timed as file I/O (of `also` too: a Parts whose
+        unit encloses this one's)."""
         a = Clocks()
         data = f.read(*args)
         b = Clocks(end=True)
-        self._io[0] += b.wall - a.wall
-        self._io[1] += b.cpu - a.cpu
-        self._io[2] += b.runq - a.runq
+        for p in (self, also) if also is not None else (self,):
+            p._io[0] += b.wall - a.wall
+            p._io[1] += b.cpu - a.cpu
+            p._io[2] += b.runq - a.runq
         return data
+
+    @property
+    def open(self):
+        return self._in is not None
 
     def end(self, emit=True):
         b = Clocks(end=True, storage=True)

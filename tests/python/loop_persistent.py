@@ -12,8 +12,12 @@ usage: loop_persistent.py DIR --workers W [--epochs E] [--batch B]
   --step-ms     CPU time of a step's compute besides the model
 
 Each __getitem__ is a unit of its loading thread, and so is each collate
-call (loop_clock.py `loop-part`, what = item / collate); `loop` has every
-step, its wait being next().
+call (loop_clock.py `loop-part`, what = item / collate); with a collate
+function, so is each whole batch, from its first __getitem__ to the
+collate's end (what = batch: the gaps between the units too, where
+preemptions land at the return of a system call: the units' own clock
+reads and writes and the markers'); `loop` has every step, its wait being
+next().
 """
 import argparse
 import os
@@ -31,6 +35,10 @@ from loop_train import Trainer
 # begin) are left out of its `skipped` totals (loop_clock.Parts)
 SKIP_BATCHES = 2
 
+# the batch a worker is making (its first __getitem__ to its collate's end),
+# when the collate function marks where a batch ends
+BATCH = {"part": None}
+
 
 class Files(Dataset):
     def __init__(self, files, item_ms, sleep_ms, skip):
@@ -43,10 +51,12 @@ class Files(Dataset):
     def __getitem__(self, i):
         if self.part is None:
             self.part = Parts("item", skip=self.skip)
-        p = self.part
+        p, whole = self.part, BATCH["part"]
+        if whole is not None and not whole.open:
+            whole.begin()
         p.begin()
         with open(self.files[i], "rb") as f:
-            raw = p.read(f)
+            raw = p.read(f, also=whole)
         x = np.frombuffer(raw, dtype=np.float32).copy()
         burn(self.item_ms)
         if self.sleep_ms:
@@ -67,6 +77,9 @@ class Collate(object):
         burn(self.ms)
         out = default_collate(samples)
         self.part.end()
+        whole = BATCH["part"]
+        if whole is not None and whole.open:
+            whole.end()
         return out
 
 
@@ -93,6 +106,7 @@ def main():
             kw["prefetch_factor"] = a.prefetch
     if a.collate_ms:
         kw["collate_fn"] = Collate(a.collate_ms)
+        BATCH["part"] = Parts("batch", skip=SKIP_BATCHES)
     dl = DataLoader(Files(files, a.item_ms, a.sleep_ms, SKIP_BATCHES * a.batch),
                     batch_size=a.batch, shuffle=True,
                     num_workers=a.workers, **kw)
