@@ -147,6 +147,7 @@ void gs_config_read(void)
     gs_cfg.store_runs = zl == 1000;
     gs_cfg.clock = getenv("GPUSTARVE_CLOCK");
     gs_cfg.dir = getenv("GPUSTARVE_DIR");
+    gs_cfg.peers = getenv("GPUSTARVE_PEERS");
     read_stacks();
     read_test_hooks();
 }

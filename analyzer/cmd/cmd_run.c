@@ -35,6 +35,7 @@
 #include "cmd/cli_util.h"
 #include "cmd/cmd_top.h"
 #include "cmd/run_dir.h"
+#include "cmd/run_peers.h"
 #include "gs_trace.h"
 
 static const char usage_text[] =
@@ -83,7 +84,10 @@ static const char usage_text[] =
     "  sitecustomize runs any sitecustomize of yours too). --stacks sets\n"
     "  GPUSTARVE_STACKS=1 (GPUSTARVE_STACK_DEPTH, _FIRST, _EVERY tune it: 16\n"
     "  frames, first 8 calls, then 1 in 64); --python-frames also\n"
-    "  PYTHONPERFSUPPORT=1. Nothing else changes.\n"
+    "  PYTHONPERFSUPPORT=1. GPUSTARVE_PEERS says which other processes were\n"
+    "  busy as the command started (\"same=S other=O\": cores in this run's\n"
+    "  scheduling group, and in others; read over 40 ms), which the model of\n"
+    "  num_workers uses. Nothing else changes.\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
     "gpustarve with kill(1) are passed on to the command; keyboard signals\n"
@@ -548,6 +552,13 @@ int gs_cmd_run(int argc, char **argv)
     setenv("GPUSTARVE_DIR", absdir, 1);
     gs_cli_msg(2, "LD_PRELOAD=%s", preload);
     gs_cli_msg(2, "GPUSTARVE_DIR=%s", absdir);
+    /* the other processes busy now, by scheduling group: the collector
+     * records it, the model reads whether their load yields (run_peers.c) */
+    char peers[64];
+    if (gs_run_peers(peers, sizeof peers) == 0) {
+        setenv("GPUSTARVE_PEERS", peers, 1);
+        gs_cli_msg(2, "GPUSTARVE_PEERS=%s", peers);
+    }
     /* RATIONALE: a value the user set (nsys, another tool) stands; the
      * collector then starts CUPTI itself at the first CUDA call and says
      * so if CUPTI turns out to be taken. */

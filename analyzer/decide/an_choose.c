@@ -267,13 +267,17 @@ static void held_note(const an_decide_in *in, const an_counts *k, int held, int 
     m->held_hi_ms = k->l.hi[held];
     an_decide_note(out,
                    "%s=%d would give %.1f ms if other processes yield cores as in this run, "
-                   "%.1f ms if their load stays at its worst (%.2f of the %.4g CPUs): its "
+                   "%.1f ms if their load stays at its worst (%.2f of the %.4g CPUs%s): its "
                    "loaders burn CPU and %.2f cores were free (other processes' load %.2f, "
                    "measured), and beyond %d each loader more does not help by %.0f%% at both "
                    "ends of the range",
                    an_count_name(in->loader_kind), held, k->l.lo[held], k->l.hi[held],
-                   k->worst_load, in->cpus, k->free_cores, in->other_load_cores,
-                   n > k->l.cur ? n : k->l.cur, 100 * AN_NEAR_BEST);
+                   k->worst_load, in->cpus,
+                   k->worst_ext > 0 ? ", shared thread by thread: its processes are of this "
+                                      "run's scheduling group"
+                                    : ", kept whatever the run's threads",
+                   k->free_cores, in->other_load_cores, n > k->l.cur ? n : k->l.cur,
+                   100 * AN_NEAR_BEST);
 }
 
 /* The advice: the count ch->n, with the step predicted, its range and why. */

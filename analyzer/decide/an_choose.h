@@ -44,6 +44,9 @@ typedef struct an_counts {
                            * load of other processes and the trainer's; -1 unknown */
     double worst_load;    /* other processes' load at its worst, cores; -1 unknown */
     double worst_cpus;    /* the CPUs it left (the worst model's); 0 none */
+    double worst_ext;     /* the worst model's other busy threads, sharing the CPUs
+                           * with the run's thread by thread (0: the load keeps its
+                           * cores, worst_cpus are the run's) */
 } an_counts;
 
 /* The count best over the range, among those no slower than now at the

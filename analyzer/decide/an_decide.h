@@ -84,6 +84,9 @@ typedef struct an_decide_in {
     double other_load_worst_cores; /* other processes' load in the busiest window of the
                                     * measured steps (at least 0.5 s), measured as
                                     * other_load_cores is; -1 unknown */
+    double peers_same_cores, peers_other_cores; /* other processes busy as `gpustarve run`
+                                    * started the program, cores: in the run's scheduling
+                                    * group and in others (GPUSTARVE_PEERS); -1 unknown */
     int loader_unseen;           /* the loader's threads were not told apart: its
                                   * batch is the other threads' time, one a step */
     int prefetch;                /* batches a worker may hold ready */
@@ -178,6 +181,10 @@ typedef struct an_model_info {
      * (-1 unknown); a count the free cores held back (0 none) with its
      * step at the two ends of the range */
     double other_load_worst_cores, worst_cpus, free_cores;
+    double peers_same_cores, peers_other_cores; /* an_decide_in's: busy at start */
+    int other_load_yields; /* the worst load shares the CPUs thread by thread (busy
+                            * processes in the run's scheduling group): 1; 0 it keeps
+                            * its cores; -1 the worst was not measured */
     int held_back;
     double held_lo_ms, held_hi_ms;
     char sweep[600];         /* the command that would settle what the model cannot */

@@ -219,7 +219,7 @@ static int fill_counts(const ways *w, an_counts *k)
         k->fit[n] = model_step(c, n, w->wt, w->ext, NULL);
         k->fair[n] = w->ext_fair >= 0 ? model_step(c, n, 1, w->ext_fair, NULL) : 0;
         k->grp[n] = model_step(w->cgrp, n, w->wt, w->ext_grp, NULL) * w->scale_grp;
-        k->worst[n] = w->cw ? model_step(w->cw, n, w->wt, 0, NULL) : 0;
+        k->worst[n] = w->cw ? model_step(w->cw, n, w->wt, k->worst_ext, NULL) : 0;
         if (k->fit[n] <= 0 || (w->ext_fair >= 0 && k->fair[n] <= 0) || !(k->grp[n] > 0) ||
             (w->cw && k->worst[n] <= 0))
             break;
@@ -283,6 +283,9 @@ static void model_info_start(const an_decide_in *in, int cur, an_model_info *m)
     m->other_load_worst_cores = -1;
     m->free_cores = -1;
     m->saturated = -1;
+    m->other_load_yields = -1;
+    m->peers_same_cores = in->peers_same_cores;
+    m->peers_other_cores = in->peers_other_cores;
 }
 
 /* The run as measured, described to the model (c->base, workers = cur):
@@ -437,6 +440,25 @@ static void load_note(const an_decide_in *in, double rho, int usable, an_decisio
                        fabs(m->ext_threads - 1) < 0.05 ? "" : "s");
 }
 
+/* Whether other processes' load shares the CPUs with the run thread by
+ * thread: the processes busy as `gpustarve run` started the program
+ * (GPUSTARVE_PEERS, analyzer/cmd/run_peers.c) were, at least
+ * PEERS_SAME_SHARE of their load, in the run's own scheduling group (its
+ * session's autogroup, its cpu cgroup). 0 when they were not, or not
+ * measured (the load is then taken to keep its cores at its worst).
+ * RATIONALE: beside one busy process of the run's session, 1 -> 3
+ * spinning loader threads made the step 50.0 -> 33.7 ms; beside the same
+ * process in a session of its own, 51.2 -> 50.0 ms (2-CPU VM, 2026-12-05) */
+#define PEERS_SAME_SHARE 0.8
+#define PEERS_BUSY_MIN 0.1 /* cores: less, and the start said nothing of the load */
+static int yields(const an_decide_in *in)
+{
+    const double same = in->peers_same_cores, other = in->peers_other_cores;
+    if (same < 0 || other < 0 || same + other < PEERS_BUSY_MIN)
+        return 0;
+    return same >= PEERS_SAME_SHARE * (same + other);
+}
+
 /* The ends of the range (an_choose.h): the cores the loader may have with
  * the load as measured, and the CPUs other processes' load leaves at its
  * worst, for the worst model cw (c's run, no other load but those CPUs
@@ -456,6 +478,8 @@ static void range_ends(const ctx *c, double step, int usable, ctx *cw, an_counts
     const an_pred_in *b = &c->base;
     k->free_cores = k->worst_load = -1;
     m->free_cores = m->other_load_worst_cores = -1;
+    m->other_load_yields = -1;
+    k->worst_ext = 0;
     if (!usable)
         return;
     k->free_cores = pos(in->cpus - in->other_load_cores - (b->t_cpu_ms + b->t_par_ms) / step -
@@ -467,6 +491,14 @@ static void range_ends(const ctx *c, double step, int usable, ctx *cw, an_counts
     k->worst_load = m->other_load_worst_cores = u;
     cw->groups = 0;
     cw->raised = cw->lowered = NULL;
+    m->other_load_yields = yields(in);
+    if (m->other_load_yields) {
+        /* busy processes of the run's own scheduling group: u busy threads
+         * that share every CPU with the run's thread by thread */
+        k->worst_ext = fmax(u, k->ext);
+        k->worst_cpus = m->worst_cpus = cw->base.cpus;
+        return;
+    }
     cw->base.cpus = fmax(in->cpus - u, in->cpus / (in->cpus + u));
     k->worst_cpus = m->worst_cpus = cw->base.cpus;
 }

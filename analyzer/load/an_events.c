@@ -431,6 +431,9 @@ static void add_host(an_proc *p, const gs_event *e)
     p->host_cpus = gs_host_cpus(e);
 }
 
+/* the config record of the other processes busy at start (gs_startup.c) */
+#define PEERS_KEY "gpustarve_peers"
+
 static void add_config(lctx *c, const gs_event *e)
 {
     const char *s = gs_reader_string(c->r, e->str);
@@ -441,6 +444,16 @@ static void add_config(lctx *c, const gs_event *e)
         return;
     an_proc *p = c->p;
     size_t kl = (size_t)(eq - s);
+    /* the collector's own (GPUSTARVE_PEERS), not the program's settings */
+    if (kl == sizeof PEERS_KEY - 1 && !strncmp(s, PEERS_KEY, kl)) {
+        double same, other;
+        if (sscanf(eq + 1, "same=%lf other=%lf", &same, &other) == 2 && same >= 0 && other >= 0) {
+            p->peers_same_cores = same;
+            p->peers_other_cores = other;
+            p->peers_known = 1;
+        }
+        return;
+    }
     if (kl >= sizeof p->cfg[0].key)
         kl = sizeof p->cfg[0].key - 1;
     an_kv *kv = NULL;

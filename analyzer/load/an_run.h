@@ -170,6 +170,11 @@ typedef struct an_proc {
     struct an_host_sample { uint64_t ts, busy_ns, idle_ns; } *hcpu;
     size_t nhcpu, caphcpu;
     uint64_t host_cpus; /* CPUs those samples sum (the last record's) */
+    /* other processes busy as `gpustarve run` started it, cores: in the
+     * run's scheduling group and in others (its `gpustarve_peers` config
+     * record); peers_known 0 when not recorded */
+    double peers_same_cores, peers_other_cores;
+    int peers_known;
     /* role marker */
     char role[32];
     int64_t worker_id, loader_id;

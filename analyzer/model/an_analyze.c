@@ -319,6 +319,8 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     cpus_allowed(p, o, in);
     measured_time(res, in);
     in->other_load_worst_cores = worst_load(run, res);
+    in->peers_same_cores = p->peers_known ? p->peers_same_cores : -1;
+    in->peers_other_cores = p->peers_known ? p->peers_other_cores : -1;
     in->loader_kind = loader_kind(res);
     const char *bs = an_cfg_value(p, "batch_size");
     in->batch_size = bs && atoi(bs) > 0 ? atoi(bs) : 0;

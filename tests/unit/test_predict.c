@@ -476,6 +476,26 @@ static void test_range(void)
     d = decide(&in);
     ASSERT_MSG(d.nadvice == 0, "%ld", d.nadvice ? d.advice[0].value : -1);
     ASSERT_TRUE(d.model.held_back > 0);
+    ASSERT_TRUE(d.model.other_load_yields == 0); /* nothing said of the group: it keeps them */
+    /* the busy process is of the run's own scheduling group (its session:
+     * GPUSTARVE_PEERS): the kernel shares the CPUs with it thread by
+     * thread, so at its worst it still yields, and threads past the free
+     * cores help at both ends of the range */
+    in.other_load_worst_cores = 1;
+    in.peers_same_cores = 1.0;
+    in.peers_other_cores = 0;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.other_load_yields == 1);
+    ASSERT_MSG(d.nadvice == 1 && d.advice[0].value > 2, "%zu %ld", d.nadvice,
+               d.nadvice ? d.advice[0].value : -1);
+    ASSERT_MSG(d.advice[0].worst_step_ms < 1.1 * d.advice[0].predicted_step_ms, "%g %g",
+               d.advice[0].predicted_step_ms, d.advice[0].worst_step_ms);
+    /* ... in a group of its own: it keeps its core, as above */
+    in.peers_same_cores = 0.1;
+    in.peers_other_cores = 0.9;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.other_load_yields == 0);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 2);
 }
 
 /* A loader that mostly sleeps (a thread pool's: 24 ms asleep, 4.3 ms of

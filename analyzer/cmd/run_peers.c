@@ -1,0 +1,207 @@
+/* run_peers.c — the other processes busy on this machine when `gpustarve
+ * run` starts the program, by whether the kernel shares the CPUs with them
+ * thread by thread or group by group (docs/report-schema.md, "The model":
+ * "Whether the other load yields").
+ *
+ * Responsible for: two readings of every process's CPU time
+ * (/proc/<pid>/schedstat, ns) PEERS_WINDOW_NS apart, and each busy one's
+ * scheduling group: its cpu cgroup (/proc/<pid>/cgroup) and, where
+ * autogroups apply (kernel.sched_autogroup_enabled, a task in the root cpu
+ * cgroup), its autogroup (/proc/<pid>/autogroup, one per session); the
+ * cores they kept busy in the run's own group (the program inherits this
+ * process's session and cgroup) and in others, as the text of
+ * GPUSTARVE_PEERS ("same=S other=O"), which the collector records.
+ *
+ * RATIONALE: one busy process beside a loader that burns CPU decides
+ * whether more loader threads help, and how depends on its group: in the
+ * run's own session the kernel shares the CPUs thread by thread, and 3
+ * spinning loader threads made the step 50.0 -> 33.7 ms beside it; in its
+ * own session (setsid) the CPUs are shared session by session, and the
+ * same change gave 51.2 -> 50.0 ms (2-CPU VM, 2026-12-05). A run shows
+ * neither when its own threads left a CPU free.
+ *
+ * Must never: fail the run (whatever cannot be read is left out; no text
+ * when /proc cannot be listed), or count this process or its ancestors.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/run_peers.h"
+
+#define PEERS_WINDOW_NS 40000000L /* 40 ms: a busy process's share within a few % */
+#define PEERS_MAX 16384           /* threads read; a larger machine's rest is left out */
+#define PEER_BUSY 0.05            /* cores: below, a process is not counted as busy */
+
+typedef struct {
+    int pid, tid;
+    unsigned long long cpu_ns;
+} peer;
+
+static int read_small(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return (int)n;
+}
+
+/* a thread's CPU time, ns (schedstat: a thread's own, the main thread's
+ * for /proc/<pid>/schedstat, so every thread is read) */
+static int cpu_ns(int pid, int tid, unsigned long long *v)
+{
+    char path[64], buf[128];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
+    return read_small(path, buf, sizeof buf) > 0 && sscanf(buf, "%llu", v) == 1 ? 0 : -1;
+}
+
+/* The scheduling group of pid, as text: its cpu cgroup, and its autogroup
+ * where autogroups apply. 0, or -1 when unreadable. */
+static int group_of(int pid, int autogroups, char *out, size_t cap)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
+    if (read_small(path, buf, sizeof buf) < 0)
+        return -1;
+    const char *cg = NULL;
+    size_t cl = 0;
+    for (char *line = buf; line && *line;) {
+        char *nl = strchr(line, '\n');
+        const char *c1 = strchr(line, ':');
+        const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (c1 && c2 && (!nl || c2 < nl)) {
+            const size_t ctl = (size_t)(c2 - c1 - 1);
+            const int is_cpu = ctl == 0 || (ctl >= 3 && (!strncmp(c1 + 1, "cpu,", 4) ||
+                                                          !strncmp(c1 + 1, "cpu:", 4)));
+            if (is_cpu && (!cg || ctl > 0)) { /* v1's cpu line wins over v2's */
+                cg = c2 + 1;
+                cl = nl ? (size_t)(nl - cg) : strlen(cg);
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    if (!cg)
+        return -1;
+    int n = snprintf(out, cap, "%.*s", (int)cl, cg);
+    if (autogroups && cl == 1 && cg[0] == '/') { /* the root cpu cgroup: autogroups share */
+        snprintf(path, sizeof path, "/proc/%d/autogroup", pid);
+        char ag[128];
+        if (read_small(path, ag, sizeof ag) > 0) {
+            ag[strcspn(ag, " \n")] = '\0';
+            snprintf(out + n, cap - (size_t)n, " %s", ag);
+        }
+    }
+    return 0;
+}
+
+/* pid is this process or one above it: left out */
+static int is_ancestor(int pid, const int *up, int nup)
+{
+    for (int i = 0; i < nup; i++)
+        if (up[i] == pid)
+            return 1;
+    return 0;
+}
+
+static int ancestors(int *up, int cap)
+{
+    int n = 0, pid = getpid();
+    while (pid > 1 && n < cap) {
+        up[n++] = pid;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        if (read_small(path, buf, sizeof buf) <= 0)
+            break;
+        const char *p = strrchr(buf, ')');
+        int ppid;
+        if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+            break;
+        pid = ppid;
+    }
+    return n;
+}
+
+static int list_tasks(int pid, peer *ps, int n, int cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return n;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < cap) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        ps[n].pid = pid;
+        ps[n].tid = atoi(e->d_name);
+        if (cpu_ns(pid, ps[n].tid, &ps[n].cpu_ns) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+static int list(peer *ps, int cap, const int *up, int nup)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < cap) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        const int pid = atoi(e->d_name);
+        if (pid > 0 && !is_ancestor(pid, up, nup))
+            n = list_tasks(pid, ps, n, cap);
+    }
+    closedir(d);
+    return n;
+}
+
+int gs_run_peers(char *out, size_t cap)
+{
+    static peer ps[PEERS_MAX];
+    int up[64];
+    const int nup = ancestors(up, 64);
+    const int n = list(ps, PEERS_MAX, up, nup);
+    if (n < 0)
+        return -1;
+    struct timespec t0, t1, w = {0, PEERS_WINDOW_NS};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    nanosleep(&w, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double dt = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+    char buf[8] = "";
+    const int autogroups =
+        read_small("/proc/sys/kernel/sched_autogroup_enabled", buf, sizeof buf) > 0 && buf[0] == '1';
+    char mine[512];
+    if (group_of(getpid(), autogroups, mine, sizeof mine) != 0)
+        return -1;
+    double same = 0, other = 0;
+    for (int i = 0; i < n;) { /* a process's threads are listed together */
+        const int pid = ps[i].pid;
+        double cores = 0;
+        for (; i < n && ps[i].pid == pid; i++) {
+            unsigned long long v;
+            if (cpu_ns(pid, ps[i].tid, &v) == 0 && v >= ps[i].cpu_ns)
+                cores += (double)(v - ps[i].cpu_ns) / dt;
+        }
+        char g[512];
+        if (cores < PEER_BUSY || group_of(pid, autogroups, g, sizeof g) != 0)
+            continue;
+        if (strcmp(g, mine) == 0)
+            same += cores;
+        else
+            other += cores;
+    }
+    snprintf(out, cap, "same=%.2f other=%.2f", same, other);
+    return 0;
+}
