@@ -84,11 +84,14 @@ class Markers:
         return out
 
     def config(self, loader=0):
-        """{key: value} of a loader's config records (the last value wins)."""
+        """{key: value} of a loader's config records (the last value wins),
+        but the collector's own (gpustarve_peers: GPUSTARVE_PEERS, recorded
+        at start as loader 0's; the analyzer keeps it apart too)."""
         out = {}
         for r in self.of("config", loader):
             k, _, v = r["text"].partition("=")
-            out[k] = v
+            if k != "gpustarve_peers":
+                out[k] = v
         return out
 
     def roles(self, role):

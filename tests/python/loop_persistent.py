@@ -32,7 +32,9 @@ from loop_clock import Parts, Steps, burn
 from loop_train import Trainer
 
 # a worker's first batches (prefetched before the report's measured steps
-# begin) are left out of its `skipped` totals (loop_clock.Parts)
+# begin) are left out of its `skipped` totals (loop_clock.Parts): 2, or the
+# prefetch_factor when deeper (each worker makes that many before the
+# trainer's first step ends)
 SKIP_BATCHES = 2
 
 # the batch a worker is making (its first __getitem__ to its collate's end),
@@ -66,13 +68,13 @@ class Files(Dataset):
 
 
 class Collate(object):
-    def __init__(self, ms):
-        self.ms = ms
+    def __init__(self, ms, skip):
+        self.ms, self.skip = ms, skip
         self.part = None
 
     def __call__(self, samples):
         if self.part is None:
-            self.part = Parts("collate", skip=SKIP_BATCHES)
+            self.part = Parts("collate", skip=self.skip)
         self.part.begin()
         burn(self.ms)
         out = default_collate(samples)
@@ -104,10 +106,11 @@ def main():
         kw["persistent_workers"] = a.persistent
         if a.prefetch:
             kw["prefetch_factor"] = a.prefetch
+    skip = max(SKIP_BATCHES, a.prefetch if a.workers else 0)
     if a.collate_ms:
-        kw["collate_fn"] = Collate(a.collate_ms)
-        BATCH["part"] = Parts("batch", skip=SKIP_BATCHES)
-    dl = DataLoader(Files(files, a.item_ms, a.sleep_ms, SKIP_BATCHES * a.batch),
+        kw["collate_fn"] = Collate(a.collate_ms, skip)
+        BATCH["part"] = Parts("batch", skip=skip)
+    dl = DataLoader(Files(files, a.item_ms, a.sleep_ms, skip * a.batch),
                     batch_size=a.batch, shuffle=True,
                     num_workers=a.workers, **kw)
     trainer, steps = Trainer(a.step_ms), Steps()
