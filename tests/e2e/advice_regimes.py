@@ -23,6 +23,10 @@ batch and per step:
             REGIME_PERSISTENT=1 in the environment says (default False),
             so without it the workers start again each epoch; the trainer
             sleeps as a GPU step would
+  stream    an IterableDataset, a stream of records split across the
+            workers (get_worker_info: worker k takes every NUM_WORKERS-th):
+            each record waits 2 ms (a network read) and burns 2 ms of CPU
+            (a decode); the trainer sleeps as a GPU step would
   threadpool  no DataLoader: batches come from a concurrent.futures thread
             pool of NUM_WORKERS threads (its max_workers), NUM_WORKERS
             batches ahead; 0 loads each batch in the training thread, as a
@@ -43,7 +47,7 @@ import time
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 
 SAMPLES_PER_BATCH = 4
 EPOCH_BATCHES = 12  # the epochs regime's epoch
@@ -168,6 +172,20 @@ def threadpool(workers, steps, data):
     return times
 
 
+class Stream(IterableDataset):
+    """The stream regime's records, split across the workers."""
+
+    def __iter__(self):
+        info = get_worker_info()
+        k, n = (info.id, info.num_workers) if info is not None else (0, 1)
+        i = k
+        while True:
+            time.sleep(0.002)  # 8 ms of waiting per batch of 4
+            burn(2.0)          # 8 ms of CPU per batch
+            yield torch.full((64,), float(i))
+            i += n
+
+
 def main():
     regime, workers, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     data = sys.argv[4] if len(sys.argv) > 4 else None
@@ -187,7 +205,8 @@ def main():
     if regime == "epochs":
         extra = dict(worker_init_fn=slow_start,
                      persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
-    loader = DataLoader(Regime(regime, data), batch_size=SAMPLES_PER_BATCH, num_workers=workers,
+    dataset = Stream() if regime == "stream" else Regime(regime, data)
+    loader = DataLoader(dataset, batch_size=SAMPLES_PER_BATCH, num_workers=workers,
                         collate_fn=(lambda b: b) if regime == "receive" else None, **extra)
     times = []
     t0 = time.perf_counter()
@@ -198,7 +217,7 @@ def main():
                 opt.zero_grad()
                 model(x).sum().backward()
                 opt.step()
-        elif regime in ("memmap", "epochs"):
+        elif regime in ("memmap", "epochs", "stream"):
             time.sleep(0.005)  # the GPU's step: the trainer sleeps in its sync
         elif regime == "receive":
             time.sleep(0.002)

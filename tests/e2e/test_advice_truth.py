@@ -23,7 +23,8 @@ Debian's torch, CPU-only: CPU-bound workers with training on the CPU, a
 numpy memmap read cold, a trainer bound by receiving its batches, a mixed
 one; and a loop without a DataLoader whose batches come from a thread
 pool, or from the training thread itself (a get_batch()): its advice must
-name the pool's threads, never num_workers. The machine is whatever runs
+name the pool's threads, never num_workers; and a streaming
+IterableDataset split across its workers (stream). The machine is whatever runs
 the tests (busy or not): the prediction must hold on it, which is what the
 model's measured cores and run-queue delays are for.
 
@@ -73,6 +74,7 @@ REGIMES = {
     "threadpool": ("py", 1, ["threadpool"]),
     "threadpool-inline": ("py", 0, ["threadpool"]),  # a get_batch() in the training thread
     "epochs": ("py", 2, ["epochs"]),  # workers started again each epoch
+    "stream": ("py", 1, ["stream"]),  # an IterableDataset split across the workers
 }
 
 # The settings that size the loaders, in the program's terms (the report's
