@@ -69,9 +69,13 @@ PY_INCLUDE := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths(
 HAVE_PYDEV := $(if $(wildcard $(PY_INCLUDE)/Python.h),1,)
 CWRAP      := $(if $(HAVE_PYDEV),$(BUILD)/gpustarve_cwrap.abi3.so,)
 
+# make -n (top level): the install step is all's first prerequisite, so
+# that it is printed before any compile line ("Debian packages first")
+DEPS_FIRST := $(if $(filter 0n,$(MAKELEVEL)$(findstring n,$(firstword -$(MAKEFLAGS)))),deps-would-install)
+
 .PHONY: all
 ## all: install missing build packages, then build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
-all: $(LIB) $(CLI) $(CWRAP) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
+all: $(DEPS_FIRST) $(LIB) $(CLI) $(CWRAP) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- Debian packages first ------------------------------------------------
 # What the goals need from Debian is installed while make reads this file,
@@ -87,7 +91,7 @@ all: $(LIB) $(CLI) $(CWRAP) unit-bins tool-bins hook-bins example-bins simcuda-b
 # Sets: test for test, truth and test-*; demo for demo and bench; fuzz;
 # venv (python3-venv) for venv, gpu-wheels and peers; build for everything
 # else; none for help and clean. Sub-makes, make -n/-q/-t and a reread
-# install nothing. DEPS_SH: the installer (the order test gives another;
+# install nothing (make -n prints the step first). DEPS_SH: the installer (the order test gives another;
 # `make DEPS_SH=` installs nothing, for machines whose packages are kept
 # by other means).
 DEPS_SH    ?= ./tools/deps.sh
@@ -106,8 +110,15 @@ ifeq ($(MAKE_RESTARTS),)
 $(DEPS_STAMP): FORCE
 	$(Q)$(DEPS_SH) --stamp $@ $(DEPS_SETS)
 endif
+else ifneq ($(DEPS_FIRST),)
+# make -n: the install step a real run takes before it compiles anything,
+# printed (-n runs no recipe)
+deps-would-install:
+	$(DEPS_SH) --stamp $(DEPS_STAMP) $(DEPS_SETS)
 endif
 endif
+.PHONY: deps-would-install
+deps-would-install:
 .PHONY: FORCE
 FORCE:
 

@@ -115,6 +115,19 @@ def test_nothing_installed_for(tmp_path, goals):
     assert not [c for c in calls if c.startswith("deps ")], calls
 
 
+def test_dry_run_says_the_install_first(tmp_path):
+    """make -n demo prints the install step before any compile line, as a
+    real run takes them (and runs neither)."""
+    r, calls = make(tmp_path, "-n", "demo", jobs="-j1")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    first_deps = next(i for i, l in enumerate(lines) if "deps.sh --stamp" in l)
+    first_cc = next(i for i, l in enumerate(lines) if " -c " in l)
+    assert first_deps < first_cc, lines[:5]
+    assert lines[first_deps].endswith(" demo"), lines[first_deps]
+    assert not calls, calls
+
+
 def test_sets_are_the_installers():
     """Every set the Makefile can ask for is one tools/deps.sh knows."""
     src = open(os.path.join(ROOT, "tools", "deps.sh")).read()
