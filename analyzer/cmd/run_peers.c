@@ -24,6 +24,7 @@
  * when /proc cannot be listed), or count this process or its ancestors.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "cmd/run_peers.h"
+#include "machine/mc_file.h"
 
 #define PEERS_WINDOW_NS 40000000L /* 40 ms: a busy process's share within a few % */
 #define PEERS_MAX 16384           /* threads read; a larger machine's rest is left out */
@@ -42,24 +44,17 @@ typedef struct {
     unsigned long long cpu_ns;
 } peer;
 
-static int read_small(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, cap - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return (int)n;
-}
-
 /* a thread's CPU time, ns (schedstat: a thread's own, the main thread's
  * for /proc/<pid>/schedstat, so every thread is read) */
 static int cpu_ns(int pid, int tid, unsigned long long *v)
 {
-    char path[64], buf[128];
+    char path[64];
+    int64_t ns;
     snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
-    return read_small(path, buf, sizeof buf) > 0 && sscanf(buf, "%llu", v) == 1 ? 0 : -1;
+    if (mc_read_i64(path, &ns) != 0 || ns < 0)
+        return -1;
+    *v = (unsigned long long)ns;
+    return 0;
 }
 
 /* The scheduling group of pid, as text: its cpu cgroup, and its autogroup
@@ -68,7 +63,7 @@ static int group_of(int pid, int autogroups, char *out, size_t cap)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
-    if (read_small(path, buf, sizeof buf) < 0)
+    if (mc_read_text(path, buf, sizeof buf) < 0)
         return -1;
     const char *cg = NULL;
     size_t cl = 0;
@@ -93,7 +88,7 @@ static int group_of(int pid, int autogroups, char *out, size_t cap)
     if (autogroups && cl == 1 && cg[0] == '/') { /* the root cpu cgroup: autogroups share */
         snprintf(path, sizeof path, "/proc/%d/autogroup", pid);
         char ag[128];
-        if (read_small(path, ag, sizeof ag) > 0) {
+        if (mc_read_text(path, ag, sizeof ag) > 0) {
             ag[strcspn(ag, " \n")] = '\0';
             snprintf(out + n, cap - (size_t)n, " %s", ag);
         }
@@ -117,7 +112,7 @@ static int ancestors(int *up, int cap)
         up[n++] = pid;
         char path[64], buf[512];
         snprintf(path, sizeof path, "/proc/%d/stat", pid);
-        if (read_small(path, buf, sizeof buf) <= 0)
+        if (mc_read_text(path, buf, sizeof buf) <= 0)
             break;
         const char *p = strrchr(buf, ')');
         int ppid;
@@ -181,7 +176,7 @@ int gs_run_peers(char *out, size_t cap)
     const double dt = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
     char buf[8] = "";
     const int autogroups =
-        read_small("/proc/sys/kernel/sched_autogroup_enabled", buf, sizeof buf) > 0 && buf[0] == '1';
+        mc_read_text("/proc/sys/kernel/sched_autogroup_enabled", buf, sizeof buf) > 0 && buf[0] == '1';
     char mine[512];
     if (group_of(getpid(), autogroups, mine, sizeof mine) != 0)
         return -1;
