@@ -61,8 +61,8 @@ static void fork_prepare(void)
     int depth = gs_t_depth;
     gs_t_depth = 1;
     /* RATIONALE: bounded; a program that forks at once would otherwise race
-     * the writer's start (docs/collector-safety.md, "A fork while the
-     * writer starts") */
+     * the writer's start (docs/collector-safety.md, "A fork while a
+     * thread of ours starts or ends") */
     gs_writer_wait_started(1000);
     gs_sources_flush(GS_FLUSH_FORK, 0); /* CUPTI's buffers out first, no lock of ours held */
     gs_out_lock();

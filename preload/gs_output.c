@@ -633,10 +633,18 @@ static void *file_thread(void *arg)
         /* else: this thread can no longer reach the program's table; the
          * caller falls back to the shared descriptor (still open there) */
     }
-    atomic_store(&g_ft_state, state);
+    /* the starter may have given up waiting (state 3 already): then this
+     * thread has no part and ends */
+    int expect = 1;
+    if (!atomic_compare_exchange_strong(&g_ft_state, &expect, state))
+        state = 3;
     futex((_Atomic uint32_t *)&g_ft_state, FUTEX_WAKE_PRIVATE, 1, NULL);
-    if (state != 2)
+    if (state != 2) {
+        if (g_priv_fd >= 0)
+            syscall(SYS_close, g_priv_fd);
+        g_priv_fd = -1;
         return NULL;
+    }
     for (;;) {
         uint32_t s = atomic_load(&g_req.seq);
         if (s == atomic_load(&g_req.done)) {
@@ -694,7 +702,8 @@ static void start_file_thread(void)
     atomic_store(&g_ft_state, 1);
     g_priv_fd = -1;
     g_timed_out = 0;
-    if (gs_thread_start(file_thread) != 0) {
+    pthread_t th;
+    if (gs_thread_start(file_thread, &th) != 0) {
         atomic_store(&g_ft_state, 3);
         return;
     }
@@ -706,6 +715,15 @@ static void start_file_thread(void)
     }
     int expect = 1;
     atomic_compare_exchange_strong(&g_ft_state, &expect, 3);
+    /* RATIONALE: a thread with no table of its own ends at once; it is
+     * waited for (bounded), so that no thread of ours is ending when the
+     * program forks next: a sanitizer runtime's thread end takes allocator
+     * locks its fork does not (docs/collector-safety.md, "A fork while a
+     * thread of ours starts or ends"). */
+    if (atomic_load(&g_ft_state) == 2)
+        pthread_detach(th);
+    else
+        gs_thread_end(th, 1000);
 }
 
 int gs_out_private(void)

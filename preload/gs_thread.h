@@ -6,8 +6,15 @@
 #ifndef GS_THREAD_H
 #define GS_THREAD_H
 
-/* Start a detached collector thread running fn(NULL) (256 KiB stack, every
- * signal blocked); 0 or -1. */
-int gs_thread_start(void *(*fn)(void *));
+#include <pthread.h>
+
+/* Start a collector thread running fn(NULL) (256 KiB stack, every signal
+ * blocked): detached when joinable is NULL, else joinable, its handle in
+ * *joinable (gs_thread_end or pthread_detach must follow); 0 or -1. */
+int gs_thread_start(void *(*fn)(void *), pthread_t *joinable);
+
+/* Wait up to ms for a joinable thread to end; detach it when it has not
+ * (0 ended, -1 detached). */
+int gs_thread_end(pthread_t th, unsigned ms);
 
 #endif

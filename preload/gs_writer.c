@@ -885,7 +885,7 @@ void gs_writer_share_table(void)
 static int start_writer_thread(void)
 {
     atomic_store(&g_started, 0);
-    int rc = gs_thread_start(writer_main);
+    int rc = gs_thread_start(writer_main, NULL);
     if (rc != 0)
         atomic_store(&g_started, 1); /* nothing to wait for */
     return rc;

@@ -16,6 +16,7 @@ caller of the suite had ignored.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -103,7 +104,69 @@ def run(args, **kw):
     kw.setdefault("preexec_fn", default_signals)
     if kw.get("env") is None:
         kw["env"] = clean_env()
-    return subprocess.run([str(a) for a in args], **kw)
+    if "input" in kw or kw.get("check"):
+        return subprocess.run([str(a) for a in args], **kw)
+    timeout = kw.pop("timeout")
+    if kw.pop("capture_output", False):
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    with subprocess.Popen([str(a) for a in args], **kw) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            hung = HungRun(e.cmd, e.timeout, hung_tree(p.pid))
+            p.kill()
+            p.communicate()
+            raise hung from None
+        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+class HungRun(subprocess.TimeoutExpired):
+    """A run past its bound; says what its processes were doing."""
+
+    def __init__(self, cmd, timeout, tree):
+        super().__init__(cmd, timeout)
+        self.tree = tree
+
+    def __str__(self):
+        return super().__str__() + "\n" + self.tree
+
+
+def hung_tree(root):
+    """What a hung run's processes are doing, for the failure message: each
+    descendant of root, its state and every thread's kernel wait channel,
+    and, where gdb is installed, every thread's stack."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+            ppid = int(st.rsplit(")", 1)[1].split()[1])
+            kids.setdefault(ppid, []).append(int(d))
+        except (OSError, ValueError, IndexError):
+            continue
+    lines, todo = ["processes of the hung run:"], [root]
+    while todo:
+        pid = todo.pop(0)
+        todo.extend(kids.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+            waits = []
+            for t in sorted(os.listdir(f"/proc/{pid}/task")):
+                with open(f"/proc/{pid}/task/{t}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                with open(f"/proc/{pid}/task/{t}/wchan") as f:
+                    waits.append(f"{t}:{state}:{f.read().strip() or '-'}")
+        except OSError:
+            continue
+        lines.append(f"  {pid} {cmd}\n    threads {' '.join(waits)}")
+        if shutil.which("gdb"):
+            g = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                                "-ex", "thread apply all bt 30"],
+                               capture_output=True, timeout=60)
+            lines += ["    " + ln for ln in g.stdout.decode(errors="replace").splitlines()
+                      if ln.startswith(("#", "Thread "))]
+    return "\n".join(lines)
 
 
 def run_traced(cmd, run_dir, env=None, cli_args=(), **kw):
