@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Collector benchmarks (`make bench`): read-hook cost, compressed bytes per
-event, DataLoader wall-time overhead. Prints figures, asserts nothing: the
+event, a forked worker, a Python process's start by part, DataLoader
+wall-time overhead. Prints figures, asserts nothing: the
 targets are checked by reading these numbers (see README, "Performance").
 
 Method:
@@ -15,6 +16,11 @@ Method:
   untraced and traced alternately, 9 rounds: per worker, the medians of
   traced minus untraced wall, the workers' CPU, the parent's CPU and the
   page faults of each (faults are exact counts; the rest moves with load).
+- a Python process's start: python3 -c 'import torch' untraced, with the
+  collector preloaded but off, with a library whose only act is to start
+  one sleeping thread (build/bench/idle_thread.so), and traced, in a random
+  order each round; per way, the median of each round's difference from
+  the untraced run, wall and CPU, with the same order-statistics interval.
 - DataLoader: examples/pytorch/train.py (2 workers, 2 epochs over 600
   images) alternated traced/untraced, the order of the pair swapped every
   round; median wall time of each, and the CPU time of all the run's
@@ -30,7 +36,6 @@ Method:
   not suffice (the load average is printed).
 """
 import argparse
-import json
 import math
 import os
 import resource
@@ -138,6 +143,52 @@ def decide(lo, hi, target=2.0):
     return "met" if hi <= target else "missed" if lo > target else "at the target"
 
 
+def timed(cmd, e):
+    """(wall s, CPU s of all its processes) of one run of cmd."""
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, env=e, capture_output=True, check=True)
+    wall = time.perf_counter() - t0
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime
+
+
+def bench_startup(tmp, lib, rounds=40):
+    """A Python process that imports torch and ends, four ways in a random
+    order each round: untraced; the collector preloaded but off
+    (GPUSTARVE_DISABLE=1: the dynamic loader's share); a preloaded library
+    that only starts one sleeping thread (build/bench/idle_thread.so: what a
+    second thread in the program costs, the collector's writer's first
+    cost); traced."""
+    import random
+    idle = os.path.join(B, "bench", "idle_thread.so")
+    cmd = [PY, "-c", "import torch"]
+    ways = (("untraced", {}), ("collector off", {"LD_PRELOAD": lib, "GPUSTARVE_DISABLE": "1"}),
+            ("idle thread", {"LD_PRELOAD": idle}), ("traced", {"LD_PRELOAD": lib}))
+    wall = {w: [] for w, _ in ways}
+    cpu = {w: [] for w, _ in ways}
+    rng = random.Random(1)
+    for r in range(rounds):
+        order = list(ways)
+        rng.shuffle(order)
+        for name, extra in order:
+            run = os.path.join(tmp, "start%d" % r)
+            w, c = timed(cmd, env(GPUSTARVE_DIR=run, **extra))
+            wall[name].append(w)
+            cpu[name].append(c)
+            shutil.rmtree(run, ignore_errors=True)
+    print("a Python process's start (python3 -c 'import torch'), 4 ways in a random order, "
+          "%d rounds; each way against the untraced run of its round:" % rounds)
+    for name, _ in ways:
+        line = "  %-13s wall median %.3f s" % (name, statistics.median(wall[name]))
+        if name != "untraced":
+            for what, xs in (("wall", wall), ("CPU", cpu)):
+                d = [1e3 * (b - a) for a, b in zip(xs["untraced"], xs[name])]
+                lo, hi, _ = median_interval(d)
+                line += ", %s %+.1f ms [%+.1f, %+.1f]" % (what, statistics.median(d), lo, hi)
+        print(line)
+
+
 def bench_dataloader(tmp, lib, pairs_min=21, pairs_max=201, minutes=60.0):
     data = os.path.join(tmp, "imgs")
     script = os.path.join(ROOT, "examples", "pytorch", "train.py")
@@ -154,13 +205,9 @@ def bench_dataloader(tmp, lib, pairs_min=21, pairs_max=201, minutes=60.0):
         r = rounds
         for traced in ((0, 1) if r % 2 == 0 else (1, 0)):  # neither always goes first
             run = os.path.join(tmp, "dl%d" % r)
-            e = env(LD_PRELOAD=lib, GPUSTARVE_DIR=run) if traced else env()
-            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            subprocess.run(cmd, env=e, capture_output=True, check=True)
-            wall[traced].append(time.perf_counter() - t0)
-            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu[traced].append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
+            w, c = timed(cmd, env(LD_PRELOAD=lib, GPUSTARVE_DIR=run) if traced else env())
+            wall[traced].append(w)
+            cpu[traced].append(c)
         ev, size = trace_stats(run)
         shutil.rmtree(run)
         per_event.append(size / ev)
@@ -199,13 +246,15 @@ def bench_dataloader(tmp, lib, pairs_min=21, pairs_max=201, minutes=60.0):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default=LIB, help="the collector to measure (default %(default)s)")
-    ap.add_argument("--only", choices=("hook", "fork", "dataloader"), action="append")
+    ap.add_argument("--only", choices=("hook", "fork", "startup", "dataloader"), action="append")
+    ap.add_argument("--startup-rounds", type=int, default=40,
+                    help="rounds of the start-up comparison (default %(default)s)")
     ap.add_argument("--pairs-min", type=int, default=21)
     ap.add_argument("--pairs-max", type=int, default=201)
     ap.add_argument("--minutes", type=float, default=60.0,
                     help="no DataLoader pair is started after this many minutes")
     a = ap.parse_args()
-    only = set(a.only or ("hook", "fork", "dataloader"))
+    only = set(a.only or ("hook", "fork", "startup", "dataloader"))
     with tempfile.TemporaryDirectory(prefix="gs_bench_") as tmp:
         print("machine: %s, %d cores, load average %.1f; collector %s" % (
             os.uname().nodename, os.cpu_count(), os.getloadavg()[0], a.lib))
@@ -213,6 +262,8 @@ def main():
             bench_hook(tmp, a.lib)
         if "fork" in only:
             bench_fork(tmp, a.lib)
+        if "startup" in only:
+            bench_startup(tmp, a.lib, a.startup_rounds)
         if "dataloader" in only:
             bench_dataloader(tmp, a.lib, a.pairs_min, a.pairs_max, a.minutes)
     return 0

@@ -75,3 +75,13 @@ $(BUILD)/bench/fork_cost: bench/fork_cost.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
+
+# idle_thread.so: preloaded, it starts one thread that sleeps; what the
+# presence of a second thread costs a program (bench_collector.py --only
+# startup, docs/performance.md "A Python process's start, by part").
+BENCH_BINS += $(BUILD)/bench/idle_thread.so
+bench-bins: $(BUILD)/bench/idle_thread.so
+$(BUILD)/bench/idle_thread.so: bench/idle_thread.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CSTD) $(WARN) -O2 -fPIC -shared -pthread -o $@ $<
