@@ -42,19 +42,11 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
     rep_json_num_or_null(w, "other_load_worst_cores", m->other_load_worst_cores);
     rep_json_num_or_null(w, "busy_at_start_same_group_cores", m->peers_same_cores);
     rep_json_num_or_null(w, "busy_at_start_other_groups_cores", m->peers_other_cores);
-    gs_jw_key(w, "other_load_yields");
-    if (m->other_load_yields < 0)
-        gs_jw_null(w);
-    else
-        gs_jw_bool(w, m->other_load_yields);
+    rep_json_bool_or_null(w, "other_load_yields", m->other_load_yields);
     rep_json_num_or_null(w, "free_cores", m->free_cores);
     gs_jw_kbool(w, "other_load_bounds", m->load_bound);
     gs_jw_kbool(w, "other_load_capped", m->load_capped);
-    gs_jw_key(w, "saturated");
-    if (m->saturated < 0)
-        gs_jw_null(w);
-    else
-        gs_jw_bool(w, m->saturated);
+    rep_json_bool_or_null(w, "saturated", m->saturated);
     gs_jw_key(w, "storage_ms");
     rep_json_num(w, m->store_ms);
     gs_jw_key(w, "storage_at_once");

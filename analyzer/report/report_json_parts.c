@@ -31,6 +31,15 @@ void rep_json_num_or_null(gs_jw *w, const char *key, double v)
         rep_json_num(w, v);
 }
 
+void rep_json_bool_or_null(gs_jw *w, const char *key, int v)
+{
+    gs_jw_key(w, key);
+    if (v < 0)
+        gs_jw_null(w);
+    else
+        gs_jw_bool(w, v);
+}
+
 void rep_json_ms(gs_jw *w, uint64_t ns)
 {
     gs_jw_fixed(w, (double)ns / 1e6, 6);

@@ -20,6 +20,8 @@
 void rep_json_num(gs_jw *w, double v);
 /* key: v, or null when v is negative (absent, not measured). */
 void rep_json_num_or_null(gs_jw *w, const char *key, double v);
+/* key: true/false, or null when v is negative (not known). */
+void rep_json_bool_or_null(gs_jw *w, const char *key, int v);
 void rep_json_ms(gs_jw *w, uint64_t ns);
 /* A step's parts, one "<share name>_ms" member each, in the shares' order
  * (the report's per-step rows and the Perfetto step slices' args). */
