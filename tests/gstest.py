@@ -104,20 +104,24 @@ def run(args, **kw):
     kw.setdefault("preexec_fn", default_signals)
     if kw.get("env") is None:
         kw["env"] = clean_env()
-    if "input" in kw or kw.get("check"):
-        return subprocess.run([str(a) for a in args], **kw)
-    timeout = kw.pop("timeout")
+    # subprocess.run's arguments, on a Popen that is still alive when the
+    # bound passes, so that hung_tree can see it
+    timeout, data, check = kw.pop("timeout"), kw.pop("input", None), kw.pop("check", False)
     if kw.pop("capture_output", False):
         kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    if data is not None:
+        kw["stdin"] = subprocess.PIPE
     with subprocess.Popen([str(a) for a in args], **kw) as p:
         try:
-            out, err = p.communicate(timeout=timeout)
+            out, err = p.communicate(input=data, timeout=timeout)
         except subprocess.TimeoutExpired as e:
             hung = HungRun(e.cmd, e.timeout, hung_tree(p.pid))
             p.kill()
             p.communicate()
             raise hung from None
-        return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+    if check and p.returncode:
+        raise subprocess.CalledProcessError(p.returncode, p.args, out, err)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
 class HungRun(subprocess.TimeoutExpired):
