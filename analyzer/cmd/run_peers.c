@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cmd/run_peers.h"
+#include "machine/mc_cgroup.h"
 #include "machine/mc_file.h"
 
 #define PEERS_WINDOW_NS 40000000L /* 40 ms: a busy process's share within a few % */
@@ -63,29 +64,10 @@ static int group_of(int pid, int autogroups, char *out, size_t cap)
 {
     char path[64], buf[4096];
     snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
-    if (mc_read_text(path, buf, sizeof buf) < 0)
+    if (mc_read_text(path, buf, sizeof buf) < 0 || mc_cgroup_path(buf, "cpu", out, cap) != 0)
         return -1;
-    const char *cg = NULL;
-    size_t cl = 0;
-    for (char *line = buf; line && *line;) {
-        char *nl = strchr(line, '\n');
-        const char *c1 = strchr(line, ':');
-        const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (c1 && c2 && (!nl || c2 < nl)) {
-            const size_t ctl = (size_t)(c2 - c1 - 1);
-            const int is_cpu = ctl == 0 || (ctl >= 3 && (!strncmp(c1 + 1, "cpu,", 4) ||
-                                                          !strncmp(c1 + 1, "cpu:", 4)));
-            if (is_cpu && (!cg || ctl > 0)) { /* v1's cpu line wins over v2's */
-                cg = c2 + 1;
-                cl = nl ? (size_t)(nl - cg) : strlen(cg);
-            }
-        }
-        line = nl ? nl + 1 : NULL;
-    }
-    if (!cg)
-        return -1;
-    int n = snprintf(out, cap, "%.*s", (int)cl, cg);
-    if (autogroups && cl == 1 && cg[0] == '/') { /* the root cpu cgroup: autogroups share */
+    const int n = (int)strlen(out);
+    if (autogroups && strcmp(out, "/") == 0) { /* the root cpu cgroup: autogroups share */
         snprintf(path, sizeof path, "/proc/%d/autogroup", pid);
         char ag[128];
         if (mc_read_text(path, ag, sizeof ag) > 0) {

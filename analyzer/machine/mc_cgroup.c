@@ -37,6 +37,40 @@ static void take_line(const char **line, char *buf, size_t cap)
     *line = nl ? nl + 1 : NULL;
 }
 
+/* The next line of a /proc/<pid>/cgroup text at *line, cut into its
+ * controllers ("" for v2) and path inside buf; 0, or -1 for a line of
+ * another form (*line moves past it either way). */
+static int cgroup_line(const char **line, char *buf, size_t cap, const char **ctrls,
+                       const char **path)
+{
+    take_line(line, buf, cap);
+    char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+        return -1;
+    *c1 = *c2 = 0;
+    *ctrls = c1 + 1;
+    *path = c2 + 1;
+    return 0;
+}
+
+int mc_cgroup_path(const char *proc_cgroup, const char *ctrl, char *out, size_t cap)
+{
+    int found = 0;
+    for (const char *line = proc_cgroup; line && *line;) {
+        char buf[1200];
+        const char *ctrls, *path;
+        if (cgroup_line(&line, buf, sizeof buf, &ctrls, &path) != 0)
+            continue;
+        if (*ctrls ? has_word(ctrls, ctrl) : !found) { /* v1's line wins over v2's */
+            snprintf(out, cap, "%s", path);
+            found = 1;
+            if (*ctrls)
+                return 0;
+        }
+    }
+    return found ? 0 : -1;
+}
+
 /* The mount point and root of the hierarchy (v2: ctrls NULL) in mountinfo. */
 static int find_mount(const char *mountinfo, const char *ctrls, char *mnt, size_t mcap, char *root,
                       size_t rcap)
@@ -88,12 +122,9 @@ void mc_cgroup_parse(mc_cgroup *cg, const char *self_cgroup, const char *mountin
     const char *line = self_cgroup;
     while (line && *line) {
         char buf[1200];
-        take_line(&line, buf, sizeof buf);
-        char *c1 = strchr(buf, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!c2)
+        const char *ctrls, *path;
+        if (cgroup_line(&line, buf, sizeof buf, &ctrls, &path) != 0)
             continue;
-        *c1 = *c2 = 0;
-        const char *ctrls = c1 + 1, *path = c2 + 1;
         char mnt[512], root[512];
         if (!*ctrls) { /* "0::/path": v2 */
             if (find_mount(mountinfo, NULL, mnt, sizeof mnt, root, sizeof root) == 0) {

@@ -30,6 +30,11 @@ void mc_cgroup_parse(mc_cgroup *cg, const char *self_cgroup, const char *mountin
 /* This process's. Returns 0, -1 when /proc cannot be read. */
 int mc_cgroup_load(mc_cgroup *cg);
 
+/* In the text of a /proc/<pid>/cgroup, the path of the cgroup that holds
+ * controller ctrl: the v1 hierarchy's that has it, else the v2 one's.
+ * Returns 0 with the path in out, -1 when neither is there. */
+int mc_cgroup_path(const char *proc_cgroup, const char *ctrl, char *out, size_t cap);
+
 /* The directory of the cgroup that holds controller ctrl (v1 where a v1
  * hierarchy has it, else v2) and the top of its walk; NULL when none.
  * *v2 says which. */

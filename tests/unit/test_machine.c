@@ -107,6 +107,24 @@ static void test_cgroup_paths(void)
     ASSERT_EQ(mc_cgroup_cpu_quota(&cg, &q, NULL, 0), -1);
 }
 
+/* Another process's cgroup by controller, from its /proc/<pid>/cgroup
+ * alone (run_peers.c: the scheduling group of a busy process). */
+static void test_cgroup_path_of_a_process(void)
+{
+    char p[64];
+    /* v1's cpu line wins over the v2 line, wherever cpu is in the list */
+    ASSERT_EQ(mc_cgroup_path("0::/\n3:cpuacct,cpu:/job\n1:name=systemd:/x\n", "cpu", p,
+                             sizeof p), 0);
+    ASSERT_TRUE(strcmp(p, "/job") == 0);
+    ASSERT_EQ(mc_cgroup_path("2:cpu,cpuacct:/a\n", "cpu", p, sizeof p), 0);
+    ASSERT_TRUE(strcmp(p, "/a") == 0);
+    /* cpuacct alone is not cpu: the v2 line */
+    ASSERT_EQ(mc_cgroup_path("2:cpuacct:/a\n0::/user.slice/b", "cpu", p, sizeof p), 0);
+    ASSERT_TRUE(strcmp(p, "/user.slice/b") == 0);
+    ASSERT_EQ(mc_cgroup_path("2:cpuacct:/a\n", "cpu", p, sizeof p), -1);
+    ASSERT_EQ(mc_cgroup_path("", "cpu", p, sizeof p), -1);
+}
+
 static void test_meminfo_and_fs(void)
 {
     const char *mi = "MemTotal:       24683792 kB\nMemFree: 1 kB\nSwapTotal:             0 kB\n";
@@ -230,6 +248,7 @@ int main(void)
     test_steal();
     test_cgroup_files();
     test_cgroup_paths();
+    test_cgroup_path_of_a_process();
     test_meminfo_and_fs();
     test_rules();
     test_datasheet();
