@@ -154,17 +154,21 @@ def timed(cmd, e):
 
 
 def bench_startup(tmp, lib, rounds=40):
-    """A Python process that imports torch and ends, four ways in a random
+    """A Python process that imports torch and ends, five ways in a random
     order each round: untraced; the collector preloaded but off
     (GPUSTARVE_DISABLE=1: the dynamic loader's share); a preloaded library
     that only starts one sleeping thread (build/bench/idle_thread.so: what a
-    second thread in the program costs, the collector's writer's first
-    cost); traced."""
+    second thread in the program costs); traced with the collector's
+    threads from the start (GPUSTARVE_EAGER_THREADS=1); traced (a process
+    with one thread runs without them: docs/collector-safety.md, "Threads
+    started late")."""
     import random
     idle = os.path.join(B, "bench", "idle_thread.so")
     cmd = [PY, "-c", "import torch"]
     ways = (("untraced", {}), ("collector off", {"LD_PRELOAD": lib, "GPUSTARVE_DISABLE": "1"}),
-            ("idle thread", {"LD_PRELOAD": idle}), ("traced", {"LD_PRELOAD": lib}))
+            ("idle thread", {"LD_PRELOAD": idle}),
+            ("eager threads", {"LD_PRELOAD": lib, "GPUSTARVE_EAGER_THREADS": "1"}),
+            ("traced", {"LD_PRELOAD": lib}))
     wall = {w: [] for w, _ in ways}
     cpu = {w: [] for w, _ in ways}
     rng = random.Random(1)
@@ -177,8 +181,8 @@ def bench_startup(tmp, lib, rounds=40):
             wall[name].append(w)
             cpu[name].append(c)
             shutil.rmtree(run, ignore_errors=True)
-    print("a Python process's start (python3 -c 'import torch'), 4 ways in a random order, "
-          "%d rounds; each way against the untraced run of its round:" % rounds)
+    print("a Python process's start (python3 -c 'import torch'), %d ways in a random order, "
+          "%d rounds; each way against the untraced run of its round:" % (len(ways), rounds))
     for name, _ in ways:
         line = "  %-13s wall median %.3f s" % (name, statistics.median(wall[name]))
         if name != "untraced":

@@ -10,6 +10,7 @@
 #define GS_CONFIG_H
 
 #include <stdint.h>
+#include <sys/single_threaded.h>
 
 /* GPUSTARVE_STACK_DEPTH is at most this many frames (gs_stacks.c). */
 #define GS_STACK_DEPTH_MAX 64
@@ -31,6 +32,7 @@ typedef struct gs_config {
     const char *peers;    /* GPUSTARVE_PEERS (`gpustarve run`: other processes busy, by
                            * scheduling group), NULL when unset; start-up only */
     int stacks;           /* GPUSTARVE_STACKS set and not "0" */
+    int eager_threads;    /* GPUSTARVE_EAGER_THREADS set and not "0": threads at start-up */
     /* GPUSTARVE_STACK_DEPTH, _FIRST, _EVERY: read only when stacks is set,
      * else their defaults 16, 8 and 64 */
     uint32_t stack_depth, stack_first, stack_every;
@@ -41,6 +43,15 @@ typedef struct gs_config {
 } gs_config;
 
 extern gs_config gs_cfg;
+
+/* 1 when this image's threads start late (docs/collector-safety.md,
+ * "Threads started late"): it has one thread (glibc's
+ * __libc_single_threaded, which a thread once started leaves 0 for good)
+ * and GPUSTARVE_EAGER_THREADS is unset. */
+static inline int gs_cfg_threads_late(void)
+{
+    return __libc_single_threaded && !gs_cfg.eager_threads;
+}
 
 /* Read every GPUSTARVE_* variable into gs_cfg (at start-up, guard held). */
 void gs_config_read(void);

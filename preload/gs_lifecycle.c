@@ -40,11 +40,13 @@
 #include "gs_stacks.h"
 #include "gs_state.h"
 #include "gs_strings.h"
+#include "gs_wake.h"
 #include "gs_writer.h"
 
 extern char **environ;
 
 static _Atomic int g_finished;
+static int g_exec_late; /* an exec's flush held the file of threads not yet started */
 static char g_self[PATH_MAX];     /* path of libgpustarve.so */
 static char g_preload[PATH_MAX + 16]; /* LD_PRELOAD value at start-up */
 static const int g_fatal[] = {SIGTERM, SIGINT, SIGHUP};
@@ -91,8 +93,14 @@ static void fork_child(void)
     gs_sources_after_fork_child();
     gs_out_after_fork_child();    /* the parent's files stay the parent's */
     gs_live_after_fork_child();
-    if (gs_out_open(1, gs_writer_calib()) == 0) {
-        gs_writer_start();
+    atomic_store(&gs_threads_late, 0);
+    atomic_store(&gs_threads_wanted, 0);
+    const int late = gs_cfg_threads_late(); /* a child of a process with one thread */
+    if (gs_out_open(1, gs_writer_calib(), late) == 0) {
+        if (late)
+            atomic_store(&gs_threads_late, 1);
+        else
+            gs_writer_start();
         gs_cpulimits_record(); /* a worker may run with other CPUs than its parent */
     } else {
         atomic_store(&gs_on, 0);
@@ -164,6 +172,22 @@ static void last_pass_locked(last_pass *p)
         run_last_pass(p);
 }
 
+/* Where the threads start late and have not: the trace file held for the
+ * drain that follows (gs_out_start_late): at an exit in the program's
+ * table, where the drain writes it on the calling thread, as where unshare
+ * is refused (system calls only: an exit path may be a signal handler);
+ * before an exec by the file thread, as at start-up. -1 when it could not
+ * (warned): the live file keeps what was recorded, for the reader. */
+static int hold_late_file(int threads, int low_ok)
+{
+    static int failed;
+    if (!atomic_exchange(&gs_threads_late, 0))
+        return failed ? -1 : 0;
+    atomic_store(&gs_threads_wanted, 0);
+    failed = gs_out_start_late(threads, low_ok) != 0;
+    return failed ? -1 : 0;
+}
+
 void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
 {
     if (!atomic_load(&gs_inited) || gs_cfg.disabled || gs_in_foreign_child())
@@ -182,6 +206,11 @@ void gs_finish(int status, enum gs_exit_how how, unsigned wait_ms)
                          how == GS_EXIT_HOW_SIGNAL ? 200 : 0);
     int was_on = atomic_exchange(&gs_on, 0); /* detach before flushing */
     if (!was_on) {
+        gs_t_depth = depth;
+        return;
+    }
+    if (hold_late_file(0, 1) != 0) {
+        gs_live_end(GS_LIVE_EXITED, (uint32_t)status); /* the rest is the live file's */
         gs_t_depth = depth;
         return;
     }
@@ -218,7 +247,10 @@ __attribute__((destructor)) static void gs_destructor(void)
         return;
     int depth = gs_t_depth;
     gs_t_depth = 1;
-    if (gs_out_trylock_for(2000)) {
+    /* RATIONALE: where the threads start late and have not, the exit's own
+     * pass (on_exit, after every destructor) writes everything; until then
+     * the live file holds it */
+    if (!atomic_load(&gs_threads_late) && gs_out_trylock_for(2000)) {
         gs_out_limit_wait(2000);
         if (!gs_writer_is_final())
             gs_drain_locked(0);
@@ -353,7 +385,10 @@ void gs_exec_flush(const char *path)
     gs_t_depth = 1;
     uint32_t id = gs_str_path((const char *)gs_launder(path));
     gs_sources_flush(GS_FLUSH_EXEC, 0);
-    if (gs_out_trylock_for(2000)) {
+    g_exec_late = atomic_load(&gs_threads_late);
+    if (hold_late_file(1, 0) != 0)
+        gs_live_end(GS_LIVE_EXEC, 0); /* the live file keeps it: an exec, not a death */
+    else if (gs_out_trylock_for(2000)) {
         gs_out_limit_wait(2000);
         last_pass p = {.final = 0, .live_end = GS_LIVE_EXEC, .live_status = 0, .copy_map = 1};
         gs_event_clear(&p.ev);
@@ -372,6 +407,14 @@ void gs_exec_failed(const char *path, uint64_t t0)
     if (gs_in_foreign_child())
         return;
     gs_live_end(GS_LIVE_RUNNING, 0); /* still this image */
+    if (g_exec_late) {
+        /* the file stays where the exec's flush held it; the writer starts
+         * at the next safe point (gs_start_threads), as where unshare is
+         * refused */
+        g_exec_late = 0;
+        atomic_store(&gs_threads_late, 1);
+        atomic_store(&gs_threads_wanted, 1);
+    }
     if (!gs_enter())
         return;
     gs_rec r = GS_REC_INIT(GS_K_EXEC, t0);

@@ -260,8 +260,10 @@ void gs_live_alloc_blocks(void *arg)
     gs_live_space *sp = arg;
     uint64_t avail = 0;
     gs_live_header *h = g_live;
+    if (!h)
+        return; /* no live file */
     uint32_t ready = atomic_load(&g_slots_ready);
-    uint32_t want = atomic_load(&h->slots_used) + SLOTS_SPARE;
+    uint32_t want = atomic_load(&h->slots_used) + (sp && sp->ahead ? sp->ahead : SLOTS_SPARE);
     if (want > h->slots)
         want = h->slots;
     uint64_t lready = atomic_load(&g_strlog_ready);

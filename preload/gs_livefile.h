@@ -40,10 +40,13 @@ void gs_live_log_string(uint32_t id, const char *s, uint32_t len);
 /* 1 when spare slots or log need disk blocks allocated. */
 int gs_live_needs_blocks(void);
 /* What gs_live_alloc_blocks says of the free space: cut 1 when it refused
- * some blocks (gs_space.h), avail the free bytes then. */
+ * some blocks (gs_space.h), avail the free bytes then; ahead (set by the
+ * caller): ring slots to have blocks for past those in use, 0 for the
+ * usual few. */
 typedef struct gs_live_space {
     int cut;
     uint64_t avail;
+    uint32_t ahead;
 } gs_live_space;
 /* Allocate them, as far as the free space allows; run where the trace file
  * lives (gs_out_run: it opens the live file). arg: NULL or a gs_live_space. */

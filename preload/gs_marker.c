@@ -30,6 +30,7 @@
  * before the marker, with the same stamp (docs/trace-format.md). */
 static void emit_marker(uint16_t kind, uint64_t aux, uint32_t aux2)
 {
+    gs_start_threads(); /* a loop's markers: the writer runs from here on */
     if (!gs_enter())
         return;
     int err = errno;
@@ -72,6 +73,7 @@ void gpustarve_step_end(uint64_t step, uint32_t loader)
  * between the steps); the next fetch_begin samples the clocks. */
 void gpustarve_step_next(uint64_t ended, uint64_t step, uint32_t loader)
 {
+    gs_start_threads();
     if (!gs_enter())
         return;
     int err = errno;

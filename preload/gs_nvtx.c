@@ -104,6 +104,7 @@ static void emit(uint16_t kind, uint32_t str, uint32_t domain, uint64_t id)
 static int push(uint32_t (*str)(const void *), const void *msg, uint32_t domain)
 {
     int level = t_depth++;
+    gs_start_threads(); /* a loop's ranges: the writer runs from here on */
     if (!gs_enter())
         return level;
     emit(GS_K_NVTX_PUSH, str(msg), domain, 0);
@@ -124,6 +125,7 @@ static int pop(uint32_t domain)
 static gs_nvtx_range_id start(uint32_t (*str)(const void *), const void *msg, uint32_t domain)
 {
     uint64_t id = atomic_fetch_add_explicit(&g_next_range, 1, memory_order_relaxed);
+    gs_start_threads();
     if (!gs_enter())
         return id;
     emit(GS_K_NVTX_START, str(msg), domain, id);
@@ -141,6 +143,7 @@ static void end(gs_nvtx_range_id id)
 
 static void mark(uint32_t (*str)(const void *), const void *msg, uint32_t domain)
 {
+    gs_start_threads();
     if (!gs_enter())
         return;
     emit(GS_K_NVTX_MARK, str(msg), domain, 0);

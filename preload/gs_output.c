@@ -78,6 +78,7 @@ static uint64_t g_size;          /* bytes written to the trace file */
 static dev_t g_dev;              /* the trace file's identity */
 static ino_t g_ino;
 static _Atomic int g_busy_fd = -1; /* shared-table descriptor a write is using */
+static _Atomic int g_late;       /* opened late: the file is not held anywhere yet */
 static unsigned g_wait_ms;       /* bound on each write (exit paths), 0 = none */
 static char g_pending[PATH_MAX + 256]; /* a warning made where descriptor 2 is not */
 static _Atomic int g_pending_state;    /* 0 empty, 1 being filled or printed, 2 full */
@@ -757,10 +758,13 @@ void gs_out_run(void (*fn)(void *), void *arg)
 /* ---- opening -------------------------------------------------------------------------- */
 
 
-int gs_out_open(int forked, const gs_calib *cal)
+static int hold_file(int fd, int threads, int late);
+
+int gs_out_open(int forked, const gs_calib *cal, int late)
 {
     g_dead = 0;
     g_last_err = 0;
+    atomic_store(&g_late, 0);
     atomic_store(&g_near_full, 0);
     g_path[0] = 0;
     atomic_store(&gs_trace_fd, -1);
@@ -821,22 +825,73 @@ int gs_out_open(int forked, const gs_calib *cal)
     uint64_t avail = 0;
     if (gs_live_open(g_path, seq, gs_ring_capacity(), cal, &avail) == 1)
         gs_out_warn_space(avail); /* rings that find no slot stay anonymous */
+    if (late) {
+        /* RATIONALE: a process with one thread is spared every thread of
+         * ours until it starts one itself or needs the writer: glibc's
+         * allocator and stdio take their atomic paths for the rest of a
+         * process's life once a second thread has existed
+         * (docs/collector-safety.md, "Threads started late") */
+        syscall(SYS_close, (int)fd);
+        atomic_store(&g_ft_state, 0);
+        atomic_store(&g_late, 1);
+        return 0;
+    }
+    return hold_file((int)fd, 1, 0);
+}
+
+/* Hold the open trace file fd where it stays out of the program's way: the
+ * file thread's own table (threads: 1), else the program's at 900 or above.
+ * late: the hooks have recorded into the live file already. */
+static int hold_file(int fd, int threads, int late)
+{
     /* the shared descriptor, parked high, until the file thread has its own */
-    int hi = park_high((int)fd);
+    int hi = park_high(fd);
     atomic_store(&gs_trace_fd, hi >= 0 ? hi : -1);
-    start_file_thread();
+    if (threads)
+        start_file_thread();
     if (gs_out_private()) {
         gs_out_close_shared();
         return 0;
     }
     if (hi < 0) {
         g_dead = 1;
-        gs_live_discard(); /* nothing recorded: this process is not traced */
+        if (!late)
+            gs_live_discard(); /* nothing recorded: this process is not traced */
+        /* late: what was recorded stays in the live file, for the reader */
         gs_out_warn(GS_WARN_FD, "cannot keep the trace file out of the program's descriptors (no "
                     "descriptor 900 under RLIMIT_NOFILE) for", g_path, 0);
         return -1;
     }
     return 0;
+}
+
+int gs_out_late(void)
+{
+    return atomic_load(&g_late);
+}
+
+int gs_out_start_late(int threads, int low_ok)
+{
+    if (!atomic_load(&g_late) || !atomic_exchange(&g_late, 0))
+        return 0;
+    int fd = reopen_trace();
+    if (fd < 0) {
+        gs_out_fail("cannot open trace file again", -fd);
+        return -1;
+    }
+    if (low_ok && !threads) {
+        /* RATIONALE: nothing of the program runs after this (its end, one
+         * thread): the number it is opened at is no number the program
+         * will see; at 900 or above where the limit allows */
+        long hi = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, TRACE_FD_MIN);
+        if (hi >= 0) {
+            syscall(SYS_close, fd);
+            fd = (int)hi;
+        }
+        atomic_store(&gs_trace_fd, fd);
+        return 0;
+    }
+    return hold_file(fd, threads, 1);
 }
 
 /* ---- writing ---------------------------------------------------------------------------- */
@@ -932,6 +987,7 @@ void gs_out_after_fork_child(void)
     /* the parent's file thread did not come along; its shared descriptor (if
      * any) is a copy in our table: close it, the file stays the parent's */
     atomic_store(&g_ft_state, 0);
+    atomic_store(&g_late, 0);
     gs_out_close_shared();
     atomic_store(&g_busy_fd, -1);
     g_priv_fd = -1;

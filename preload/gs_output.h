@@ -45,8 +45,21 @@ int gs_out_setup_dir(void);
 /* Create this process's file, write its header, create its live file beside
  * it (gs_livefile.c: rings of gs_ring_capacity records, the hook clock's
  * calibration cal) and put its descriptor out of the program's way
- * (docs/collector-safety.md); -1 (warned) on failure. */
-int gs_out_open(int forked, const gs_calib *cal);
+ * (docs/collector-safety.md); -1 (warned) on failure. late: a process
+ * with one thread: the file is closed again and no thread of ours starts
+ * (docs/collector-safety.md, "Threads started late") until
+ * gs_out_start_late. */
+int gs_out_open(int forked, const gs_calib *cal, int late);
+/* 1 while the file opened late is not held anywhere. */
+int gs_out_late(void);
+/* The file opened late held as gs_out_open would have: by the file thread
+ * (threads: 1), else, or where the thread has no table of its own, at 900
+ * or above in the program's table (threads: 0, system calls only: an exit
+ * path, a signal handler's included); low_ok: the process ends and runs
+ * none of the program's code after this, so any number will do where 900
+ * is over the limit. Once; 0, or -1 when it could not be held (warned;
+ * what was recorded stays in the live file, for the reader). */
+int gs_out_start_late(int threads, int low_ok);
 /* Write all of buf; -1 (tracing stopped, warned once) on failure. */
 int gs_out_write(const void *buf, size_t len);
 /* The same after a failure (the last NOTE): no warning, no state change. */

@@ -114,6 +114,36 @@ static inline void gs_emit(const gs_rec *r)
  * caller should record (guard now held). */
 int gs_enter_slow(void);
 
+/* The collector's threads, where they start late (docs/collector-safety.md,
+ * "Threads started late"): started now, once (gs_startup.c). Only from a
+ * call a signal handler may not make: pthread_create, the markers, NVTX, a
+ * GPU source's start, and gs_safe_point's hooks. */
+void gs_start_threads(void);
+extern _Atomic int gs_threads_wanted; /* gs_wake.c */
+
+/* A safe point (mmap, munmap, the pread family, stdio): the threads start
+ * here once a poke has wanted them (a ring half full), outside the
+ * collector's own calls. */
+static inline void gs_safe_point(void)
+{
+    if (GS_UNLIKELY(atomic_load_explicit(&gs_threads_wanted, memory_order_relaxed)) &&
+        !gs_t_depth)
+        gs_start_threads();
+}
+
+/* gs_start_threads where the calling thread blocks no signal: in a signal
+ * handler the signal it handles is blocked (gs_startup.c). */
+void gs_start_threads_unmasked(void);
+
+/* A call a signal handler may make (read, open, close): a safe point only
+ * where the thread blocks no signal. */
+static inline void gs_safe_point_unmasked(void)
+{
+    if (GS_UNLIKELY(atomic_load_explicit(&gs_threads_wanted, memory_order_relaxed)) &&
+        !gs_t_depth)
+        gs_start_threads_unmasked();
+}
+
 /* 1 when the caller should record (guard now held), 0 to pass through. */
 static inline int gs_enter(void)
 {

@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -85,7 +86,8 @@
     X(void, _exit, (int))                                                                  \
     X(void, _Exit, (int))                                                                  \
     X(int, sigaction, (int, const struct sigaction *, struct sigaction *))                 \
-    X(sighandler_t, signal, (int, sighandler_t))
+    X(sighandler_t, signal, (int, sighandler_t))                                           \
+    X(int, pthread_create, (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 
 typedef struct gs_real_fns {
 #define GS_X_PTR(ret, name, args) ret(*name) args;

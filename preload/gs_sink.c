@@ -84,6 +84,7 @@ void gs_sink_put(const gs_event *ev)
 
 void gs_sink_started(void)
 {
+    gs_start_threads(); /* where they start late: a GPU source needs the writer */
     gs_writer_share_table();
 }
 

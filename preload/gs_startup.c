@@ -4,8 +4,10 @@
  * constructor, a hook called before it (another library's constructor) or
  * a GPU source's entry point: real symbols, settings (gs_config.c), clock,
  * tables, rings, output file, writer thread, fork/exit/signal handling;
- * then switching recording on. The state it leaves (gs_on: hooks record,
- * gs_inited, gs_pid) is held by gs_state.c, a leaf.
+ * then switching recording on; in a process with one thread, the threads
+ * later, when it starts one or needs the writer (gs_start_threads:
+ * docs/collector-safety.md, "Threads started late"). The state it leaves
+ * (gs_on: hooks record, gs_inited, gs_pid) is held by gs_state.c, a leaf.
  *
  * Must never: record while starting (the guard is held), or fail loudly:
  * anything that goes wrong leaves the library a pure pass-through (and
@@ -25,7 +27,10 @@
  * wake-up word (gs_wake.c). make check-deps checks the includes, make
  * check-cycles the calls (docs/architecture.md, "Dependencies").
  */
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,9 +48,12 @@
 #include "gs_startup.h"
 #include "gs_state.h"
 #include "gs_strings.h"
+#include "gs_wake.h"
 #include "gs_writer.h"
 
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+
+#define LATE_SLOTS_AHEAD 8u /* ring slots ready when threads start late */
 
 /* GPUSTARVE_PEERS (`gpustarve run`: the other processes busy as it started
  * the program, by scheduling group) as one CONFIG record,
@@ -83,12 +91,56 @@ static void init_all(void)
         return; /* out of address space: stay a pass-through */
     gs_stacks_init(); /* GPUSTARVE_STACKS: on failure stacks stay off */
     gs_lifecycle_init(); /* atfork, on_exit, signals, exec environment */
-    if (gs_out_setup_dir() != 0 || gs_out_open(0, gs_writer_calib()) != 0)
+    const int late = gs_cfg_threads_late();
+    if (gs_out_setup_dir() != 0 || gs_out_open(0, gs_writer_calib(), late) != 0)
         return; /* warned; hooks pass through */
-    gs_writer_start();
+    atomic_store(&gs_threads_starter, gs_start_threads);
+    if (late)
+        atomic_store(&gs_threads_late, 1);
+    else
+        gs_writer_start();
     atomic_store_explicit(&gs_on, 1, memory_order_release);
     gs_cpulimits_record();
     record_peers();
+}
+
+void gs_start_threads(void)
+{
+    /* once: the threads' own pthread_create finds it cleared */
+    if (!atomic_load(&gs_threads_late) || !atomic_exchange(&gs_threads_late, 0))
+        return;
+    atomic_store(&gs_threads_wanted, 0);
+    const int e = errno;
+    const int depth = gs_t_depth;
+    gs_t_depth = 1;
+    if (gs_out_start_late(1, 0) == 0) {
+        /* RATIONALE: the program's first threads come in a burst (a pool,
+         * a loader's), before this writer could keep slots ahead of them:
+         * a ring that finds no slot stays anonymous, and what it holds
+         * when the process dies is lost (docs/collector-safety.md) */
+        gs_writer_prepare_threads(LATE_SLOTS_AHEAD);
+        gs_writer_start();
+    }
+    else
+        atomic_store(&gs_on, 0); /* warned: the hooks pass through */
+    gs_t_depth = depth;
+    errno = e;
+}
+
+void gs_start_threads_unmasked(void)
+{
+    /* RATIONALE: a handler runs with the signal it handles blocked (unless
+     * installed with SA_NODEFER and an empty mask), and one that interrupted
+     * malloc must not start a thread: with one thread glibc's allocator
+     * takes no lock, and pthread_create allocates. A thread that blocks
+     * nothing is not in a handler; one that blocks something waits for a
+     * safe point (docs/collector-safety.md, "Threads started late"). */
+    uint64_t blocked = ~0ull;
+    const int e = errno;
+    const long rc = syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &blocked, sizeof blocked);
+    errno = e;
+    if (rc == 0 && blocked == 0)
+        gs_start_threads();
 }
 
 static void init_guarded(void)

@@ -21,9 +21,15 @@
 
 static _Atomic uint32_t g_wake;
 
+_Atomic int gs_threads_late;
+_Atomic int gs_threads_wanted;
+void (*_Atomic gs_threads_starter)(void);
+
 void gs_writer_poke(void)
 {
     const int e = errno; /* the read hooks do not save it (preload/hook_io.c) */
+    if (GS_UNLIKELY(atomic_load_explicit(&gs_threads_late, memory_order_relaxed)))
+        atomic_store_explicit(&gs_threads_wanted, 1, memory_order_relaxed); /* none to wake yet */
     atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
     syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     errno = e;

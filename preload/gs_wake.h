@@ -10,6 +10,20 @@
 #include <stdint.h>
 #include <time.h>
 
+/* Threads started late (docs/collector-safety.md): gs_threads_late is 1
+ * while this image runs with no thread of ours (start-up and the fork child
+ * set it, gs_start_threads clears it); a poke while so sets
+ * gs_threads_wanted (a ring half full, the live file's string log full, a
+ * GPU source): the next safe point starts them (gs_safe_point,
+ * gs_preload.h). */
+extern _Atomic int gs_threads_late;
+extern _Atomic int gs_threads_wanted;
+/* What starts them (gs_start_threads), registered by start-up as atfork
+ * handlers are: the pthread_create hook calls it through this word, so the
+ * hooks' layer calls nothing above it (docs/architecture.md,
+ * "Dependencies"). NULL until start-up set it. */
+extern void (*_Atomic gs_threads_starter)(void);
+
 /* The word's value now: pass it to gs_wake_wait. */
 uint32_t gs_wake_seen(void);
 /* Sleep until the word moves past seen, or ts passes (NULL: no bound). */

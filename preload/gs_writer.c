@@ -819,14 +819,26 @@ static void choose_table(void)
 
 /* Disk blocks for the live file's next ring slots and string log (lock
  * held): allocated where the trace file lives, as they open the live file. */
-static void live_prepare(void)
+static void live_prepare_ahead(uint32_t ahead)
 {
-    gs_live_space sp = {0, 0};
-    if (!gs_live_needs_blocks())
+    gs_live_space sp = {0, 0, ahead};
+    if (!ahead && !gs_live_needs_blocks())
         return;
     gs_out_run(gs_live_alloc_blocks, &sp);
     if (sp.cut && !gs_out_stuck())
         gs_out_warn_space(sp.avail);
+}
+
+static void live_prepare(void)
+{
+    live_prepare_ahead(0);
+}
+
+void gs_writer_prepare_threads(uint32_t ahead)
+{
+    gs_out_lock();
+    live_prepare_ahead(ahead);
+    gs_out_unlock();
 }
 
 static void *writer_main(void *arg)
@@ -840,20 +852,29 @@ static void *writer_main(void *arg)
     syscall(SYS_futex, &g_started, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
     const int own = gs_out_own_table();
     unsigned ms = gs_cfg.flush_ms;
+    /* a poke from here on (a ring half full while this writer starts) is
+     * answered by the first wait, not lost */
+    uint32_t seen = gs_wake_seen();
     /* RATIONALE: a first calibration segment a few ms after start, so that
      * the records of a process that dies before its first flush can still
-     * be put on the CLOCK_MONOTONIC time line by a reader of its live file */
-    struct timespec first = {0, 3 * 1000000L};
-    nanosleep(&first, NULL);
+     * be put on the CLOCK_MONOTONIC time line by a reader of its live file;
+     * a writer started late has the start-up's point that far back already */
+    const uint64_t since = gs_mono_ns() - g_cal.mono1;
+    if (since < 3000000u) {
+        struct timespec first = {0, (long)(3000000u - since)};
+        nanosleep(&first, NULL);
+    }
     gs_out_lock();
     gs_calib_point(&g_cal);
     gs_live_calib(&g_cal);
+    if (!g_final)
+        gs_drain_locked(0); /* started late: what the rings hold already */
     live_prepare();
     gs_out_unlock();
     while (!atomic_load(&g_stop) && atomic_load(&g_gen) == gen) {
-        const uint32_t seen = gs_wake_seen();
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
         gs_wake_wait(seen, &ts);
+        seen = gs_wake_seen(); /* a poke while this pass runs: one more pass */
         if (atomic_load(&g_stop) || atomic_load(&g_gen) != gen)
             break;
         if (!own)

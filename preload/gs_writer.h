@@ -15,6 +15,9 @@
 
 int gs_writer_init(void);
 int gs_writer_start(void);
+/* Blocks of the live file for ahead more threads' rings, now (output lock
+ * taken): a process whose threads start late starts several at once. */
+void gs_writer_prepare_threads(uint32_t ahead);
 /* Wait up to ms ms until the newest writer thread runs its own code. Fork
  * calls it first: a thread still starting may be inside the allocator (a
  * sanitizer runtime allocates there), and a child must not inherit that

@@ -77,6 +77,7 @@ int open(const char *path, int flags, ...)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point_unmasked();
     if (!gs_enter())
         return gs_real.open(path, flags, mode);
     uint64_t t0 = gs_now();
@@ -101,6 +102,7 @@ int open64(const char *path, int flags, ...)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point_unmasked();
     if (!gs_enter())
         return gs_real.open64(path, flags, mode);
     uint64_t t0 = gs_now();
@@ -135,6 +137,7 @@ int openat(int dirfd, const char *path, int flags, ...)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point_unmasked();
     if (!gs_enter())
         return gs_real.openat(dirfd, path, flags, mode);
     uint64_t t0 = gs_now();
@@ -159,6 +162,7 @@ int openat64(int dirfd, const char *path, int flags, ...)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point_unmasked();
     if (!gs_enter())
         return gs_real.openat64(dirfd, path, flags, mode);
     uint64_t t0 = gs_now();
@@ -203,6 +207,7 @@ int close(int fd)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point_unmasked();
     if (names_ours(fd)) {
         errno = EBADF;
         return -1;
@@ -419,6 +424,7 @@ ssize_t read(int fd, void *buf, size_t count)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point_unmasked();
     if (!gs_enter())
         return gs_real.read(fd, buf, count);
     uint64_t t0 = gs_now();
@@ -434,6 +440,7 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.pread(fd, buf, count, offset);
     uint64_t t0 = gs_now();
@@ -449,6 +456,7 @@ ssize_t pread64(int fd, void *buf, size_t count, off64_t offset)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.pread64(fd, buf, count, offset);
     uint64_t t0 = gs_now();
@@ -464,6 +472,7 @@ ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point_unmasked();
     if (!gs_enter())
         return gs_real.readv(fd, iov, iovcnt);
     uint64_t t0 = gs_now();
@@ -480,6 +489,7 @@ ssize_t preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.preadv(fd, iov, iovcnt, offset);
     uint64_t t0 = gs_now();
@@ -496,6 +506,7 @@ ssize_t preadv64(int fd, const struct iovec *iov, int iovcnt, off64_t offset)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.preadv64(fd, iov, iovcnt, offset);
     uint64_t t0 = gs_now();
@@ -512,6 +523,7 @@ ssize_t preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int f
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.preadv2(fd, iov, iovcnt, offset, flags);
     uint64_t t0 = gs_now();
@@ -529,6 +541,7 @@ ssize_t preadv64v2(int fd, const struct iovec *iov, int iovcnt, off64_t offset, 
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.preadv64v2(fd, iov, iovcnt, offset, flags);
     uint64_t t0 = gs_now();
@@ -546,6 +559,7 @@ ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point_unmasked();
     if (!gs_enter())
         return gs_real.__read_chk(fd, buf, count, buflen);
     uint64_t t0 = gs_now();
@@ -561,6 +575,7 @@ ssize_t __pread_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.__pread_chk(fd, buf, count, offset, buflen);
     uint64_t t0 = gs_now();
@@ -576,6 +591,7 @@ ssize_t __pread64_chk(int fd, void *buf, size_t count, off64_t offset, size_t bu
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.__pread64_chk(fd, buf, count, offset, buflen);
     uint64_t t0 = gs_now();

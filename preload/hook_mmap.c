@@ -43,6 +43,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
         errno = ENOSYS;
         return MAP_FAILED;
     }
+    gs_safe_point();
     if ((flags & MAP_ANONYMOUS) || fd < 0 || !gs_enter())
         return gs_real.mmap(addr, len, prot, flags, fd, off);
     uint64_t t0 = gs_now();
@@ -60,6 +61,7 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
         errno = ENOSYS;
         return MAP_FAILED;
     }
+    gs_safe_point();
     if ((flags & MAP_ANONYMOUS) || fd < 0 || !gs_enter())
         return gs_real.mmap64(addr, len, prot, flags, fd, off);
     uint64_t t0 = gs_now();
@@ -77,6 +79,7 @@ int munmap(void *addr, size_t len)
         errno = ENOSYS;
         return -1;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.munmap(addr, len);
     int fd = -1;

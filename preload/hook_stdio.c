@@ -60,6 +60,7 @@ FILE *fopen(const char *path, const char *mode)
         errno = ENOSYS;
         return NULL;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.fopen(path, mode);
     uint64_t t0 = gs_now();
@@ -77,6 +78,7 @@ FILE *fopen64(const char *path, const char *mode)
         errno = ENOSYS;
         return NULL;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.fopen64(path, mode);
     uint64_t t0 = gs_now();
@@ -114,6 +116,7 @@ size_t fread(void *ptr, size_t size, size_t nmemb, FILE *fp)
         errno = ENOSYS;
         return 0;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.fread(ptr, size, nmemb, fp);
     uint64_t t0 = gs_now();
@@ -131,6 +134,7 @@ size_t fread_unlocked(void *ptr, size_t size, size_t nmemb, FILE *fp)
         errno = ENOSYS;
         return 0;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.fread_unlocked(ptr, size, nmemb, fp);
     uint64_t t0 = gs_now();
@@ -148,6 +152,7 @@ char *fgets(char *s, int n, FILE *fp)
         errno = ENOSYS;
         return NULL;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.fgets(s, n, fp);
     uint64_t t0 = gs_now();
@@ -171,6 +176,7 @@ int fclose(FILE *fp)
         errno = ENOSYS;
         return EOF;
     }
+    gs_safe_point();
     if (!gs_enter())
         return gs_real.fclose(fp);
     gs_rec r = GS_REC_INIT(GS_K_FCLOSE, 0);

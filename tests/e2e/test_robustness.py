@@ -578,7 +578,10 @@ def test_pipe_end_closed_by_the_program_reaches_eof(built, tmp_path):
     and closed its copy of every descriptor, so no collector thread keeps
     the pipe open."""
     r, w = os.pipe()
-    env = clean_env(LD_PRELOAD=PRELOAD, GPUSTARVE_DIR=str(tmp_path / "run"))
+    # the writer from the start: a program with one thread runs without it
+    # until it needs it (docs/collector-safety.md, "Threads started late")
+    env = clean_env(LD_PRELOAD=PRELOAD, GPUSTARVE_DIR=str(tmp_path / "run"),
+                    GPUSTARVE_EAGER_THREADS="1")
     p = subprocess.Popen([PY, "-c", PIPE_EOF, str(w)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, pass_fds=(w,), env=env,
                          preexec_fn=gstest.default_signals)
@@ -662,7 +665,9 @@ def test_descriptor_table_as_untraced(built, tmp_path, table):
     data.write_bytes(os.urandom(8192))
     wrap = table_wrap(table)
     plain = run_plain(wrap + [PY, "-c", FD_TABLE, str(data), "plain", table])
-    traced = run_traced(wrap + [PY, "-c", FD_TABLE, str(data), "traced", table], tmp_path / "run")
+    # the writer from the start, as above (test_pipe_end_...)
+    traced = run_traced(wrap + [PY, "-c", FD_TABLE, str(data), "traced", table], tmp_path / "run",
+                        env=clean_env(GPUSTARVE_EAGER_THREADS="1"))
     assert plain.returncode == 0, plain.stderr.decode()
     assert traced.returncode == 0, traced.stderr.decode()
     assert traced.stdout == plain.stdout

@@ -49,11 +49,25 @@ std() {
 for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_cpulimits hk_threads hk_exec; do
     std "$t"
 done
+# a process with one thread: no thread of ours until it starts one or its
+# ring needs the writer (docs/collector-safety.md, "Threads started late")
+for mode in exit thread fill; do
+    fresh "hk_late_$mode"
+    if HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=20 GPUSTARVE_RING_EVENTS=1024 GPUSTARVE_DIR="$D" \
+        LD_PRELOAD="$LIB" "$T/hk_late" "$mode" >"$TMPD/act.log" 2>&1 &&
+        HK_TMP="$TMPD" "$T/hk_late" verify "$D" "$mode" >>"$TMPD/act.log" 2>&1; then
+        ok "hk_late $mode"
+    else
+        bad "hk_late $mode" "$TMPD/act.log"
+    fi
+done
 # the trace file never becomes the program's (docs/collector-safety.md): in a
 # descriptor table of its own (default), and in the program's table where
-# unshare is refused (hk_noshare: a seccomp filter, as container runtimes use)
+# unshare is refused (hk_noshare: a seccomp filter, as container runtimes use);
+# threads from the start (GPUSTARVE_EAGER_THREADS), so that each mode holds
+# while the program runs
 fresh hk_tracefd
-if HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=20 GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" \
+if HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=20 GPUSTARVE_EAGER_THREADS=1 GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" \
     "$T/hk_tracefd" >"$TMPD/act.log" 2>&1 &&
     HK_TMP="$TMPD" "$T/hk_tracefd" verify "$D" >>"$TMPD/act.log" 2>&1; then
     ok "hk_tracefd (own descriptor table)"
@@ -61,7 +75,7 @@ else
     bad "hk_tracefd (own descriptor table)" "$TMPD/act.log"
 fi
 fresh hk_tracefd_shared
-if HK_SHARED=1 HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=20 GPUSTARVE_DIR="$D" \
+if HK_SHARED=1 HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=20 GPUSTARVE_EAGER_THREADS=1 GPUSTARVE_DIR="$D" \
     "$T/hk_noshare" env LD_PRELOAD="$LIB" "$T/hk_tracefd" >"$TMPD/act.log" 2>&1 &&
     HK_TMP="$TMPD" "$T/hk_tracefd" verify "$D" shared >>"$TMPD/act.log" 2>&1; then
     ok "hk_tracefd (program's table, unshare refused)"
