@@ -33,7 +33,9 @@ Method:
   2 %, missed when its lower end is above, else "at the target"; when the
   pairs run out first, "not decided" with the width reached. The pairs
   needed grow with the spread of single runs: on a loaded machine they may
-  not suffice (the load average is printed).
+  not suffice (the load average is printed). --eager-threads traces with
+  the collector's threads from the start, as every process was before a
+  process with one thread ran without them.
 """
 import argparse
 import math
@@ -193,7 +195,7 @@ def bench_startup(tmp, lib, rounds=40):
         print(line)
 
 
-def bench_dataloader(tmp, lib, pairs_min=21, pairs_max=201, minutes=60.0):
+def bench_dataloader(tmp, lib, pairs_min=21, pairs_max=201, minutes=60.0, eager=False):
     data = os.path.join(tmp, "imgs")
     script = os.path.join(ROOT, "examples", "pytorch", "train.py")
     subprocess.run([PY, script, "--data", data, "--make-data", "600", "--steps", "1"],
@@ -209,7 +211,8 @@ def bench_dataloader(tmp, lib, pairs_min=21, pairs_max=201, minutes=60.0):
         r = rounds
         for traced in ((0, 1) if r % 2 == 0 else (1, 0)):  # neither always goes first
             run = os.path.join(tmp, "dl%d" % r)
-            w, c = timed(cmd, env(LD_PRELOAD=lib, GPUSTARVE_DIR=run) if traced else env())
+            more = {"GPUSTARVE_EAGER_THREADS": "1"} if eager else {}
+            w, c = timed(cmd, env(LD_PRELOAD=lib, GPUSTARVE_DIR=run, **more) if traced else env())
             wall[traced].append(w)
             cpu[traced].append(c)
         ev, size = trace_stats(run)
@@ -224,7 +227,9 @@ def bench_dataloader(tmp, lib, pairs_min=21, pairs_max=201, minutes=60.0):
     u, t = statistics.median(wall[0]), statistics.median(wall[1])
     cu, ct = statistics.median(cpu[0]), statistics.median(cpu[1])
     print("DataLoader workload (train.py, 2 workers, 2 epochs x 600 images), %d rounds, the order "
-          "alternating; load average %.1f to %.1f" % (rounds, min(loads), max(loads)))
+          "alternating; load average %.1f to %.1f%s" % (
+              rounds, min(loads), max(loads),
+              "; traced with the threads from the start (GPUSTARVE_EAGER_THREADS=1)" if eager else ""))
     print("  untraced median %.3f s, traced median %.3f s: overhead %+.2f%%  target <= 2%%" % (
         u, t, 100 * (t - u) / u))
     print("  (wall of single runs: untraced %.2f to %.2f s, traced %.2f to %.2f s)" % (
@@ -257,6 +262,9 @@ def main():
     ap.add_argument("--pairs-max", type=int, default=201)
     ap.add_argument("--minutes", type=float, default=60.0,
                     help="no DataLoader pair is started after this many minutes")
+    ap.add_argument("--eager-threads", action="store_true",
+                    help="DataLoader: trace with the collector's threads from the start "
+                    "(GPUSTARVE_EAGER_THREADS=1), as before they started late")
     a = ap.parse_args()
     only = set(a.only or ("hook", "fork", "startup", "dataloader"))
     with tempfile.TemporaryDirectory(prefix="gs_bench_") as tmp:
@@ -269,7 +277,7 @@ def main():
         if "startup" in only:
             bench_startup(tmp, a.lib, a.startup_rounds)
         if "dataloader" in only:
-            bench_dataloader(tmp, a.lib, a.pairs_min, a.pairs_max, a.minutes)
+            bench_dataloader(tmp, a.lib, a.pairs_min, a.pairs_max, a.minutes, a.eager_threads)
     return 0
 
 
