@@ -865,11 +865,6 @@ static int hold_file(int fd, int threads, int late)
     return 0;
 }
 
-int gs_out_late(void)
-{
-    return atomic_load(&g_late);
-}
-
 int gs_out_start_late(int threads, int low_ok)
 {
     if (!atomic_load(&g_late) || !atomic_exchange(&g_late, 0))

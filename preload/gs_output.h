@@ -50,8 +50,6 @@ int gs_out_setup_dir(void);
  * (docs/collector-safety.md, "Threads started late") until
  * gs_out_start_late. */
 int gs_out_open(int forked, const gs_calib *cal, int late);
-/* 1 while the file opened late is not held anywhere. */
-int gs_out_late(void);
 /* The file opened late held as gs_out_open would have: by the file thread
  * (threads: 1), else, or where the thread has no table of its own, at 900
  * or above in the program's table (threads: 0, system calls only: an exit

@@ -47,17 +47,8 @@ static int tasks(void)
 /* A descriptor of the program's table that is a trace or live file. */
 static int ours_in_table(void)
 {
-    for (int fd = 0; fd < 4096; fd++) {
-        char link[64], target[PATH_MAX];
-        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(link, target, sizeof target - 1);
-        if (n > 5) {
-            target[n] = 0;
-            if (strcmp(target + n - 4, ".gst") == 0 || strcmp(target + n - 5, ".live") == 0)
-                return fd;
-        }
-    }
-    return -1;
+    const int fd = hk_fd_ending(".gst");
+    return fd >= 0 ? fd : hk_fd_ending(".live");
 }
 
 /* Size of this process's trace file in GPUSTARVE_DIR. */

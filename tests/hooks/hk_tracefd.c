@@ -36,17 +36,7 @@
 
 static int find_trace_fd(void)
 {
-    for (int fd = 0; fd < 4096; fd++) {
-        char link[64], target[PATH_MAX];
-        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(link, target, sizeof target - 1);
-        if (n > 4) {
-            target[n] = 0;
-            if (strcmp(target + n - 4, ".gst") == 0)
-                return fd;
-        }
-    }
-    return -1;
+    return hk_fd_ending(".gst");
 }
 
 /* Size of the (one) trace file of this process in GPUSTARVE_DIR. */

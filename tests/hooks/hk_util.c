@@ -1,8 +1,10 @@
 /* hk_util.c — the hook tests' trace loader (assertions: tests/gs_check.h). */
 #include "hk_util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int hk_report(void) { return gs_check_done(NULL); }
 
@@ -186,6 +188,22 @@ void hk_expect_all(const hk_file *f, const hk_expect *xs, size_t n, size_t times
                    gs_kind_name(xs[i].kind), xs[i].path_suffix ? xs[i].path_suffix : "*", c,
                    times ? "" : ">= ", times ? times : 1);
     }
+}
+
+int hk_fd_ending(const char *suffix)
+{
+    const size_t k = strlen(suffix);
+    for (int fd = 0; fd < 4096; fd++) {
+        char link[64], target[PATH_MAX];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n > (ssize_t)k) {
+            target[n] = 0;
+            if (strcmp(target + n - k, suffix) == 0)
+                return fd;
+        }
+    }
+    return -1;
 }
 
 const char *hk_tmp(char *buf, size_t cap, const char *leaf)

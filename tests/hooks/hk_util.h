@@ -65,6 +65,9 @@ size_t hk_match(const hk_file *f, const hk_expect *x);
 /* ASSERT that each expectation matches exactly `times` events (times 0:
  * at least one). Prints the failing row. */
 void hk_expect_all(const hk_file *f, const hk_expect *xs, size_t n, size_t times);
+/* The lowest descriptor of this process's table whose file's path ends
+ * with suffix (".gst": a trace file), or -1. */
+int hk_fd_ending(const char *suffix);
 /* Directory for scratch files (HK_TMP, default /tmp); path joined into buf. */
 const char *hk_tmp(char *buf, size_t cap, const char *leaf);
 #endif
