@@ -137,15 +137,20 @@ $(BUILD)/pic/%.o: %.c $(wildcard trace/*.h sink/*.h preload/*.h)
 	@echo "  CC(pic) $<"
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
 
-# RATIONALE: libunwind linked (not dlopen'ed) keeps its TLS static, so a
-# thread's first unwind allocates nothing; libgcc_s comes first so that the
-# _Unwind_* symbols libunwind also exports never become the C++ exception
-# unwinder of libraries the program loads later.
+# RATIONALE: a preloaded library's dependencies join the global scope that
+# every symbol lookup of every library loaded later walks: with libzstd,
+# libgcc_s, libunwind and liblzma there, `import torch` ran 33 M more
+# instructions in the dynamic loader (docs/performance.md, "A Python
+# process's start, by part"). So the library needs libc only: libzstd is
+# linked in (its archive is position-independent; the version script keeps
+# its symbols ours alone), and libunwind, whose archive is not, is not
+# linked at all: `gpustarve run --stacks` preloads libgcc_s and libunwind
+# after the library, and gs_stacks.c opens it otherwise.
+LDLIBS_PRELOAD := -Wl,-Bstatic $(LDLIBS_ZSTD) -Wl,-Bdynamic -ldl
 $(LIB): $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) preload/libgpustarve.map
 	@echo "  LD      $@"
 	$(Q)$(CC) -shared -pthread -Wl,--version-script=preload/libgpustarve.map \
-	    -Wl,-z,now -o $@ $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) $(LDLIBS_ZSTD) -ldl \
-	    -Wl,--push-state,--no-as-needed -lgcc_s -lunwind -Wl,--pop-state
+	    -Wl,-z,now -o $@ $(PRELOAD_OBJ) $(TRACE_PIC_OBJ) $(LDLIBS_PRELOAD)
 
 # ---- Python extension (never linked with libpython: the interpreter that
 # loads it provides the symbols) -------------------------------------------
@@ -339,8 +344,7 @@ $(BUILD)/san/pic/%.o: %.c $(wildcard trace/*.h sink/*.h preload/*.h)
 $(SAN_LIB): $(SAN_PIC_OBJ) preload/libgpustarve.map
 	@echo "  LD(san) $@"
 	$(Q)$(CC) -shared -pthread $(SAN_FLAGS) -Wl,--version-script=preload/libgpustarve.map \
-	    -Wl,-z,now -o $@ $(SAN_PIC_OBJ) $(LDLIBS_ZSTD) -ldl \
-	    -Wl,--push-state,--no-as-needed -lgcc_s -lunwind -Wl,--pop-state
+	    -Wl,-z,now -o $@ $(SAN_PIC_OBJ) $(LDLIBS_PRELOAD)
 # RATIONALE: the traced programs are not instrumented and own their crash
 # signals: ASan leaves SIGSEGV & co. to them (and to the collector's handler)
 # and does not report their leaks; any report about the collector fails the

@@ -34,8 +34,10 @@ def env(**kw):
 
 def one(blob, calls, run_dir, stacks):
     extra = {"GPUSTARVE_STACKS": "1"} if stacks else {}
+    # as `gpustarve run --stacks` preloads it: libunwind after the library
+    pre = LIB + ":libgcc_s.so.1:libunwind.so.8" if stacks else LIB
     out = subprocess.run([LOOP, blob, str(calls), "--alternate"],
-                         env=env(LD_PRELOAD=LIB, GPUSTARVE_DIR=run_dir, **extra),
+                         env=env(LD_PRELOAD=pre, GPUSTARVE_DIR=run_dir, **extra),
                          capture_output=True, check=True).stdout.split()
     return [float(x) for x in out]
 

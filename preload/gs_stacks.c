@@ -26,12 +26,15 @@
  * pthread key of the trace cache) is done here at start-up by one unwind
  * outside any hook.
  *
- * RATIONALE (linking): libunwind is referenced weakly. When the library is
- * linked with it (-lgcc_s -lunwind, in that order: libgcc_s must come first
- * in the global scope so that libunwind's own _Unwind_* never become the
- * program's C++ exception unwinder) its TLS is static; otherwise it is
- * dlopen'ed RTLD_LOCAL when stacks are asked for (then glibc allocates its
- * 16 bytes of TLS with malloc at each thread's first unwind).
+ * RATIONALE (linking): libunwind is referenced weakly and the library is
+ * not linked with it (a dependency costs every process's symbol lookups:
+ * the Makefile). `gpustarve run --stacks` preloads libgcc_s and libunwind
+ * after the library (libgcc_s first in the global scope, so that
+ * libunwind's own _Unwind_* never become the program's C++ exception
+ * unwinder): the weak references bind to it at start-up and its TLS is
+ * static. Otherwise (GPUSTARVE_STACKS=1 set by hand) it is dlopen'ed
+ * RTLD_LOCAL here at start-up, and glibc allocates its 16 bytes of TLS with
+ * malloc at each thread's first unwind.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -58,7 +61,7 @@
 #include "gs_stacks.h"
 #include "gs_strings.h"
 
-/* weak: resolved when the library was linked with -lunwind */
+/* weak: resolved when libunwind is preloaded (gpustarve run --stacks) */
 extern int unw_backtrace(void **, int) __attribute__((weak));
 extern int unw_set_caching_policy(unw_addr_space_t, unw_caching_policy_t) __attribute__((weak));
 extern unw_addr_space_t unw_local_addr_space __attribute__((weak));

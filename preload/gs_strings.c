@@ -73,12 +73,35 @@ int gs_strings_init(void)
     return (g_arena && g_index && g_hash) ? 0 : -1;
 }
 
+/* RATIONALE: eight bytes a step (a multiply and a shift each, then a final
+ * mix), not FNV-1a's byte a step: a Python start interns thousands of paths
+ * of 60 to 100 bytes (every stat and open of the import system), and the
+ * byte loop made interning the library's costliest function there
+ * (docs/performance.md, "A Python process's start, by part"). Only this
+ * process reads these hashes: nothing stores them. */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h ? h : 1;
+    const uint64_t k = 0xff51afd7ed558ccdull;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 32;
+    }
+    if (i < len) {
+        uint64_t w = 0;
+        for (unsigned b = 0; i < len; i++, b += 8)
+            w |= (uint64_t)(uint8_t)s[i] << b;
+        h = (h ^ w) * k;
+        h ^= h >> 32;
+    }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 32;
+    const uint32_t r = (uint32_t)h;
+    return r ? r : 1;
 }
 
 static uint32_t create(const char *s, uint32_t len, uint32_t h)

@@ -13,10 +13,12 @@
  * Must never: write to stdout (the traced program's stdout must stay
  * byte-identical to an untraced run), change the environment beyond those
  * five variables (and GPUSTARVE_STACKS / PYTHONPERFSUPPORT when --stacks /
- * --python-frames ask for them), override an injection path the user chose, or exit with
+ * --python-frames ask for them, libgcc_s and libunwind in LD_PRELOAD with
+ * stacks), override an injection path the user chose, or exit with
  * anything but the command's own status once the command has started.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -83,11 +85,13 @@ static const char usage_text[] =
     "  starts with gpustarve's Python folder (DataLoader step markers; its\n"
     "  sitecustomize runs any sitecustomize of yours too). --stacks sets\n"
     "  GPUSTARVE_STACKS=1 (GPUSTARVE_STACK_DEPTH, _FIRST, _EVERY tune it: 16\n"
-    "  frames, first 8 calls, then 1 in 64); --python-frames also\n"
-    "  PYTHONPERFSUPPORT=1. GPUSTARVE_PEERS says which other processes were\n"
-    "  busy as the command started (\"same=S other=O\": cores in this run's\n"
-    "  scheduling group, and in others; read over 40 ms), which the model of\n"
-    "  num_workers uses. Nothing else changes.\n"
+    "  frames, first 8 calls, then 1 in 64) and preloads libgcc_s and\n"
+    "  libunwind after the library (GPUSTARVE_STACKS=1 already set does the\n"
+    "  same); --python-frames also PYTHONPERFSUPPORT=1. GPUSTARVE_PEERS says\n"
+    "  which other processes were busy as the command started (\"same=S\n"
+    "  other=O\": cores in this run's scheduling group, and in others; read\n"
+    "  over 40 ms), which the model of num_workers uses. Nothing else\n"
+    "  changes.\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
     "gpustarve with kill(1) are passed on to the command; keyboard signals\n"
@@ -220,13 +224,40 @@ static void prepend_pythonpath(const char *dir)
     }
 }
 
-/* LD_PRELOAD with lib appended (ld.so splits on spaces and colons). */
-static char *preload_value(const char *lib)
+/* RATIONALE: the library is not linked with libunwind (the Makefile says
+ * why). Preloaded after it, libunwind is loaded at start-up, so its TLS is
+ * static and a thread's first unwind allocates nothing (opened later, glibc
+ * would malloc it inside a hook); libgcc_s goes first so that the _Unwind_*
+ * symbols libunwind also exports never become the program's C++ exception
+ * unwinder. */
+static const char stack_libs[] = "libgcc_s.so.1:libunwind.so.8";
+
+static int stack_libs_found(void)
+{
+    static const char *const names[] = {"libgcc_s.so.1", "libunwind.so.8"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *h = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
+        if (!h) {
+            gs_cli_error("--stacks needs %s, which cannot be loaded (%s); on Debian: "
+                         "apt-get install libunwind8", names[i], dlerror());
+            return 0;
+        }
+        dlclose(h);
+    }
+    return 1;
+}
+
+/* LD_PRELOAD with lib appended (ld.so splits on spaces and colons), and
+ * with stacks the unwinder after it. */
+static char *preload_value(const char *lib, int stacks)
 {
     const char *old = getenv("LD_PRELOAD");
     char *v;
-    if (!old || !*old)
-        return strdup(lib);
+    if (!old || !*old) {
+        if (!stacks)
+            return strdup(lib);
+        return asprintf(&v, "%s:%s", lib, stack_libs) < 0 ? NULL : v;
+    }
     /* already there (a nested `gpustarve run`): keep the value as it is */
     const char *p = old;
     size_t ll = strlen(lib);
@@ -237,7 +268,7 @@ static char *preload_value(const char *lib)
             return strdup(old);
         p += ll;
     }
-    if (asprintf(&v, "%s:%s", old, lib) < 0)
+    if (asprintf(&v, "%s:%s%s%s", old, lib, stacks ? ":" : "", stacks ? stack_libs : "") < 0)
         return NULL;
     return v;
 }
@@ -522,6 +553,11 @@ int gs_cmd_run(int argc, char **argv)
     if (append && !out)
         return gs_cli_usage_error("run", "--append needs -o DIR (the default directory is new)");
     char **cmd = argv + optind;
+    const char *stacks_env = getenv("GPUSTARVE_STACKS"); /* set by hand: the same */
+    if (stacks_env && stacks_env[0] && strcmp(stacks_env, "0") != 0)
+        stacks = 1;
+    if (stacks && !stack_libs_found())
+        return GS_EXIT_USAGE;
 
     char *lib = find_library();
     if (!lib)
@@ -539,7 +575,7 @@ int gs_cmd_run(int argc, char **argv)
     }
     const char *dir = rd.name;
     char *absdir = abs_path(dir);
-    char *preload = preload_value(lib);
+    char *preload = preload_value(lib, stacks);
     if (!absdir || !preload) {
         gs_cli_error("%s: %s", dir, strerror(errno));
         gs_run_dir_close(&rd, 1);

@@ -512,6 +512,27 @@ def test_run_environment(gs, noop_lib, tmp_path):
     assert p.stdout.decode().splitlines()[0] == os.path.realpath(noop_lib)
 
 
+@pytest.mark.parametrize("how", ["--stacks", "GPUSTARVE_STACKS=1"])
+def test_run_stacks_preload_the_unwinder_after_the_library(gs, noop_lib, tmp_path, how):
+    """The library is not linked with libunwind: with stacks, libgcc_s and
+    libunwind are preloaded after it (static TLS; libgcc_s's _Unwind_* first)."""
+    other = str(tmp_path / "other.so")
+    subprocess.run(["cp", noop_lib, other], check=True)
+    cmd = ["sh", "-c", 'printf "%s\\n" "$LD_PRELOAD" "$GPUSTARVE_STACKS"']
+    extra = {"LD_PRELOAD": other}
+    args = ["-o", "d"] + (["--stacks"] if how == "--stacks" else []) + ["--"] + cmd
+    if how != "--stacks":
+        extra["GPUSTARVE_STACKS"] = "1"
+    p = run_gs(args, noop_lib, tmp_path, env_extra=extra)
+    assert p.returncode == 0, p.stderr
+    preload, stacks = p.stdout.decode().splitlines()
+    assert preload == other + ":" + os.path.realpath(noop_lib) + ":libgcc_s.so.1:libunwind.so.8"
+    assert stacks == "1"
+    # without stacks: the library alone
+    p = run_gs(["-o", "d2", "--"] + cmd, noop_lib, tmp_path)
+    assert p.stdout.decode().splitlines()[0] == os.path.realpath(noop_lib)
+
+
 def test_run_default_directory_names(gs, lib, tmp_path):
     p = run_gs(["--", "true"], lib, tmp_path)
     assert p.returncode == 0
