@@ -47,7 +47,8 @@ extern gs_config gs_cfg;
 /* 1 when this image's threads start late (docs/collector-safety.md,
  * "Threads started late"): it has one thread (glibc's
  * __libc_single_threaded, which a thread once started leaves 0 for good)
- * and GPUSTARVE_EAGER_THREADS is unset. */
+ * and GPUSTARVE_EAGER_THREADS is unset. A forked child, which always has
+ * one, decides in gs_lifecycle.c. */
 static inline int gs_cfg_threads_late(void)
 {
     return __libc_single_threaded && !gs_cfg.eager_threads;

@@ -95,7 +95,10 @@ static void fork_child(void)
     gs_live_after_fork_child();
     atomic_store(&gs_threads_late, 0);
     atomic_store(&gs_threads_wanted, 0);
-    const int late = gs_cfg_threads_late(); /* a child of a process with one thread */
+    /* a forked child has one thread, whatever glibc's flag says: it stays 0
+     * in the child of a process that had one (DataLoader workers forked
+     * from a trainer whose threads had started) */
+    const int late = !gs_cfg.eager_threads;
     if (gs_out_open(1, gs_writer_calib(), late) == 0) {
         if (late)
             atomic_store(&gs_threads_late, 1);

@@ -16,6 +16,10 @@
  *              then 600 more: past half the ring the next pread starts the
  *              writer, which writes the trace while the program runs;
  *              nothing is dropped.
+ * MODE fork:   as thread, then the program forks: the child has one thread
+ *              (glibc's __libc_single_threaded is 0 there) and runs with no
+ *              thread and no descriptor of ours through 30 preads; its
+ *              trace holds them and its EXIT record.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,16 +116,28 @@ static int act(const char *mode)
         }
         ASSERT_TRUE(trace_size() > before);
     }
+    if (strcmp(mode, "fork") == 0) {
+        pthread_t th;
+        ASSERT_EQ(pthread_create(&th, NULL, worker, NULL), 0);
+        ASSERT_EQ(pthread_join(th, NULL), 0);
+        ASSERT_TRUE(tasks() > 1); /* ours run in the parent */
+        pid_t pid = fork();
+        if (pid == 0) {
+            preads(30);
+            ASSERT_EQ(tasks(), 1); /* the child: no thread of ours */
+            ASSERT_EQ(ours_in_table(), -1);
+            exit(hk_report());
+        }
+        int st = -1;
+        ASSERT_EQ(waitpid(pid, &st, 0), pid);
+        ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
     close(g_fd);
     return hk_report();
 }
 
-static int verify(const char *dir, const char *mode)
+static void verify_file(const hk_file *f, size_t want)
 {
-    const hk_file *f = hk_load_one(dir);
-    if (!f)
-        return hk_report();
-    const size_t want = strcmp(mode, "thread") == 0 ? 60 : strcmp(mode, "fill") == 0 ? 650 : 50;
     ASSERT_EQ(hk_count(f, GS_K_PREAD, NULL) + hk_count(f, GS_K_PREAD64, NULL), want);
     const hk_ev *drops = NULL;
     for (size_t i = 0; i < f->n; i++)
@@ -133,6 +150,27 @@ static int verify(const char *dir, const char *mode)
     ASSERT_TRUE(ex != NULL);
     if (ex)
         ASSERT_EQ(ex->e.aux, 0); /* the exit status */
+}
+
+static int verify(const char *dir, const char *mode)
+{
+    if (strcmp(mode, "fork") == 0) {
+        hk_file *files = NULL;
+        const int n = hk_load_dir(dir, &files);
+        ASSERT_EQ(n, 2); /* the parent (50 + 10 preads) and the child (30) */
+        if (n != 2)
+            return hk_report();
+        hk_check_files(files, n);
+        const int child = hk_count(&files[0], GS_K_PREAD, NULL) +
+                                  hk_count(&files[0], GS_K_PREAD64, NULL) == 30 ? 0 : 1;
+        verify_file(&files[child], 30);
+        verify_file(&files[1 - child], 60);
+    } else {
+        const hk_file *f = hk_load_one(dir);
+        if (!f)
+            return hk_report();
+        verify_file(f, strcmp(mode, "thread") == 0 ? 60 : strcmp(mode, "fill") == 0 ? 650 : 50);
+    }
     DIR *d = opendir(dir);
     struct dirent *de;
     int live = 0;

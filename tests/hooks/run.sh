@@ -52,7 +52,7 @@ for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_cpulimits hk_
 done
 # a process with one thread: no thread of ours until it starts one or its
 # ring needs the writer (docs/collector-safety.md, "Threads started late")
-for mode in exit thread fill; do
+for mode in exit thread fill fork; do
     fresh "hk_late_$mode"
     if HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=20 GPUSTARVE_RING_EVENTS=1024 GPUSTARVE_DIR="$D" \
         LD_PRELOAD="$LIB" "$T/hk_late" "$mode" >"$TMPD/act.log" 2>&1 &&
