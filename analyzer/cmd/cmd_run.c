@@ -230,11 +230,13 @@ static void prepend_pythonpath(const char *dir)
  * would malloc it inside a hook); libgcc_s goes first so that the _Unwind_*
  * symbols libunwind also exports never become the program's C++ exception
  * unwinder. */
-static const char stack_libs[] = "libgcc_s.so.1:libunwind.so.8";
+#define GCC_S_LIB "libgcc_s.so.1"
+#define UNWIND_LIB "libunwind.so.8"
+static const char stack_libs[] = GCC_S_LIB ":" UNWIND_LIB;
 
 static int stack_libs_found(void)
 {
-    static const char *const names[] = {"libgcc_s.so.1", "libunwind.so.8"};
+    static const char *const names[] = {GCC_S_LIB, UNWIND_LIB};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         void *h = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
         if (!h) {
@@ -252,12 +254,10 @@ static int stack_libs_found(void)
 static char *preload_value(const char *lib, int stacks)
 {
     const char *old = getenv("LD_PRELOAD");
+    const char *sep = stacks ? ":" : "", *more = stacks ? stack_libs : "";
     char *v;
-    if (!old || !*old) {
-        if (!stacks)
-            return strdup(lib);
-        return asprintf(&v, "%s:%s", lib, stack_libs) < 0 ? NULL : v;
-    }
+    if (!old || !*old)
+        return asprintf(&v, "%s%s%s", lib, sep, more) < 0 ? NULL : v;
     /* already there (a nested `gpustarve run`): keep the value as it is */
     const char *p = old;
     size_t ll = strlen(lib);
@@ -268,7 +268,7 @@ static char *preload_value(const char *lib, int stacks)
             return strdup(old);
         p += ll;
     }
-    if (asprintf(&v, "%s:%s%s%s", old, lib, stacks ? ":" : "", stacks ? stack_libs : "") < 0)
+    if (asprintf(&v, "%s:%s%s%s", old, lib, sep, more) < 0)
         return NULL;
     return v;
 }
