@@ -99,6 +99,7 @@ class Clocks(object):
 
 
 KEYS = ("units", "wall", "io", "cpu", "runq", "fault", "blocked", "majflt")
+UNIT_KEYS = ("end", "wall", "io", "cpu", "runq", "fault", "blocked")
 
 
 class Parts(object):
@@ -155,19 +156,21 @@ class Parts(object):
             t["fault"] += off
         else:
             t["blocked"] += off
+        unit = {"end": b.wall, "wall": wall, "io": io, "cpu": cpu, "runq": runq,
+                "fault": off if flt else 0, "blocked": 0 if flt else off}
         if self.units is not None:
-            self.units.append({"wall": wall, "io": io, "cpu": cpu, "runq": runq,
-                               "fault": off if flt else 0, "blocked": 0 if flt else off})
+            self.units.append(unit)
         if t["units"] == self.skip:
             self.skipped = dict(t)
         if emit:
-            self.emit()
+            self.emit(unit)
         return wall, cpu + self._io[1], runq + self._io[2]
 
-    def emit(self):
+    def emit(self, unit=None):
         """The running totals: into LOOP_PARTS_DIR/<pid>-<tid>-<what>.parts
         (KEYS as 8 little-endian int64 at offset 0, then the same after the
-        skipped units, rewritten each time)
+        skipped units, rewritten each time; then each unit as UNIT_KEYS,
+        7 int64 at its place, `end` its wall clock's end reading)
         when set, else a `loop-part` line on stderr. RATIONALE: a worker
         writes them after every unit (it ends with os._exit); a line on a
         pipe the harness drains late can block the worker inside its next
@@ -180,6 +183,9 @@ class Parts(object):
                 self._pid = os.getpid()
             vals = [self.t[k] for k in KEYS] + [self.skipped[k] for k in KEYS]
             os.pwrite(self._fd, struct.pack("<16q", *vals), 0)
+            if unit is not None:
+                os.pwrite(self._fd, struct.pack("<7q", *(unit[k] for k in UNIT_KEYS)),
+                          128 + 56 * (self.t["units"] - 1))
             return
         rec = dict(self.t, what=self.what, pid=os.getpid(), tid=threading.get_native_id(),
                    skipped=self.skipped)
@@ -196,9 +202,13 @@ def read_parts(d):
             continue
         pid, tid, what = name[:-6].split("-", 2)
         with open(os.path.join(d, name), "rb") as f:
-            vals = struct.unpack("<16q", f.read(128))
+            raw = f.read()
+        vals = struct.unpack("<16q", raw[:128])
+        each = [dict(zip(UNIT_KEYS, struct.unpack("<7q", raw[o:o + 56])))
+                for o in range(128, len(raw) - 55, 56)]
         out[(int(pid), int(tid), what)] = dict(zip(KEYS, vals[:8]), what=what, pid=int(pid),
-                                               tid=int(tid), skipped=dict(zip(KEYS, vals[8:])))
+                                               tid=int(tid), skipped=dict(zip(KEYS, vals[8:])),
+                                               each=each)
     return out
 
 

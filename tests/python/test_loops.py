@@ -14,7 +14,8 @@ Each must have its steps found, and the report must agree with the script:
 the data-wait share within 2 points, each part of the loader's batch
 (file I/O, page faults, CPU, waiting for a CPU, other blocking) within 20%
 (or 1 ms: parts that small are the scale of the scripts' own clock reads
-and of one preemption), the trainer's wait split (blocked, receiving,
+and of one preemption; over the script's units that end inside the
+report's measured steps), the trainer's wait split (blocked, receiving,
 waiting for a CPU) within 1 ms per step (medians; or 15% of a part when
 the machine's load makes the wait 10-20 ms a step). These are shares and ratios of one run's
 own numbers, so they hold on a busy machine; but a preemption of 10-20 ms
@@ -127,11 +128,14 @@ class Run(object):
                 self.parts[(r["pid"], r["tid"], r["what"])] = r  # the last totals
         assert self.loop is not None, err[-3000:]
         self.parts.update(read_parts(parts_dir))
-        r = subprocess.run([CLI, "report", "--json", str(run_dir)], capture_output=True,
-                           timeout=300)
+        r = subprocess.run([CLI, "report", "--json", "--per-step", str(run_dir)],
+                           capture_output=True, timeout=300)
         assert r.returncode == 0, r.stderr.decode()
         self.j = json.loads(r.stdout)
         self.style = style
+        meas = [x for x in self.j["per_step"] if not x["warmup"]]
+        self.window = (min(x["start_ns"] for x in meas),
+                       max(x["start_ns"] + x["dur_ms"] * 1e6 for x in meas))
 
     # ---- the script's side -----------------------------------------------------------
 
@@ -168,11 +172,20 @@ class Run(object):
         return out
 
 
-def unit_means(rec, skip=0):
-    """A loop-part record's parts per unit, ms: each unit's past `skip`
-    when the record keeps them; else past the units the script left out
-    of its `skipped` totals (a loader's start-up), when enough remain."""
+def unit_means(rec, skip=0, window=None):
+    """A loop-part record's parts per unit, ms: the units that end inside
+    `window` (the report's measured steps, ns: the units the report cuts,
+    docs/report-schema.md "Measured time"), when at least 3 do; else each
+    unit's past `skip` when the record keeps them; else past the units the
+    script left out of its `skipped` totals (a loader's start-up), when
+    enough remain. RATIONALE: beside other load a unit's run-queue delay
+    ranges from none to tens of ms, so means over two sets of units that
+    differ by one or two at their ends differ by more than the tolerance."""
     keys = ("wall", "io", "cpu", "runq", "fault", "blocked")
+    inside = [u for u in rec.get("each") or ()
+              if window and window[0] <= u.get("end", -1) <= window[1]]
+    if len(inside) >= 3:
+        return {k: sum(u[k] for u in inside) / len(inside) / 1e6 for k in keys}
     if rec.get("each") and len(rec["each"]) > skip + 3:
         each = rec["each"][skip:]
         return {k: sum(u[k] for u in each) / len(each) / 1e6 for k in keys}
@@ -209,7 +222,7 @@ def loaders(run):
         assert m is not None and m["in_training_thread"], j["measured"]
         (rec,) = [r for r in run.parts.values()]
         skip = 2 + j["steps"]["warmup"] if style == "nanogpt" else 0
-        s = unit_means(rec, skip)
+        s = unit_means(rec, skip, run.window)
         if run.per_batch:
             s = {k: v * run.per_batch for k, v in s.items()}
         out.append((style, m["mean_ms"], s))
@@ -220,18 +233,19 @@ def loaders(run):
             rec = run.parts[(w["pid"], w["tid"], "pool_item")]
             k = m["batches"] / m["work_items"]  # per batch -> per item
             out.append(("thread %d" % n, {x: v * k for x, v in m["mean_ms"].items()},
-                        unit_means(rec)))
+                        unit_means(rec, window=run.window)))
     else:
         for n, w in enumerate(sorted(j["loader"]["workers"], key=lambda w: w["pid"])):
             m = w["measured"]
             assert m is not None and m["per_batch"] == "markers", w
             whole = run.parts.get((w["pid"], w["pid"], "batch"))
             if whole:  # the script timed each batch whole (a collate function ends it)
-                out.append(("worker %d" % n, m["mean_ms"], unit_means(whole)))
+                out.append(("worker %d" % n, m["mean_ms"], unit_means(whole, window=run.window)))
                 continue
             what = "stream_sample" if style.startswith("stream") else "item"
-            s = {k: v * run.per_batch for k, v in unit_means(run.parts[(w["pid"], w["pid"],
-                                                                         what)]).items()}
+            s = {k: v * run.per_batch
+                 for k, v in unit_means(run.parts[(w["pid"], w["pid"], what)],
+                                        window=run.window).items()}
             out.append(("worker %d" % n, m["mean_ms"], s))
     return out
 
