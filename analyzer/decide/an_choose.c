@@ -203,13 +203,16 @@ static void limit_note(const an_decide_in *in, const an_counts *k, const choice 
 }
 
 /* The trainer's weight fitted or all alike: where they disagree by more
- * than the model's error, or a way says slower than now, no number: the
- * sweep that would settle it. Returns 1 when so (noted), else 0. */
+ * than the model's error, or a way says slower than now (the groups way
+ * too, unless the other load yields: it is of the run's own scheduling
+ * group), no number: the sweep that would settle it. Returns 1 when so
+ * (noted), else 0. */
 static int ways_disagree(const an_decide_in *in, double step, int cur, const choice *ch,
                          an_decision *out)
 {
     const double lo = fmin(ch->thr, ch->fair), hi = fmax(ch->thr, ch->fair);
-    if (!(hi - lo > AN_MODEL_ERROR * ch->thr || fmax(hi, ch->grp) > step))
+    const double grp = out->model.other_load_yields == 1 ? 0 : ch->grp;
+    if (!(hi - lo > AN_MODEL_ERROR * ch->thr || fmax(hi, grp) > step))
         return 0;
     an_decide_sweep(in, out, cur, ch->n);
     an_decide_note(out,
