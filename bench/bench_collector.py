@@ -40,6 +40,10 @@ Method:
   not suffice (the load average is printed). --eager-threads traces with
   the collector's threads from the start, as every process was before a
   process with one thread ran without them.
+- DataLoader by run (dataloader-run): the same, traced as a user does, by
+  `gpustarve run` (the Python side's markers in the trainer and its
+  workers, run's own start and its 40 ms reading of the other processes'
+  load before it starts the program).
 """
 import argparse
 import math
@@ -200,7 +204,7 @@ def bench_startup(tmp, lib, rounds=40):
 
 
 def bench_dataloader(tmp, lib, pairs_min=101, pairs_max=601, minutes=60.0, eager=False,
-                     width=1.0):
+                     width=1.0, via_run=False):
     data = os.path.join(tmp, "imgs")
     script = os.path.join(ROOT, "examples", "pytorch", "train.py")
     subprocess.run([PY, script, "--data", data, "--make-data", "600", "--steps", "1"],
@@ -217,7 +221,11 @@ def bench_dataloader(tmp, lib, pairs_min=101, pairs_max=601, minutes=60.0, eager
         for traced in ((0, 1) if r % 2 == 0 else (1, 0)):  # neither always goes first
             run = os.path.join(tmp, "dl%d" % r)
             more = {"GPUSTARVE_EAGER_THREADS": "1"} if eager else {}
-            w, c = timed(cmd, env(LD_PRELOAD=lib, GPUSTARVE_DIR=run, **more) if traced else env())
+            if traced and via_run:
+                w, c = timed([CLI, "run", "-q", "-o", run, "--"] + cmd, env(**more))
+            else:
+                w, c = timed(cmd, env(LD_PRELOAD=lib, GPUSTARVE_DIR=run, **more) if traced
+                             else env())
             wall[traced].append(w)
             cpu[traced].append(c)
         ev, size = trace_stats(run)
@@ -234,7 +242,8 @@ def bench_dataloader(tmp, lib, pairs_min=101, pairs_max=601, minutes=60.0, eager
     print("DataLoader workload (train.py, 2 workers, 2 epochs x 600 images), %d rounds, the order "
           "alternating; load average %.1f to %.1f%s" % (
               rounds, min(loads), max(loads),
-              "; traced with the threads from the start (GPUSTARVE_EAGER_THREADS=1)" if eager else ""))
+              ("; traced with the threads from the start (GPUSTARVE_EAGER_THREADS=1)" if eager
+               else "") + ("; traced by gpustarve run" if via_run else "")))
     print("  untraced median %.3f s, traced median %.3f s: overhead %+.2f%%  target <= 2%%" % (
         u, t, 100 * (t - u) / u))
     print("  (wall of single runs: untraced %.2f to %.2f s, traced %.2f to %.2f s)" % (
@@ -257,10 +266,17 @@ def bench_dataloader(tmp, lib, pairs_min=101, pairs_max=601, minutes=60.0, eager
         statistics.median(per_event), ev))
 
 
+WHAT = ("hook", "fork", "startup", "dataloader", "dataloader-run")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default=LIB, help="the collector to measure (default %(default)s)")
-    ap.add_argument("--only", choices=("hook", "fork", "startup", "dataloader"), action="append")
+    ap.add_argument("--only", choices=WHAT, action="append",
+                    help="one benchmark (again for more); dataloader-run traces the DataLoader "
+                    "workload as a user does, by `gpustarve run -q -o DIR --` (its library, "
+                    "whatever --lib says): the Python side's markers, run's own start and its "
+                    "40 ms reading of other processes' load included")
     ap.add_argument("--startup-rounds", type=int, default=40,
                     help="rounds of the start-up comparison (default %(default)s)")
     ap.add_argument("--pairs-min", type=int, default=101)
@@ -274,7 +290,7 @@ def main():
                     help="DataLoader: trace with the collector's threads from the start "
                     "(GPUSTARVE_EAGER_THREADS=1), as before they started late")
     a = ap.parse_args()
-    only = set(a.only or ("hook", "fork", "startup", "dataloader"))
+    only = set(a.only or WHAT)
     with tempfile.TemporaryDirectory(prefix="gs_bench_") as tmp:
         print("machine: %s, %d cores, load average %.1f; collector %s" % (
             os.uname().nodename, os.cpu_count(), os.getloadavg()[0], a.lib))
@@ -284,9 +300,10 @@ def main():
             bench_fork(tmp, a.lib)
         if "startup" in only:
             bench_startup(tmp, a.lib, a.startup_rounds)
-        if "dataloader" in only:
-            bench_dataloader(tmp, a.lib, a.pairs_min, a.pairs_max, a.minutes, a.eager_threads,
-                             a.width)
+        for what in ("dataloader", "dataloader-run"):
+            if what in only:
+                bench_dataloader(tmp, a.lib, a.pairs_min, a.pairs_max, a.minutes,
+                                 a.eager_threads, a.width, via_run=what == "dataloader-run")
     return 0
 
 
