@@ -136,9 +136,14 @@ static int act(const char *mode)
     return hk_report();
 }
 
+static size_t preads_in(const hk_file *f)
+{
+    return hk_count(f, GS_K_PREAD, NULL) + hk_count(f, GS_K_PREAD64, NULL);
+}
+
 static void verify_file(const hk_file *f, size_t want)
 {
-    ASSERT_EQ(hk_count(f, GS_K_PREAD, NULL) + hk_count(f, GS_K_PREAD64, NULL), want);
+    ASSERT_EQ(preads_in(f), want);
     const hk_ev *drops = NULL;
     for (size_t i = 0; i < f->n; i++)
         if (f->ev[i].e.kind == GS_K_DROPS)
@@ -161,8 +166,7 @@ static int verify(const char *dir, const char *mode)
         if (n != 2)
             return hk_report();
         hk_check_files(files, n);
-        const int child = hk_count(&files[0], GS_K_PREAD, NULL) +
-                                  hk_count(&files[0], GS_K_PREAD64, NULL) == 30 ? 0 : 1;
+        const int child = preads_in(&files[0]) == 30 ? 0 : 1;
         verify_file(&files[child], 30);
         verify_file(&files[1 - child], 60);
     } else {

@@ -100,6 +100,9 @@ class Clocks(object):
 
 KEYS = ("units", "wall", "io", "cpu", "runq", "fault", "blocked", "majflt")
 UNIT_KEYS = ("end", "wall", "io", "cpu", "runq", "fault", "blocked")
+# a parts file: the totals and those after the skipped units, then each unit
+TOTALS = struct.Struct("<%dq" % (2 * len(KEYS)))
+UNIT = struct.Struct("<%dq" % len(UNIT_KEYS))
 
 
 class Parts(object):
@@ -169,8 +172,9 @@ class Parts(object):
     def emit(self, unit=None):
         """The running totals: into LOOP_PARTS_DIR/<pid>-<tid>-<what>.parts
         (KEYS as 8 little-endian int64 at offset 0, then the same after the
-        skipped units, rewritten each time; then each unit as UNIT_KEYS,
-        7 int64 at its place, `end` its wall clock's end reading)
+        skipped units, rewritten each time: TOTALS; then each unit as
+        UNIT_KEYS, int64, at its place: UNIT, `end` its wall clock's end
+        reading)
         when set, else a `loop-part` line on stderr. RATIONALE: a worker
         writes them after every unit (it ends with os._exit); a line on a
         pipe the harness drains late can block the worker inside its next
@@ -182,10 +186,10 @@ class Parts(object):
                 self._fd = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT, 0o600)
                 self._pid = os.getpid()
             vals = [self.t[k] for k in KEYS] + [self.skipped[k] for k in KEYS]
-            os.pwrite(self._fd, struct.pack("<16q", *vals), 0)
+            os.pwrite(self._fd, TOTALS.pack(*vals), 0)
             if unit is not None:
-                os.pwrite(self._fd, struct.pack("<7q", *(unit[k] for k in UNIT_KEYS)),
-                          128 + 56 * (self.t["units"] - 1))
+                os.pwrite(self._fd, UNIT.pack(*(unit[k] for k in UNIT_KEYS)),
+                          TOTALS.size + UNIT.size * (self.t["units"] - 1))
             return
         rec = dict(self.t, what=self.what, pid=os.getpid(), tid=threading.get_native_id(),
                    skipped=self.skipped)
@@ -203,11 +207,12 @@ def read_parts(d):
         pid, tid, what = name[:-6].split("-", 2)
         with open(os.path.join(d, name), "rb") as f:
             raw = f.read()
-        vals = struct.unpack("<16q", raw[:128])
-        each = [dict(zip(UNIT_KEYS, struct.unpack("<7q", raw[o:o + 56])))
-                for o in range(128, len(raw) - 55, 56)]
-        out[(int(pid), int(tid), what)] = dict(zip(KEYS, vals[:8]), what=what, pid=int(pid),
-                                               tid=int(tid), skipped=dict(zip(KEYS, vals[8:])),
+        vals = TOTALS.unpack_from(raw)
+        units = raw[TOTALS.size:len(raw) - (len(raw) - TOTALS.size) % UNIT.size]
+        each = [dict(zip(UNIT_KEYS, u)) for u in UNIT.iter_unpack(units)]
+        n = len(KEYS)
+        out[(int(pid), int(tid), what)] = dict(zip(KEYS, vals[:n]), what=what, pid=int(pid),
+                                               tid=int(tid), skipped=dict(zip(KEYS, vals[n:])),
                                                each=each)
     return out
 

@@ -175,10 +175,10 @@ class Run(object):
 def unit_means(rec, skip=0, window=None):
     """A loop-part record's parts per unit, ms: the units that end inside
     `window` (the report's measured steps, ns: the units the report cuts,
-    docs/report-schema.md "Measured time"), when at least 3 do; else each
-    unit's past `skip` when the record keeps them; else past the units the
-    script left out of its `skipped` totals (a loader's start-up), when
-    enough remain. RATIONALE: beside other load a unit's run-queue delay
+    docs/report-schema.md "Measured time"), when at least 3 do; else past
+    the units the script left out of its `skipped` totals (a loader's
+    start-up), when enough remain; else each unit's past `skip` when the
+    record has them. RATIONALE: beside other load a unit's run-queue delay
     ranges from none to tens of ms, so means over two sets of units that
     differ by one or two at their ends differ by more than the tolerance."""
     keys = ("wall", "io", "cpu", "runq", "fault", "blocked")
@@ -186,13 +186,13 @@ def unit_means(rec, skip=0, window=None):
               if window and window[0] <= u.get("end", -1) <= window[1]]
     if len(inside) >= 3:
         return {k: sum(u[k] for u in inside) / len(inside) / 1e6 for k in keys}
-    if rec.get("each") and len(rec["each"]) > skip + 3:
-        each = rec["each"][skip:]
-        return {k: sum(u[k] for u in each) / len(each) / 1e6 for k in keys}
     sk = rec.get("skipped") or {}
     if sk.get("units") and rec["units"] - sk["units"] >= 3:
         n = rec["units"] - sk["units"]
         return {k: (rec[k] - sk[k]) / n / 1e6 for k in keys}
+    if rec.get("each") and len(rec["each"]) > skip + 3:
+        each = rec["each"][skip:]
+        return {k: sum(u[k] for u in each) / len(each) / 1e6 for k in keys}
     n = rec["units"]
     return {k: rec[k] / n / 1e6 for k in keys}
 

@@ -542,8 +542,8 @@ static void test_sleeper(void)
 /* CPU-bound workers and a CPU-bound trainer beside one busy process of
  * the run's own scheduling group (the truth regime's: 1 worker, a 42 ms
  * step): the low end is the fitted way, though the groups way says
- * slower; with the process in a group of its own, the larger of the two
- * (an_workers_model.c, ways) */
+ * slower; with the process in a group of its own, the larger of the two,
+ * which holds the second worker back (an_workers_model.c, ways) */
 static void test_yields_fitted(void)
 {
     an_decide_in in = cpu_bound_run();
@@ -568,7 +568,17 @@ static void test_yields_fitted(void)
     in.peers_other_cores = 1.0;
     d = decide(&in);
     ASSERT_TRUE(d.model.other_load_yields == 0);
-    ASSERT_TRUE(!predicted_is_fitted(&d, 0));
+    /* ... there the groups way's longer step holds the second worker back */
+    ASSERT_TRUE(d.nadvice == 0 && d.model.held_back == 2);
+    int seen = 0;
+    for (size_t i = 0; i < d.model.npred; i++)
+        if (d.model.pred[i].workers == 2) {
+            seen = 1;
+            const double scale = in.step_ms / d.model.now_fit_ms;
+            ASSERT_TRUE(d.model.pred[i].grp_ms > d.model.pred[i].fit_ms);
+            ASSERT_TRUE(NEAR(d.model.held_lo_ms, d.model.pred[i].grp_ms * scale, 1e-6));
+        }
+    ASSERT_TRUE(seen);
 }
 
 int main(void)
