@@ -147,7 +147,6 @@ void gs_config_read(void)
     gs_cfg.store_runs = zl == 1000;
     gs_cfg.clock = getenv("GPUSTARVE_CLOCK");
     gs_cfg.dir = getenv("GPUSTARVE_DIR");
-    gs_cfg.peers = getenv("GPUSTARVE_PEERS");
     gs_cfg.eager_threads = env_flag("GPUSTARVE_EAGER_THREADS");
     read_stacks();
     read_test_hooks();

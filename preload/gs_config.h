@@ -29,8 +29,6 @@ typedef struct gs_config {
     int store_runs;       /* frames of runs of few bytes stored (no level set: 1) */
     const char *clock;    /* GPUSTARVE_CLOCK ("mono"), NULL when unset; start-up only */
     const char *dir;      /* GPUSTARVE_DIR, NULL when unset; start-up only */
-    const char *peers;    /* GPUSTARVE_PEERS (`gpustarve run`: other processes busy, by
-                           * scheduling group), NULL when unset; start-up only */
     int stacks;           /* GPUSTARVE_STACKS set and not "0" */
     int eager_threads;    /* GPUSTARVE_EAGER_THREADS set and not "0": threads at start-up */
     /* GPUSTARVE_STACK_DEPTH, _FIRST, _EVERY: read only when stacks is set,

@@ -55,28 +55,6 @@ static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 
 #define LATE_SLOTS_AHEAD 8u /* ring slots ready when threads start late */
 
-/* GPUSTARVE_PEERS (`gpustarve run`: the other processes busy as it started
- * the program, by scheduling group) as one CONFIG record,
- * "gpustarve_peers=same=S other=O" (docs/trace-format.md), in each process
- * image: the analyzer reads the trainer's. */
-static void record_peers(void)
-{
-    static const char key[] = "gpustarve_peers=";
-    const char *v = gs_cfg.peers;
-    if (!v)
-        return;
-    char kv[96];
-    size_t n = sizeof key - 1;
-    memcpy(kv, key, n);
-    while (*v && n < sizeof kv)
-        kv[n++] = *v++;
-    if (*v)
-        return; /* longer than `gpustarve run` writes: not its */
-    gs_rec r = GS_REC_INIT(GS_K_CONFIG, gs_now());
-    r.str = gs_str_intern(kv, n);
-    gs_emit(&r);
-}
-
 static void init_all(void)
 {
     gs_real_resolve();
@@ -101,7 +79,6 @@ static void init_all(void)
         gs_writer_start();
     atomic_store_explicit(&gs_on, 1, memory_order_release);
     gs_cpulimits_record();
-    record_peers();
 }
 
 void gs_start_threads(void)

@@ -32,9 +32,11 @@
  * <host>-<pid>.gst, then <host>-<pid>.<n>.gst after the n-th exec
  * (docs/trace-format.md, "A run"); gs_run_files_list (gs_trace.h) finds
  * them. Python's perf map of an image is copied beside its trace as
- * <trace file without .gst>.perfmap. */
+ * <trace file without .gst>.perfmap. `gpustarve run` leaves the other
+ * processes' load as it started the program (pid) in <host>-<pid>.peers. */
 #define GS_TRACE_SUFFIX ".gst"
 #define GS_PERFMAP_SUFFIX ".perfmap"
+#define GS_PEERS_SUFFIX ".peers"
 
 #define GS_FRAME_MAGIC 0x52465347u /* "GSFR" little-endian */
 /* Largest decompressed frame a writer may produce and a reader accepts.

@@ -87,11 +87,12 @@ static const char usage_text[] =
     "  GPUSTARVE_STACKS=1 (GPUSTARVE_STACK_DEPTH, _FIRST, _EVERY tune it: 16\n"
     "  frames, first 8 calls, then 1 in 64) and preloads libgcc_s and\n"
     "  libunwind after the library (GPUSTARVE_STACKS=1 already set does the\n"
-    "  same); --python-frames also PYTHONPERFSUPPORT=1. GPUSTARVE_PEERS says\n"
-    "  which other processes were busy as the command started (\"same=S\n"
-    "  other=O\": cores in this run's scheduling group, and in others; read\n"
-    "  over 40 ms), which the model of num_workers uses. Nothing else\n"
-    "  changes.\n"
+    "  same); --python-frames also PYTHONPERFSUPPORT=1. Nothing else changes.\n"
+    "\n"
+    "Beside the traces, HOST-PID.peers says which other processes were busy\n"
+    "as the command started (\"same=S other=O\": cores in this run's\n"
+    "scheduling group, and in others, over 40 ms beside the command's start),\n"
+    "which the model of num_workers uses.\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
     "gpustarve with kill(1) are passed on to the command; keyboard signals\n"
@@ -417,7 +418,18 @@ static void wait_leftovers(void)
 #define LIVE_PERIOD_S 5
 static unsigned live_period;
 
-static int run_child(char **argv, gs_run_dir *rd, const gs_run_files *before)
+/* The other processes busy as the program starts, by scheduling group
+ * (into peers; "" when it cannot say): the model reads whether their load
+ * yields. RATIONALE: kept until the command is done, so the directory
+ * gains no file while the program may be using it. */
+static void read_peers(gs_peers *pe, pid_t pid, char *peers, size_t cap)
+{
+    peers[0] = '\0';
+    if (pe && gs_run_peers_end(pe, (int)pid, peers, cap) != 0)
+        peers[0] = '\0';
+}
+
+static int run_child(char **argv, gs_run_dir *rd, const gs_run_files *before, gs_peers *pe)
 {
     const char *dir = rd->name;
     struct sigaction orig[NFORWARDED];
@@ -487,6 +499,9 @@ static int run_child(char **argv, gs_run_dir *rd, const gs_run_files *before)
     int status;
     pid_t w;
     top_live *lv = live_period && !exec_errno ? top_live_start(dir, live_period) : NULL;
+    char peers[64] = "";
+    if (!exec_errno)
+        read_peers(pe, pid, peers, sizeof peers);
     do
         w = waitpid(pid, &status, 0);
     while (w < 0 && errno == EINTR);
@@ -510,6 +525,8 @@ static int run_child(char **argv, gs_run_dir *rd, const gs_run_files *before)
     }
 
     wait_leftovers();
+    if (peers[0] && gs_run_peers_save(rd->dir_fd, (int)pid, peers) == 0)
+        gs_cli_msg(2, "other processes busy as it started: %s", peers);
     report_run(rd, before);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
@@ -588,13 +605,6 @@ int gs_cmd_run(int argc, char **argv)
     setenv("GPUSTARVE_DIR", absdir, 1);
     gs_cli_msg(2, "LD_PRELOAD=%s", preload);
     gs_cli_msg(2, "GPUSTARVE_DIR=%s", absdir);
-    /* the other processes busy now, by scheduling group: the collector
-     * records it, the model reads whether their load yields (run_peers.c) */
-    char peers[64];
-    if (gs_run_peers(peers, sizeof peers) == 0) {
-        setenv("GPUSTARVE_PEERS", peers, 1);
-        gs_cli_msg(2, "GPUSTARVE_PEERS=%s", peers);
-    }
     /* RATIONALE: a value the user set (nsys, another tool) stands; the
      * collector then starts CUPTI itself at the first CUDA call and says
      * so if CUPTI turns out to be taken. */
@@ -630,7 +640,10 @@ int gs_cmd_run(int argc, char **argv)
         gs_run_files_list(&before, dir); /* unreadable: every file counts */
         forget_warnings(dir);
     }
-    int rc = run_child(cmd, &rd, &before);
+    /* the other processes' CPU time now, and again as the program starts
+     * (run_peers.c) */
+    gs_peers *pe = gs_run_peers_begin();
+    int rc = run_child(cmd, &rd, &before, pe);
     gs_run_files_free(&before);
     gs_run_dir_close(&rd, 0);
     free(lib);

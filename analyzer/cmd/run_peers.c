@@ -4,13 +4,15 @@
  * "Whether the other load yields").
  *
  * Responsible for: two readings of every process's CPU time
- * (/proc/<pid>/schedstat, ns) PEERS_WINDOW_NS apart, and each busy one's
+ * (/proc/<pid>/schedstat, ns) PEERS_WINDOW_NS apart, the first before the
+ * program starts and the second while it starts, and each busy one's
  * scheduling group: its cpu cgroup (/proc/<pid>/cgroup) and, where
  * autogroups apply (kernel.sched_autogroup_enabled, a task in the root cpu
  * cgroup), its autogroup (/proc/<pid>/autogroup, one per session); the
  * cores they kept busy in the run's own group (the program inherits this
- * process's session and cgroup) and in others, as the text of
- * GPUSTARVE_PEERS ("same=S other=O"), which the collector records.
+ * process's session and cgroup) and in others, as the text
+ * "same=S other=O" of <host>-<pid>.peers in the run directory
+ * (docs/trace-format.md, "A run"), which the analyzer reads.
  *
  * RATIONALE: one busy process beside a loader that burns CPU decides
  * whether more loader threads help, and how depends on its group: in the
@@ -20,23 +22,35 @@
  * same change gave 51.2 -> 50.0 ms (2-CPU VM, 2026-12-05). A run shows
  * neither when its own threads left a CPU free.
  *
- * Must never: fail the run (whatever cannot be read is left out; no text
- * when /proc cannot be listed), or count this process or its ancestors.
+ * RATIONALE: the window lies beside the program's start, not before it
+ * (40 ms a run, 2 points of a 2-second job's wall time, docs/performance.md);
+ * the processes read are those that were there before the program, so it
+ * and its children are never counted.
+ *
+ * Must never: fail the run (whatever cannot be read is left out; no file
+ * when /proc cannot be listed), count this process or its ancestors, or
+ * replace a file that is there.
  */
 #include <ctype.h>
 #include <stdint.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd/run_peers.h"
+#include "gs_format.h"
 #include "machine/mc_cgroup.h"
 #include "machine/mc_file.h"
 
 #define PEERS_WINDOW_NS 40000000L /* 40 ms: a busy process's share within a few % */
+#define PEERS_WINDOW_MIN_NS 5e6   /* a program done sooner: nothing said */
 #define PEERS_MAX 16384           /* threads read; a larger machine's rest is left out */
 #define PEER_BUSY 0.05            /* cores: below, a process is not counted as busy */
 
@@ -143,25 +157,69 @@ static int list(peer *ps, int cap, const int *up, int nup)
     return n;
 }
 
-int gs_run_peers(char *out, size_t cap)
+struct gs_peers {
+    peer ps[PEERS_MAX];
+    int n;
+    struct timespec t0;
+};
+
+gs_peers *gs_run_peers_begin(void)
 {
-    static peer ps[PEERS_MAX];
+    static gs_peers one; /* one run, one reading */
     int up[64];
     const int nup = ancestors(up, 64);
-    const int n = list(ps, PEERS_MAX, up, nup);
-    if (n < 0)
-        return -1;
-    struct timespec t0, t1, w = {0, PEERS_WINDOW_NS};
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    nanosleep(&w, NULL);
+    one.n = list(one.ps, PEERS_MAX, up, nup);
+    if (one.n < 0)
+        return NULL;
+    clock_gettime(CLOCK_MONOTONIC, &one.t0);
+    return &one;
+}
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    const double dt = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e9 + (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+/* Until PEERS_WINDOW_NS after the first reading, or until the program
+ * exits (its pidfd readable), whichever comes first; signals (forwarded
+ * to the program) do not cut it short. */
+static void wait_window(const gs_peers *pe, int pid)
+{
+    const int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    for (;;) {
+        const double left = PEERS_WINDOW_NS - since(&pe->t0);
+        if (left <= 0)
+            break;
+        struct timespec w = {0, (long)left};
+        if (pfd >= 0) {
+            struct pollfd p = {pfd, POLLIN, 0};
+            const int r = ppoll(&p, 1, &w, NULL);
+            if (r > 0 || (r < 0 && errno != EINTR))
+                break; /* it exited (or cannot be waited on: the reading now) */
+        } else if (nanosleep(&w, NULL) == 0) {
+            break;
+        }
+    }
+    if (pfd >= 0)
+        close(pfd);
+}
+
+int gs_run_peers_end(gs_peers *pe, int pid, char *out, size_t cap)
+{
+    wait_window(pe, pid);
+    const double dt = since(&pe->t0);
+    if (dt < PEERS_WINDOW_MIN_NS)
+        return -1; /* too short to say: the program was done at once */
     char buf[8] = "";
     const int autogroups =
         mc_read_text("/proc/sys/kernel/sched_autogroup_enabled", buf, sizeof buf) > 0 && buf[0] == '1';
     char mine[512];
     if (group_of(getpid(), autogroups, mine, sizeof mine) != 0)
         return -1;
+    const peer *ps = pe->ps;
+    const int n = pe->n;
     double same = 0, other = 0;
     for (int i = 0; i < n;) { /* a process's threads are listed together */
         const int pid = ps[i].pid;
@@ -181,4 +239,27 @@ int gs_run_peers(char *out, size_t cap)
     }
     snprintf(out, cap, "same=%.2f other=%.2f", same, other);
     return 0;
+}
+
+int gs_run_peers_save(int dir_fd, int pid, const char *text)
+{
+    /* the host the collector names its files by (gs_output.c), the test
+     * hook's included (README, "Preloading by hand") */
+    char host[256] = "", name[320];
+    const char *th = getenv("GPUSTARVE_TEST_HOST");
+    if (th && *th)
+        snprintf(host, sizeof host, "%s", th);
+    else if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "localhost");
+    if (strchr(host, '/'))
+        return -1;
+    snprintf(name, sizeof name, "%s-%d" GS_PEERS_SUFFIX, host, pid);
+    const int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    char line[96];
+    const int len = snprintf(line, sizeof line, "%s\n", text);
+    const int ok = len > 0 && write(fd, line, (size_t)len) == (ssize_t)len;
+    close(fd);
+    return ok ? 0 : -1;
 }

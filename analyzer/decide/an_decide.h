@@ -86,7 +86,7 @@ typedef struct an_decide_in {
                                     * other_load_cores is; -1 unknown */
     double peers_same_cores, peers_other_cores; /* other processes busy as `gpustarve run`
                                     * started the program, cores: in the run's scheduling
-                                    * group and in others (GPUSTARVE_PEERS); -1 unknown */
+                                    * group and in others (the .peers file); -1 unknown */
     int loader_unseen;           /* the loader's threads were not told apart: its
                                   * batch is the other threads' time, one a step */
     int prefetch;                /* batches a worker may hold ready */

@@ -448,7 +448,7 @@ static void load_note(const an_decide_in *in, double rho, int usable, an_decisio
 
 /* Whether other processes' load shares the CPUs with the run thread by
  * thread: the processes busy as `gpustarve run` started the program
- * (GPUSTARVE_PEERS, analyzer/cmd/run_peers.c) were, at least
+ * (analyzer/cmd/run_peers.c) were, at least
  * PEERS_SAME_SHARE of their load, in the run's own scheduling group (its
  * session's autogroup, its cpu cgroup). 0 when they were not, or not
  * measured (the load is then taken to keep its cores at its worst).

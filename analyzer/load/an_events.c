@@ -431,7 +431,8 @@ static void add_host(an_proc *p, const gs_event *e)
     p->host_cpus = gs_host_cpus(e);
 }
 
-/* the config record of the other processes busy at start (gs_startup.c) */
+/* the config record of the other processes busy at start, in traces made
+ * before `gpustarve run` wrote them beside the traces (an_peers.c) */
 #define PEERS_KEY "gpustarve_peers"
 
 static void add_config(lctx *c, const gs_event *e)
@@ -444,7 +445,7 @@ static void add_config(lctx *c, const gs_event *e)
         return;
     an_proc *p = c->p;
     size_t kl = (size_t)(eq - s);
-    /* the collector's own (GPUSTARVE_PEERS), not the program's settings */
+    /* the collector's own (GPUSTARVE_PEERS, then), not the program's settings */
     if (kl == sizeof PEERS_KEY - 1 && !strncmp(s, PEERS_KEY, kl)) {
         double same, other;
         if (sscanf(eq + 1, "same=%lf other=%lf", &same, &other) == 2 && same >= 0 && other >= 0) {

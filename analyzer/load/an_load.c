@@ -1,7 +1,8 @@
 /* an_load.c — reading a run: the directory's trace files (trace/'s
  * gs_run_files_list), each decoded batch by batch and handed to the pass
  * (an_events.c) and to a second pass's hooks, progress about every second,
- * and damaged or unreadable files listed in run->skipped with the reason;
+ * and damaged or unreadable files listed in run->skipped with the reason
+ * (the .peers file beside them: an_peers.c);
  * the files spread over threads (an_opts.threads), the run the same as one
  * thread makes.
  *
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "load/an_events.h"
+#include "load/an_peers.h"
 #include "base/an_grow.h"
 #include "load/an_run.h"
 #include "gs_trace.h"
@@ -535,6 +537,7 @@ int an_run_load_dirs(an_run *run, char *const *dirs, size_t ndirs, const an_opts
     free(files);
     if (rc < 0)
         return rc;
+    an_run_read_peers(run);
     if (o->progress)
         o->progress(o->progress_ctx, run->bytes, run->bytes);
     return rc;

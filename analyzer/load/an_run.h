@@ -171,8 +171,10 @@ typedef struct an_proc {
     size_t nhcpu, caphcpu;
     uint64_t host_cpus; /* CPUs those samples sum (the last record's) */
     /* other processes busy as `gpustarve run` started it, cores: in the
-     * run's scheduling group and in others (its `gpustarve_peers` config
-     * record); peers_known 0 when not recorded */
+     * run's scheduling group and in others (the .peers file beside the
+     * traces, an_peers.c, or an older trace's `gpustarve_peers` config
+     * record); peers_known 0 when not known, 2 when the file names this
+     * process, 1 otherwise */
     double peers_same_cores, peers_other_cores;
     int peers_known;
     /* role marker */

@@ -69,14 +69,13 @@ def test_threads_are_named_and_distinct(built, dataset, tmp_path):
 
 def test_untraced_environment_untouched(built, tmp_path):
     """The traced program sees LD_PRELOAD, GPUSTARVE_DIR, the two injection
-    paths (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH), PYTHONPATH (the
-    Python side) and GPUSTARVE_PEERS (the other processes busy at start)
-    and nothing else new."""
+    paths (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH) and PYTHONPATH
+    (the Python side), and nothing else new."""
     env = clean_env(KEEP_ME="1")
     p = run_traced(["/usr/bin/env"], tmp_path / "run", env=env)
     assert p.returncode == 0
     lines = p.stdout.decode().splitlines()
     new = {l.split("=", 1)[0] for l in lines} - set(env)
     assert new <= {"LD_PRELOAD", "GPUSTARVE_DIR", "CUDA_INJECTION64_PATH",
-                   "NVTX_INJECTION64_PATH", "PYTHONPATH", "GPUSTARVE_PEERS"}
+                   "NVTX_INJECTION64_PATH", "PYTHONPATH"}
     assert "KEEP_ME=1" in lines

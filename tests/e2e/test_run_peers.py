@@ -6,12 +6,17 @@ records what `gpustarve run` measured, and the model of the spinning
 loader thread beside it takes the load as yielding (shared thread by
 thread) only in the first case (and only where the burner is most of
 the machine's other load: on a busy machine other sessions' load counts
-as another group's).
+as another group's). The reading lies beside the program's start, in
+<host>-<pid>.peers in the run directory: the program itself, however busy,
+is never counted; the report takes what stands at that name only when it
+is one line of counts.
 
 The burner is tests/tools/cpu_load.py; a burner on a loaded machine gets
 less than a core, so the counts are held to a fifth of one."""
+import glob
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -42,12 +47,18 @@ class Burner:
         return False
 
 
-def peers(run_dir):
-    """GPUSTARVE_PEERS as the traced program got it: (same, other)."""
-    p = run_traced([PY, "-c", "import os; print(os.environ['GPUSTARVE_PEERS'])"], run_dir,
-                   env=clean_env())
+def peers(run_dir, cmd=(PY, "-c", "pass")):
+    """What `gpustarve run` left beside the traces as cmd started: (same, other)."""
+    p = run_traced(list(cmd), run_dir, env=clean_env())
     assert p.returncode == 0, p.stderr.decode()
-    same, other = (float(kv.split("=")[1]) for kv in p.stdout.decode().split())
+    files = glob.glob(os.path.join(str(run_dir), "*.peers"))
+    assert len(files) == 1, files
+    pid = min(int(f.rsplit("-", 1)[1].split(".")[0]) for f in glob.glob(os.path.join(str(run_dir), "*.gst")))
+    assert files[0].endswith("-%d.peers" % pid), (files, pid)  # the program's pid
+    with open(files[0]) as f:
+        text = f.read()
+    assert text.endswith("\n") and text.count("\n") == 1, text
+    same, other = (float(kv.split("=")[1]) for kv in text.split())
     return same, other
 
 
@@ -73,23 +84,80 @@ def test_a_burner_of_its_own_session_is_in_another_group(built, tmp_path):
     assert same < same0 + SEEN, (same0, same)
 
 
+def test_the_program_itself_is_never_counted(built, tmp_path):
+    """The reading is taken beside the program's start: a program that
+    burns a CPU from its first instant (and a child that burns another)
+    adds nothing to the run's group beyond what the machine had."""
+    burn = ("import os, time\n"
+            "def spin(s):\n"
+            "    t = time.time() + s\n"
+            "    while time.time() < t: pass\n"
+            "if os.fork() == 0:\n"
+            "    spin(0.3); os._exit(0)\n"
+            "spin(0.3); os.wait()\n")
+    same0, _ = peers(tmp_path / "base")
+    same, _ = peers(tmp_path / "run", (PY, "-c", burn))
+    assert same < same0 + SEEN, (same0, same)
+
+
+def need_train_loop():
+    if not os.path.exists(TRAIN_LOOP) or not os.path.exists(os.path.join(SIM, "libcudart.so.13")):
+        pytest.skip("train_loop or the simulated GPU was not built (needs nvcc)")
+
+
+@pytest.fixture(scope="module")
+def loop_beside_burner(built, tmp_path_factory):
+    """A short train_loop run traced beside a burner of this session."""
+    need_train_loop()
+    d = tmp_path_factory.mktemp("peers-loop") / "run"
+    with Burner(False):
+        p = run_traced([TRAIN_LOOP, "--workers", "1", "--load-ms", "20", "--kernel-ms", "10",
+                        "--steps", "20"], d, env=clean_env(LD_LIBRARY_PATH=SIM))
+    assert p.returncode == 0, p.stderr.decode()
+    return d
+
+
+def model_of(run_dir):
+    r = subprocess.run([CLI, "report", "--json", str(run_dir)], capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    return json.loads(r.stdout)["model"]
+
+
+@pytest.mark.parametrize("content", ["fifo", "same=-1 other=0\n", "same=nan other=0\n",
+                                     "x" * 100000, "same=1e300 other=0\n"])
+def test_the_report_takes_only_a_line_of_counts(loop_beside_burner, tmp_path, content):
+    """Whatever stands at the .peers name that is not one line of counts
+    (a FIFO nobody writes, negative, not a number, huge, a long file) is
+    left out: the report neither blocks nor takes it; the file as `run`
+    wrote it is taken."""
+    assert model_of(loop_beside_burner)["busy_at_start_same_group_cores"] >= SEEN
+    d = tmp_path / "run"
+    shutil.copytree(str(loop_beside_burner), str(d))
+    f = glob.glob(os.path.join(str(d), "*.peers"))[0]
+    os.unlink(f)
+    if content == "fifo":
+        os.mkfifo(f, 0o600)
+    else:
+        with open(f, "w") as fh:
+            fh.write(content)
+    m = model_of(d)
+    assert m["busy_at_start_same_group_cores"] is None, m
+    assert m["busy_at_start_other_groups_cores"] is None, m
+
+
 @pytest.mark.parametrize("own_session", [False, True], ids=["same-session", "own-session"])
 def test_the_model_reads_whether_the_load_yields(built, tmp_path, own_session):
     """One spinning loader thread with the trainer asleep in the GPU sync,
     beside the burner: the report's model says what the start measured,
     and takes the worst load as shared thread by thread only when the
     burner is of the run's session."""
-    if not os.path.exists(TRAIN_LOOP) or not os.path.exists(os.path.join(SIM, "libcudart.so.13")):
-        pytest.skip("train_loop or the simulated GPU was not built (needs nvcc)")
+    need_train_loop()
     with Burner(own_session):
         p = run_traced([TRAIN_LOOP, "--workers", "1", "--spin", "1", "--load-ms", "50",
                         "--kernel-ms", "20", "--steps", "40"], tmp_path / "run",
                        env=clean_env(LD_LIBRARY_PATH=SIM))
     assert p.returncode == 0, p.stderr.decode()
-    r = subprocess.run([CLI, "report", "--json", str(tmp_path / "run")], capture_output=True,
-                       timeout=120)
-    assert r.returncode == 0, r.stderr.decode()
-    m = json.loads(r.stdout)["model"]
+    m = model_of(tmp_path / "run")
     if own_session:
         assert m["busy_at_start_other_groups_cores"] >= SEEN, m
     else:

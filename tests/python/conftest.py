@@ -84,14 +84,11 @@ class Markers:
         return out
 
     def config(self, loader=0):
-        """{key: value} of a loader's config records (the last value wins),
-        but the collector's own (gpustarve_peers: GPUSTARVE_PEERS, recorded
-        at start as loader 0's; the analyzer keeps it apart too)."""
+        """{key: value} of a loader's config records (the last value wins)."""
         out = {}
         for r in self.of("config", loader):
             k, _, v = r["text"].partition("=")
-            if k != "gpustarve_peers":
-                out[k] = v
+            out[k] = v
         return out
 
     def roles(self, role):

@@ -496,7 +496,7 @@ static void test_range(void)
     ASSERT_TRUE(d.model.held_back > 0);
     ASSERT_TRUE(d.model.other_load_yields == 0); /* nothing said of the group: it keeps them */
     /* the busy process is of the run's own scheduling group (its session:
-     * GPUSTARVE_PEERS): the kernel shares the CPUs with it thread by
+     * gpustarve run's .peers file): the kernel shares the CPUs with it thread by
      * thread, so at its worst it still yields, and threads past the free
      * cores help at both ends of the range */
     in.other_load_worst_cores = 1;

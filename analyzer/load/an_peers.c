@@ -1,0 +1,98 @@
+/* an_peers.c — the other processes busy as `gpustarve run` started the
+ * program: <host>-<pid>.peers beside the traces (docs/trace-format.md,
+ * "A run"; analyzer/cmd/run_peers.c writes it), onto that process and
+ * every traced process below it.
+ *
+ * RATIONALE: the process `run` started is the root of the job in the
+ * directory; its workers and the images it exec'd into are the same start.
+ * A process whose trace carries the older `gpustarve_peers` config record
+ * (an_events.c) keeps what it says.
+ *
+ * Must never: block on what stands at that name (a FIFO, a device), read
+ * more than a line of it, or take a value that is not a count of cores.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "load/an_peers.h"
+#include "gs_format.h"
+
+#define PEERS_LINE 96      /* "same=S other=O\n" and room */
+#define PEERS_CORES 1e6    /* more cores than a machine has: not a count */
+#define PEERS_DEPTH 64     /* parents followed up to the process run started */
+
+/* p's file, read: 0 with same and other set, -1 when absent or not one */
+static int read_file(const an_proc *p, double *same, double *other)
+{
+    if (!p->path || !p->host)
+        return -1;
+    const char *slash = strrchr(p->path, '/');
+    const int dl = slash ? (int)(slash - p->path) : 1;
+    char path[4096];
+    const int n = snprintf(path, sizeof path, "%.*s/%s-%llu" GS_PEERS_SUFFIX, dl,
+                           slash ? p->path : ".", p->host, (unsigned long long)p->pid);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return -1;
+    const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    char buf[PEERS_LINE + 1];
+    ssize_t got = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        got = read(fd, buf, PEERS_LINE);
+    close(fd);
+    if (got <= 0)
+        return -1;
+    buf[got] = '\0';
+    double s, o;
+    if (sscanf(buf, "same=%lf other=%lf", &s, &o) != 2 || !isfinite(s) || !isfinite(o) || s < 0 ||
+        o < 0 || s > PEERS_CORES || o > PEERS_CORES)
+        return -1;
+    *same = s;
+    *other = o;
+    return 0;
+}
+
+static const an_proc *parent_of(const an_run *run, const an_proc *p)
+{
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const an_proc *q = &run->procs[i];
+        if (q != p && q->pid == p->ppid && q->pid != p->pid &&
+            (q->host == p->host || (q->host && p->host && !strcmp(q->host, p->host))))
+            return q;
+    }
+    return NULL;
+}
+
+void an_run_read_peers(an_run *run)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        an_proc *p = &run->procs[i];
+        if (!p->peers_known && read_file(p, &p->peers_same_cores, &p->peers_other_cores) == 0) {
+            p->peers_known = 2; /* from the file: what a child takes */
+            found++;
+        }
+    }
+    if (!found)
+        return;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        an_proc *p = &run->procs[i];
+        if (p->peers_known)
+            continue;
+        const an_proc *up = p;
+        for (int depth = 0; depth < PEERS_DEPTH && up && up->peers_known != 2; depth++)
+            up = parent_of(run, up);
+        if (up && up->peers_known == 2) {
+            p->peers_same_cores = up->peers_same_cores;
+            p->peers_other_cores = up->peers_other_cores;
+            p->peers_known = 1;
+        }
+    }
+}
