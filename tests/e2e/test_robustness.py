@@ -295,7 +295,7 @@ def _real_trace(tmp_path, dataset):
     root, _ = dataset
     run = tmp_path / "run"
     assert run_traced([READ_DATASET, root, "--chunk", "1024"], run).returncode == 0
-    files = sorted(run.iterdir())
+    files = sorted(run.glob("*.gst"))
     assert len(files) == 1
     return files[0]
 
