@@ -334,6 +334,8 @@ static void count_traces(const char *dir, const gs_run_files *before, run_totals
 static void report_run(const gs_run_dir *rd, const gs_run_files *before)
 {
     const char *dir = rd->name;
+    if (gs_verbosity < 1)
+        return; /* -q: nothing to say, so no trace is read */
     /* RATIONALE: a directory removed while the command ran took its traces
      * with it; the library is not to blame for that */
     char moved[PATH_MAX];
@@ -396,20 +398,24 @@ static void forget_warnings(const char *dir)
 #define LEFTOVER_WAIT_MS 5000
 static void wait_leftovers(void)
 {
-    for (unsigned waited = 0;; waited += 10) {
+    /* RATIONALE: looked at after 1 ms, then twice as long each time up to
+     * 10 ms: a worker that is about to exit costs the run little more
+     * than its exit */
+    long step_us = 1000;
+    for (long waited_us = 0;; waited_us += step_us, step_us = step_us < 5000 ? 2 * step_us : 10000) {
         int st;
         pid_t w;
         while ((w = waitpid(-1, &st, WNOHANG)) > 0)
             ;
         if (w < 0)
             return; /* ECHILD: none left */
-        if (waited >= LEFTOVER_WAIT_MS) {
+        if (waited_us >= LEFTOVER_WAIT_MS * 1000L) {
             gs_cli_msg(1, "processes started by the command are still running %u s after it "
                           "exited; their traces may be incomplete",
                        LEFTOVER_WAIT_MS / 1000);
             return;
         }
-        const struct timespec ts = {0, 10 * 1000 * 1000};
+        const struct timespec ts = {0, step_us * 1000};
         nanosleep(&ts, NULL);
     }
 }
