@@ -185,9 +185,9 @@ static double since(const struct timespec *t0)
 /* Until PEERS_WINDOW_NS after the first reading, or until the program
  * exits (its pidfd readable), whichever comes first; signals (forwarded
  * to the program) do not cut it short. */
-static void wait_window(const gs_peers *pe, int pid)
+static void wait_window(const gs_peers *pe, int child)
 {
-    const int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    const int pfd = (int)syscall(SYS_pidfd_open, child, 0);
     for (;;) {
         const double left = PEERS_WINDOW_NS - since(&pe->t0);
         if (left <= 0)
@@ -206,9 +206,9 @@ static void wait_window(const gs_peers *pe, int pid)
         close(pfd);
 }
 
-int gs_run_peers_end(gs_peers *pe, int pid, char *out, size_t cap)
+int gs_run_peers_end(gs_peers *pe, int child, char *out, size_t cap)
 {
-    wait_window(pe, pid);
+    wait_window(pe, child);
     const double dt = since(&pe->t0);
     if (dt < PEERS_WINDOW_MIN_NS)
         return -1; /* too short to say: the program was done at once */

@@ -13,13 +13,13 @@ typedef struct gs_peers gs_peers;
 gs_peers *gs_run_peers_begin(void);
 
 /* The second reading, 40 ms after the first (waiting out the rest of the
- * window, or less when the program pid exits sooner), of the same threads
+ * window, or less when the program, child, exits sooner), of the same threads
  * only: "same=S other=O", the cores they kept
  * busy in the run's own scheduling group (the kernel shares the CPUs with
  * them thread by thread) and in other groups (session by session, cgroup
  * by cgroup), into out. 0, or -1 when it cannot say (out untouched), as
  * when the program was done within 5 ms. */
-int gs_run_peers_end(gs_peers *pe, int pid, char *out, size_t cap);
+int gs_run_peers_end(gs_peers *pe, int child, char *out, size_t cap);
 
 /* text as <host>-<pid>.peers (GS_PEERS_SUFFIX) in the directory dir_fd,
  * pid the program's (docs/trace-format.md, "A run"); 0, or -1 when it could

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,14 +60,31 @@ static int read_file(const an_proc *p, double *same, double *other)
     return 0;
 }
 
-static const an_proc *parent_of(const an_run *run, const an_proc *p)
+/* the processes by pid, for their parents: n log n over a run of many */
+static int by_pid(const void *a, const void *b)
 {
-    for (size_t i = 0; i < run->nprocs; i++) {
-        const an_proc *q = &run->procs[i];
-        if (q != p && q->pid == p->ppid && q->pid != p->pid &&
-            (q->host == p->host || (q->host && p->host && !strcmp(q->host, p->host))))
-            return q;
+    const an_proc *p = *(const an_proc *const *)a, *q = *(const an_proc *const *)b;
+    return p->pid < q->pid ? -1 : p->pid > q->pid;
+}
+
+static int same_host(const an_proc *p, const an_proc *q)
+{
+    return p->host == q->host || (p->host && q->host && !strcmp(p->host, q->host));
+}
+
+static const an_proc *parent_of(an_proc *const *idx, size_t n, const an_proc *p)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* the first of that pid */
+        const size_t mid = lo + (hi - lo) / 2;
+        if (idx[mid]->pid < p->ppid)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    for (; lo < n && idx[lo]->pid == p->ppid; lo++)
+        if (idx[lo] != p && idx[lo]->pid != p->pid && same_host(idx[lo], p))
+            return idx[lo];
     return NULL;
 }
 
@@ -80,19 +98,24 @@ void an_run_read_peers(an_run *run)
             found++;
         }
     }
-    if (!found)
-        return;
+    an_proc **idx = found ? malloc(run->nprocs * sizeof *idx) : NULL;
+    if (!idx)
+        return; /* none found, or no memory: the processes keep what they have */
+    for (size_t i = 0; i < run->nprocs; i++)
+        idx[i] = &run->procs[i];
+    qsort(idx, run->nprocs, sizeof *idx, by_pid);
     for (size_t i = 0; i < run->nprocs; i++) {
         an_proc *p = &run->procs[i];
         if (p->peers_known)
             continue;
         const an_proc *up = p;
         for (int depth = 0; depth < PEERS_DEPTH && up && up->peers_known != 2; depth++)
-            up = parent_of(run, up);
+            up = parent_of(idx, run->nprocs, up);
         if (up && up->peers_known == 2) {
             p->peers_same_cores = up->peers_same_cores;
             p->peers_other_cores = up->peers_other_cores;
             p->peers_known = 1;
         }
     }
+    free(idx);
 }

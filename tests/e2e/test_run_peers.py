@@ -123,6 +123,24 @@ def model_of(run_dir):
     return json.loads(r.stdout)["model"]
 
 
+def test_a_trainer_below_the_command_takes_the_commands_reading(built, tmp_path):
+    """The command is a shell that starts the trainer as its child: the
+    file names the shell, and the report's model takes its numbers for the
+    trainer below it, as written."""
+    need_train_loop()
+    d = tmp_path / "run"
+    loop = "%s --workers 1 --load-ms 20 --kernel-ms 10 --steps 20; true" % TRAIN_LOOP
+    p = run_traced(["/bin/sh", "-c", loop], d, env=clean_env(LD_LIBRARY_PATH=SIM))
+    assert p.returncode == 0, p.stderr.decode()
+    files = glob.glob(os.path.join(str(d), "*.peers"))
+    assert len(files) == 1, files
+    with open(files[0]) as f:
+        same, other = (float(kv.split("=")[1]) for kv in f.read().split())
+    m = model_of(d)
+    assert (m["busy_at_start_same_group_cores"], m["busy_at_start_other_groups_cores"]) == \
+        pytest.approx((same, other), abs=0.006), (m, same, other)
+
+
 @pytest.mark.parametrize("content", ["fifo", "same=-1 other=0\n", "same=nan other=0\n",
                                      "x" * 100000, "same=1e300 other=0\n"])
 def test_the_report_takes_only_a_line_of_counts(loop_beside_burner, tmp_path, content):
