@@ -424,17 +424,6 @@ static void wait_leftovers(void)
 #define LIVE_PERIOD_S 5
 static unsigned live_period;
 
-/* The other processes busy as the program starts, by scheduling group
- * (into peers; "" when it cannot say): the model reads whether their load
- * yields. RATIONALE: kept until the command is done, so the directory
- * gains no file while the program may be using it. */
-static void read_peers(gs_peers *pe, pid_t pid, char *peers, size_t cap)
-{
-    peers[0] = '\0';
-    if (pe && gs_run_peers_end(pe, (int)pid, peers, cap) != 0)
-        peers[0] = '\0';
-}
-
 static int run_child(char **argv, gs_run_dir *rd, const gs_run_files *before, gs_peers *pe)
 {
     const char *dir = rd->name;
@@ -505,9 +494,13 @@ static int run_child(char **argv, gs_run_dir *rd, const gs_run_files *before, gs
     int status;
     pid_t w;
     top_live *lv = live_period && !exec_errno ? top_live_start(dir, live_period) : NULL;
+    /* the other processes busy as the program starts, by scheduling group:
+     * the model reads whether their load yields. RATIONALE: kept until the
+     * command is done, so the directory gains no file while the program
+     * may be using it. */
     char peers[64] = "";
-    if (!exec_errno)
-        read_peers(pe, pid, peers, sizeof peers);
+    if (!exec_errno && pe && gs_run_peers_end(pe, (int)pid, peers, sizeof peers) != 0)
+        peers[0] = '\0';
     do
         w = waitpid(pid, &status, 0);
     while (w < 0 && errno == EINTR);
