@@ -42,8 +42,7 @@ Method:
   process with one thread ran without them.
 - DataLoader by run (dataloader-run): the same, traced as a user does, by
   `gpustarve run` (the Python side's markers in the trainer and its
-  workers, run's own start and its 40 ms reading of the other processes'
-  load before it starts the program).
+  workers, and run's own start and end).
 """
 import argparse
 import math
@@ -275,8 +274,8 @@ def main():
     ap.add_argument("--only", choices=WHAT, action="append",
                     help="one benchmark (again for more); dataloader-run traces the DataLoader "
                     "workload as a user does, by `gpustarve run -q -o DIR --` (its library, "
-                    "whatever --lib says): the Python side's markers, run's own start and its "
-                    "40 ms reading of other processes' load included")
+                    "whatever --lib says): the Python side's markers and run's own start "
+                    "and end included")
     ap.add_argument("--startup-rounds", type=int, default=40,
                     help="rounds of the start-up comparison (default %(default)s)")
     ap.add_argument("--pairs-min", type=int, default=101)

@@ -133,16 +133,6 @@ typedef struct top_snap {
     char why[320]; /* nothing to show yet: why */
 } top_snap;
 
-static void host_name(char *out, size_t n)
-{
-    if (gethostname(out, n) != 0)
-        out[0] = '\0';
-    out[n - 1] = '\0';
-    for (char *c = out; *c; c++) /* as the collector writes it */
-        if (*c == '/')
-            *c = '_';
-}
-
 static uint64_t mono_ns(void)
 {
     struct timespec ts;
@@ -173,7 +163,7 @@ static void take(const char *dir, uint64_t window_ns, top_snap *s)
     s->nprocs = run.nprocs;
     s->running = run.running;
     char here[256];
-    host_name(here, sizeof here);
+    an_host_name(NULL, here, sizeof here);
     an_job job;
     int have_job = run.nprocs && an_job_analyze(&run, &o, &job, err, sizeof err) == 0;
     an_window_row rows[TOP_MAX_ROWS];

@@ -46,6 +46,7 @@
 
 #include "cmd/run_peers.h"
 #include "gs_format.h"
+#include "load/an_run.h"
 #include "machine/mc_cgroup.h"
 #include "machine/mc_file.h"
 
@@ -243,16 +244,10 @@ int gs_run_peers_end(gs_peers *pe, int child, char *out, size_t cap)
 
 int gs_run_peers_save(int dir_fd, int pid, const char *text)
 {
-    /* the host the collector names its files by (gs_output.c), the test
-     * hook's included (README, "Preloading by hand") */
-    char host[256] = "", name[320];
-    const char *th = getenv("GPUSTARVE_TEST_HOST");
-    if (th && *th)
-        snprintf(host, sizeof host, "%s", th);
-    else if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "localhost");
-    if (strchr(host, '/'))
-        return -1;
+    /* the host the collector names its files by, the test hook's included
+     * (README, "Preloading by hand") */
+    char host[256], name[320];
+    an_host_name(getenv("GPUSTARVE_TEST_HOST"), host, sizeof host);
     snprintf(name, sizeof name, "%s-%d" GS_PEERS_SUFFIX, host, pid);
     const int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)

@@ -46,15 +46,22 @@ static int maps_file(uint64_t pid, dev_t dev, ino_t ino)
     return found;
 }
 
+void an_host_name(const char *given, char *out, size_t n)
+{
+    if (given && *given)
+        snprintf(out, n, "%s", given);
+    else if (gethostname(out, n) != 0)
+        snprintf(out, n, "localhost");
+    out[n - 1] = '\0';
+    for (char *c = out; *c; c++)
+        if (*c == '/')
+            *c = '_';
+}
+
 int an_trace_running(const char *trace_path, uint64_t pid, const char *host)
 {
     char here[256];
-    if (gethostname(here, sizeof here) != 0)
-        return 0;
-    here[sizeof here - 1] = '\0';
-    for (char *c = here; *c; c++) /* as the collector writes it */
-        if (*c == '/')
-            *c = '_';
+    an_host_name(NULL, here, sizeof here);
     if (!host || strcmp(host, here) != 0)
         return 0;
     const size_t n = strlen(trace_path), k = sizeof GS_TRACE_SUFFIX - 1;

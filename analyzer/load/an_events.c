@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "load/an_events.h"
+#include "load/an_peers.h"
 #include "base/an_grow.h"
 #include "base/an_index.h"
 #include "gs_trace.h"
@@ -447,12 +448,8 @@ static void add_config(lctx *c, const gs_event *e)
     size_t kl = (size_t)(eq - s);
     /* the collector's own (GPUSTARVE_PEERS, then), not the program's settings */
     if (kl == sizeof PEERS_KEY - 1 && !strncmp(s, PEERS_KEY, kl)) {
-        double same, other;
-        if (sscanf(eq + 1, "same=%lf other=%lf", &same, &other) == 2 && same >= 0 && other >= 0) {
-            p->peers_same_cores = same;
-            p->peers_other_cores = other;
+        if (an_peers_parse(eq + 1, &p->peers_same_cores, &p->peers_other_cores) == 0)
             p->peers_known = 1;
-        }
         return;
     }
     if (kl >= sizeof p->cfg[0].key)

@@ -51,12 +51,17 @@ static int read_file(const an_proc *p, double *same, double *other)
     if (got <= 0)
         return -1;
     buf[got] = '\0';
-    double s, o;
-    if (sscanf(buf, "same=%lf other=%lf", &s, &o) != 2 || !isfinite(s) || !isfinite(o) || s < 0 ||
-        o < 0 || s > PEERS_CORES || o > PEERS_CORES)
+    return an_peers_parse(buf, same, other);
+}
+
+int an_peers_parse(const char *s, double *same, double *other)
+{
+    double sa, ot;
+    if (sscanf(s, "same=%lf other=%lf", &sa, &ot) != 2 || !isfinite(sa) || !isfinite(ot) ||
+        sa < 0 || ot < 0 || sa > PEERS_CORES || ot > PEERS_CORES)
         return -1;
-    *same = s;
-    *other = o;
+    *same = sa;
+    *other = ot;
     return 0;
 }
 
@@ -94,7 +99,7 @@ void an_run_read_peers(an_run *run)
     for (size_t i = 0; i < run->nprocs; i++) {
         an_proc *p = &run->procs[i];
         if (!p->peers_known && read_file(p, &p->peers_same_cores, &p->peers_other_cores) == 0) {
-            p->peers_known = 2; /* from the file: what a child takes */
+            p->peers_known = 1;
             found++;
         }
     }
@@ -109,9 +114,9 @@ void an_run_read_peers(an_run *run)
         if (p->peers_known)
             continue;
         const an_proc *up = p;
-        for (int depth = 0; depth < PEERS_DEPTH && up && up->peers_known != 2; depth++)
+        for (int depth = 0; depth < PEERS_DEPTH && up && !up->peers_known; depth++)
             up = parent_of(idx, run->nprocs, up);
-        if (up && up->peers_known == 2) {
+        if (up && up->peers_known) {
             p->peers_same_cores = up->peers_same_cores;
             p->peers_other_cores = up->peers_other_cores;
             p->peers_known = 1;

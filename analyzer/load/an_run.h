@@ -173,8 +173,8 @@ typedef struct an_proc {
     /* other processes busy as `gpustarve run` started it, cores: in the
      * run's scheduling group and in others (the .peers file beside the
      * traces, an_peers.c, or an older trace's `gpustarve_peers` config
-     * record); peers_known 0 when not known, 2 when the file names this
-     * process, 1 otherwise */
+     * record, or those of the nearest traced parent that has them);
+     * peers_known 0 when not known */
     double peers_same_cores, peers_other_cores;
     int peers_known;
     /* role marker */
@@ -288,6 +288,10 @@ typedef struct an_run {
 /* an_alive.c: 1 when the process pid that writes trace_path (written on
  * host) is running now on this host: it still maps its live file. */
 int an_trace_running(const char *trace_path, uint64_t pid, const char *host);
+/* The host name as the collector writes it into file names and headers
+ * (preload/gs_output.c): given (a test's GPUSTARVE_TEST_HOST) or this
+ * machine's, "localhost" when unreadable, each '/' as '_'. */
+void an_host_name(const char *given, char *out, size_t n);
 
 /* Read every *.gst file of dir in one streaming pass (the files spread over
  * o->threads threads; the run is the same as one thread makes). Returns 0,
