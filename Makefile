@@ -68,6 +68,14 @@ CLI := $(BUILD)/gpustarve
 PY_INCLUDE := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 HAVE_PYDEV := $(if $(wildcard $(PY_INCLUDE)/Python.h),1,)
 CWRAP      := $(if $(HAVE_PYDEV),$(BUILD)/gpustarve_cwrap.abi3.so,)
+# The Python side's bytecode, compiled beside its sources (python/**/__pycache__,
+# ignored by git) so that no traced Python process compiles it at start-up:
+# it cost the trainer of a torch program 5 ms a start (docs/python.md, "How
+# it is loaded"). checked-hash: a source edited in the same second as its
+# compile is still noticed. Not built where there is no $(PYTHON).
+PY_SRC     := python/sitecustomize.py $(wildcard python/gpustarve/*.py)
+PYC_STAMP  := $(if $(wildcard $(PYTHON)),$(BUILD)/.pyc-stamp,)
+PYC_FLAGS  := -q --invalidation-mode checked-hash
 
 # make -n (top level): the install step is all's first prerequisite, so
 # that it is printed before any compile line ("Debian packages first")
@@ -75,7 +83,7 @@ DEPS_FIRST := $(if $(filter 0n,$(MAKELEVEL)$(findstring n,$(firstword -$(MAKEFLA
 
 .PHONY: all
 ## all: install missing build packages, then build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
-all: $(DEPS_FIRST) $(LIB) $(CLI) $(CWRAP) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
+all: $(DEPS_FIRST) $(LIB) $(CLI) $(CWRAP) $(PYC_STAMP) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- Debian packages first ------------------------------------------------
 # What the goals need from Debian is installed while make reads this file,
@@ -158,6 +166,12 @@ $(BUILD)/gpustarve_cwrap.abi3.so: python/gpustarve/_cwrap.c
 	@mkdir -p $(dir $@)
 	@echo "  CC(py)  $@"
 	$(Q)$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -isystem $(PY_INCLUDE) -o $@ $<
+
+$(BUILD)/.pyc-stamp: $(PY_SRC)
+	@mkdir -p $(dir $@)
+	@echo "  PYC     python/"
+	$(Q)$(PYTHON) -m compileall $(PYC_FLAGS) python
+	$(Q)touch $@
 
 # ---- CLI ----------------------------------------------------------------
 CLI_CFLAGS := $(CFLAGS_COMMON) -Ianalyzer -Iimport -pthread
@@ -430,6 +444,7 @@ install: $(LIB) $(CLI) $(CWRAP)
 	install -d $(DESTDIR)$(PREFIX)/lib/gpustarve/python/gpustarve $(DESTDIR)$(PREFIX)/include
 	install -m 644 python/sitecustomize.py $(DESTDIR)$(PREFIX)/lib/gpustarve/python/
 	install -m 644 python/gpustarve/*.py $(DESTDIR)$(PREFIX)/lib/gpustarve/python/gpustarve/
+	$(if $(PYC_STAMP),$(PYTHON) -m compileall $(PYC_FLAGS) -s $(DESTDIR)/ -p / $(DESTDIR)$(PREFIX)/lib/gpustarve/python)
 	install -m 644 include/gpustarve.h $(DESTDIR)$(PREFIX)/include/
 
 ## help: list the targets
@@ -438,4 +453,4 @@ help:
 
 ## clean: remove build/
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) python/__pycache__ python/gpustarve/__pycache__

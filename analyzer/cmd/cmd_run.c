@@ -639,8 +639,8 @@ int gs_cmd_run(int argc, char **argv)
         gs_run_files_list(&before, dir); /* unreadable: every file counts */
         forget_warnings(dir);
     }
-    /* the other processes' CPU time now, and again as the program starts
-     * (run_peers.c) */
+    /* the other processes now (their ids), their CPU time as the program
+     * starts and 40 ms later (run_peers.c) */
     gs_peers *pe = gs_run_peers_begin();
     int rc = run_child(cmd, &rd, &before, pe);
     gs_run_files_free(&before);

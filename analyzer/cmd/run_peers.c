@@ -3,9 +3,9 @@
  * thread by thread or group by group (docs/report-schema.md, "The model":
  * "Whether the other load yields").
  *
- * Responsible for: two readings of every process's CPU time
- * (/proc/<pid>/schedstat, ns) PEERS_WINDOW_NS apart, the first before the
- * program starts and the second while it starts, and each busy one's
+ * Responsible for: the processes there before the program starts, two
+ * readings of their threads' CPU time (/proc/<pid>/task/<tid>/schedstat,
+ * ns) PEERS_WINDOW_NS apart while it starts, and each busy one's
  * scheduling group: its cpu cgroup (/proc/<pid>/cgroup) and, where
  * autogroups apply (kernel.sched_autogroup_enabled, a task in the root cpu
  * cgroup), its autogroup (/proc/<pid>/autogroup, one per session); the
@@ -25,7 +25,9 @@
  * RATIONALE: the window lies beside the program's start, not before it
  * (40 ms a run, 2 points of a 2-second job's wall time, docs/performance.md);
  * the processes read are those that were there before the program, so it
- * and its children are never counted.
+ * and its children are never counted. Before the fork only their ids are
+ * listed (a directory read); their threads and clocks, three system calls
+ * a thread, are read after it, beside the program's start.
  *
  * Must never: fail the run (whatever cannot be read is left out; no file
  * when /proc cannot be listed), count this process or its ancestors, or
@@ -53,6 +55,7 @@
 #define PEERS_WINDOW_NS 40000000L /* 40 ms: a busy process's share within a few % */
 #define PEERS_WINDOW_MIN_NS 5e6   /* a program done sooner: nothing said */
 #define PEERS_MAX 16384           /* threads read; a larger machine's rest is left out */
+#define PIDS_MAX 16384            /* processes listed; the same */
 #define PEER_BUSY 0.05            /* cores: below, a process is not counted as busy */
 
 typedef struct {
@@ -140,8 +143,12 @@ static int list_tasks(int pid, peer *ps, int n, int cap)
     return n;
 }
 
-static int list(peer *ps, int cap, const int *up, int nup)
+/* the ids of every other process (this one and its ancestors left out);
+ * -1 when /proc cannot be listed */
+static int list_pids(int *pids, int cap)
 {
+    int up[64];
+    const int nup = ancestors(up, 64);
     DIR *d = opendir("/proc");
     if (!d)
         return -1;
@@ -152,13 +159,15 @@ static int list(peer *ps, int cap, const int *up, int nup)
             continue;
         const int pid = atoi(e->d_name);
         if (pid > 0 && !is_ancestor(pid, up, nup))
-            n = list_tasks(pid, ps, n, cap);
+            pids[n++] = pid;
     }
     closedir(d);
     return n;
 }
 
 struct gs_peers {
+    int pids[PIDS_MAX];
+    int npids;
     peer ps[PEERS_MAX];
     int n;
     struct timespec t0;
@@ -167,13 +176,20 @@ struct gs_peers {
 gs_peers *gs_run_peers_begin(void)
 {
     static gs_peers one; /* one run, one reading */
-    int up[64];
-    const int nup = ancestors(up, 64);
-    one.n = list(one.ps, PEERS_MAX, up, nup);
-    if (one.n < 0)
-        return NULL;
-    clock_gettime(CLOCK_MONOTONIC, &one.t0);
-    return &one;
+    one.npids = list_pids(one.pids, PIDS_MAX);
+    one.n = 0;
+    return one.npids < 0 ? NULL : &one;
+}
+
+/* The first reading: the listed processes' threads and their clocks (the
+ * program, child, is never one of them: a pid listed before its fork). */
+static void first_reading(gs_peers *pe, int child)
+{
+    pe->n = 0;
+    for (int i = 0; i < pe->npids && pe->n < PEERS_MAX; i++)
+        if (pe->pids[i] != child)
+            pe->n = list_tasks(pe->pids[i], pe->ps, pe->n, PEERS_MAX);
+    clock_gettime(CLOCK_MONOTONIC, &pe->t0);
 }
 
 static double since(const struct timespec *t0)
@@ -209,6 +225,7 @@ static void wait_window(const gs_peers *pe, int child)
 
 int gs_run_peers_end(gs_peers *pe, int child, char *out, size_t cap)
 {
+    first_reading(pe, child);
     wait_window(pe, child);
     const double dt = since(&pe->t0);
     if (dt < PEERS_WINDOW_MIN_NS)

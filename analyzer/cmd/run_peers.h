@@ -7,14 +7,15 @@
 
 typedef struct gs_peers gs_peers;
 
-/* The first reading: every thread of every other process (this one and
- * its ancestors left out) and its CPU time. NULL when /proc cannot be
- * listed. Taken once, before the program starts. */
+/* Every other process (this one and its ancestors left out), by id only.
+ * NULL when /proc cannot be listed. Taken once, just before the program
+ * starts. */
 gs_peers *gs_run_peers_begin(void);
 
-/* The second reading, 40 ms after the first (waiting out the rest of the
- * window, or less when the program, child, exits sooner), of the same threads
- * only: "same=S other=O", the cores they kept
+/* Once the program, child, has started: the first reading (those
+ * processes' threads and their CPU time), then the second, 40 ms later
+ * (or sooner when the program exits), of the same threads only:
+ * "same=S other=O", the cores they kept
  * busy in the run's own scheduling group (the kernel shares the CPUs with
  * them thread by thread) and in other groups (session by session, cgroup
  * by cgroup), into out. 0, or -1 when it cannot say (out untouched), as
