@@ -152,9 +152,35 @@ static uint32_t loop_path(const an_thread *t)
     return best;
 }
 
+/* Burst starts of one kind (on path, 0: any) into keep, each dropped that
+ * starts closer than min_gap to the one kept before it; their count. */
+static size_t merge_bursts(const an_thread *t, uint32_t type, uint32_t path, double min_gap,
+                           const an_cand **keep)
+{
+    size_t nk = 0;
+    for (size_t i = 0; i < t->ncand; i++) {
+        const an_cand *c = &t->cand[i];
+        if (c->type != type || !c->have || (path && c->path != path))
+            continue;
+        if (nk && (double)(c->t - keep[nk - 1]->t) < min_gap)
+            continue;
+        keep[nk++] = c;
+    }
+    return nk;
+}
+
+/* RATIONALE: a step's file events can come as two bursts (nanoGPT's
+ * get_batch maps its file, gathers, then drops the mapping: preempted in
+ * between for more than the burst gap on a busy machine); once more than
+ * half the steps have two, the median gap is the short one and nothing
+ * merges. So file bursts are merged at PERIOD_MIN x the median gap, else
+ * x these larger percentiles of the gaps, the first that leaves them
+ * regular. */
+static const double PERIOD_PCT[] = {0.5, 0.75, 0.9};
+
 /* Inferred: burst starts of one kind (file bursts: those on the loop's
  * path), merged where closer than PERIOD_MIN x the median gap, cut the run
- * into steps (file bursts only when regular). */
+ * into steps (file bursts only when regular, the merge widened as above). */
 static int steps_inferred(stepbuf *b, const an_thread *t, uint32_t type)
 {
     const uint32_t path = type == AN_C_BURST_IO ? loop_path(t) : 0;
@@ -178,18 +204,18 @@ static int steps_inferred(stepbuf *b, const an_thread *t, uint32_t type)
             gaps[ng++] = (double)(c->t - prev->t);
         prev = c;
     }
-    const double g = an_percentile(gaps, ng, 0.5);
+    const size_t npct = type == AN_C_BURST_IO ? sizeof PERIOD_PCT / sizeof PERIOD_PCT[0] : 1;
+    double g[sizeof PERIOD_PCT / sizeof PERIOD_PCT[0]];
+    for (size_t q = 0; q < npct; q++) /* before regular() takes gaps as scratch */
+        g[q] = an_percentile(gaps, ng, PERIOD_PCT[q]);
     size_t nk = 0;
-    for (size_t i = 0; i < t->ncand; i++) {
-        const an_cand *c = &t->cand[i];
-        if (c->type != type || !c->have || (path && c->path != path))
-            continue;
-        if (nk && (double)(c->t - keep[nk - 1]->t) < PERIOD_MIN * g)
-            continue;
-        keep[nk++] = c;
+    int ok = 0;
+    for (size_t q = 0; q < npct && !ok; q++) {
+        nk = merge_bursts(t, type, path, PERIOD_MIN * g[q], keep);
+        ok = type != AN_C_BURST_IO || regular(keep, nk, gaps);
     }
     int rc = 0;
-    if (type != AN_C_BURST_IO || regular(keep, nk, gaps))
+    if (ok)
         for (size_t i = 1; i < nk && rc == 0; i++)
             rc = step_push(b, keep[i - 1], keep[i], i - 1);
     free(gaps);

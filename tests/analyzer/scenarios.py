@@ -228,6 +228,23 @@ def inferred(nsteps=20):
     return sc
 
 
+def file_bursts(nsteps=40, split=(0, 1), split_ms=5):
+    """No markers, no GPU: a nanoGPT loop whose training thread maps its
+    token file once a step (a burst of file events at the step's start);
+    in step n with n % m < k, split = (k, m), the mapping's release comes
+    split_ms later, past the burst gap: a second burst on the same file
+    (a get_batch preempted between the two on a busy machine)."""
+    sc = Scenario()
+    tr = sc.proc(100, 1, "python train.py")
+    for n, (a, b) in enumerate(_steps100(nsteps)):
+        tr.file_read(100, a, a + MS // 5, 4096, path="/data/tokens.bin")
+        if n % split[1] < split[0]:
+            tr.file_read(100, a + split_ms * MS, a + split_ms * MS + MS // 10, 4096,
+                         path="/data/tokens.bin")
+        tr.frame()
+    return sc
+
+
 def no_steps():
     """A process that reads a few files: nothing to cut steps from."""
     sc = Scenario()

@@ -253,6 +253,18 @@ def test_inferred_steps(gs, gen, tmp_path):
     assert j["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
 
 
+@pytest.mark.parametrize("split", [(0, 1), (1, 3), (1, 2), (2, 3), (1, 1)])
+def test_file_bursts_split_in_two(gs, gen, tmp_path, split):
+    """A step's file events cut in two bursts, in none of the steps, a
+    third, half, two thirds or all of them: still one step per period
+    (docs/report-schema.md, "Steps": the period is the gap that makes the
+    bursts regular)."""
+    j = report_json(gs, write(gen, tmp_path, "fb", scenarios.file_bursts(split=split)))
+    assert j["steps"]["source_detail"].startswith("file reads"), j["steps"]
+    assert j["steps"]["count"] == 40, j["steps"]
+    assert j["step_ms"]["median"] == pytest.approx(100.0)
+
+
 def test_markers_absent_loader_inferred(gs, gen, tmp_path):
     j = report_json(gs, write(gen, tmp_path, "inf2", scenarios.loader_bound(marker_steps=False)),
                     "--cores", "8")
