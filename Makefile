@@ -275,7 +275,7 @@ $(VENV_STAMP):
 	$(Q)touch $@
 
 ## test-python: Python side, C marker API and sweep (tests/python) with Debian's torch 1.13 and, when .venv exists, torch 2.x
-test-python: $(LIB) $(CLI)
+test-python: $(LIB) $(CLI) $(PYC_STAMP)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/python $(PYTEST_ARGS)
 
 # RATIONALE: pinned versions, so "real 12.x / 13.2 wheel" names one thing;
