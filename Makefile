@@ -72,9 +72,12 @@ CWRAP      := $(if $(HAVE_PYDEV),$(BUILD)/gpustarve_cwrap.abi3.so,)
 # ignored by git) so that no traced Python process compiles it at start-up:
 # it cost the trainer of a torch program 5 ms a start (docs/python.md, "How
 # it is loaded"). checked-hash: a source edited in the same second as its
-# compile is still noticed. Not built where there is no $(PYTHON).
+# compile is still noticed. The targets are the .pyc files themselves (named
+# by the interpreter's cache tag), so a removed __pycache__ is compiled
+# again. Not built where there is no $(PYTHON).
 PY_SRC     := python/sitecustomize.py $(wildcard python/gpustarve/*.py)
-PYC_STAMP  := $(if $(wildcard $(PYTHON)),$(BUILD)/.pyc-stamp,)
+PYC_TAG    := $(shell $(PYTHON) -c 'import sys; print(sys.implementation.cache_tag or "")' 2>/dev/null)
+PYC        := $(if $(PYC_TAG),$(foreach f,$(PY_SRC),$(dir $(f))__pycache__/$(basename $(notdir $(f))).$(PYC_TAG).pyc),)
 PYC_FLAGS  := -q --invalidation-mode checked-hash
 
 # make -n (top level): the install step is all's first prerequisite, so
@@ -83,7 +86,7 @@ DEPS_FIRST := $(if $(filter 0n,$(MAKELEVEL)$(findstring n,$(firstword -$(MAKEFLA
 
 .PHONY: all
 ## all: install missing build packages, then build the CLI (build/gpustarve) and the preload library (build/libgpustarve.so)
-all: $(DEPS_FIRST) $(LIB) $(CLI) $(CWRAP) $(PYC_STAMP) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
+all: $(DEPS_FIRST) $(LIB) $(CLI) $(CWRAP) $(PYC) unit-bins tool-bins hook-bins example-bins simcuda-bins cuda-example-bins
 
 # ---- Debian packages first ------------------------------------------------
 # What the goals need from Debian is installed while make reads this file,
@@ -167,11 +170,13 @@ $(BUILD)/gpustarve_cwrap.abi3.so: python/gpustarve/_cwrap.c
 	@echo "  CC(py)  $@"
 	$(Q)$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -isystem $(PY_INCLUDE) -o $@ $<
 
-$(BUILD)/.pyc-stamp: $(PY_SRC)
-	@mkdir -p $(dir $@)
-	@echo "  PYC     python/"
-	$(Q)$(PYTHON) -m compileall $(PYC_FLAGS) python
-	$(Q)touch $@
+python/__pycache__/%.$(PYC_TAG).pyc: python/%.py
+	@echo "  PYC     $<"
+	$(Q)$(PYTHON) -m compileall $(PYC_FLAGS) $<
+
+python/gpustarve/__pycache__/%.$(PYC_TAG).pyc: python/gpustarve/%.py
+	@echo "  PYC     $<"
+	$(Q)$(PYTHON) -m compileall $(PYC_FLAGS) $<
 
 # ---- CLI ----------------------------------------------------------------
 CLI_CFLAGS := $(CFLAGS_COMMON) -Ianalyzer -Iimport -pthread
@@ -275,7 +280,7 @@ $(VENV_STAMP):
 	$(Q)touch $@
 
 ## test-python: Python side, C marker API and sweep (tests/python) with Debian's torch 1.13 and, when .venv exists, torch 2.x
-test-python: $(LIB) $(CLI) $(PYC_STAMP)
+test-python: $(LIB) $(CLI) $(PYC)
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider tests/python $(PYTEST_ARGS)
 
 # RATIONALE: pinned versions, so "real 12.x / 13.2 wheel" names one thing;
@@ -444,7 +449,7 @@ install: $(LIB) $(CLI) $(CWRAP)
 	install -d $(DESTDIR)$(PREFIX)/lib/gpustarve/python/gpustarve $(DESTDIR)$(PREFIX)/include
 	install -m 644 python/sitecustomize.py $(DESTDIR)$(PREFIX)/lib/gpustarve/python/
 	install -m 644 python/gpustarve/*.py $(DESTDIR)$(PREFIX)/lib/gpustarve/python/gpustarve/
-	$(if $(PYC_STAMP),$(PYTHON) -m compileall $(PYC_FLAGS) -s $(DESTDIR)/ -p / $(DESTDIR)$(PREFIX)/lib/gpustarve/python)
+	$(if $(PYC),$(PYTHON) -m compileall $(PYC_FLAGS) -s $(DESTDIR)/ -p / $(DESTDIR)$(PREFIX)/lib/gpustarve/python)
 	install -m 644 include/gpustarve.h $(DESTDIR)$(PREFIX)/include/
 
 ## help: list the targets
