@@ -79,6 +79,8 @@ PY_SRC     := python/sitecustomize.py $(wildcard python/gpustarve/*.py)
 PYC_TAG    := $(shell $(PYTHON) -c 'import sys; print(sys.implementation.cache_tag or "")' 2>/dev/null)
 PYC        := $(if $(PYC_TAG),$(foreach f,$(PY_SRC),$(dir $(f))__pycache__/$(basename $(notdir $(f))).$(PYC_TAG).pyc),)
 PYC_FLAGS  := -q --invalidation-mode checked-hash
+# what `make clean` removes of it (a test that runs clean names another)
+PYCACHE    := python/__pycache__ python/gpustarve/__pycache__
 
 # make -n (top level): the install step is all's first prerequisite, so
 # that it is printed before any compile line ("Debian packages first")
@@ -456,6 +458,6 @@ install: $(LIB) $(CLI) $(CWRAP)
 help:
 	@grep -h -E '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
 
-## clean: remove build/
+## clean: remove build/ and the Python side's bytecode (python/**/__pycache__)
 clean:
-	rm -rf $(BUILD) python/__pycache__ python/gpustarve/__pycache__
+	rm -rf $(BUILD) $(PYCACHE)

@@ -66,7 +66,8 @@ def make(tmp_path, *goals, fail_deps=False, jobs="-j2", extra=()):
     args = ["make", "-C", ROOT, "--no-print-directory", jobs, "BUILD=%s" % (tmp_path / "build"),
             "DEPS_SH=%s" % deps, "CC=%s" % cc, "CXX=%s" % cc, "FUZZ_CC=%s" % cc,
             "FUZZ_CXX=%s" % cc, "NVCC=%s" % cc, "VENV=%s" % (tmp_path / "venv"),
-            "GPU_WHEELS=%s" % (tmp_path / "wheels"), "PREFIX=%s" % (tmp_path / "prefix")]
+            "GPU_WHEELS=%s" % (tmp_path / "wheels"), "PREFIX=%s" % (tmp_path / "prefix"),
+            "PYCACHE=%s" % (tmp_path / "pycache")]
     r = subprocess.run(args + list(extra) + list(goals), env=env, capture_output=True,
                        text=True, timeout=300)
     return r, log.read_text().splitlines()
@@ -111,8 +112,13 @@ def test_failed_install_compiles_nothing(tmp_path):
 def test_nothing_installed_for(tmp_path, goals):
     """help and clean need no package; -n and -q only say what would run;
     DEPS_SH= asks for no installer."""
+    cache = os.path.join(ROOT, "python", "gpustarve", "__pycache__")
+    had = os.listdir(cache) if os.path.isdir(cache) else None
     r, calls = make(tmp_path, *goals)
     assert not [c for c in calls if c.startswith("deps ")], calls
+    # the checkout's own bytecode is left alone (clean removes the PYCACHE named)
+    left = set(os.listdir(cache)) if os.path.isdir(cache) else set()
+    assert had is None or set(had) <= left, "make %s removed %s" % (" ".join(goals), cache)
 
 
 def test_dry_run_says_the_install_first(tmp_path):
