@@ -65,7 +65,10 @@ CLI := $(BUILD)/gpustarve
 # CPython extension built against the limited API (abi3) with Debian's
 # python3-dev headers; found next to libgpustarve.so. Without the headers it
 # is not built and the Python side uses its Python wrappers (docs/python.md).
-PY_INCLUDE := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+# One start of $(PYTHON) at parse time gives its bytecode cache tag ("-":
+# none) and its include folder.
+PY_INFO    := $(shell $(PYTHON) -c 'import sys, sysconfig; print(sys.implementation.cache_tag or "-", sysconfig.get_paths()["include"])' 2>/dev/null)
+PY_INCLUDE := $(wordlist 2,$(words $(PY_INFO)),$(PY_INFO))
 HAVE_PYDEV := $(if $(wildcard $(PY_INCLUDE)/Python.h),1,)
 CWRAP      := $(if $(HAVE_PYDEV),$(BUILD)/gpustarve_cwrap.abi3.so,)
 # The Python side's bytecode, compiled beside its sources (python/**/__pycache__,
@@ -76,11 +79,11 @@ CWRAP      := $(if $(HAVE_PYDEV),$(BUILD)/gpustarve_cwrap.abi3.so,)
 # by the interpreter's cache tag), so a removed __pycache__ is compiled
 # again. Not built where there is no $(PYTHON).
 PY_SRC     := python/sitecustomize.py $(wildcard python/gpustarve/*.py)
-PYC_TAG    := $(shell $(PYTHON) -c 'import sys; print(sys.implementation.cache_tag or "")' 2>/dev/null)
+PYC_TAG    := $(filter-out -,$(firstword $(PY_INFO)))
 PYC        := $(if $(PYC_TAG),$(foreach f,$(PY_SRC),$(dir $(f))__pycache__/$(basename $(notdir $(f))).$(PYC_TAG).pyc),)
 PYC_FLAGS  := -q --invalidation-mode checked-hash
 # what `make clean` removes of it (a test that runs clean names another)
-PYCACHE    := python/__pycache__ python/gpustarve/__pycache__
+PYCACHE    := $(addsuffix __pycache__,$(sort $(dir $(PY_SRC))))
 
 # make -n (top level): the install step is all's first prerequisite, so
 # that it is printed before any compile line ("Debian packages first")
