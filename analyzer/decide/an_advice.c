@@ -76,7 +76,8 @@ static void advise_workers(const an_decide_in *in, an_decision *out)
         return;
     }
     if (in->time_measured) {
-        if (!storage_wall(in, out))
+        /* workers that read the same bytes read less when fewer: the model */
+        if (an_decide_replicated(in) || !storage_wall(in, out))
             an_decide_workers_model(in, out);
         return;
     }

@@ -51,6 +51,9 @@ typedef struct an_decide_in {
     double batch_ms;         /* mean busy time per batch of one worker (file I/O, metadata, CPU) */
     double worker_MB_per_batch;      /* MB the workers read per batch; 0 unknown */
     double worker_best_in_read_MBps; /* fastest in-read rate of one worker */
+    double read_copies;      /* workers that read each positioned byte at about the same
+                              * time (model/an_replica.h): 1 none shared; 0 not measured */
+    double read_positioned;  /* share of the workers' bytes those reads returned */
     int cur_workers;         /* num_workers in force; -1 unknown */
     int cur_pin_memory;      /* 1, 0, or -1 unknown */
     int waits_without_workers; /* the training thread waits on pipes/sockets more than it
@@ -127,6 +130,16 @@ enum an_loader_kind {
 /* The statistic of the step a prediction is on: the model predicts the
  * mean step (the time per step), the older rule the median. */
 enum an_base { AN_BASE_MEAN, AN_BASE_MEDIAN };
+
+/* The workers read the same bytes: read_copies from AN_REPLICA_MIN, and
+ * positioned reads returned AN_REPLICA_POSITIONED of their bytes or more;
+ * then their reading grows with their count (an_workers_model.c). */
+#define AN_REPLICA_MIN 1.5
+#define AN_REPLICA_POSITIONED 0.5
+static inline int an_decide_replicated(const an_decide_in *in)
+{
+    return in->read_copies >= AN_REPLICA_MIN && in->read_positioned >= AN_REPLICA_POSITIONED;
+}
 
 /* num_workers advice must save at least this share of a step */
 #define AN_WORKERS_MIN_SAVING 0.02

@@ -584,9 +584,34 @@ static inline void span(an_thread *th, const gs_event *e)
     th->last_ts = e->ts + e->dur;
 }
 
+/* A positioned read (its offset in the record) kept for model/an_replica.c:
+ * the path's hash is the last one's when the path is (one read after
+ * another of the same file). */
+static void pread_keep(lctx *c, const gs_event *e, uint64_t got)
+{
+    an_preads *k = &c->p->preads;
+    if (k->n >= AN_PREADS_MAX) {
+        k->past++;
+        return;
+    }
+    if (e->str != k->last_str || !k->n) {
+        const char *s = gs_reader_string(c->r, e->str);
+        if (!s)
+            return;
+        k->last_str = e->str;
+        k->last_hash = gs_xxh64(s, strlen(s), 0);
+    }
+    if (an_grow(&k->v, &k->cap, k->n + 1, sizeof *k->v, 256) < 0)
+        return;
+    const uint64_t pos[2] = {(uint64_t)e->offset, got};
+    k->v[k->n++] = (an_pread){gs_xxh64(pos, sizeof pos, k->last_hash), e->ts, got};
+}
+
 static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
 {
     an_proc *p = c->p;
+    if (e->offset >= 0 && got > 0 && e->str)
+        pread_keep(c, e, got);
     p->rd_bytes += got;
     p->rq_bytes += e->bytes;
     p->rd_reqs++;

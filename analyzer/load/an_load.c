@@ -554,6 +554,7 @@ void an_run_free(an_run *run)
         free(p->cfg);
         free(p->devs);
         free(p->hcpu);
+        free(p->preads.v);
         an_kstats_free(&p->kstats);
         an_colls_free(&p->colls);
         for (size_t t = 0; t < p->nth; t++) {

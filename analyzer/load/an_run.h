@@ -120,6 +120,25 @@ typedef struct an_dev {
  * bucket k+1 reads of 2^k <= bytes < 2^(k+1) (the last bucket: 2^39 and up) */
 #define AN_HIST 41
 
+/* A process's positioned file reads (the pread family: the offset is in
+ * the record), for telling whether loader workers read the same bytes
+ * (model/an_replica.c): each read as a key (the file's path, the offset
+ * and the bytes it returned, hashed), its time and bytes. At most
+ * AN_PREADS_MAX a process (24 bytes each); the reads past it are counted,
+ * not kept. */
+#define AN_PREADS_MAX (1u << 18)
+typedef struct an_pread {
+    uint64_t key, ts;
+    uint64_t bytes;
+} an_pread;
+typedef struct an_preads {
+    an_pread *v;
+    size_t n, cap;
+    uint64_t past;         /* positioned reads past AN_PREADS_MAX */
+    uint32_t last_str;     /* the path string id of the last key, and its hash */
+    uint64_t last_hash;
+} an_preads;
+
 typedef struct an_proc {
     char *path;  /* trace file */
     char *file;  /* base name */
@@ -187,6 +206,7 @@ typedef struct an_proc {
     an_thread *th;
     size_t nth, capth;
     an_tl_stats tl;
+    an_preads preads; /* its positioned file reads, for model/an_replica.c */
 } an_proc;
 
 /* 1 when the process said it is a loader worker (its role marker). */

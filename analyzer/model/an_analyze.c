@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "model/an_model.h"
+#include "model/an_replica.h"
 
 static void note(an_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(an_result *res, const char *fmt, ...)
@@ -306,6 +307,8 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
             in->worker_best_in_read_MBps = res->workers[i].io_MBps;
     }
     in->worker_MB_per_batch = batches > 0 ? (double)res->worker_bytes / 1e6 / batches : 0;
+    in->read_copies = res->read_copies;
+    in->read_positioned = res->read_positioned;
     in->cur_workers = res->cur_workers;
     in->cur_pin_memory = res->cur_pin_memory;
     const an_thread *th = res->thread;
@@ -379,7 +382,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
     }
     an_summarize(res);
     an_input_share_interval(res);
-    if (an_find_workers(run, res) < 0) {
+    if (an_find_workers(run, res) < 0 || an_replica(res) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

@@ -79,6 +79,11 @@ typedef struct an_result {
     double batch_ms; /* mean per-worker time per batch (an_worker_batch_ms) */
     uint64_t worker_bytes;
     double worker_MBps_total;
+    /* the workers' reads of the same bytes (model/an_replica.c): the times
+     * each positioned byte they read was read by distinct workers at about
+     * the same time (1: each by one; 0 not measured), and the share of
+     * their bytes that positioned reads returned */
+    double read_copies, read_positioned;
     int cur_workers; /* from config, or workers seen; -1 unknown */
     int cur_pin_memory; /* 1/0, -1 unknown */
     int pin_effective;  /* pin_memory_effective: the iterator pins (1) or not (0: pin_memory=True

@@ -378,6 +378,9 @@ static void write_loader(gs_jw *w, const an_result *r)
     gs_jw_ku64(w, "bytes_read", r->worker_bytes);
     gs_jw_key(w, "read_MBps");
     rep_json_num(w, r->worker_MBps_total);
+    /* the workers' reads of the same bytes (model/an_replica.h); null: not measured */
+    rep_json_num_or_null(w, "read_copies", r->read_copies > 0 ? r->read_copies : -1);
+    rep_json_num_or_null(w, "read_positioned_share", r->read_copies > 0 ? r->read_positioned : -1);
     gs_jw_key(w, "workers");
     gs_jw_arr(w);
     for (size_t i = 0; i < r->nworkers; i++) {

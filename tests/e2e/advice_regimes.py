@@ -27,6 +27,11 @@ batch and per step:
             workers (get_worker_info: worker k takes every NUM_WORKERS-th):
             each record waits 2 ms (a network read) and burns 2 ms of CPU
             (a decode); the trainer sleeps as a GPU step would
+  skip      an IterableDataset split by skipping: each worker reads every
+            2 MiB record of DATA_FILE from storage (O_DIRECT positioned
+            reads, past the page cache) and keeps every NUM_WORKERS-th,
+            which burns 2 ms of CPU (a decode); the trainer sleeps as a
+            GPU step would: each worker's reading grows with their count
   threadpool  no DataLoader: batches come from a concurrent.futures thread
             pool of NUM_WORKERS threads (its max_workers), NUM_WORKERS
             batches ahead; 0 loads each batch in the training thread, as a
@@ -186,6 +191,31 @@ class Stream(IterableDataset):
             i += n
 
 
+SKIP_RECORD = 2 << 20  # the skip regime's record
+
+
+class Skipping(IterableDataset):
+    """The skip regime's records: every worker reads them all."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __iter__(self):
+        import mmap
+        info = get_worker_info()
+        k, n = (info.id, info.num_workers) if info is not None else (0, 1)
+        fd = os.open(self.data, os.O_RDONLY | os.O_DIRECT)
+        buf = mmap.mmap(-1, SKIP_RECORD)  # page-aligned, as O_DIRECT needs
+        records = os.fstat(fd).st_size // SKIP_RECORD
+        i = 0
+        while True:
+            os.preadv(fd, [buf], (i % records) * SKIP_RECORD)
+            if i % n == k:
+                burn(2.0)  # 8 ms of CPU per batch of 4
+                yield torch.full((64,), float(i))
+            i += 1
+
+
 def main():
     regime, workers, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     data = sys.argv[4] if len(sys.argv) > 4 else None
@@ -205,7 +235,8 @@ def main():
     if regime == "epochs":
         extra = dict(worker_init_fn=slow_start,
                      persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
-    dataset = Stream() if regime == "stream" else Regime(regime, data)
+    dataset = (Stream() if regime == "stream" else Skipping(data) if regime == "skip"
+               else Regime(regime, data))
     loader = DataLoader(dataset, batch_size=SAMPLES_PER_BATCH, num_workers=workers,
                         collate_fn=(lambda b: b) if regime == "receive" else None, **extra)
     times = []
@@ -217,7 +248,7 @@ def main():
                 opt.zero_grad()
                 model(x).sum().backward()
                 opt.step()
-        elif regime in ("memmap", "epochs", "stream"):
+        elif regime in ("memmap", "epochs", "stream", "skip"):
             time.sleep(0.005)  # the GPU's step: the trainer sleeps in its sync
         elif regime == "receive":
             time.sleep(0.002)

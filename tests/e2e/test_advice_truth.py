@@ -24,7 +24,9 @@ numpy memmap read cold, a trainer bound by receiving its batches, a mixed
 one; and a loop without a DataLoader whose batches come from a thread
 pool, or from the training thread itself (a get_batch()): its advice must
 name the pool's threads, never num_workers; and a streaming
-IterableDataset split across its workers (stream). The machine is whatever runs
+IterableDataset split across its workers (stream), and one split by skipping,
+whose every worker reads every record from storage (skip): its advice must
+be fewer workers. The machine is whatever runs
 the tests (busy or not): the prediction must hold on it, which is what the
 model's measured cores and run-queue delays are for.
 
@@ -75,7 +77,11 @@ REGIMES = {
     "threadpool-inline": ("py", 0, ["threadpool"]),  # a get_batch() in the training thread
     "epochs": ("py", 2, ["epochs"]),  # workers started again each epoch
     "stream": ("py", 1, ["stream"]),  # an IterableDataset split across the workers
+    "skip": ("py", 4, ["skip", "200"]),  # each worker reads every record: fewer workers read less
 }
+
+# Regimes whose advice must be fewer loaders than the first run's, and why
+FEWER = {"skip": "its workers read the same bytes (report loader.read_copies)"}
 
 # The settings that size the loaders, in the program's terms (the report's
 # advice[].setting, docs/report-schema.md "Advice")
@@ -115,12 +121,11 @@ def memmap_file():
     return path
 
 
-def pool_file():
-    """The thread-pool regime's data file (64 MiB), made once; its samples
-    read 64 KiB each, warm after the first run."""
+def random_file(name):
+    """A data file of 64 MiB of random bytes under build/, made once."""
     d = os.path.join(BUILD, "tests", "advice-truth")
     os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "pool-64M.bin")
+    path = os.path.join(d, name)
     if not os.path.exists(path) or os.path.getsize(path) != 64 << 20:
         with open(path + ".tmp", "wb") as f:
             for _ in range(64):
@@ -129,8 +134,27 @@ def pool_file():
     return path
 
 
+def pool_file():
+    """The thread-pool regime's data file; its samples read 64 KiB each,
+    warm after the first run."""
+    return random_file("pool-64M.bin")
+
+
+def skip_file():
+    """The skip regime's data file (2 MiB records), on disk: its reads
+    bypass the page cache (O_DIRECT); skipped where the file system
+    refuses O_DIRECT (tmpfs)."""
+    path = random_file("skip-64M.bin")
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_DIRECT))
+    except OSError as e:
+        pytest.skip("the skip regime reads with O_DIRECT, which %s refuses: %s" % (path, e))
+    return path
+
+
 def data_for(args):
-    return memmap_file() if args[0] == "memmap" else pool_file() if args[0] == "threadpool" else None
+    return {"memmap": memmap_file, "threadpool": pool_file, "skip": skip_file}.get(
+        args[0], lambda: None)()
 
 
 def traced(kind, workers, args, run, data, persistent=False):
@@ -263,6 +287,12 @@ def holds(name, tmp_path, quiet_only, load=None):
     data = data_for(args)
     rep1 = traced(kind, workers, args, tmp_path / "first0", data)
     check_names(name, rep1)
+    if name in FEWER:
+        fewer = [a for a in rep1["advice"] if a["setting"] in COUNT_SETTINGS and
+                 a["value"] is not None and a["value"] < workers]
+        assert fewer, "%s: %s, yet no fewer than %d advised: %s; notes %s; loader copies %s" % (
+            name, FEWER[name], workers, rep1["advice"], rep1["notes"],
+            rep1["loader"].get("read_copies"))
     if quiet_only:  # a repeat's first run (again, below) is checked where it is run
         skip_if_busy(name, "the first run", rep1)
     drifts = []

@@ -346,6 +346,52 @@ static void test_storage(void)
     ASSERT_TRUE(d.nadvice == 1 && d.advice[0].predicted_step_ms < 14.6);
 }
 
+/* Workers that read the same bytes (an_decide_in.read_copies): the run of
+ * the skip regime (tests/e2e/advice_regimes.py) at 4 workers, as its report
+ * measured it on the 2-CPU VM: each worker's batch 69 ms in reads of which
+ * 3.9 workers read every byte, 10.4 ms of CPU; the trainer 1.2 ms of CPU
+ * and 5.1 ms asleep a 20.2 ms step. */
+static an_decide_in replicated_run(void)
+{
+    an_decide_in in = measured_run();
+    in.step_ms = 20.2;
+    in.cur_workers = 4;
+    in.nworkers = 4;
+    in.t_cpu_ms = 1.2;
+    in.t_blocked_ms = 13.9;
+    in.w_blocked_ms = 0;
+    in.w_io_ms = 69;
+    in.w_cpu_ms = 10.4;
+    in.w_wall_ms = 79.4;
+    in.read_copies = 3.9;
+    in.read_positioned = 1;
+    return in;
+}
+
+static void test_replicated(void)
+{
+    /* fewer workers read less, and faster: 2 advised, about 12 ms */
+    an_decide_in in = replicated_run();
+    an_decision d = decide(&in);
+    ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 2, "%zu %ld", d.nadvice,
+               d.nadvice ? d.advice[0].value : -1);
+    ASSERT_MSG(d.advice[0].predicted_step_ms > 10 && d.advice[0].predicted_step_ms < 14, "%.2f",
+               d.advice[0].predicted_step_ms);
+    ASSERT_TRUE(has_note(&d, "read the same bytes"));
+    ASSERT_TRUE(NEAR(d.model.store_par, 1, 1e-9)); /* shared by the speed in all */
+    /* the same time with no byte shared: never fewer workers */
+    in.read_copies = 1;
+    d = decide(&in);
+    ASSERT_TRUE(!has_note(&d, "read the same bytes"));
+    ASSERT_TRUE(d.nadvice == 0 || d.advice[0].value > 4);
+    /* copies among a few positioned reads only: not counted */
+    in.read_copies = 3.9;
+    in.read_positioned = 0.2;
+    d = decide(&in);
+    ASSERT_TRUE(!has_note(&d, "read the same bytes"));
+    ASSERT_TRUE(d.nadvice == 0 || d.advice[0].value > 4);
+}
+
 /* The count chosen over the range (an_choose.h), on hand-written ladders. */
 static an_ladder ladder(int first, int cur, const double *lo, const double *hi, int top)
 {
@@ -589,6 +635,7 @@ int main(void)
     test_measured_load_caps();
     test_saturated();
     test_storage();
+    test_replicated();
     test_choose();
     test_range();
     test_sleeper();

@@ -1,0 +1,104 @@
+/* an_replica.c — copies among the workers' positioned reads (an_replica.h).
+ *
+ * Every worker process's kept reads (an_proc.preads: a key of path, offset
+ * and bytes returned) go into one array sorted by key and time. A group of
+ * reads of one key, each within the window of the group's first, is one
+ * read of those bytes by as many workers as the group has distinct ones;
+ * read_copies is that count averaged over the groups, weighted by bytes.
+ *
+ * Must never: read trace files, print, or divide by zero.
+ */
+#include "model/an_replica.h"
+
+#include <stdlib.h>
+
+typedef struct rd {
+    uint64_t key, ts, bytes;
+    uint32_t worker;
+} rd;
+
+static int by_key_ts(const void *a, const void *b)
+{
+    const rd *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The window: AN_REPLICA_BATCHES of the workers' mean batch time, bounded. */
+static uint64_t window_ns(const an_result *res)
+{
+    double ns = res->batch_ms * 1e6 * AN_REPLICA_BATCHES;
+    if (!(ns >= (double)AN_REPLICA_MIN_NS))
+        ns = (double)AN_REPLICA_MIN_NS;
+    if (ns > (double)AN_REPLICA_MAX_NS)
+        ns = (double)AN_REPLICA_MAX_NS;
+    return (uint64_t)ns;
+}
+
+/* Distinct workers among v[0..n), counted up to DISTINCT_MAX (a group of
+ * many reads stays linear). */
+#define DISTINCT_MAX 64
+static size_t distinct_workers(const rd *v, size_t n)
+{
+    uint32_t seen[DISTINCT_MAX];
+    size_t d = 0;
+    for (size_t i = 0; i < n && d < DISTINCT_MAX; i++) {
+        size_t j = 0;
+        while (j < d && seen[j] != v[i].worker)
+            j++;
+        if (j == d)
+            seen[d++] = v[i].worker;
+    }
+    return d;
+}
+
+int an_replica(an_result *res)
+{
+    res->read_copies = res->read_positioned = 0;
+    size_t total = 0, procs = 0;
+    uint64_t all_bytes = 0;
+    for (size_t i = 0; i < res->nworkers; i++) {
+        const an_worker *w = &res->workers[i];
+        if (w->th || w->p == res->trainer)
+            continue;
+        total += w->p->preads.n;
+        all_bytes += w->bytes;
+        procs++;
+    }
+    if (procs < 2 || !total || !all_bytes)
+        return 0;
+    rd *v = malloc(total * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    uint64_t pos_bytes = 0;
+    for (size_t i = 0; i < res->nworkers; i++) {
+        const an_worker *w = &res->workers[i];
+        if (w->th || w->p == res->trainer)
+            continue;
+        const an_preads *k = &w->p->preads;
+        for (size_t j = 0; j < k->n; j++) {
+            v[n++] = (rd){k->v[j].key, k->v[j].ts, k->v[j].bytes, (uint32_t)i};
+            pos_bytes += k->v[j].bytes;
+        }
+    }
+    qsort(v, n, sizeof *v, by_key_ts);
+    const uint64_t win = window_ns(res);
+    double weighted = 0, groups_bytes = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && v[j].key == v[i].key && v[j].ts - v[i].ts <= win)
+            j++;
+        const double b = (double)v[i].bytes;
+        weighted += b * (double)distinct_workers(v + i, j - i);
+        groups_bytes += b;
+        i = j;
+    }
+    free(v);
+    res->read_copies = groups_bytes > 0 ? weighted / groups_bytes : 0;
+    res->read_positioned = (double)pos_bytes / (double)all_bytes;
+    if (res->read_positioned > 1)
+        res->read_positioned = 1;
+    return 0;
+}

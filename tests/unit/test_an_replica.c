@@ -1,0 +1,85 @@
+/* test_an_replica.c — copies among loader workers' positioned reads
+ * (analyzer/model/an_replica.c): workers that each read every record count
+ * each byte as many times; workers that split the records, one worker
+ * reading a record twice, the same record read again an epoch later, and
+ * the threads of a thread pool do not; the share of bytes positioned reads
+ * returned. */
+#include <string.h>
+
+#include "model/an_replica.h"
+#include "gs_check.h"
+
+#define MS 1000000ull
+#define NW 4
+#define RECS 64
+
+static an_proc procs[NW];
+static an_pread reads[NW][2 * RECS];
+static an_worker workers[NW];
+
+/* Worker i reads the records rec(i, j) for j < n, record j at j ms plus
+ * `lag` ms for each worker index, 1 MB each. */
+static void setup(an_result *res, size_t n, uint64_t (*rec)(size_t, size_t), uint64_t lag)
+{
+    memset(res, 0, sizeof *res);
+    memset(procs, 0, sizeof procs);
+    memset(workers, 0, sizeof workers);
+    for (size_t i = 0; i < NW; i++) {
+        for (size_t j = 0; j < n; j++)
+            reads[i][j] = (an_pread){1000 + rec(i, j), (j + i * lag) * MS, 1000000};
+        procs[i].preads.v = reads[i];
+        procs[i].preads.n = n;
+        workers[i].p = &procs[i];
+        workers[i].bytes = n * 1000000ull;
+    }
+    res->workers = workers;
+    res->nworkers = NW;
+    res->batch_ms = 10; /* a window of 80 ms */
+}
+
+static uint64_t every(size_t i, size_t j) { (void)i; return j; }
+static uint64_t own(size_t i, size_t j) { return j * NW + i; }
+static uint64_t twice(size_t i, size_t j) { return (j / 2) * NW + i; }
+
+int main(void)
+{
+    an_result res;
+    /* each worker reads every record, within a few ms of the others */
+    setup(&res, RECS, every, 2);
+    ASSERT_EQ(an_replica(&res), 0);
+    ASSERT_RANGE(res.read_copies, 4 - 1e-9, 4 + 1e-9);
+    ASSERT_RANGE(res.read_positioned, 1 - 1e-9, 1 + 1e-9);
+    /* each reads its own records: one copy */
+    setup(&res, RECS, own, 2);
+    ASSERT_EQ(an_replica(&res), 0);
+    ASSERT_RANGE(res.read_copies, 1 - 1e-9, 1 + 1e-9);
+    /* each reads its own records twice in a row: still one worker a byte */
+    setup(&res, 2 * RECS, twice, 0);
+    ASSERT_EQ(an_replica(&res), 0);
+    ASSERT_RANGE(res.read_copies, 1 - 1e-9, 1 + 1e-9);
+    /* every record again, but each worker 1 s after the one before (the
+     * next epoch's): beyond the window, one copy */
+    setup(&res, RECS, every, 1000);
+    ASSERT_EQ(an_replica(&res), 0);
+    ASSERT_RANGE(res.read_copies, 1 - 1e-9, 1 + 1e-9);
+    /* half the workers' bytes came from reads without an offset */
+    setup(&res, RECS, every, 2);
+    for (size_t i = 0; i < NW; i++)
+        workers[i].bytes *= 2;
+    ASSERT_EQ(an_replica(&res), 0);
+    ASSERT_RANGE(res.read_positioned, 0.5 - 1e-9, 0.5 + 1e-9);
+    /* the threads of one process (a thread pool): not measured */
+    setup(&res, RECS, every, 2);
+    for (size_t i = 0; i < NW; i++) {
+        workers[i].p = &procs[0];
+        workers[i].th = (const an_thread *)&procs[i];
+    }
+    ASSERT_EQ(an_replica(&res), 0);
+    ASSERT_TRUE(res.read_copies == 0 && res.read_positioned == 0);
+    /* one worker process: nothing to compare */
+    setup(&res, RECS, every, 2);
+    res.nworkers = 1;
+    ASSERT_EQ(an_replica(&res), 0);
+    ASSERT_TRUE(res.read_copies == 0);
+    return gs_check_done("test_an_replica");
+}
