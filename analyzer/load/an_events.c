@@ -610,7 +610,7 @@ static void pread_keep(lctx *c, const gs_event *e, uint64_t got)
 static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
 {
     an_proc *p = c->p;
-    if (e->offset >= 0 && got > 0 && e->str)
+    if (e->offset >= 0 && got > 0 && e->str && an_is_worker_role(p))
         pread_keep(c, e, got);
     p->rd_bytes += got;
     p->rq_bytes += e->bytes;

@@ -120,13 +120,14 @@ typedef struct an_dev {
  * bucket k+1 reads of 2^k <= bytes < 2^(k+1) (the last bucket: 2^39 and up) */
 #define AN_HIST 41
 
-/* A process's positioned file reads (the pread family: the offset is in
- * the record), for telling whether loader workers read the same bytes
- * (model/an_replica.c): each read as a key (the file's path, the offset
- * and the bytes it returned, hashed), its time and bytes. At most
- * AN_PREADS_MAX a process (24 bytes each); the reads past it are counted,
- * not kept. */
-#define AN_PREADS_MAX (1u << 18)
+/* A loader worker's positioned file reads (the pread family: the offset
+ * is in the record), for telling whether loader workers read the same
+ * bytes (model/an_replica.c): each read as a key (the file's path, the
+ * offset and the bytes it returned, hashed), its time and bytes. Kept from
+ * the process's role marker saying it is a loader worker on, at most
+ * AN_PREADS_MAX a process (24 bytes each, 1.5 MiB); the reads past it are
+ * counted, not kept. */
+#define AN_PREADS_MAX (1u << 16)
 typedef struct an_pread {
     uint64_t key, ts;
     uint64_t bytes;

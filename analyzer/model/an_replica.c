@@ -10,6 +10,7 @@
  */
 #include "model/an_replica.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 typedef struct rd {
@@ -53,6 +54,12 @@ static size_t distinct_workers(const rd *v, size_t n)
     return d;
 }
 
+/* A worker process of the loader (not a thread of the trainer). */
+static int proc_worker(const an_result *res, const an_worker *w)
+{
+    return !w->th && w->p != res->trainer;
+}
+
 int an_replica(an_result *res)
 {
     res->read_copies = res->read_positioned = 0;
@@ -60,13 +67,29 @@ int an_replica(an_result *res)
     uint64_t all_bytes = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_worker *w = &res->workers[i];
-        if (w->th || w->p == res->trainer)
+        if (!proc_worker(res, w))
             continue;
         total += w->p->preads.n;
-        all_bytes += w->bytes;
         procs++;
     }
-    if (procs < 2 || !total || !all_bytes)
+    if (procs < 2 || !total)
+        return 0;
+    /* each worker's first reads, its share of AN_REPLICA_MAX_READS */
+    const size_t each = total > AN_REPLICA_MAX_READS ? AN_REPLICA_MAX_READS / procs : SIZE_MAX;
+    total = 0;
+    for (size_t i = 0; i < res->nworkers; i++) {
+        const an_worker *w = &res->workers[i];
+        if (!proc_worker(res, w))
+            continue;
+        const an_preads *k = &w->p->preads;
+        const size_t m = k->n < each ? k->n : each;
+        total += m;
+        /* the bytes of its reads in all, scaled to the positioned reads
+         * compared of all it made (kept or past AN_PREADS_MAX) */
+        const double made = (double)k->n + (double)k->past;
+        all_bytes += made > 0 ? (uint64_t)((double)w->bytes * (double)m / made) : w->bytes;
+    }
+    if (!total || !all_bytes)
         return 0;
     rd *v = malloc(total * sizeof *v);
     if (!v)
@@ -75,10 +98,10 @@ int an_replica(an_result *res)
     uint64_t pos_bytes = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_worker *w = &res->workers[i];
-        if (w->th || w->p == res->trainer)
+        if (!proc_worker(res, w))
             continue;
         const an_preads *k = &w->p->preads;
-        for (size_t j = 0; j < k->n; j++) {
+        for (size_t j = 0; j < k->n && j < each; j++) {
             v[n++] = (rd){k->v[j].key, k->v[j].ts, k->v[j].bytes, (uint32_t)i};
             pos_bytes += k->v[j].bytes;
         }

@@ -18,6 +18,9 @@
 #define AN_REPLICA_BATCHES 8
 #define AN_REPLICA_MIN_NS 50000000ull   /* 50 ms */
 #define AN_REPLICA_MAX_NS 5000000000ull /* 5 s */
+/* At most this many reads are compared (32 bytes each, 64 MiB): past it,
+ * each worker's first reads, an equal share each. */
+#define AN_REPLICA_MAX_READS (1u << 21)
 
 /* Sets res->read_copies and res->read_positioned from the positioned reads
  * of res's worker processes (an_proc.preads); both 0 when they have none

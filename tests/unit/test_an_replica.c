@@ -68,6 +68,16 @@ int main(void)
         workers[i].bytes *= 2;
     ASSERT_EQ(an_replica(&res), 0);
     ASSERT_RANGE(res.read_positioned, 0.5 - 1e-9, 0.5 + 1e-9);
+    /* as many positioned reads past the kept ones (AN_PREADS_MAX), and
+     * the bytes of both: still every byte from positioned reads */
+    setup(&res, RECS, every, 2);
+    for (size_t i = 0; i < NW; i++) {
+        procs[i].preads.past = RECS;
+        workers[i].bytes *= 2;
+    }
+    ASSERT_EQ(an_replica(&res), 0);
+    ASSERT_RANGE(res.read_positioned, 1 - 1e-9, 1 + 1e-9);
+    ASSERT_RANGE(res.read_copies, 4 - 1e-9, 4 + 1e-9);
     /* the threads of one process (a thread pool): not measured */
     setup(&res, RECS, every, 2);
     for (size_t i = 0; i < NW; i++) {
