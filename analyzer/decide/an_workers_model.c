@@ -603,7 +603,8 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     m->ext_groups = ext_grp;
     const double now_grp = model_step(&cgrp, cur, wt_use, ext_grp, NULL);
     if (now <= 0 || fabs(step - now) > AN_MODEL_ERROR * step) {
-        an_decide_sweep(in, out, cur, cur + 2);
+        /* workers that read the same bytes: the counts below are the question */
+        an_decide_sweep(in, out, cur, c.rep_ms > 0 ? cur - 1 : cur + 2);
         an_decide_note(out,
                        "the model does not reproduce this run (measured mean step %.1f ms, modelled "
                        "%.1f ms), so it predicts no change of %s; this would settle "

@@ -379,6 +379,12 @@ static void test_replicated(void)
                d.advice[0].predicted_step_ms);
     ASSERT_TRUE(has_note(&d, "read the same bytes"));
     ASSERT_TRUE(NEAR(d.model.store_par, 1, 1e-9)); /* shared by the speed in all */
+    /* a step the model cannot reproduce: the sweep tries fewer */
+    in.step_ms = 8;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 0);
+    ASSERT_MSG(strstr(d.model.sweep, "--num-workers 2,3,4 ") != NULL, "%s", d.model.sweep);
+    in = replicated_run();
     /* the same time with no byte shared: never fewer workers */
     in.read_copies = 1;
     d = decide(&in);
