@@ -149,16 +149,20 @@ static void text_workers(gs_out *o, const an_result *r, const style *st)
     /* RATIONALE: the rest of the active time is CPU only as a guess; where
      * the measured line follows, it says what it is (CPU, waiting for a
      * CPU, blocking), so this one does not call it CPU */
+    char copies[96] = "";
+    if (r->read_copies >= AN_REPLICA_MIN)
+        snprintf(copies, sizeof copies, ", each byte of their positioned reads read by %.1f of them",
+                 r->read_copies);
     gs_out_printf(o,
                   "%sloader%s   %zu %s%s, %.1f ms per batch each (%sfile I/O %.1f ms, "
-                  "metadata %.1f ms, %s %.1f ms), %.1f MB/s\n",
+                  "metadata %.1f ms, %s %.1f ms), %.1f MB/s%s\n",
                   st->bold, st->off, r->nworker_slots,
                   r->workers[0].p == tr ? (r->nworker_slots == 1 ? "thread" : "threads")
                                         : (r->nworker_slots == 1 ? "worker" : "workers"),
                   respawned, r->batch_ms,
                   marked ? "their marked batches; their whole active time per batch: " : "", (double)io * per, (double)meta * per,
                   r->loader_time.measured ? "the rest" : "CPU", (double)cpu * per,
-                  r->worker_MBps_total);
+                  r->worker_MBps_total, copies);
     rep_text_measured_loader(o, r, st);
 }
 
