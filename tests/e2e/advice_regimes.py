@@ -32,6 +32,7 @@ batch and per step:
             reads, past the page cache) and keeps every NUM_WORKERS-th,
             which burns 2 ms of CPU (a decode); the trainer sleeps as a
             GPU step would: each worker's reading grows with their count
+            (REGIME_SPLIT=1 in the environment: each reads only its own)
   threadpool  no DataLoader: batches come from a concurrent.futures thread
             pool of NUM_WORKERS threads (its max_workers), NUM_WORKERS
             batches ahead; 0 loads each batch in the training thread, as a
@@ -207,13 +208,16 @@ class Skipping(IterableDataset):
         fd = os.open(self.data, os.O_RDONLY | os.O_DIRECT)
         buf = mmap.mmap(-1, SKIP_RECORD)  # page-aligned, as O_DIRECT needs
         records = os.fstat(fd).st_size // SKIP_RECORD
-        i = 0
+        split = os.environ.get("REGIME_SPLIT") == "1"
+        if split:  # a multiple of n: a worker's records stay its own as they wrap
+            records -= records % n
+        i = k if split else 0
         while True:
             os.preadv(fd, [buf], (i % records) * SKIP_RECORD)
             if i % n == k:
                 burn(2.0)  # 8 ms of CPU per batch of 4
                 yield torch.full((64,), float(i))
-            i += 1
+            i += n if split else 1
 
 
 def main():

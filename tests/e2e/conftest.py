@@ -61,3 +61,36 @@ def built():
 def dataset(tmp_path_factory):
     root = tmp_path_factory.mktemp("dataset")
     return str(root), make_files(root, 300, seed=20261129)
+
+
+# ---- the data files of tests/e2e/advice_regimes.py ----------------------------
+
+def random_file(name):
+    """A data file of 64 MiB of random bytes under build/, made once."""
+    d = os.path.join(BUILD, "tests", "advice-truth")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, name)
+    if not os.path.exists(path) or os.path.getsize(path) != 64 << 20:
+        with open(path + ".tmp", "wb") as f:
+            for _ in range(64):
+                f.write(os.urandom(1 << 20))
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def pool_file():
+    """The thread-pool regime's data file; its samples read 64 KiB each,
+    warm after the first run."""
+    return random_file("pool-64M.bin")
+
+
+def skip_file():
+    """The skip regime's data file (2 MiB records), on disk: its reads
+    bypass the page cache (O_DIRECT); skipped where the file system
+    refuses O_DIRECT (tmpfs)."""
+    path = random_file("skip-64M.bin")
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_DIRECT))
+    except OSError as e:
+        pytest.skip("the skip regime reads with O_DIRECT, which %s refuses: %s" % (path, e))
+    return path

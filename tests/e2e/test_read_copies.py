@@ -1,0 +1,36 @@
+"""Workers that read the same bytes (docs/report-schema.md, "Reads of the
+same bytes"): the skip regime of advice_regimes.py, whose every worker reads
+every record and keeps its share, counts as many copies of each byte as it
+has workers, and the report says so; the same records split among the
+workers (REGIME_SPLIT=1) count one. Behaviour only: no step time is
+compared."""
+import json
+
+import pytest
+
+from conftest import CLI, clean_env, run_plain, run_traced, skip_file
+from test_advice_truth import REGIMES_INTERP, REGIMES_PY
+
+
+def traced(tmp_path, workers, split):
+    cmd = [REGIMES_INTERP, REGIMES_PY, "skip", str(workers), "40", skip_file()]
+    env = clean_env(**({"REGIME_SPLIT": "1"} if split else {}))
+    p = run_traced(cmd, tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    return tmp_path / "run"
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["each-reads-all", "split"])
+def test_read_copies(tmp_path, split):
+    run = traced(tmp_path, 3, split)
+    r = run_plain([CLI, "report", "--json", str(run)], env=clean_env())
+    assert r.returncode == 0, r.stderr.decode()
+    loader = json.loads(r.stdout)["loader"]
+    assert loader["read_positioned_share"] > 0.9, loader
+    text = run_plain([CLI, "report", str(run)], env=clean_env()).stdout.decode()
+    if split:
+        assert loader["read_copies"] < 1.2, loader
+        assert "read by" not in text
+    else:
+        assert 2.5 <= loader["read_copies"] <= 3.0 + 1e-9, loader
+        assert "each byte of their positioned reads read by" in text, text
