@@ -586,7 +586,7 @@ static inline void span(an_thread *th, const gs_event *e)
 
 /* A positioned read (its offset in the record) kept for model/an_replica.c:
  * the path's hash is the last one's when the path is (one read after
- * another of the same file). */
+ * another of the same file; e->str is never 0, last_str's start). */
 static void pread_keep(lctx *c, const gs_event *e, uint64_t got)
 {
     an_preads *k = &c->p->preads;
@@ -594,7 +594,7 @@ static void pread_keep(lctx *c, const gs_event *e, uint64_t got)
         k->past++;
         return;
     }
-    if (e->str != k->last_str || !k->n) {
+    if (e->str != k->last_str) {
         const char *s = gs_reader_string(c->r, e->str);
         if (!s)
             return;

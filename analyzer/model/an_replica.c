@@ -64,7 +64,6 @@ int an_replica(an_result *res)
 {
     res->read_copies = res->read_positioned = 0;
     size_t total = 0, procs = 0;
-    uint64_t all_bytes = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_worker *w = &res->workers[i];
         if (!proc_worker(res, w))
@@ -74,37 +73,32 @@ int an_replica(an_result *res)
     }
     if (procs < 2 || !total)
         return 0;
-    /* each worker's first reads, its share of AN_REPLICA_MAX_READS */
+    /* each worker's first reads, its share of AN_REPLICA_MAX_READS (so
+     * that they add up to at most that) */
     const size_t each = total > AN_REPLICA_MAX_READS ? AN_REPLICA_MAX_READS / procs : SIZE_MAX;
-    total = 0;
+    rd *v = malloc((total < AN_REPLICA_MAX_READS ? total : AN_REPLICA_MAX_READS) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    uint64_t pos_bytes = 0, all_bytes = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_worker *w = &res->workers[i];
         if (!proc_worker(res, w))
             continue;
         const an_preads *k = &w->p->preads;
         const size_t m = k->n < each ? k->n : each;
-        total += m;
+        for (size_t j = 0; j < m; j++) {
+            v[n++] = (rd){k->v[j].key, k->v[j].ts, k->v[j].bytes, (uint32_t)i};
+            pos_bytes += k->v[j].bytes;
+        }
         /* the bytes of its reads in all, scaled to the positioned reads
          * compared of all it made (kept or past AN_PREADS_MAX) */
         const double made = (double)k->n + (double)k->past;
         all_bytes += made > 0 ? (uint64_t)((double)w->bytes * (double)m / made) : w->bytes;
     }
-    if (!total || !all_bytes)
+    if (!all_bytes) {
+        free(v);
         return 0;
-    rd *v = malloc(total * sizeof *v);
-    if (!v)
-        return -1;
-    size_t n = 0;
-    uint64_t pos_bytes = 0;
-    for (size_t i = 0; i < res->nworkers; i++) {
-        const an_worker *w = &res->workers[i];
-        if (!proc_worker(res, w))
-            continue;
-        const an_preads *k = &w->p->preads;
-        for (size_t j = 0; j < k->n && j < each; j++) {
-            v[n++] = (rd){k->v[j].key, k->v[j].ts, k->v[j].bytes, (uint32_t)i};
-            pos_bytes += k->v[j].bytes;
-        }
     }
     qsort(v, n, sizeof *v, by_key_ts);
     const uint64_t win = window_ns(res);
