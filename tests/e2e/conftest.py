@@ -63,7 +63,12 @@ def dataset(tmp_path_factory):
     return str(root), make_files(root, 300, seed=20261129)
 
 
-# ---- the data files of tests/e2e/advice_regimes.py ----------------------------
+# ---- tests/e2e/advice_regimes.py: its interpreter and data files -------------
+
+REGIMES_PY = os.path.join(ROOT, "tests", "e2e", "advice_regimes.py")
+# GS_TRUTH_PYTHON: the interpreter of the PyTorch regimes (default Debian's)
+REGIMES_INTERP = os.environ.get("GS_TRUTH_PYTHON") or PY
+
 
 def random_file(name):
     """A data file of 64 MiB of random bytes under build/, made once."""

@@ -56,13 +56,11 @@ import subprocess
 
 import pytest
 
-from conftest import (BUILD, CLI, PY, ROOT, clean_env, pool_file, run_plain, run_traced,
-                      skip_file)
+from conftest import (BUILD, CLI, PY, REGIMES_INTERP, REGIMES_PY, ROOT, clean_env, pool_file,
+                      run_plain, run_traced, skip_file)
 
 TRAIN_LOOP = os.path.join(BUILD, "examples", "train_loop")
 SIM = os.path.join(BUILD, "simcuda")
-REGIMES_PY = os.path.join(ROOT, "tests", "e2e", "advice_regimes.py")
-REGIMES_INTERP = os.environ.get("GS_TRUTH_PYTHON") or PY
 TOLERANCE = 0.15  # predicted step within this of the measured one
 NO_ADVICE_GAIN = 0.10  # with no advice, 2 more workers must not gain this much
 

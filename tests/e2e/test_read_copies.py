@@ -4,12 +4,10 @@ every record and keeps its share, counts as many copies of each byte as it
 has workers, and the report says so; the same records split among the
 workers (REGIME_SPLIT=1) count one. Behaviour only: no step time is
 compared."""
-import json
-
 import pytest
 
-from conftest import CLI, clean_env, run_plain, run_traced, skip_file
-from test_advice_truth import REGIMES_INTERP, REGIMES_PY
+from conftest import (CLI, REGIMES_INTERP, REGIMES_PY, clean_env, report_json, run_plain,
+                      run_traced, skip_file)
 
 
 def traced(tmp_path, workers, split):
@@ -23,9 +21,7 @@ def traced(tmp_path, workers, split):
 @pytest.mark.parametrize("split", [False, True], ids=["each-reads-all", "split"])
 def test_read_copies(tmp_path, split):
     run = traced(tmp_path, 3, split)
-    r = run_plain([CLI, "report", "--json", str(run)], env=clean_env())
-    assert r.returncode == 0, r.stderr.decode()
-    loader = json.loads(r.stdout)["loader"]
+    loader = report_json(run)["loader"]
     assert loader["read_positioned_share"] > 0.9, loader
     text = run_plain([CLI, "report", str(run)], env=clean_env()).stdout.decode()
     if split:
