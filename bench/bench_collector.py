@@ -103,6 +103,21 @@ def bench_hook(tmp, lib, rounds=7, calls=2_000_000):
         statistics.median(added), min(added), max(added)))
     print("  trace size %7.2f bytes/event (median; %d events per run)  target <= 8" % (
         statistics.median(per_event), ev))
+    # a loader worker's reads also look up their file position (read_at)
+    added = {}
+    for mode in ("--alternate-read", "--alternate-read-worker"):
+        added[mode] = []
+        for r in range(rounds):
+            run = os.path.join(tmp, "read%s%d" % (mode, r))
+            out = subprocess.run([loop, blob, str(calls), mode],
+                                 env=env(LD_PRELOAD=lib, GPUSTARVE_DIR=run),
+                                 capture_output=True, check=True).stdout.split()
+            added[mode].append(float(out[2]))
+            shutil.rmtree(run)
+    plain, worker = (statistics.median(added[m]) for m in added)
+    print("read hook, 4 KiB page-cache reads at the file position, the same way: added "
+          "%.1f ns/call; in a loader worker (the position looked up: read_at) %.1f ns/call, "
+          "%+.1f ns" % (plain, worker, worker - plain))
 
 
 def median_interval(xs, conf=0.95):

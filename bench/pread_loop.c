@@ -24,6 +24,11 @@
  *       the number of hooked calls, and the calling thread's CPU time over
  *       the whole process in ns: with the process's CPU time from wait4,
  *       the rest is the other threads' (the collector's writer).
+ *   pread_loop FILE CALLS --alternate-read  the same as --alternate with
+ *       read() at the file position (lseek back to 0 at the end) instead
+ *       of pread; --alternate-read-worker the same after a role record
+ *       loader_worker (gpustarve_role, found with dlsym): each hooked read
+ *       then also looks up its file position (read_at, docs/trace-format.md).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -60,6 +65,17 @@ static off_t off, span;
 
 static double last_cpu; /* CPU ns per call of the last run_block */
 
+/* read() through fn, or pread() through pfn */
+typedef ssize_t (*read_fn)(int, void *, size_t);
+static read_fn g_read;
+
+static ssize_t read_at_pos(int fd, void *b, size_t n, off_t o)
+{
+    if (o == 0 && lseek(fd, 0, SEEK_SET) != 0)
+        return -1;
+    return g_read(fd, b, n);
+}
+
 static double run_block(pread_fn fn, int fd, long calls)
 {
     const double c0 = thread_ns();
@@ -79,12 +95,15 @@ static double run_block(pread_fn fn, int fd, long calls)
 int main(int argc, char **argv)
 {
     const int with_cpu = argc == 4 && strcmp(argv[3], "--alternate-cpu") == 0;
-    const int alternate = with_cpu || (argc == 4 && strcmp(argv[3], "--alternate") == 0);
+    const int worker = argc == 4 && strcmp(argv[3], "--alternate-read-worker") == 0;
+    const int reads = worker || (argc == 4 && strcmp(argv[3], "--alternate-read") == 0);
+    const int alternate = with_cpu || reads || (argc == 4 && strcmp(argv[3], "--alternate") == 0);
     const int own_table = argc == 4 && strcmp(argv[3], "--idle-thread-own-table") == 0;
     const int idle = own_table || (argc == 4 && strcmp(argv[3], "--idle-thread") == 0);
     if (argc < 3 || argc > 4 || (argc == 4 && !alternate && !idle)) {
         fprintf(stderr, "usage: pread_loop FILE CALLS [--alternate | --alternate-cpu | "
-                        "--idle-thread | --idle-thread-own-table]\n");
+                        "--alternate-read | --alternate-read-worker | --idle-thread | "
+                        "--idle-thread-own-table]\n");
         return 2;
     }
     const long calls = atol(argv[2]);
@@ -114,6 +133,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "pread_loop: cannot find libc's own pread\n");
         return 1;
     }
+    pread_fn hooked = pread;
+    read_fn libc_read = libc ? (read_fn)dlsym(libc, "read") : NULL;
+    if (reads) { /* both ways read at the position: hooked read, then libc's */
+        void (*role)(const char *, unsigned long, unsigned) =
+            (void (*)(const char *, unsigned long, unsigned))dlsym(RTLD_DEFAULT, "gpustarve_role");
+        if (!libc_read || libc_read == read || (worker && !role)) {
+            fprintf(stderr, "pread_loop: cannot find libc's own read%s\n",
+                    worker ? " or gpustarve_role (not preloaded?)" : "");
+            return 1;
+        }
+        if (worker)
+            role("loader_worker", 0, 0);
+    }
     enum { BLOCK = 5000 };
     int pairs = (int)(calls / BLOCK / 2);
     if (pairs < 3)
@@ -122,16 +154,12 @@ int main(int argc, char **argv)
     double *u = t + pairs, *d = u + pairs, *tc = d + pairs, *uc = tc + pairs, *dc = uc + pairs;
     for (int i = 0; i < pairs; i++) {
         /* alternate which goes first, so neither always follows the other */
-        if (i % 2) {
-            t[i] = run_block(pread, fd, BLOCK);
-            tc[i] = last_cpu;
-            u[i] = run_block(plain, fd, BLOCK);
-            uc[i] = last_cpu;
-        } else {
-            u[i] = run_block(plain, fd, BLOCK);
-            uc[i] = last_cpu;
-            t[i] = run_block(pread, fd, BLOCK);
-            tc[i] = last_cpu;
+        for (int k = 0; k < 2; k++) {
+            const int traced = (i + k) % 2; /* odd pairs start traced */
+            g_read = traced ? read : libc_read;
+            pread_fn fn = reads ? read_at_pos : traced ? hooked : plain;
+            (traced ? t : u)[i] = run_block(fn, fd, BLOCK);
+            (traced ? tc : uc)[i] = last_cpu;
         }
         d[i] = t[i] - u[i];
         dc[i] = tc[i] - uc[i];

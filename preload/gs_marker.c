@@ -6,7 +6,8 @@
  * FETCH_BEGIN / FETCH_END / CONFIG / ROLE record (a STEP_END and a
  * STEP_BEGIN for gpustarve_step_next) on the calling thread's ring,
  * with the hooks' clock, so markers and I/O line up; a batch boundary's
- * marker preceded by the thread's CPU sample (gs_cpustat.c).
+ * marker preceded by the thread's CPU sample (gs_cpustat.c); a role
+ * loader_worker turns on the file position of reads (gs_read_pos, hook_io.c).
  *
  * Must never: allocate, lock, block or print (the same rules as a hook: the
  * caller is the training loop); change errno; record while the thread is
@@ -23,7 +24,12 @@
 #define GPUSTARVE_BUILDING_LIBRARY 1
 #include "../include/gpustarve.h"
 
+/* set once, by the first role loader_worker; read by every read hook */
+_Atomic int gs_read_pos;
+
 #pragma GCC visibility push(default)
+
+#define LOADER_WORKER "loader_worker"
 
 /* Batch boundaries (a fetch's begin and end, a step's end: a loader
  * worker's batch) carry the thread's own clocks, in a CPU record just
@@ -141,7 +147,13 @@ void gpustarve_role(const char *role, uint64_t worker, uint32_t loader)
     int err = errno;
     uint64_t t0 = gs_now();
     gs_rec r = GS_REC_INIT(GS_K_ROLE, t0);
-    r.str = gs_str_intern(role, strnlen(role, GS_STRING_MAX));
+    const size_t n = strnlen(role, GS_STRING_MAX);
+    /* RATIONALE: a loader worker's reads are where workers reading the same
+     * bytes show (docs/report-schema.md, "The model"): from here on its
+     * read, readv and __read_chk of a regular file say where they read */
+    if (n == sizeof LOADER_WORKER - 1 && memcmp(role, LOADER_WORKER, n) == 0)
+        atomic_store_explicit(&gs_read_pos, 1, memory_order_relaxed);
+    r.str = gs_str_intern(role, n);
     r.aux = worker;
     r.aux2 = loader;
     gs_emit(&r);

@@ -56,6 +56,9 @@
 extern __thread gs_ring *gs_t_ring GS_TLS_IE;
 extern __thread int gs_t_depth GS_TLS_IE;
 extern GS_HIDDEN _Atomic int gs_on; /* 1 while hooks record (gs_state.c) */
+/* 1 once the process said it is a loader worker (gpustarve_role): its reads
+ * of regular files then carry their file position (gs_marker.c, hook_io.c) */
+extern GS_HIDDEN _Atomic int gs_read_pos;
 
 /* Slow path of gs_emit (gs_ring.c): attach a ring to the thread, or refresh
  * the cached tail and drop-and-count when the ring is really full. Keeps

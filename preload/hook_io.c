@@ -3,7 +3,8 @@
  * Responsible for: open, open64, openat, openat64, creat, close, close_range,
  * closefrom, dup, dup2, dup3, read, pread, pread64, readv, preadv, preadv64,
  * preadv2, preadv64v2, __read_chk, __pread_chk, __pread64_chk: call the real
- * function, record one event (fields as in docs/trace-format.md), keep the
+ * function, record one event (fields as in docs/trace-format.md; in a
+ * loader worker, a read of a regular file with its file position), keep the
  * fd table current, and keep the program's calls on the collector's own
  * descriptor (when it has one in the program's table, docs/collector-safety.md)
  * as they are untraced: close() of it and dup*() from it fail EBADF (a number
@@ -367,7 +368,22 @@ int dup3(int oldfd, int newfd, int flags)
 
 /* ---- reads ----------------------------------------------------------------------- */
 
-/* Record a read-like call. offset -1 where the call has none. */
+/* The file position of fd after a read, -1 when it has none. RATIONALE:
+ * lseek(fd, 0, SEEK_CUR) moves nothing and reads no data; the raw call
+ * keeps errno as the program left it. Only in a process that said it is a
+ * loader worker (gs_read_pos, gs_marker.c): where the analyzer looks for
+ * workers that read the same bytes (docs/report-schema.md, "The model"). */
+static int64_t file_pos(int fd)
+{
+    const int err = errno;
+    const long pos = syscall(SYS_lseek, fd, 0L, SEEK_CUR);
+    errno = err;
+    return pos;
+}
+
+/* Record a read-like call. offset -1 where the call has none; a read, readv
+ * or __read_chk of a regular file in a loader worker is recorded as
+ * read_at, readv_at or __read_chk_at with the position it read from. */
 /* RATIONALE: inlined into each read hook, and written straight into the ring
  * slot (gs_emit_slot), every field once, with no errno saved around it (its
  * slow paths keep errno): the hook's path of a 4 KiB pread was 154
@@ -383,6 +399,13 @@ record_read(uint16_t kind, uint64_t t0, int fd, uint64_t bytes, long ret, int64_
 {
     const uint64_t dur = gs_now() - t0;
     const uint64_t w = gs_fd_word(fd);
+    const uint16_t at = kind == GS_K_READ ? GS_K_READ_AT : kind == GS_K_READV ? GS_K_READV_AT
+                        : kind == GS_K_READ_CHK ? GS_K_READ_CHK_AT : 0;
+    if (at && GS_UNLIKELY(atomic_load_explicit(&gs_read_pos, memory_order_relaxed)) && ret > 0 && GS_FDW_KIND(w) == GS_FDK_FILE &&
+        (offset = file_pos(fd)) >= ret) {
+        offset -= ret; /* where this read began */
+        kind = at;
+    }
     const uint16_t stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_ring *g = NULL;
     uint64_t h = 0;

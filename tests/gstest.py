@@ -45,7 +45,8 @@ CFLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", 
 
 # Kinds of `dump --json` records that read bytes from an fd (ret = bytes).
 READ_KINDS = {"read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv2",
-              "preadv64v2", "__read_chk", "__pread_chk", "__pread64_chk"}
+              "preadv64v2", "__read_chk", "__pread_chk", "__pread64_chk", "read_at",
+              "readv_at", "__read_chk_at"}
 
 # How long a deadline waits for a marker before calling the run broken.
 DEADLINE_S = 60

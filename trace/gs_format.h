@@ -26,7 +26,7 @@
  * byte order (the format is little-endian only; such files are refused). */
 #define GS_BYTE_ORDER_MARK 0x01020304u
 #define GS_VERSION_MAJOR 1
-#define GS_VERSION_MINOR 5
+#define GS_VERSION_MINOR 6
 
 /* A run is a directory of trace files, one per process image, named
  * <host>-<pid>.gst, then <host>-<pid>.<n>.gst after the n-th exec
@@ -237,7 +237,10 @@ enum gs_class {
  * it, docs/trace-format.md; a thread's own clocks: gs_cpu_* in gs_trace.h;
  * the CPUs the process may use); HOST_CPU is new in 1.4 (the machine's CPU
  * time over the CPUs the process may run on: gs_host_* in gs_trace.h);
- * REPEATS is new in 1.5 (a run of REPEAT events, gaps then durations). */
+ * REPEATS is new in 1.5 (a run of REPEAT events, gaps then durations);
+ * READ_AT, READV_AT and READ_CHK_AT are new in 1.6 (read, readv and
+ * __read_chk of a regular file with the file position they read from, in
+ * a process with the role loader_worker). */
 #define GS_KIND_LIST(X)                                                                        \
     X(STRING, 1, "string", 0, RECORD)                                                          \
     X(TID, 2, "tid", 0, RECORD)                                                                \
@@ -275,6 +278,9 @@ enum gs_class {
     X(READ_CHK, 40, "__read_chk", GS_IO_FIELDS, READ)                                          \
     X(PREAD_CHK, 41, "__pread_chk", GS_IOO_FIELDS, READ)                                       \
     X(PREAD64_CHK, 42, "__pread64_chk", GS_IOO_FIELDS, READ)                                   \
+    X(READ_AT, 43, "read_at", GS_IOO_FIELDS, READ)                                             \
+    X(READV_AT, 44, "readv_at", GS_IOO_FIELDS | GS_F_AUX, READ)                                \
+    X(READ_CHK_AT, 45, "__read_chk_at", GS_IOO_FIELDS, READ)                                   \
     X(FOPEN, 48, "fopen", GS_IO_FIELDS | GS_F_AUX, OPEN)                                       \
     X(FOPEN64, 49, "fopen64", GS_IO_FIELDS | GS_F_AUX, OPEN)                                   \
     X(FREAD, 50, "fread", GS_IO_FIELDS | GS_F_AUX, READ)                                       \

@@ -145,7 +145,7 @@ static int write_file_extras(xw *w, const gs_event *ev)
         x_hex(w, XK("flags"), ev->aux);
         x_hex(w, XK("mask"), ev->aux2);
         return 1;
-    case GS_K_READV: case GS_K_PREADV: case GS_K_PREADV64:
+    case GS_K_READV: case GS_K_READV_AT: case GS_K_PREADV: case GS_K_PREADV64:
         x_u64(w, XK("iovcnt"), ev->aux);
         return 1;
     case GS_K_PREADV2: case GS_K_PREADV64V2:

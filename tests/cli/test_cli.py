@@ -77,7 +77,8 @@ def _kind_table():
 KINDS, F = _kind_table()
 FDKIND = {0: "unknown", 1: "file", 2: "pipe", 3: "socket", 4: "dir", 5: "other"}
 READ_KINDS = {"read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv2",
-              "preadv64v2", "__read_chk", "__pread_chk", "__pread64_chk", "fgets"}
+              "preadv64v2", "__read_chk", "__pread_chk", "__pread64_chk", "read_at", "readv_at",
+              "__read_chk_at", "fgets"}
 OPEN_KINDS = {"open", "open64", "openat", "openat64", "creat", "fopen", "fopen64"}
 WAIT_KINDS = {"poll", "ppoll", "select", "pselect", "epoll_wait", "epoll_pwait"}
 
@@ -152,7 +153,7 @@ def _extras(e):
         return {"flags": aux, "mode": aux2}
     if k == "statx":
         return {"flags": aux, "mask": aux2}
-    if k in ("readv", "preadv", "preadv64"):
+    if k in ("readv", "readv_at", "preadv", "preadv64"):
         return {"iovcnt": aux}
     if k in ("preadv2", "preadv64v2"):
         return {"iovcnt": aux, "flags": aux2}

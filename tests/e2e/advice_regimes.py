@@ -32,7 +32,10 @@ batch and per step:
             reads, past the page cache) and keeps every NUM_WORKERS-th,
             which burns 2 ms of CPU (a decode); the trainer sleeps as a
             GPU step would: each worker's reading grows with their count
-            (REGIME_SPLIT=1 in the environment: each reads only its own)
+            (REGIME_SPLIT=1 in the environment: each reads only its own;
+            REGIME_STREAM=1: the records are read in order with readv, as
+            a stream of shards is, not with preadv)
+  skip-stream  skip with REGIME_STREAM=1
   threadpool  no DataLoader: batches come from a concurrent.futures thread
             pool of NUM_WORKERS threads (its max_workers), NUM_WORKERS
             batches ahead; 0 loads each batch in the training thread, as a
@@ -198,8 +201,8 @@ SKIP_RECORD = 2 << 20  # the skip regime's record
 class Skipping(IterableDataset):
     """The skip regime's records: every worker reads them all."""
 
-    def __init__(self, data):
-        self.data = data
+    def __init__(self, data, stream=False):
+        self.data, self.stream = data, stream
 
     def __iter__(self):
         import mmap
@@ -212,8 +215,14 @@ class Skipping(IterableDataset):
         if split:  # a multiple of n: a worker's records stay its own as they wrap
             records -= records % n
         i = k if split else 0
+        stream = self.stream or os.environ.get("REGIME_STREAM") == "1"
         while True:
-            os.preadv(fd, [buf], (i % records) * SKIP_RECORD)
+            if stream:  # in order, as a stream of shards is read
+                if i % records == 0 or split:
+                    os.lseek(fd, (i % records) * SKIP_RECORD, os.SEEK_SET)
+                os.readv(fd, [buf])
+            else:
+                os.preadv(fd, [buf], (i % records) * SKIP_RECORD)
             if i % n == k:
                 burn(2.0)  # 8 ms of CPU per batch of 4
                 yield torch.full((64,), float(i))
@@ -239,7 +248,8 @@ def main():
     if regime == "epochs":
         extra = dict(worker_init_fn=slow_start,
                      persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
-    dataset = (Stream() if regime == "stream" else Skipping(data) if regime == "skip"
+    dataset = (Stream() if regime == "stream"
+               else Skipping(data, regime == "skip-stream") if regime.startswith("skip")
                else Regime(regime, data))
     loader = DataLoader(dataset, batch_size=SAMPLES_PER_BATCH, num_workers=workers,
                         collate_fn=(lambda b: b) if regime == "receive" else None, **extra)
@@ -252,7 +262,7 @@ def main():
                 opt.zero_grad()
                 model(x).sum().backward()
                 opt.step()
-        elif regime in ("memmap", "epochs", "stream", "skip"):
+        elif regime in ("memmap", "epochs", "stream", "skip", "skip-stream"):
             time.sleep(0.005)  # the GPU's step: the trainer sleeps in its sync
         elif regime == "receive":
             time.sleep(0.002)

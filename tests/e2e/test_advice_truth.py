@@ -25,8 +25,8 @@ one; and a loop without a DataLoader whose batches come from a thread
 pool, or from the training thread itself (a get_batch()): its advice must
 name the pool's threads, never num_workers; and a streaming
 IterableDataset split across its workers (stream), and one split by skipping,
-whose every worker reads every record from storage (skip): its advice must
-be fewer workers. The machine is whatever runs
+whose every worker reads every record from storage, positioned or in order
+(skip, skip-stream): its advice must be fewer workers. The machine is whatever runs
 the tests (busy or not): the prediction must hold on it, which is what the
 model's measured cores and run-queue delays are for.
 
@@ -77,10 +77,12 @@ REGIMES = {
     "epochs": ("py", 2, ["epochs"]),  # workers started again each epoch
     "stream": ("py", 1, ["stream"]),  # an IterableDataset split across the workers
     "skip": ("py", 4, ["skip", "200"]),  # each worker reads every record: fewer workers read less
+    "skip-stream": ("py", 4, ["skip-stream", "200"]),  # the same, read in order (readv)
 }
 
 # Regimes whose advice must be fewer loaders than the first run's, and why
-FEWER = {"skip": "its workers read the same bytes (report loader.read_copies)"}
+FEWER = {k: "its workers read the same bytes (report loader.read_copies)"
+         for k in ("skip", "skip-stream")}
 
 # The settings that size the loaders, in the program's terms (the report's
 # advice[].setting, docs/report-schema.md "Advice")
@@ -121,7 +123,8 @@ def memmap_file():
 
 
 def data_for(args):
-    return {"memmap": memmap_file, "threadpool": pool_file, "skip": skip_file}.get(
+    return {"memmap": memmap_file, "threadpool": pool_file, "skip": skip_file,
+            "skip-stream": skip_file}.get(
         args[0], lambda: None)()
 
 

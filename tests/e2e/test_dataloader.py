@@ -33,7 +33,7 @@ def test_dataloader_bytes_and_processes(built, dataset, tmp_path, workers):
     assert bytes_read_by_path(recs, root) == sizes
     # with workers, dataset reads happen in the workers, not in the trainer
     reader_pids = {r["pid"] for r in recs if (r.get("path") or "").startswith(root)
-                   and r["kind"] == "read"}
+                   and r["kind"] in ("read", "read_at")}
     if workers:
         assert main[0]["pid"] not in reader_pids
         # the trainer waits for batches on pipes/sockets: that wait is recorded

@@ -2,25 +2,28 @@
 same bytes"): the skip regime of advice_regimes.py, whose every worker reads
 every record and keeps its share, counts as many copies of each byte as it
 has workers, and the report says so; the same records split among the
-workers (REGIME_SPLIT=1) count one. Behaviour only: no step time is
-compared."""
+workers (REGIME_SPLIT=1) count one. Whether the records are read with
+preadv or in order with readv (REGIME_STREAM=1: a loader worker's reads
+of a file carry their position, docs/trace-format.md). Behaviour only: no
+step time is compared."""
 import pytest
 
 from conftest import (CLI, REGIMES_INTERP, REGIMES_PY, clean_env, report_json, run_plain,
                       run_traced, skip_file)
 
 
-def traced(tmp_path, workers, split):
+def traced(tmp_path, workers, split, stream):
     cmd = [REGIMES_INTERP, REGIMES_PY, "skip", str(workers), "40", skip_file()]
-    env = clean_env(**({"REGIME_SPLIT": "1"} if split else {}))
+    env = clean_env(REGIME_SPLIT="1" if split else "0", REGIME_STREAM="1" if stream else "0")
     p = run_traced(cmd, tmp_path / "run", env=env)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     return tmp_path / "run"
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["preadv", "readv-in-order"])
 @pytest.mark.parametrize("split", [False, True], ids=["each-reads-all", "split"])
-def test_read_copies(tmp_path, split):
-    run = traced(tmp_path, 3, split)
+def test_read_copies(tmp_path, split, stream):
+    run = traced(tmp_path, 3, split, stream)
     loader = report_json(run)["loader"]
     assert loader["read_positioned_share"] > 0.9, loader
     text = run_plain([CLI, "report", str(run)], env=clean_env()).stdout.decode()

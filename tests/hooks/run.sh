@@ -47,7 +47,7 @@ std() {
     fi
 }
 
-for t in hk_io hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_cpulimits hk_threads hk_exec; do
+for t in hk_io hk_readpos hk_stdio hk_mmap hk_stat hk_poll hk_ctor hk_fork hk_cpulimits hk_threads hk_exec; do
     std "$t"
 done
 # a process with one thread: no thread of ours until it starts one or its

@@ -53,6 +53,8 @@ static const struct {
     {"preadv64", GS_CLASS_READ},     {"preadv2", GS_CLASS_READ},
     {"preadv64v2", GS_CLASS_READ},   {"__read_chk", GS_CLASS_READ},
     {"__pread_chk", GS_CLASS_READ},  {"__pread64_chk", GS_CLASS_READ},
+    {"read_at", GS_CLASS_READ},      {"readv_at", GS_CLASS_READ},
+    {"__read_chk_at", GS_CLASS_READ},
     {"fread", GS_CLASS_READ},        {"fread_unlocked", GS_CLASS_READ},
     {"fgets", GS_CLASS_READ},        {"mmap", GS_CLASS_MMAP},
     {"mmap64", GS_CLASS_MMAP},       {"munmap", GS_CLASS_MMAP},
