@@ -401,10 +401,13 @@ record_read(uint16_t kind, uint64_t t0, int fd, uint64_t bytes, long ret, int64_
     const uint64_t w = gs_fd_word(fd);
     const uint16_t at = kind == GS_K_READ ? GS_K_READ_AT : kind == GS_K_READV ? GS_K_READV_AT
                         : kind == GS_K_READ_CHK ? GS_K_READ_CHK_AT : 0;
-    if (at && GS_UNLIKELY(atomic_load_explicit(&gs_read_pos, memory_order_relaxed)) && ret > 0 && GS_FDW_KIND(w) == GS_FDK_FILE &&
-        (offset = file_pos(fd)) >= ret) {
-        offset -= ret; /* where this read began */
-        kind = at;
+    if (at && GS_UNLIKELY(atomic_load_explicit(&gs_read_pos, memory_order_relaxed)) &&
+        ret > 0 && GS_FDW_KIND(w) == GS_FDK_FILE) {
+        const int64_t end = file_pos(fd);
+        if (end >= ret) {
+            offset = end - ret; /* where this read began */
+            kind = at;
+        }
     }
     const uint16_t stack = gs_stack_take(caller); /* after dur: the unwind is not the call's time */
     gs_ring *g = NULL;
