@@ -596,13 +596,17 @@ static void pread_keep(lctx *c, const gs_event *e, uint64_t got)
     }
     if (e->str != k->last_str) {
         const char *s = gs_reader_string(c->r, e->str);
-        if (!s)
+        if (!s) {
+            k->past++; /* a path never defined: counted, not compared */
             return;
+        }
         k->last_str = e->str;
         k->last_hash = gs_xxh64(s, strlen(s), 0);
     }
-    if (an_grow(&k->v, &k->cap, k->n + 1, sizeof *k->v, 256) < 0)
+    if (an_grow(&k->v, &k->cap, k->n + 1, sizeof *k->v, 256) < 0) {
+        k->past++; /* out of memory: the same */
         return;
+    }
     const uint64_t pos[2] = {(uint64_t)e->offset, got};
     k->v[k->n++] = (an_pread){gs_xxh64(pos, sizeof pos, k->last_hash), e->ts, got};
 }

@@ -125,8 +125,8 @@ typedef struct an_dev {
  * bytes (model/an_replica.c): each read as a key (the file's path, the
  * offset and the bytes it returned, hashed), its time and bytes. Kept from
  * the process's role marker saying it is a loader worker on, at most
- * AN_PREADS_MAX a process (24 bytes each, 1.5 MiB); the reads past it are
- * counted, not kept. */
+ * AN_PREADS_MAX a process (24 bytes each, 1.5 MiB); the reads past it (or
+ * when memory or the path's string is missing) are counted, not kept. */
 #define AN_PREADS_MAX (1u << 16)
 typedef struct an_pread {
     uint64_t key, ts;
@@ -135,7 +135,7 @@ typedef struct an_pread {
 typedef struct an_preads {
     an_pread *v;
     size_t n, cap;
-    uint64_t past;         /* positioned reads past AN_PREADS_MAX */
+    uint64_t past;         /* positioned reads counted, not kept */
     uint32_t last_str;     /* the path string id of the last key, and its hash */
     uint64_t last_hash;
 } an_preads;
