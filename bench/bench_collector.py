@@ -83,13 +83,18 @@ def bench_hook(tmp, lib, rounds=7, calls=2_000_000):
     with open(blob, "wb") as f:
         f.write(os.urandom(16 << 20))
     loop = os.path.join(B, "bench", "pread_loop")
+
+    def alternate(mode, run):
+        """pread_loop's "traced untraced added" ns per call, traced into run."""
+        out = subprocess.run([loop, blob, str(calls), mode],
+                             env=env(LD_PRELOAD=lib, GPUSTARVE_DIR=run),
+                             capture_output=True, check=True).stdout.split()
+        return [float(x) for x in out[:3]]
+
     added, traced, plain, per_event = [], [], [], []
     for r in range(rounds):
         run = os.path.join(tmp, "hook%d" % r)
-        out = subprocess.run([loop, blob, str(calls), "--alternate"],
-                             env=env(LD_PRELOAD=lib, GPUSTARVE_DIR=run),
-                             capture_output=True, check=True).stdout.split()
-        t, u, d = (float(x) for x in out)
+        t, u, d = alternate("--alternate", run)
         traced.append(t)
         plain.append(u)
         added.append(d)
@@ -104,17 +109,14 @@ def bench_hook(tmp, lib, rounds=7, calls=2_000_000):
     print("  trace size %7.2f bytes/event (median; %d events per run)  target <= 8" % (
         statistics.median(per_event), ev))
     # a loader worker's reads also look up their file position (read_at)
-    added = {}
+    read_added = {}
     for mode in ("--alternate-read", "--alternate-read-worker"):
-        added[mode] = []
+        read_added[mode] = []
         for r in range(rounds):
             run = os.path.join(tmp, "read%s%d" % (mode, r))
-            out = subprocess.run([loop, blob, str(calls), mode],
-                                 env=env(LD_PRELOAD=lib, GPUSTARVE_DIR=run),
-                                 capture_output=True, check=True).stdout.split()
-            added[mode].append(float(out[2]))
+            read_added[mode].append(alternate(mode, run)[2])
             shutil.rmtree(run)
-    plain, worker = (statistics.median(added[m]) for m in added)
+    plain, worker = (statistics.median(v) for v in read_added.values())
     print("read hook, 4 KiB page-cache reads at the file position, the same way: added "
           "%.1f ns/call; in a loader worker (the position looked up: read_at) %.1f ns/call, "
           "%+.1f ns" % (plain, worker, worker - plain))

@@ -65,7 +65,8 @@ static off_t off, span;
 
 static double last_cpu; /* CPU ns per call of the last run_block */
 
-/* read() through fn, or pread() through pfn */
+/* --alternate-read*: a read() at the file position through g_read (the
+ * hooked read or libc's), in the shape of a pread_fn for run_block */
 typedef ssize_t (*read_fn)(int, void *, size_t);
 static read_fn g_read;
 
@@ -133,7 +134,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "pread_loop: cannot find libc's own pread\n");
         return 1;
     }
-    pread_fn hooked = pread;
     read_fn libc_read = libc ? (read_fn)dlsym(libc, "read") : NULL;
     if (reads) { /* both ways read at the position: hooked read, then libc's */
         void (*role)(const char *, unsigned long, unsigned) =
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < 2; k++) {
             const int traced = (i + k) % 2; /* odd pairs start traced */
             g_read = traced ? read : libc_read;
-            pread_fn fn = reads ? read_at_pos : traced ? hooked : plain;
+            pread_fn fn = reads ? read_at_pos : traced ? pread : plain;
             (traced ? t : u)[i] = run_block(fn, fd, BLOCK);
             (traced ? tc : uc)[i] = last_cpu;
         }

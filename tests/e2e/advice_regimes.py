@@ -32,10 +32,9 @@ batch and per step:
             reads, past the page cache) and keeps every NUM_WORKERS-th,
             which burns 2 ms of CPU (a decode); the trainer sleeps as a
             GPU step would: each worker's reading grows with their count
-            (REGIME_SPLIT=1 in the environment: each reads only its own;
-            REGIME_STREAM=1: the records are read in order with readv, as
-            a stream of shards is, not with preadv)
-  skip-stream  skip with REGIME_STREAM=1
+            (REGIME_SPLIT=1 in the environment: each reads only its own)
+  skip-stream  skip with the records read in order with readv, as a
+            stream of shards is, not with preadv
   threadpool  no DataLoader: batches come from a concurrent.futures thread
             pool of NUM_WORKERS threads (its max_workers), NUM_WORKERS
             batches ahead; 0 loads each batch in the training thread, as a
@@ -215,9 +214,8 @@ class Skipping(IterableDataset):
         if split:  # a multiple of n: a worker's records stay its own as they wrap
             records -= records % n
         i = k if split else 0
-        stream = self.stream or os.environ.get("REGIME_STREAM") == "1"
         while True:
-            if stream:  # in order, as a stream of shards is read
+            if self.stream:  # in order, as a stream of shards is read
                 if i % records == 0 or split:
                     os.lseek(fd, (i % records) * SKIP_RECORD, os.SEEK_SET)
                 os.readv(fd, [buf])

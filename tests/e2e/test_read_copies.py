@@ -3,8 +3,8 @@ same bytes"): the skip regime of advice_regimes.py, whose every worker reads
 every record and keeps its share, counts as many copies of each byte as it
 has workers, and the report says so; the same records split among the
 workers (REGIME_SPLIT=1) count one. Whether the records are read with
-preadv or in order with readv (REGIME_STREAM=1: a loader worker's reads
-of a file carry their position, docs/trace-format.md). Behaviour only: no
+preadv (skip) or in order with readv (skip-stream: a loader worker's
+reads of a file carry their position, docs/trace-format.md). Behaviour only: no
 step time is compared."""
 import pytest
 
@@ -13,8 +13,9 @@ from conftest import (CLI, REGIMES_INTERP, REGIMES_PY, clean_env, report_json, r
 
 
 def traced(tmp_path, workers, split, stream):
-    cmd = [REGIMES_INTERP, REGIMES_PY, "skip", str(workers), "40", skip_file()]
-    env = clean_env(REGIME_SPLIT="1" if split else "0", REGIME_STREAM="1" if stream else "0")
+    regime = "skip-stream" if stream else "skip"
+    cmd = [REGIMES_INTERP, REGIMES_PY, regime, str(workers), "40", skip_file()]
+    env = clean_env(REGIME_SPLIT="1" if split else "0")
     p = run_traced(cmd, tmp_path / "run", env=env)
     assert p.returncode == 0, p.stderr.decode()[-2000:]
     return tmp_path / "run"
