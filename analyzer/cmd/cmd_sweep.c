@@ -29,8 +29,9 @@
 
 static const char usage_text[] =
     "usage: gpustarve sweep [SETTINGS] [--steps N] [--warmup W] [--repeat K]\n"
-    "                       [--budget N|Ns|Nm|Nh] [--min-effect PCT] [--timeout SEC]\n"
-    "                       [--json FILE] [-o DIR] [-q|-v] -- COMMAND [ARGS...]\n"
+    "                       [--budget N|Ns|Nm|Nh] [--min-effect PCT] [--by mean|median]\n"
+    "                       [--timeout SEC] [--json FILE] [-o DIR] [-q|-v]\n"
+    "                       -- COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND once per configuration of the settings given, each traced by\n"
     "'gpustarve run' for N measured steps, in rounds whose order alternates\n"
@@ -66,6 +67,10 @@ static const char usage_text[] =
     "  --budget B          stop before a round that would go beyond B: N runs\n"
     "                      (\"30\", \"30runs\") or a time (\"600s\", \"10m\", \"1h\")\n"
     "  --min-effect PCT    the smallest difference worth calling (default 2)\n"
+    "  --by mean|median    each run's sample: its mean step, the time per step\n"
+    "                      (default: what training time is made of, and what the\n"
+    "                      report's predictions are of), or its median step (a\n"
+    "                      typical step, blind to stalls every few steps)\n"
     "  --timeout SEC       stop a run after SEC seconds (default: no limit)\n"
     "  --json FILE         also write the result as JSON to FILE ('-': JSON on\n"
     "                      stdout instead of the table)\n"
@@ -82,7 +87,7 @@ static const char usage_text[] =
     "variables in its environment; --set-arg arguments on its command line (a\n"
     "program without gpustarve's Python side ends by itself: give it its own\n"
     "step count). The numbers are those of 'gpustarve report --skip W RUN' (the\n"
-    "same analysis, run in this process). Each run's median step is one sample;\n"
+    "same analysis, run in this process). Each run's mean step is one sample;\n"
     "a configuration's step time is the geometric mean over its runs, with a 95%\n"
     "interval (Welch's t on the logarithms; docs/python.md, \"How sure\").\n"
     "\n"
@@ -237,7 +242,7 @@ static int check_args(int argc, char **argv, sw_opts *a, const sw_sweep *s)
  * the exit status (--help, bad usage). */
 static int parse_args(int argc, char **argv, sw_opts *a, sw_sweep *s)
 {
-    enum { O_NW = 256, O_PIN, O_PF, O_PW, O_SET, O_SETARG, O_BUDGET, O_MIN };
+    enum { O_NW = 256, O_PIN, O_PF, O_PW, O_SET, O_SETARG, O_BUDGET, O_MIN, O_BY };
     static const struct option opts[] = {
         {"num-workers", required_argument, NULL, O_NW},
         {"pin-memory", required_argument, NULL, O_PIN},
@@ -247,6 +252,7 @@ static int parse_args(int argc, char **argv, sw_opts *a, sw_sweep *s)
         {"set-arg", required_argument, NULL, O_SETARG},
         {"budget", required_argument, NULL, O_BUDGET},
         {"min-effect", required_argument, NULL, O_MIN},
+        {"by", required_argument, NULL, O_BY},
         {"steps", required_argument, NULL, 's'},
         {"warmup", required_argument, NULL, 'w'},
         {"repeat", required_argument, NULL, 'r'},
@@ -295,6 +301,11 @@ static int parse_args(int argc, char **argv, sw_opts *a, sw_sweep *s)
             if (end == optarg || *end || errno || !(a->min_effect >= 0) || a->min_effect >= 0.99)
                 return gs_cli_usage_error("sweep", "--min-effect needs a percentage from 0 to 99, "
                                                    "not '%s'", optarg);
+            break;
+        case O_BY:
+            if (strcmp(optarg, "mean") && strcmp(optarg, "median"))
+                return gs_cli_usage_error("sweep", "--by needs mean or median, not '%s'", optarg);
+            s->by_median = !strcmp(optarg, "median");
             break;
         case 's':
             if (gs_cli_long(optarg, 1, 100000000, &a->steps) != 0)
@@ -472,8 +483,9 @@ static void one_run(sw_state *st, int i, int r, int total)
         run->m.ok = 0;
         return;
     }
-    gs_cli_msg(1, "sweep:   %.1f s, median step %.1f ms, data wait %.1f%% (%s)", run->wall_s,
-               run->m.step_ms, 100 * run->m.dw_share, run->m.source);
+    gs_cli_msg(1, "sweep:   %.1f s, mean step %.1f ms (median %.1f), data wait %.1f%% (%s)",
+               run->wall_s, run->m.step_mean_ms, run->m.step_ms, 100 * run->m.dw_share,
+               run->m.source);
     if (run->m.pin_noop && !st->pin_noop)
         leave_out_pin_memory(st);
 }

@@ -18,7 +18,7 @@
 #define SW_MAX_VALUES 64  /* values of one setting; rounds */
 #define SW_MAX_AXES 8     /* settings swept together */
 #define SW_MAX_CONFIGS 256
-#define SW_SCHEMA "gpustarve.sweep/2"
+#define SW_SCHEMA "gpustarve.sweep/3"
 
 /* A setting swept: a DataLoader argument the Python side applies, an
  * environment variable (--set) or a command-line argument (--set-arg). */
@@ -49,6 +49,7 @@ static inline int sw_is_dataloader(sw_kind k)
 typedef struct sw_metrics {
     int ok;            /* numbers below are valid */
     double step_ms;    /* median step time */
+    double step_mean_ms; /* mean step time: the time per step */
     double dw_share;   /* data-wait share of measured step time */
     double pg_ms;      /* pageable copy time per step */
     char verdict[40];
@@ -75,7 +76,7 @@ typedef struct sw_config {
     sw_run *runs;         /* one per round */
     /* over the runs that were measured */
     unsigned nok;
-    double med[SW_MAX_VALUES]; /* the measured runs' median steps */
+    double med[SW_MAX_VALUES]; /* the measured runs' steps, by the statistic judged (sw_step) */
     an_log_ci step;       /* their geometric mean and 95% interval */
     double step_min, step_max, dw_share, pg_ms;
     char verdict[40];
@@ -90,7 +91,21 @@ typedef struct sw_sweep {
     int nc;
     int rounds;     /* rounds started */
     double min_effect;
+    int by_median;  /* a run's sample is its median step (--by median), else its mean */
 } sw_sweep;
+
+/* A run's sample: its mean step (the time per step, what the report's
+ * predictions are of), or with --by median its median step. */
+static inline double sw_step(const sw_sweep *s, const sw_metrics *m)
+{
+    return s->by_median ? m->step_ms : m->step_mean_ms;
+}
+
+/* The statistic judged, as the table and JSON name it. */
+static inline const char *sw_by_name(const sw_sweep *s)
+{
+    return s->by_median ? "median" : "mean";
+}
 
 /* The judgement after a round (sweep_judge.c). */
 typedef struct sw_versus {

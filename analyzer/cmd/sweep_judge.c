@@ -29,15 +29,16 @@ void sw_summarize(sw_sweep *s)
         c->verdict[0] = '\0';
         for (int r = 0; r < s->rounds; r++) {
             const sw_metrics *m = &c->runs[r].m;
-            if (!m->ok || !(m->step_ms > 0))
+            const double st = sw_step(s, m);
+            if (!m->ok || !(st > 0))
                 continue;
-            c->med[n] = m->step_ms;
+            c->med[n] = st;
             dw[n] = m->dw_share;
             pg[n] = m->pg_ms;
-            if (n == 0 || m->step_ms < c->step_min)
-                c->step_min = m->step_ms;
-            if (n == 0 || m->step_ms > c->step_max)
-                c->step_max = m->step_ms;
+            if (n == 0 || st < c->step_min)
+                c->step_min = st;
+            if (n == 0 || st > c->step_max)
+                c->step_max = st;
             c->source = !c->source || !strcmp(c->source, m->source) ? m->source : "mixed";
             n++;
         }
@@ -49,8 +50,9 @@ void sw_summarize(sw_sweep *s)
         double bestd = INFINITY;
         for (int r = 0; r < s->rounds; r++) {
             const sw_metrics *m = &c->runs[r].m;
-            if (m->ok && m->step_ms > 0 && fabs(m->step_ms - c->step.center) < bestd) {
-                bestd = fabs(m->step_ms - c->step.center);
+            const double st = sw_step(s, m);
+            if (m->ok && st > 0 && fabs(st - c->step.center) < bestd) {
+                bestd = fabs(st - c->step.center);
                 snprintf(c->verdict, sizeof c->verdict, "%s", m->verdict);
             }
         }

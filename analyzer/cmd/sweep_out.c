@@ -76,9 +76,11 @@ static void table_row(gs_out *o, const sw_sweep *s, const sw_config *c, const in
 void sw_print_table(gs_out *o, const sw_sweep *s, const sw_best *b, const sw_report *r)
 {
     gs_out_printf(o, "sweep  %d configuration%s, %d round%s of at most %ld (%s), %ld measured "
-                     "steps each (%ld warm-up left out); runs kept in %s\n\n",
+                     "steps each (%ld warm-up left out), each run's %s step one sample; runs "
+                     "kept in %s\n\n",
                   s->nc, s->nc == 1 ? "" : "s", s->rounds, s->rounds == 1 ? "" : "s",
-                  r->max_rounds, stopped_text(r->stopped), r->steps, r->warmup, r->outdir);
+                  r->max_rounds, stopped_text(r->stopped), r->steps, r->warmup, sw_by_name(s),
+                  r->outdir);
     int w[SW_MAX_AXES];
     for (int a = 0; a < s->naxes; a++) {
         w[a] = (int)strlen(s->axes[a].name);
@@ -97,9 +99,9 @@ void sw_print_table(gs_out *o, const sw_sweep *s, const sw_best *b, const sw_rep
     }
     char lb[256];
     sw_config_label(s, &s->cs[b->best], lb, sizeof lb);
-    gs_out_printf(o, "best   %s  (%s) %.1f ms per step\n       %s\n", lb,
+    gs_out_printf(o, "best   %s  (%s) %s step %.1f ms\n       %s\n", lb,
                   !strcmp(b->certainty, "not_proven") ? "not proven" : b->certainty,
-                  s->cs[b->best].step.center, b->why);
+                  sw_by_name(s), s->cs[b->best].step.center, b->why);
     for (int i = 0; i < b->nvs; i++) {
         const sw_versus *v = &b->vs[i];
         char l[256];
@@ -184,12 +186,13 @@ static void json_run(gs_jw *w, const sw_run *run)
         gs_jw_null(w);
     gs_jw_kfixed(w, "wall_s", run->wall_s, 3);
     if (!m->ok) {
-        const char *keys[] = {"step_ms_median", "data_wait_share", "pageable_copy_ms", "verdict",
-                              "source", "steps"};
+        const char *keys[] = {"step_ms_median", "step_ms_mean", "data_wait_share",
+                              "pageable_copy_ms", "verdict", "source", "steps"};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             gs_jw_knull(w, keys[i]);
     } else {
         gs_jw_kfixed(w, "step_ms_median", m->step_ms, 4);
+        gs_jw_kfixed(w, "step_ms_mean", m->step_mean_ms, 4);
         gs_jw_kfixed(w, "data_wait_share", m->dw_share, 5);
         gs_jw_kfixed(w, "pageable_copy_ms", m->pg_ms, 4);
         gs_jw_kstr(w, "verdict", m->verdict);
@@ -295,6 +298,7 @@ void sw_write_json(gs_out *o, const sw_sweep *s, const sw_best *b, const sw_repo
         gs_jw_null(w);
     gs_jw_end(w);
     gs_jw_kfixed(w, "min_effect", s->min_effect, 4);
+    gs_jw_kstr(w, "by", sw_by_name(s));
     gs_jw_kstr(w, "stopped", r->stopped);
     gs_jw_kstr(w, "out_dir", r->outdir);
     int noop = 0;

@@ -420,6 +420,7 @@ int sw_measure(const sw_sweep *s, const sw_config *c, const char *dir, int warmu
         const an_result *res = job.top;
         m->ok = 1;
         m->step_ms = res->step_ms_median;
+        m->step_mean_ms = res->step_ms_mean;
         m->dw_share = res->share[AN_SH_DATA_WAIT];
         /* RATIONALE: the time pageable copies cost a step is both what the
          * GPU spent copying from pageable memory and what it idled while the

@@ -180,7 +180,7 @@ def test_sweep_json(gs, nasty_runs):
     p = cli(gs, b"sweep", b"-q", b"--set", b"V=0", b"--steps", b"1", b"--warmup", b"0",
             b"-o", out, b"--json", b"-", b"--", b"/bin/true", arg, ok=(1,))
     doc = strict(p.stdout)
-    assert doc["schema"] == "gpustarve.sweep/2"
+    assert doc["schema"] == "gpustarve.sweep/3"
     assert doc["command"] == ["/bin/true", R(arg)]
     assert doc["out_dir"] == R(out)
     run = doc["configs"][0]["runs"][0]

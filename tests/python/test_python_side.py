@@ -333,7 +333,7 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
     assert len(best) == 1 and best[0].split()[1] == "2", table
     assert "best   num_workers=2" in table
     doc = json.loads(js.read_text())
-    assert doc["schema"] == "gpustarve.sweep/2"
+    assert doc["schema"] == "gpustarve.sweep/3"
     assert doc["best"]["num_workers"] == 2 and doc["best"]["settings"] == {"num_workers": 2}
     assert 2 <= doc["rounds"] <= 3  # one round proves nothing
     by_nw = {c["num_workers"]: c for c in doc["configs"]}
@@ -357,6 +357,7 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
         assert rep.returncode == 0, rep.stderr.decode()
         r = json.loads(rep.stdout)
         assert run["step_ms_median"] == pytest.approx(r["step_ms"]["median"], abs=1e-4)
+        assert run["step_ms_mean"] == pytest.approx(r["step_ms"]["mean"], abs=1e-4)
         assert run["data_wait_share"] == pytest.approx(r["share"]["idle_data_wait"], abs=1e-5)
         assert run["pageable_copy_ms"] == pytest.approx(
             r["median_ms"]["idle_pageable_copy"] + r["median_ms"]["gpu_h2d_pageable"], abs=1e-4)

@@ -57,7 +57,7 @@ def test_env_variable(built, tmp_path):
                                    "--repeat", "4"],
                         [DEBIAN_PY, STEPS_PY, "--steps", "7"])
     assert p.returncode == 0, p.stderr.decode()
-    assert doc["schema"] == "gpustarve.sweep/2"
+    assert doc["schema"] == "gpustarve.sweep/3" and doc["by"] == "mean"
     assert doc["swept"] == [{"name": "LOADER_WAIT_MS", "kind": "env", "values": ["3", "30"]}]
     for c in doc["configs"]:
         assert c["num_workers"] is None and c["pin_memory"] is None
@@ -76,6 +76,43 @@ def test_env_variable(built, tmp_path):
     table = p.stdout.decode()
     assert "best   LOADER_WAIT_MS=3  (proven)" in table
     assert re.search(r"^\* 3 ", table, re.M) and "LOADER_WAIT_MS" in table.splitlines()[2]
+
+
+def test_judged_by_the_time_per_step(built, tmp_path):
+    """A loader that stalls 60 ms every 4th step has a typical (median) step
+    like one that never stalls, and a time per step 4 times as long. The
+    sweep judges each run's mean step by default, the time training is made
+    of, and finds the one that never stalls the fastest; --by median judges
+    the typical step, in which the stalls do not show."""
+    cmd = [DEBIAN_PY, STEPS_PY, "--steps", "13"]
+    args = ["--set-arg", "--stall-ms=0,60", "--steps", "12", "--warmup", "1"]
+    p, doc, _ = sweep(tmp_path, args + ["--repeat", "3"], cmd)
+    assert p.returncode == 0, p.stderr.decode()
+    assert doc["by"] == "mean"
+    assert doc["best"]["settings"] == {"--stall-ms": "0"}
+    assert doc["best"]["certainty"] == "proven", doc["best"]["why"]
+    by = {c["settings"]["--stall-ms"]: c for c in doc["configs"]}
+    assert by["60"]["step_ms"] > 2 * by["0"]["step_ms"]
+    for r in by["60"]["runs"]:  # each run's both steps, its stalls in the mean only
+        assert r["step_ms_mean"] > 2 * r["step_ms_median"] > 0
+    assert "each run's mean step one sample" in p.stdout.decode()
+    assert "mean step" in p.stderr.decode()
+
+    (tmp_path / "median").mkdir()
+    p, doc, _ = sweep(tmp_path / "median", args + ["--repeat", "2", "--by", "median"], cmd)
+    assert p.returncode == 0, p.stderr.decode()
+    assert doc["by"] == "median"
+    by = {c["settings"]["--stall-ms"]: c for c in doc["configs"]}
+    assert by["60"]["step_ms"] < 2 * by["0"]["step_ms"]  # the stalls do not show
+    for c in doc["configs"]:
+        assert c["step_ms_min"] <= min(r["step_ms_median"] for r in c["runs"]) * 1.0001
+    assert "each run's median step one sample" in p.stdout.decode()
+
+
+def test_by_needs_mean_or_median(built, tmp_path):
+    p, doc, _ = sweep(tmp_path, ["--set", "X=1,2", "--by", "p90"], [DEBIAN_PY, STEPS_PY])
+    assert p.returncode == 2 and doc is None
+    assert b"--by needs mean or median, not 'p90'" in p.stderr
 
 
 def test_argument_replaced_where_the_command_has_it(built, tmp_path):
