@@ -260,6 +260,26 @@ static void note_collate(const an_decide_in *in, an_decision *out)
                                           "which the workers run");
 }
 
+/* More workers for an IterableDataset: each iterates its own copy of it,
+ * so the prediction holds only for one that splits its stream among them. */
+static void note_iterable(const an_decide_in *in, an_decision *out)
+{
+    if (in->dataset_iterable != 1 || in->cur_workers >= 2)
+        return;
+    for (size_t i = 0; i < out->nadvice; i++) {
+        const an_advice *a = &out->advice[i];
+        if (a->setting != AN_ADV_NUM_WORKERS || !a->has_value || a->value < 2)
+            continue;
+        an_decide_note(out,
+                       "the dataset is an IterableDataset: with num_workers=%ld each worker "
+                       "iterates its own copy of it, so the prediction holds only if it splits "
+                       "its stream among them (torch.utils.data.get_worker_info(): worker k "
+                       "takes its share); without that each sample comes %ld times an epoch",
+                       a->value, a->value);
+        return;
+    }
+}
+
 void an_decide(const an_decide_in *in, an_decision *out)
 {
     memset(out, 0, sizeof *out);
@@ -274,6 +294,7 @@ void an_decide_advice(const an_decide_in *in, an_decision *out)
     advise_pin(in, out);
     advise_persistent(in, out);
     note_collate(in, out);
+    note_iterable(in, out);
     out->none_why[0] = '\0';
     if (out->nadvice || (out->verdict != AN_V_HIGHLY && out->verdict != AN_V_MODERATELY))
         return;

@@ -99,6 +99,7 @@ typedef struct an_decide_in {
     double collate_ms;           /* the collate function's time per batch on the training
                                   * thread; -1 not measured */
     int persistent_workers;      /* the DataLoader's setting: 1, 0, -1 unknown */
+    int dataset_iterable;        /* its dataset is an IterableDataset: 1, 0, -1 unknown */
     int restarts;                /* times the workers started again within the measured
                                   * steps (a new epoch's iterator without persistent_workers) */
     double restart_ms;           /* what those starts cost the steps they fell in, beyond

@@ -332,6 +332,8 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->collate_ms = res->trainer_time.collate_ms;
     const char *pw = an_cfg_value(p, "persistent_workers");
     in->persistent_workers = pw ? atoi(pw) != 0 || !strcasecmp(pw, "true") : -1;
+    const char *it = an_cfg_value(p, "dataset_iterable");
+    in->dataset_iterable = it ? atoi(it) != 0 : -1;
     worker_restarts(res, in);
     snprintf(in->argv, sizeof in->argv, "%s", p->argv ? p->argv : "");
 }

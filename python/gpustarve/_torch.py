@@ -210,6 +210,14 @@ def _context_name(loader):
     return name
 
 
+def _iterable(dataset):
+    """Whether dataset is a torch IterableDataset (each worker iterates its
+    own copy of it); None when torch.utils.data is not loaded."""
+    data = sys.modules.get("torch.utils.data")
+    cls = getattr(data, "IterableDataset", None)
+    return isinstance(dataset, cls) if isinstance(cls, type) else None
+
+
 def _num(v):
     if v is None:
         return "none"
@@ -229,6 +237,7 @@ def _config_items(loader, it):
         ("persistent_workers", _num(bool(getattr(loader, "persistent_workers", False)))),
         ("multiprocessing_context", _context_name(loader) if nw > 0 else "none"),
         ("dataset", _qualname(type(getattr(loader, "dataset", None)))),
+        ("dataset_iterable", _num(_iterable(getattr(loader, "dataset", None)))),
         ("sampler", _qualname(type(getattr(loader, "sampler", None)))),
         ("drop_last", _num(bool(getattr(loader, "drop_last", False)))),
         ("timeout", _num(getattr(loader, "timeout", 0))),

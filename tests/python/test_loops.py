@@ -321,6 +321,14 @@ def test_steps_shares_and_parts_agree_with_the_script(built, data, tmp_path, py,
             assert m["collate_ms"] >= m["collate_cpu_ms"]
     if style == "threadpool":
         assert j["loader"]["workers_seen"] == 2  # the pool's two threads load
+    if style in ("stream0", "stream2", "persistent", "dataloader"):
+        cfg = {c["key"]: c["value"] for c in j["dataloader"]["config"]}
+        assert cfg["dataset_iterable"] == ("1" if style.startswith("stream") else "0"), cfg
+    # more workers for an IterableDataset: the note says each iterates its own copy
+    more = [a["value"] for a in j["advice"]
+            if a["setting"] == "num_workers" and (a["value"] or 0) >= 2]
+    said = [n for n in j["notes"] if n.startswith("the dataset is an IterableDataset")]
+    assert len(said) == (1 if style == "stream0" and more else 0), (j["advice"], said)
 
 
 @pytest.mark.parametrize("style", sorted(STYLES))

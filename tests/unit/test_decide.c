@@ -296,6 +296,42 @@ static void test_collate(void)
     ASSERT_TRUE(said);
 }
 
+/* An IterableDataset loaded inline: more than one worker each iterate their
+ * own copy of it, which the note says; 1 worker, a map-style dataset, or
+ * workers already, nothing. */
+static int iterable_note(const an_decision *d)
+{
+    int said = 0;
+    for (size_t i = 0; i < d->nnotes; i++)
+        said += strstr(d->notes[i], "the dataset is an IterableDataset: with num_workers=3 each "
+                                    "worker iterates its own copy of it") != NULL &&
+                strstr(d->notes[i], "each sample comes 3 times an epoch") != NULL;
+    return said;
+}
+
+static void test_iterable(void)
+{
+    an_decide_in in = input_bound();
+    in.nworkers = 0;
+    in.cur_workers = 0;
+    in.data_wait_ms = 25; /* 3 workers advised (test_num_workers) */
+    in.dataset_iterable = 1;
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 3);
+    ASSERT_EQ(iterable_note(&d), 1);
+    in.dataset_iterable = 0;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && iterable_note(&d) == 0);
+    in.dataset_iterable = -1; /* not recorded */
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && iterable_note(&d) == 0);
+    /* 1 worker advised: it iterates the one copy */
+    in.dataset_iterable = 1;
+    in.data_wait_ms = 9;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].value == 1 && d.nnotes == 0);
+}
+
 /* persistent_workers=True where the workers started again within the
  * measured steps: the starts' cost less a batch each, per step. */
 static void test_persistent(void)
@@ -392,6 +428,7 @@ int main(void)
     test_prediction_base();
     test_names();
     test_collate();
+    test_iterable();
     test_persistent();
     return gs_check_done("test_decide");
 }
