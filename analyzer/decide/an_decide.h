@@ -24,6 +24,8 @@
 
 #include "decide/an_shares.h"
 
+#define AN_READ_K 8 /* reads in flight told apart (an_decide_in.read_speed) */
+
 typedef struct an_decide_in {
     /* the measured steps */
     int no_gpu;              /* no GPU activity: the training thread is what waits */
@@ -54,6 +56,12 @@ typedef struct an_decide_in {
     double read_copies;      /* workers that read each positioned byte at about the same
                               * time (model/an_replica.h): 1 none shared; 0 not measured */
     double read_positioned;  /* share of the workers' bytes those reads returned */
+    /* the storage's speed by reads in flight (model/an_replica.h): bytes per ns the
+     * workers' positioned reads made in all with k of them in flight (k from 1 to
+     * AN_READ_K; 0: too few reads to say), and their mean count in flight while any
+     * was (0: not measured) */
+    double read_speed[AN_READ_K + 1];
+    double read_inflight;
     int cur_workers;         /* num_workers in force; -1 unknown */
     int cur_pin_memory;      /* 1, 0, or -1 unknown */
     int waits_without_workers; /* the training thread waits on pipes/sockets more than it

@@ -608,7 +608,9 @@ static void pread_keep(lctx *c, const gs_event *e, uint64_t got)
         return;
     }
     const uint64_t pos[2] = {(uint64_t)e->offset, got};
-    k->v[k->n++] = (an_pread){gs_xxh64(pos, sizeof pos, k->last_hash), e->ts, got};
+    k->v[k->n++] = (an_pread){gs_xxh64(pos, sizeof pos, k->last_hash), e->ts,
+                              got > UINT32_MAX ? UINT32_MAX : (uint32_t)got,
+                              e->dur > UINT32_MAX ? UINT32_MAX : (uint32_t)e->dur};
 }
 
 static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)

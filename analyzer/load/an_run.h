@@ -123,14 +123,15 @@ typedef struct an_dev {
 /* A loader worker's positioned file reads (the pread family: the offset
  * is in the record), for telling whether loader workers read the same
  * bytes (model/an_replica.c): each read as a key (the file's path, the
- * offset and the bytes it returned, hashed), its time and bytes. Kept from
+ * offset and the bytes it returned, hashed), its start, bytes and duration
+ * (ns, at most UINT32_MAX: a read returns at most 2^31 bytes). Kept from
  * the process's role marker saying it is a loader worker on, at most
  * AN_PREADS_MAX a process (24 bytes each, 1.5 MiB); the reads past it (or
  * when memory or the path's string is missing) are counted, not kept. */
 #define AN_PREADS_MAX (1u << 16)
 typedef struct an_pread {
     uint64_t key, ts;
-    uint64_t bytes;
+    uint32_t bytes, dur;
 } an_pread;
 typedef struct an_preads {
     an_pread *v;

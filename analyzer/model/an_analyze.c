@@ -309,6 +309,8 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->worker_MB_per_batch = batches > 0 ? (double)res->worker_bytes / 1e6 / batches : 0;
     in->read_copies = res->read_copies;
     in->read_positioned = res->read_positioned;
+    memcpy(in->read_speed, res->read_speed, sizeof in->read_speed);
+    in->read_inflight = res->read_inflight;
     in->cur_workers = res->cur_workers;
     in->cur_pin_memory = res->cur_pin_memory;
     const an_thread *th = res->thread;

@@ -5,13 +5,20 @@
  * reads of one key, each within the window of the group's first, is one
  * read of those bytes by as many workers as the group has distinct ones;
  * read_copies is that count averaged over the groups, weighted by bytes.
+ * Then, from the same reads by start and end, the storage's speed by reads
+ * in flight: each read's mean count in flight over its duration (itself
+ * included), rounded, is its k; a read among k is served at 1/k of the
+ * storage's speed with k in flight, so read_speed[k] is k times the bytes
+ * over the durations of the reads of that k.
  *
  * Must never: read trace files, print, or divide by zero.
  */
 #include "model/an_replica.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct rd {
     uint64_t key, ts, bytes;
@@ -54,6 +61,81 @@ static size_t distinct_workers(const rd *v, size_t n)
     return d;
 }
 
+/* A read's start (up 1) or end (0), by time, ends first at one instant. */
+typedef struct edge {
+    uint64_t t;
+    uint32_t read;
+    uint32_t up;
+} edge;
+
+static int by_t(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (int)x->up - (int)y->up;
+}
+
+/* res->read_speed and read_inflight from the reads of the procs (v[i][0..nv[i])).
+ * Returns 0, -1 out of memory (nothing set). */
+static int speed_by_inflight(an_result *res, const an_pread *const *v, const size_t *nv,
+                             size_t nprocs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nprocs; i++)
+        n += nv[i];
+    edge *e = malloc(2 * (n ? n : 1) * sizeof *e);
+    const an_pread **rd = malloc((n ? n : 1) * sizeof *rd);
+    double *k_at = malloc(2 * (n ? n : 1) * sizeof *k_at); /* the time integral of k at each edge */
+    if (!e || !rd || !k_at) {
+        free(e);
+        free(rd);
+        free(k_at);
+        return -1;
+    }
+    size_t m = 0, nr = 0;
+    for (size_t i = 0; i < nprocs; i++)
+        for (size_t j = 0; j < nv[i]; j++) {
+            const an_pread *r = &v[i][j];
+            if (!r->dur || !r->bytes)
+                continue;
+            e[m++] = (edge){r->ts, (uint32_t)nr, 1};
+            e[m++] = (edge){r->ts + r->dur, (uint32_t)nr, 0};
+            rd[nr++] = r;
+        }
+    qsort(e, m, sizeof *e, by_t);
+    double integral = 0, busy = 0;
+    long k = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i && k > 0) {
+            const double dt = (double)(e[i].t - e[i - 1].t);
+            integral += (double)k * dt;
+            busy += dt;
+        }
+        /* each read's two edges: its start's integral in k_at[2r], its end's in k_at[2r + 1] */
+        k_at[2 * (size_t)e[i].read + !e[i].up] = integral;
+        k += e[i].up ? 1 : -1;
+    }
+    double bytes[AN_READ_K + 1] = {0}, dur[AN_READ_K + 1] = {0}, all = 0;
+    for (size_t r = 0; r < nr; r++) {
+        const double d = (double)rd[r]->dur;
+        long kk = lround((k_at[2 * r + 1] - k_at[2 * r]) / d);
+        kk = kk < 1 ? 1 : kk > AN_READ_K ? AN_READ_K : kk;
+        bytes[kk] += rd[r]->bytes;
+        dur[kk] += d;
+        all += d;
+    }
+    free(e);
+    free(rd);
+    free(k_at);
+    memset(res->read_speed, 0, sizeof res->read_speed);
+    res->read_inflight = busy > 0 ? integral / busy : 0;
+    for (int kk = 1; kk <= AN_READ_K; kk++)
+        if (dur[kk] > 0 && dur[kk] >= AN_SPEED_MIN_SHARE * all)
+            res->read_speed[kk] = kk * bytes[kk] / dur[kk];
+    return 0;
+}
+
 /* A worker process of the loader (not a thread of the trainer). */
 static int proc_worker(const an_result *res, const an_worker *w)
 {
@@ -62,7 +144,8 @@ static int proc_worker(const an_result *res, const an_worker *w)
 
 int an_replica(an_result *res)
 {
-    res->read_copies = res->read_positioned = 0;
+    res->read_copies = res->read_positioned = res->read_inflight = 0;
+    memset(res->read_speed, 0, sizeof res->read_speed);
     size_t total = 0, procs = 0;
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_worker *w = &res->workers[i];
@@ -79,14 +162,20 @@ int an_replica(an_result *res)
     rd *v = malloc((total < AN_REPLICA_MAX_READS ? total : AN_REPLICA_MAX_READS) * sizeof *v);
     if (!v)
         return -1;
-    size_t n = 0;
+    size_t n = 0, np = 0;
     uint64_t pos_bytes = 0, all_bytes = 0;
+    const an_pread *pv[AN_REPLICA_PROCS];
+    size_t pn[AN_REPLICA_PROCS];
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_worker *w = &res->workers[i];
         if (!proc_worker(res, w))
             continue;
         const an_preads *k = &w->p->preads;
         const size_t m = k->n < each ? k->n : each;
+        if (np < AN_REPLICA_PROCS) {
+            pv[np] = k->v;
+            pn[np++] = m;
+        }
         for (size_t j = 0; j < m; j++) {
             v[n++] = (rd){k->v[j].key, k->v[j].ts, k->v[j].bytes, (uint32_t)i};
             pos_bytes += k->v[j].bytes;
@@ -113,6 +202,8 @@ int an_replica(an_result *res)
         i = j;
     }
     free(v);
+    if (speed_by_inflight(res, pv, pn, np) != 0)
+        return -1;
     res->read_copies = groups_bytes > 0 ? weighted / groups_bytes : 0;
     res->read_positioned = (double)pos_bytes / (double)all_bytes;
     if (res->read_positioned > 1)

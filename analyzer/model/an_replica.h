@@ -22,8 +22,15 @@
  * each worker's first reads, an equal share each. */
 #define AN_REPLICA_MAX_READS (1u << 21)
 
+/* The storage's speed with k reads in flight is told only for a k whose
+ * reads took this share of all the reads' time. */
+#define AN_SPEED_MIN_SHARE 0.05
+/* Worker processes whose reads the speed is taken from (the first ones). */
+#define AN_REPLICA_PROCS 256
+
 /* Sets res->read_copies and res->read_positioned from the positioned reads
- * of res's worker processes (an_proc.preads); both 0 when they have none
+ * of res's worker processes (an_proc.preads), and res->read_speed and
+ * read_inflight from their starts and durations; all 0 when they have none
  * (or a loader of threads: one process). Returns 0, -1 out of memory. */
 int an_replica(an_result *res);
 

@@ -84,6 +84,10 @@ typedef struct an_result {
      * the same time (1: each by one; 0 not measured), and the share of
      * their bytes that positioned reads returned */
     double read_copies, read_positioned;
+    /* the storage's speed by the workers' positioned reads in flight, and their
+     * mean count in flight (as an_decide_in.read_speed, read_inflight) */
+    double read_speed[AN_READ_K + 1];
+    double read_inflight;
     int cur_workers; /* from config, or workers seen; -1 unknown */
     int cur_pin_memory; /* 1/0, -1 unknown */
     int pin_effective;  /* pin_memory_effective: the iterator pins (1) or not (0: pin_memory=True

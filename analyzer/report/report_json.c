@@ -381,6 +381,20 @@ static void write_loader(gs_jw *w, const an_result *r)
     /* the workers' reads of the same bytes (model/an_replica.h); null: not measured */
     rep_json_num_or_null(w, "read_copies", r->read_copies > 0 ? r->read_copies : -1);
     rep_json_num_or_null(w, "read_positioned_share", r->read_copies > 0 ? r->read_positioned : -1);
+    /* the storage's speed by their positioned reads in flight (model/an_replica.h) */
+    rep_json_num_or_null(w, "reads_in_flight", r->read_inflight > 0 ? r->read_inflight : -1);
+    gs_jw_key(w, "read_MBps_by_in_flight");
+    gs_jw_arr(w);
+    for (int k = 1; k <= AN_READ_K; k++) {
+        if (!(r->read_speed[k] > 0))
+            continue;
+        gs_jw_obj(w);
+        gs_jw_ki64(w, "in_flight", k);
+        gs_jw_key(w, "MBps");
+        rep_json_num(w, r->read_speed[k] * 1e3);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
     gs_jw_key(w, "workers");
     gs_jw_arr(w);
     for (size_t i = 0; i < r->nworkers; i++) {

@@ -384,6 +384,22 @@ static void test_replicated(void)
     d = decide(&in);
     ASSERT_TRUE(d.nadvice == 0);
     ASSERT_MSG(strstr(d.model.sweep, "--num-workers 2,3,4 ") != NULL, "%s", d.model.sweep);
+    /* the storage slower with fewer reads in flight (an_decide_in.read_speed,
+     * bytes per ns by reads in flight, measured 2.9 on average): 2 workers
+     * keep about half as many in flight, where it read 2.0 against 2.75 now,
+     * and their step is longer for it; one speed at every count: no change */
+    in = replicated_run();
+    const double plain = decide(&in).advice[0].predicted_step_ms;
+    in.read_inflight = 2.9;
+    in.read_speed[2] = 2.0;
+    in.read_speed[3] = 2.4;
+    in.read_speed[4] = 2.9;
+    d = decide(&in);
+    ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 2 && d.advice[0].predicted_step_ms > plain,
+               "%.2f %.2f", d.nadvice ? d.advice[0].predicted_step_ms : -1, plain);
+    in.read_speed[2] = in.read_speed[3] = in.read_speed[4] = 2.5;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && NEAR(d.advice[0].predicted_step_ms, plain, 1e-9));
     in = replicated_run();
     /* the same time with no byte shared: never fewer workers */
     in.read_copies = 1;
