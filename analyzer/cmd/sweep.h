@@ -76,7 +76,7 @@ typedef struct sw_config {
     sw_run *runs;         /* one per round */
     /* over the runs that were measured */
     unsigned nok;
-    double med[SW_MAX_VALUES]; /* the measured runs' steps, by the statistic judged (sw_step) */
+    double samples[SW_MAX_VALUES]; /* the measured runs' steps, by the statistic judged (sw_step) */
     an_log_ci step;       /* their geometric mean and 95% interval */
     double step_min, step_max, dw_share, pg_ms;
     char verdict[40];

@@ -32,7 +32,7 @@ void sw_summarize(sw_sweep *s)
             const double st = sw_step(s, m);
             if (!m->ok || !(st > 0))
                 continue;
-            c->med[n] = st;
+            c->samples[n] = st;
             dw[n] = m->dw_share;
             pg[n] = m->pg_ms;
             if (n == 0 || st < c->step_min)
@@ -44,7 +44,7 @@ void sw_summarize(sw_sweep *s)
         }
         c->nok = n;
         memset(&c->step, 0, sizeof c->step);
-        if (!n || an_log_ci_of(c->med, n, 0.95, &c->step) != 0)
+        if (!n || an_log_ci_of(c->samples, n, 0.95, &c->step) != 0)
             continue;
         /* the verdict of the run closest to the configuration's step time */
         double bestd = INFINITY;
@@ -105,7 +105,7 @@ void sw_judge(const sw_sweep *s, int look, double alpha, sw_best *b)
     memset(b, 0, sizeof *b);
     for (int i = 0; i < s->nc; i++) {
         const sw_config *c = &s->cs[i];
-        v[i] = c->med;
+        v[i] = c->samples;
         n[i] = c->left_out ? 0 : c->nok; /* the configurations that can be compared */
     }
     an_best r;
