@@ -2,7 +2,7 @@
  * setting swept, each configuration's step time over its runs with its 95%
  * interval, data wait, pageable copy time, verdict, source, runs), the
  * best configuration with how sure that is, and the same as JSON (schema
- * gpustarve.sweep/2, docs/python.md).
+ * gpustarve.sweep/3, docs/python.md).
  *
  * Must never: judge (sweep_judge.c does), or write anything but the result.
  */
