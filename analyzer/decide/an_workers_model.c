@@ -28,6 +28,8 @@
 #define MAX_WEIGHT 64.0      /* most the trainer's weight is fitted to */
 #define WORKERS_IDLE 1.5     /* workers busy under 1/1.5 of their time are not the wait */
 #define STORE_MIN_SHARE 0.05 /* storage reads under this share of a batch: no storage limit */
+#define PAGE_CACHE_COPIES 1.5 /* storage bytes within this many copies' worth: the page
+                               * cache served the rest */
 #define OTHER_LOAD_SLACK 0.05 /* cores a CPU over the measured other load a fit may count */
 
 static double pos(double x)
@@ -618,6 +620,17 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
                        "reads only its own records (its shards: get_worker_info) would read "
                        "each byte once",
                        cur, in->read_copies);
+    /* RATIONALE: the storage read about one copy where the page cache
+     * served the others (a file read through it, the first reader paying) */
+    if (c.rep_ms > 0 && in->w_storage_share > 0 &&
+        in->w_storage_share <= PAGE_CACHE_COPIES / in->read_copies)
+        an_decide_note(out,
+                       "the storage read %.0f%% of the bytes the workers read (one copy of "
+                       "each would be %.0f%%): the page cache served the other copies, so what "
+                       "grows with the workers' count is copying them and waiting at each "
+                       "other's reads, not the storage's work (the model takes every copy as a "
+                       "storage read)",
+                       100 * in->w_storage_share, 100 / in->read_copies);
     /* other processes and the trainer's favour, from the measured
      * run-queue delays */
     const runq q = measured_runq(&c, step, cur);

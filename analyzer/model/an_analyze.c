@@ -137,6 +137,8 @@ static void measured_time(const an_result *res, an_decide_in *in)
         in->w_cpu_ms = lt->cpu_mean_ms > 0 ? k * lt->cpu_mean_ms : 0;
         in->w_runq_ms = lt->runq_mean_ms >= 0 ? k * lt->runq_mean_ms : -1;
         in->w_wall_ms = lt->wall_mean_ms > 0 ? k * lt->wall_mean_ms : 0;
+        if (lt->storage_bytes >= 0 && lt->read_bytes > 0)
+            in->w_storage_share = lt->storage_bytes / lt->read_bytes;
     }
     in->time_measured = 1;
 }
@@ -322,6 +324,7 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->probe_read_MBps = o->probe_read_MBps;
     in->probe_h2d_pinned_GBps = o->probe_h2d_pinned_GBps;
     cpus_allowed(p, o, in);
+    in->w_storage_share = -1;
     measured_time(res, in);
     in->other_load_worst_cores = worst_load(run, res);
     in->peers_same_cores = p->peers_known ? p->peers_same_cores : -1;

@@ -379,6 +379,17 @@ static void test_replicated(void)
                d.advice[0].predicted_step_ms);
     ASSERT_TRUE(has_note(&d, "read the same bytes"));
     ASSERT_TRUE(NEAR(d.model.store_par, 1, 1e-9)); /* shared by the speed in all */
+    ASSERT_TRUE(!has_note(&d, "page cache")); /* the storage's share not measured */
+    /* the storage read about one copy (a quarter of their bytes): the note
+     * says the page cache served the others; all of them: no note */
+    in.w_storage_share = 0.25;
+    d = decide(&in);
+    ASSERT_TRUE(has_note(&d, "the storage read 25% of the bytes the workers read (one copy of "
+                             "each would be 26%): the page cache served the other copies"));
+    in.w_storage_share = 1;
+    d = decide(&in);
+    ASSERT_TRUE(!has_note(&d, "page cache"));
+    in.w_storage_share = 0;
     /* a step the model cannot reproduce: the sweep tries fewer */
     in.step_ms = 8;
     d = decide(&in);
