@@ -87,7 +87,7 @@ typedef struct an_decide_in {
     double w_wall_ms;            /* its wall time (the parts' sum); 0 unknown */
     double w_storage_share;      /* of the bytes its hooked reads returned, the share it
                                   * made the storage read (task I/O accounting, readahead
-                                  * included); 0 none or unknown, -1 unknown */
+                                  * included); -1 unknown */
     double other_cores;          /* every other traced thread: cores */
     double other_load_cores;     /* other processes' load on the CPUs it may run on,
                                   * measured (machine CPU time less the run's own,
