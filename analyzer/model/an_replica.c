@@ -76,33 +76,44 @@ static int by_t(const void *a, const void *b)
     return (int)x->up - (int)y->up;
 }
 
-/* res->read_speed and read_inflight from the reads of the procs (v[i][0..nv[i])).
- * Returns 0, -1 out of memory (nothing set). */
-static int speed_by_inflight(an_result *res, const an_pread *const *v, const size_t *nv,
-                             size_t nprocs)
+/* A worker process of the loader (not a thread of the trainer). */
+static int proc_worker(const an_result *res, const an_worker *w)
+{
+    return !w->th && w->p != res->trainer;
+}
+
+/* res->read_speed and read_inflight from the first `each` kept reads of
+ * every worker process (those an_replica compares). Returns 0, -1 out of
+ * memory (nothing set). */
+static int speed_by_inflight(an_result *res, size_t each)
 {
     size_t n = 0;
-    for (size_t i = 0; i < nprocs; i++)
-        n += nv[i];
+    for (size_t i = 0; i < res->nworkers; i++)
+        if (proc_worker(res, &res->workers[i]))
+            n += res->workers[i].p->preads.n < each ? res->workers[i].p->preads.n : each;
     edge *e = malloc(2 * (n ? n : 1) * sizeof *e);
     const an_pread **rd = malloc((n ? n : 1) * sizeof *rd);
-    double *k_at = malloc(2 * (n ? n : 1) * sizeof *k_at); /* the time integral of k at each edge */
-    if (!e || !rd || !k_at) {
+    double *k_int = malloc((n ? n : 1) * sizeof *k_int); /* each read's integral of k over it */
+    if (!e || !rd || !k_int) {
         free(e);
         free(rd);
-        free(k_at);
+        free(k_int);
         return -1;
     }
     size_t m = 0, nr = 0;
-    for (size_t i = 0; i < nprocs; i++)
-        for (size_t j = 0; j < nv[i]; j++) {
-            const an_pread *r = &v[i][j];
+    for (size_t i = 0; i < res->nworkers; i++) {
+        if (!proc_worker(res, &res->workers[i]))
+            continue;
+        const an_preads *k = &res->workers[i].p->preads;
+        for (size_t j = 0; j < k->n && j < each; j++) {
+            const an_pread *r = &k->v[j];
             if (!r->dur || !r->bytes)
                 continue;
             e[m++] = (edge){r->ts, (uint32_t)nr, 1};
             e[m++] = (edge){r->ts + r->dur, (uint32_t)nr, 0};
             rd[nr++] = r;
         }
+    }
     qsort(e, m, sizeof *e, by_t);
     double integral = 0, busy = 0;
     long k = 0;
@@ -112,14 +123,14 @@ static int speed_by_inflight(an_result *res, const an_pread *const *v, const siz
             integral += (double)k * dt;
             busy += dt;
         }
-        /* each read's two edges: its start's integral in k_at[2r], its end's in k_at[2r + 1] */
-        k_at[2 * (size_t)e[i].read + !e[i].up] = integral;
+        /* a read's start comes before its end (its duration is not 0) */
+        k_int[e[i].read] = e[i].up ? -integral : k_int[e[i].read] + integral;
         k += e[i].up ? 1 : -1;
     }
     double bytes[AN_READ_K + 1] = {0}, dur[AN_READ_K + 1] = {0}, all = 0;
     for (size_t r = 0; r < nr; r++) {
         const double d = (double)rd[r]->dur;
-        long kk = lround((k_at[2 * r + 1] - k_at[2 * r]) / d);
+        long kk = lround(k_int[r] / d);
         kk = kk < 1 ? 1 : kk > AN_READ_K ? AN_READ_K : kk;
         bytes[kk] += rd[r]->bytes;
         dur[kk] += d;
@@ -127,19 +138,13 @@ static int speed_by_inflight(an_result *res, const an_pread *const *v, const siz
     }
     free(e);
     free(rd);
-    free(k_at);
+    free(k_int);
     memset(res->read_speed, 0, sizeof res->read_speed);
     res->read_inflight = busy > 0 ? integral / busy : 0;
     for (int kk = 1; kk <= AN_READ_K; kk++)
         if (dur[kk] > 0 && dur[kk] >= AN_SPEED_MIN_SHARE * all)
             res->read_speed[kk] = kk * bytes[kk] / dur[kk];
     return 0;
-}
-
-/* A worker process of the loader (not a thread of the trainer). */
-static int proc_worker(const an_result *res, const an_worker *w)
-{
-    return !w->th && w->p != res->trainer;
 }
 
 int an_replica(an_result *res)
@@ -162,20 +167,14 @@ int an_replica(an_result *res)
     rd *v = malloc((total < AN_REPLICA_MAX_READS ? total : AN_REPLICA_MAX_READS) * sizeof *v);
     if (!v)
         return -1;
-    size_t n = 0, np = 0;
+    size_t n = 0;
     uint64_t pos_bytes = 0, all_bytes = 0;
-    const an_pread *pv[AN_REPLICA_PROCS];
-    size_t pn[AN_REPLICA_PROCS];
     for (size_t i = 0; i < res->nworkers; i++) {
         const an_worker *w = &res->workers[i];
         if (!proc_worker(res, w))
             continue;
         const an_preads *k = &w->p->preads;
         const size_t m = k->n < each ? k->n : each;
-        if (np < AN_REPLICA_PROCS) {
-            pv[np] = k->v;
-            pn[np++] = m;
-        }
         for (size_t j = 0; j < m; j++) {
             v[n++] = (rd){k->v[j].key, k->v[j].ts, k->v[j].bytes, (uint32_t)i};
             pos_bytes += k->v[j].bytes;
@@ -202,7 +201,7 @@ int an_replica(an_result *res)
         i = j;
     }
     free(v);
-    if (speed_by_inflight(res, pv, pn, np) != 0)
+    if (speed_by_inflight(res, each) != 0)
         return -1;
     res->read_copies = groups_bytes > 0 ? weighted / groups_bytes : 0;
     res->read_positioned = (double)pos_bytes / (double)all_bytes;

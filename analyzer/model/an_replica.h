@@ -25,8 +25,6 @@
 /* The storage's speed with k reads in flight is told only for a k whose
  * reads took this share of all the reads' time. */
 #define AN_SPEED_MIN_SHARE 0.05
-/* Worker processes whose reads the speed is taken from (the first ones). */
-#define AN_REPLICA_PROCS 256
 
 /* Sets res->read_copies and res->read_positioned from the positioned reads
  * of res's worker processes (an_proc.preads), and res->read_speed and
