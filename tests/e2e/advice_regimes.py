@@ -203,15 +203,14 @@ SKIP_RECORD = 2 << 20  # the skip regime's record
 class Skipping(IterableDataset):
     """The skip regime's records: every worker reads them all."""
 
-    def __init__(self, data, stream=False):
-        self.data, self.stream = data, stream
+    def __init__(self, data, stream=False, cached=False):
+        self.data, self.stream, self.cached = data, stream, cached
 
     def __iter__(self):
         import mmap
         info = get_worker_info()
         k, n = (info.id, info.num_workers) if info is not None else (0, 1)
-        cached = os.environ.get("REGIME_CACHED") == "1"
-        fd = os.open(self.data, os.O_RDONLY | (0 if cached else os.O_DIRECT))
+        fd = os.open(self.data, os.O_RDONLY | (0 if self.cached else os.O_DIRECT))
         buf = mmap.mmap(-1, SKIP_RECORD)  # page-aligned, as O_DIRECT needs
         records = os.fstat(fd).st_size // SKIP_RECORD
         split = os.environ.get("REGIME_SPLIT") == "1"
@@ -241,7 +240,8 @@ def main():
                           "median_step_ms": statistics.median(steady) * 1e3,
                           "mean_step_ms": statistics.mean(steady) * 1e3}))
         return
-    if regime.startswith("skip") and os.environ.get("REGIME_CACHED") == "1":
+    cached = regime.startswith("skip") and os.environ.get("REGIME_CACHED") == "1"
+    if cached:
         fd = os.open(data, os.O_RDONLY)  # the run starts with the file out of the cache
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)
@@ -255,7 +255,7 @@ def main():
         extra = dict(worker_init_fn=slow_start,
                      persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
     dataset = (Stream() if regime == "stream"
-               else Skipping(data, regime == "skip-stream") if regime.startswith("skip")
+               else Skipping(data, regime == "skip-stream", cached) if regime.startswith("skip")
                else Regime(regime, data))
     loader = DataLoader(dataset, batch_size=SAMPLES_PER_BATCH, num_workers=workers,
                         collate_fn=(lambda b: b) if regime == "receive" else None, **extra)

@@ -4,9 +4,9 @@ waiting a time its setting gives: the argument --wait-ms (swept with
 --set-arg) or else the environment variable LOADER_WAIT_MS (swept with
 --set), 5 ms without either; every --stall-every-th step (counted from 0)
 waits --stall-ms more, as a loader that stalls now and then does. It says
-the wait it used on stderr, so a test can see that the setting reached it. The step's time is sleep: it overlaps
-whatever else the machine runs, so its order between settings far apart
-holds on a busy machine."""
+the wait it used on stderr, so a test can see that the setting reached it.
+The step's time is sleep: it overlaps whatever else the machine runs, so
+its order between settings far apart holds on a busy machine."""
 import argparse
 import os
 import sys
