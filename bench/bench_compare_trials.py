@@ -2,8 +2,10 @@
 """bench_compare_trials.py — how often `gpustarve compare` over runs calls a
 change, with real runs: examples/train_loop on the simulated GPU
 (tests/simcuda), side A against side B, K runs a side interleaved
-(A B B A A B ...), beside a CPU burner (`yes`) or not. It prints each
-trial's label and interval, then the counts; it measures and never fails.
+(A B B A A B ...), beside a CPU burner (`yes`) or not. Each trial's runs
+are judged by each run's mean step (compare's default) and by its median
+(`--by median`). It prints each trial's labels and intervals, then the
+counts of each; it measures and never fails.
 
     /usr/bin/python3 bench/bench_compare_trials.py identical --runs 3 --load changing
     /usr/bin/python3 bench/bench_compare_trials.py change --runs 3 --load none
@@ -31,6 +33,7 @@ GS = os.path.join(ROOT, "build", "gpustarve")
 LOOP = os.path.join(ROOT, "build", "examples", "train_loop")
 SIM = os.path.join(ROOT, "build", "simcuda")
 
+BY = ("mean", "median")  # each run's sample, as compare --by names it
 SIDES = {
     "identical": (["--workers", "2", "--load-ms", "20", "--spin", "1"],) * 2,
     "change": (["--workers", "1", "--load-ms", "15.5"], ["--workers", "2", "--load-ms", "15.5"]),
@@ -59,6 +62,21 @@ def one_run(out, args, env, steps):
         sys.stderr.write("run failed: %s\n" % p.stderr.decode()[-300:])
 
 
+def judge(dirs, by, loads):
+    """compare --by BY of a trial's runs: (its helped object, a line), or (None, why)."""
+    p = subprocess.run([GS, "compare", "--json", "--by", by] + dirs["A"] + ["--"] + dirs["B"],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        return None, p.stderr.strip()
+    j = json.loads(p.stdout)
+    h = j["helped"]
+    other = [r["other_load_cores"] for s in ("a", "b") for r in j[s]["runs"]]
+    return h, "ratio %.3f [%s, %s] other load %s burners %s" % (
+        h["ratio"], "%.3f" % h["ratio_lo"] if h["ratio_lo"] else "-",
+        "%.3f" % h["ratio_hi"] if h["ratio_hi"] else "-",
+        ",".join("%.2f" % x if x is not None else "-" for x in other), loads)
+
+
 def trial(t, mode, runs, load, burners, tmp, env, steps):
     rng = random.Random(1000 + t)
     a_args, b_args = SIDES[mode]
@@ -75,17 +93,7 @@ def trial(t, mode, runs, load, burners, tmp, env, steps):
         one_run(d, a_args if side == "A" else b_args, env, steps)
         dirs[side].append(d)
     burners.set(0)
-    p = subprocess.run([GS, "compare", "--json"] + dirs["A"] + ["--"] + dirs["B"],
-                       capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        return None, p.stderr.strip()
-    j = json.loads(p.stdout)
-    h = j["helped"]
-    other = [r["other_load_cores"] for s in ("a", "b") for r in j[s]["runs"]]
-    return h, "ratio %.3f [%s, %s] other load %s burners %s" % (
-        h["ratio"], "%.3f" % h["ratio_lo"] if h["ratio_lo"] else "-",
-        "%.3f" % h["ratio_hi"] if h["ratio_hi"] else "-",
-        ",".join("%.2f" % x if x is not None else "-" for x in other), loads or load)
+    return {by: judge(dirs, by, loads or load) for by in BY}
 
 
 def main():
@@ -99,18 +107,22 @@ def main():
     env = dict(os.environ, LD_LIBRARY_PATH=SIM, SIMCUDA_KERNEL_US="train_step_kernel=10000")
     tmp = tempfile.mkdtemp(prefix="gs-trials-")
     burners = Burners()
-    counts = {}
+    counts = {by: {} for by in BY}
     try:
         for t in range(a.trials):
-            h, text = trial(t, a.mode, a.runs, a.load, burners, tmp, env, a.steps)
-            label = h["label"] if h else "error"
-            counts[label] = counts.get(label, 0) + 1
-            print("trial %2d  %-17s %s" % (t, label, text), flush=True)
+            judged = trial(t, a.mode, a.runs, a.load, burners, tmp, env, a.steps)
+            for by in BY:
+                h, text = judged[by]
+                label = h["label"] if h else "error"
+                counts[by][label] = counts[by].get(label, 0) + 1
+                print("trial %2d  by %-6s %-17s %s" % (t, by, label, text), flush=True)
     finally:
         burners.set(0)
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%s, %d runs a side of %d steps, load %s: %s (of %d trials)" % (
-        a.mode, a.runs, a.steps, a.load, ", ".join("%s %d" % kv for kv in sorted(counts.items())), a.trials))
+    for by in BY:
+        print("%s, %d runs a side of %d steps, load %s, by each run's %s step: %s (of %d trials)" % (
+            a.mode, a.runs, a.steps, a.load, by,
+            ", ".join("%s %d" % kv for kv in sorted(counts[by].items())), a.trials))
 
 
 if __name__ == "__main__":

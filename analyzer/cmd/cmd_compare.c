@@ -4,7 +4,7 @@
  * effect, each share and DataLoader setting side by side, the other
  * processes' measured load in each run, whether A's predicted step time for
  * the change B made held, and a CI gate (--fail-if-slower). Text (default)
- * or JSON (schema gpustarve.compare/2, docs/report-outputs.md).
+ * or JSON (schema gpustarve.compare/3, docs/report-outputs.md).
  *
  * Responsible for: options, the runs of each side, running the report's own
  * analysis (an_load.c, an_analyze.c) on each, the numbers over a side's
@@ -31,17 +31,22 @@ static const char usage_text[] =
     "       gpustarve compare [options] A1 A2 A3... -- B1 B2 B3...\n"
     "\n"
     "Judge a change by runs of each side: A before it, B after (run directories\n"
-    "written by 'gpustarve run'). Each run's median step is one sample; the\n"
-    "change is B's step time over A's with a 95% interval over the runs, called\n"
-    "HELPED or HURT only when the whole interval clears the minimum effect, else\n"
-    "'no proven change'. One run a side cannot separate a change from the\n"
-    "machine: compare says so, beside the other processes' load measured in each\n"
-    "run. Also side by side: where the step goes, bytes read, pageable copies,\n"
-    "verdicts and DataLoader settings (of each side's middle run), and whether A's\n"
-    "predicted step time for the change B made held.\n"
+    "written by 'gpustarve run'). Each run's mean step, the time per step, is one\n"
+    "sample (--by median: its median step); the change is B's step time over A's\n"
+    "with a 95% interval over the runs, called HELPED or HURT only when the whole\n"
+    "interval clears the minimum effect, else 'no proven change'. One run a side\n"
+    "cannot separate a change from the machine: compare says so, beside the other\n"
+    "processes' load measured in each run. Also side by side: where the step\n"
+    "goes, bytes read, pageable copies, verdicts and DataLoader settings (of each\n"
+    "side's middle run), and whether A's predicted step time for the change B\n"
+    "made held.\n"
     "\n"
     "options:\n"
-    "  --json              JSON (schema gpustarve.compare/2, docs/report-outputs.md)\n"
+    "  --json              JSON (schema gpustarve.compare/3, docs/report-outputs.md)\n"
+    "  --by mean|median    each run's sample: its mean step, the time per step\n"
+    "                      (default: what the report's predictions are of, and\n"
+    "                      what a loader that stalls every few steps costs), or\n"
+    "                      its median step (blind to such stalls)\n"
     "  --min-effect PCT    the smallest change worth calling (default 2)\n"
     "  --fail-if-slower PCT  CI gate: exit 1 when the interval shows B slower than\n"
     "                      A by more than PCT %, 0 otherwise; one line says why\n"
@@ -131,8 +136,9 @@ static int cfg_same(const an_proc *a, const an_proc *b)
 }
 
 /* The numbers over a side's runs: each run's median and mean step, the
- * middle run, the interval, the other processes' load. */
-static void summarize_side(cmp_side *s)
+ * middle run and the interval (of the statistic judged), the other
+ * processes' load. */
+static void summarize_side(cmp_side *s, const cmp_opts *co)
 {
     size_t order[CMP_MAX_RUNS];
     s->other_load = -1;
@@ -152,19 +158,20 @@ static void summarize_side(cmp_side *s)
     }
     if (s->nload)
         s->other_load = load / (double)s->nload;
-    /* insertion sort of the run indices by median step: the lower middle */
+    const double *x = cmp_samples(s, co);
+    /* insertion sort of the run indices by their step: the lower middle */
     for (size_t i = 1; i < s->n; i++)
-        for (size_t j = i; j > 0 && s->medians[order[j]] < s->medians[order[j - 1]]; j--) {
+        for (size_t j = i; j > 0 && x[order[j]] < x[order[j - 1]]; j--) {
             const size_t t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
     s->mid = order[(s->n - 1) / 2];
-    if (an_log_ci_of(s->medians, s->n, CONF, &s->step) != 0) {
-        /* a run whose median step is 0 ms (a damaged trace): no geometric mean */
+    if (an_log_ci_of(x, s->n, CONF, &s->step) != 0) {
+        /* a run whose step is 0 ms (a damaged trace): no geometric mean */
         memset(&s->step, 0, sizeof s->step);
         s->step.n = s->n;
-        s->step.center = s->medians[s->mid];
+        s->step.center = x[s->mid];
     }
     s->cfg_differs = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -202,6 +209,7 @@ static int parse_args(int argc, char **argv, cmp_args *g)
         {"tolerance", required_argument, NULL, 't'},
         {"min-effect", required_argument, NULL, 'm'},
         {"fail-if-slower", required_argument, NULL, 'g'},
+        {"by", required_argument, NULL, 'b'},
         {"step-range", required_argument, NULL, 'S'},
         {"fetch-range", required_argument, NULL, 'F'},
         {"skip", required_argument, NULL, 'k'},
@@ -243,6 +251,11 @@ static int parse_args(int argc, char **argv, cmp_args *g)
             if (parse_pct(optarg, 0, 1000, &g->o.fail_if_slower) < 0)
                 return gs_cli_usage_error("compare", "--fail-if-slower needs a percentage >= 0, not '%s'", optarg);
             break;
+        case 'b':
+            if (strcmp(optarg, "mean") != 0 && strcmp(optarg, "median") != 0)
+                return gs_cli_usage_error("compare", "--by takes mean or median, not '%s'", optarg);
+            g->o.by_median = !strcmp(optarg, "median");
+            break;
         case 'S': g->step_re = optarg; break;
         case 'F': g->fetch_re = optarg; break;
         case 'k':
@@ -280,7 +293,8 @@ static int parse_args(int argc, char **argv, cmp_args *g)
 }
 
 /* Loads every run of a side. Returns 0, or -1 (said on stderr). */
-static int load_side(cmp_side *s, char name, char **dirs, size_t n, const an_opts *o)
+static int load_side(cmp_side *s, char name, char **dirs, size_t n, const an_opts *o,
+                     const cmp_opts *co)
 {
     s->name = name;
     s->runs = calloc(n, sizeof *s->runs);
@@ -294,7 +308,7 @@ static int load_side(cmp_side *s, char name, char **dirs, size_t n, const an_opt
         if (load_run(&s->runs[i], o) < 0)
             return -1;
     }
-    summarize_side(s);
+    summarize_side(s, co);
     return 0;
 }
 
@@ -345,7 +359,8 @@ int gs_cmd_compare(int argc, char **argv)
         gs_cli_error("out of memory");
         return GS_EXIT_FAIL;
     }
-    if (load_side(&s[0], 'A', g.a, g.na, &o) < 0 || load_side(&s[1], 'B', g.b, g.nb, &o) < 0) {
+    if (load_side(&s[0], 'A', g.a, g.na, &o, &g.o) < 0 ||
+        load_side(&s[1], 'B', g.b, g.nb, &o, &g.o) < 0) {
         rc = GS_EXIT_USAGE;
     } else {
         cmp_judge(&s[0], &s[1], &g.o, v);

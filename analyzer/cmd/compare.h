@@ -17,7 +17,7 @@
 #include "model/an_ranks.h"
 
 #define CMP_MAX_RUNS 64 /* runs a side */
-#define CMP_SCHEMA "gpustarve.compare/2"
+#define CMP_SCHEMA "gpustarve.compare/3"
 
 /* One run directory, analysed as the report analyses it. */
 typedef struct cmp_run {
@@ -37,9 +37,9 @@ typedef struct cmp_side {
     char name; /* 'A' or 'B' */
     cmp_run *runs;
     size_t n;
-    size_t mid;     /* the middle run: its median step is the side's median (lower middle) */
+    size_t mid;     /* the middle run: its step (cmp_samples) is the side's median (lower middle) */
     double medians[CMP_MAX_RUNS], means[CMP_MAX_RUNS]; /* each run's step, ms */
-    an_log_ci step; /* geometric mean of the runs' median steps, and its interval */
+    an_log_ci step; /* geometric mean of the runs' steps (cmp_samples), and its interval */
     double other_load;  /* other processes' load, CPUs, mean over the runs measuring it; -1 none */
     double cpus;        /* the CPUs those samples sum (the first run's) */
     size_t nload;       /* runs that measured it */
@@ -59,15 +59,29 @@ typedef struct cmp_opts {
     double min_effect;     /* the smallest change worth calling, a fraction */
     double conf;           /* of the interval */
     double fail_if_slower; /* the gate: < 0 none */
+    int by_median;         /* a run's sample is its median step (--by median), else its mean */
     int json;
 } cmp_opts;
+
+/* Each run's sample of a side: its mean step (the time per step, what the
+ * report's predictions are of), or with --by median its median step. */
+static inline const double *cmp_samples(const cmp_side *s, const cmp_opts *o)
+{
+    return o->by_median ? s->medians : s->means;
+}
+
+/* The statistic judged, as the text and JSON name it. */
+static inline const char *cmp_by_name(const cmp_opts *o)
+{
+    return o->by_median ? "median" : "mean";
+}
 
 typedef struct cmp_verdict {
     const char *label;  /* helped / hurt / no_proven_change / no_op */
     const char *reason; /* of no_proven_change: too_few_runs / within_min_effect / interval_too_wide */
     char no_op_why[200];
-    an_ratio_ci ci;     /* B's step over A's: the runs' median steps */
-    double change_ms;   /* B's geometric mean of median steps - A's */
+    an_ratio_ci ci;     /* B's step over A's: the runs' steps (cmp_samples) */
+    double change_ms;   /* B's geometric mean of the runs' steps - A's */
     /* the prediction: A's middle run's advice that B applied */
     cmp_pred pr[CMP_MAX_PRED];
     size_t npr, napplied;

@@ -1,6 +1,7 @@
 /* compare_judge.c — `gpustarve compare`'s judgement over runs: did the
  * change help (the interval of B's step time over A's, over the runs of
- * each side, against the minimum effect), is it a change that cannot have
+ * each side, each run's mean step or median (--by), against the minimum
+ * effect), is it a change that cannot have
  * done anything (pin_memory without CUDA), did A's prediction for what B
  * applied hold (against the interval of the mean steps), and the CI gate
  * (--fail-if-slower). docs/report-outputs.md, `gpustarve compare`.
@@ -57,8 +58,8 @@ static void judge_change(const cmp_side *A, const cmp_side *B, const cmp_opts *o
 {
     v->change_ms = B->step.center - A->step.center;
     v->label = "no_proven_change";
-    if (an_ratio_ci_of(A->medians, A->n, B->medians, B->n, o->conf, &v->ci) != 0) {
-        /* a run whose median step is 0 ms (a damaged trace): no ratio */
+    if (an_ratio_ci_of(cmp_samples(A, o), A->n, cmp_samples(B, o), B->n, o->conf, &v->ci) != 0) {
+        /* a run whose step is 0 ms (a damaged trace): no ratio */
         v->ci = (an_ratio_ci){.na = A->n, .nb = B->n, .ratio = NAN, .lo = NAN, .hi = NAN,
                               .conf = o->conf};
         v->reason = "no_step_time";
@@ -165,7 +166,7 @@ static void judge_gate(const cmp_opts *o, cmp_verdict *v)
     const double lim = 100 * o->fail_if_slower;
     if (!isfinite(c->ratio)) {
         snprintf(v->gate_reason, sizeof v->gate_reason,
-                 "PASS: nothing proven: a run's median step is 0 ms");
+                 "PASS: nothing proven: a run's %s step is 0 ms", cmp_by_name(o));
         return;
     }
     if (!c->has_interval) {
@@ -177,9 +178,9 @@ static void judge_gate(const cmp_opts *o, cmp_verdict *v)
     }
     v->gate_failed = c->lo > 1 + o->fail_if_slower;
     snprintf(v->gate_reason, sizeof v->gate_reason,
-             "%s: B's step time %+.1f%% (%.0f%% interval %+.1f%% to %+.1f%%, %zu / %zu runs) %s "
+             "%s: B's %s step %+.1f%% (%.0f%% interval %+.1f%% to %+.1f%%, %zu / %zu runs) %s "
              "slower than A by more than %.3g%%",
-             v->gate_failed ? "FAIL" : "PASS", 100 * (c->ratio - 1), 100 * c->conf,
+             v->gate_failed ? "FAIL" : "PASS", cmp_by_name(o), 100 * (c->ratio - 1), 100 * c->conf,
              100 * (c->lo - 1), 100 * (c->hi - 1), c->na, c->nb,
              v->gate_failed ? "is" : "is not proven", lim);
 }

@@ -1,5 +1,5 @@
 /* compare_out.c — `gpustarve compare`'s outputs: the text table and the
- * JSON document (schema gpustarve.compare/2, docs/report-outputs.md).
+ * JSON document (schema gpustarve.compare/3, docs/report-outputs.md).
  *
  * Responsible for: what each side shows (the numbers over its runs, the
  * descriptive rows of its middle run, each run's step and the other
@@ -109,7 +109,7 @@ static void side_json(gs_jw *w, const cmp_side *sd)
     /* over the side's runs */
     gs_jw_key(w, "step_ms_over_runs");
     gs_jw_obj(w);
-    gs_jw_key(w, "geomean_of_medians");
+    gs_jw_key(w, "geomean");
     rep_json_num(w, sd->step.center);
     num_if(w, "lo", sd->step.has_interval, sd->step.lo);
     num_if(w, "hi", sd->step.has_interval, sd->step.hi);
@@ -129,9 +129,9 @@ static void change_json(gs_jw *w, const cmp_side *A, const cmp_side *B, const cm
     const an_result *ra = cmp_mid(A)->res, *rb = cmp_mid(B)->res;
     gs_jw_key(w, "change");
     gs_jw_obj(w);
-    gs_jw_key(w, "step_ms_median");
+    gs_jw_key(w, "step_ms");
     rep_json_num(w, v->change_ms);
-    gs_jw_key(w, "step_ms_median_rel");
+    gs_jw_key(w, "step_ms_rel");
     rep_json_num(w, v->ci.ratio - 1);
     gs_jw_key(w, "step_ms_p90");
     rep_json_num(w, rb->step_ms_p90 - ra->step_ms_p90);
@@ -176,7 +176,7 @@ static void helped_json(gs_jw *w, const cmp_opts *o, const cmp_verdict *v)
     gs_jw_kstr(w, "label", v->label);
     gs_jw_kstr(w, "reason", v->reason);
     gs_jw_kstr(w, "no_op_why", v->no_op_why[0] ? v->no_op_why : NULL);
-    gs_jw_kstr(w, "method", "welch-t-log-run-medians");
+    gs_jw_kstr(w, "method", o->by_median ? "welch-t-log-run-medians" : "welch-t-log-run-means");
     gs_jw_key(w, "confidence");
     rep_json_num(w, o->conf);
     gs_jw_key(w, "ratio");
@@ -236,6 +236,7 @@ void cmp_write_json(gs_out *o, const cmp_side *A, const cmp_side *B, const cmp_o
     gs_jw_init(w, o);
     gs_jw_obj(w);
     gs_jw_kstr(w, "schema", CMP_SCHEMA);
+    gs_jw_kstr(w, "by", cmp_by_name(opt));
     gs_jw_newline(w, "\n");
     gs_jw_key(w, "a");
     side_json(w, A);
@@ -287,16 +288,18 @@ static void load_text(char *buf, size_t n, const cmp_side *s)
         snprintf(buf, n, "-");
 }
 
-static void table_text(gs_out *o, const cmp_side *A, const cmp_side *B, const cmp_verdict *v)
+static void table_text(gs_out *o, const cmp_side *A, const cmp_side *B, const cmp_opts *opt,
+                       const cmp_verdict *v)
 {
     const an_result *a = cmp_mid(A)->res, *b = cmp_mid(B)->res;
+    char row[40];
+    snprintf(row, sizeof row, "step %s ms%s", cmp_by_name(opt), A->n > 1 || B->n > 1 ? " (runs)" : "");
     gs_out_str(o, "\n                                A           B    change\n");
     if (A->n > 1 || B->n > 1)
         gs_out_printf(o, "%-24s %9zu %11zu\n", "runs", A->n, B->n);
     gs_out_printf(o, "%-24s %9zu %11zu\n", "steps measured", a->measured, b->measured);
-    gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f ms (%+.1f%%)\n",
-                  A->n > 1 || B->n > 1 ? "step median ms (runs)" : "step median ms",
-                  A->step.center, B->step.center, v->change_ms, 100 * (v->ci.ratio - 1));
+    gs_out_printf(o, "%-24s %9.1f %11.1f   %+.1f ms (%+.1f%%)\n", row, A->step.center,
+                  B->step.center, v->change_ms, 100 * (v->ci.ratio - 1));
     if (A->step.has_interval || B->step.has_interval) {
         char x[40] = "-", y[40] = "-";
         if (A->step.has_interval)
@@ -342,12 +345,13 @@ static void table_text(gs_out *o, const cmp_side *A, const cmp_side *B, const cm
     rep_write_ranks_compare_text(o, a->job, b->job);
 }
 
-static void notes_text(gs_out *o, const cmp_side *A, const cmp_side *B)
+static void notes_text(gs_out *o, const cmp_side *A, const cmp_side *B, const cmp_opts *opt)
 {
     const cmp_side *sides[2] = {A, B};
+    const char *by = cmp_by_name(opt);
     if (A->n > 1 || B->n > 1)
-        gs_out_str(o, "note     the step median and its interval are over the runs (each run's "
-                      "median step); the rows below them are the middle run's\n");
+        gs_out_printf(o, "note     the step %s and its interval are over the runs (each run's "
+                         "%s step); the rows below them are the middle run's\n", by, by);
     for (int i = 0; i < 2; i++) {
         const cmp_side *s = sides[i];
         for (size_t r = 0; r < s->n; r++) {
@@ -424,15 +428,16 @@ static void result_text(gs_out *o, const cmp_side *A, const cmp_side *B, const c
     else
         snprintf(iv, sizeof iv, ", %s", A->n == 1 && B->n == 1 ? "one run a side" : "no interval");
     const double pct = 100 * (c->ratio - 1), me = 100 * opt->min_effect;
+    const char *by = cmp_by_name(opt);
     if (!strcmp(v->label, "no_op")) {
-        gs_out_printf(o, "result   NO-OP: %s; median step %.1f -> %.1f ms (%+.1f%%%s) is run-to-run "
+        gs_out_printf(o, "result   NO-OP: %s; %s step %.1f -> %.1f ms (%+.1f%%%s) is run-to-run "
                          "variation\n",
-                      v->no_op_why, A->step.center, B->step.center, pct, iv);
+                      v->no_op_why, by, A->step.center, B->step.center, pct, iv);
     } else if (!strcmp(v->label, "no_proven_change")) {
-        gs_out_printf(o, "result   NO PROVEN CHANGE: median step %.1f -> %.1f ms (%+.1f%%%s)",
+        gs_out_printf(o, "result   NO PROVEN CHANGE: %s step %.1f -> %.1f ms (%+.1f%%%s)", by,
                       A->step.center, B->step.center, pct, iv);
         if (!strcmp(v->reason, "no_step_time"))
-            gs_out_str(o, ": a run's median step is 0 ms, so there is no ratio\n");
+            gs_out_printf(o, ": a run's %s step is 0 ms, so there is no ratio\n", by);
         else if (!strcmp(v->reason, "within_min_effect"))
             gs_out_printf(o, ": any change is smaller than the %.3g%% minimum effect\n", me);
         else if (!strcmp(v->reason, "interval_too_wide"))
@@ -443,9 +448,9 @@ static void result_text(gs_out *o, const cmp_side *A, const cmp_side *B, const c
             one_run_text(o, A, B);
         }
     } else {
-        gs_out_printf(o, "result   %s: median step %.1f -> %.1f ms (%+.1f%%%s), beyond the %.3g%% "
+        gs_out_printf(o, "result   %s: %s step %.1f -> %.1f ms (%+.1f%%%s), beyond the %.3g%% "
                          "minimum effect\n",
-                      !strcmp(v->label, "helped") ? "HELPED" : "HURT", A->step.center,
+                      !strcmp(v->label, "helped") ? "HELPED" : "HURT", by, A->step.center,
                       B->step.center, pct, iv, me);
     }
 }
@@ -489,8 +494,8 @@ void cmp_write_text(gs_out *o, const cmp_side *A, const cmp_side *B, const cmp_o
 {
     head_text(o, A);
     head_text(o, B);
-    table_text(o, A, B, v);
-    notes_text(o, A, B);
+    table_text(o, A, B, opt, v);
+    notes_text(o, A, B, opt);
     runs_text(o, A, B);
     gs_out_str(o, "\n");
     result_text(o, A, B, opt, v);

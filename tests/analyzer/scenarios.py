@@ -24,7 +24,8 @@ def _markers(tr, t0, t1, n, fetch=None):
 
 
 def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False, step_ms=100, wait_ms=40,
-                 jitter_ms=0, pin_memory="True", extra_config=(), gpu=True, epochs=1):
+                 jitter_ms=0, pin_memory="True", extra_config=(), gpu=True, epochs=1,
+                 stall_every=0, stall_ms=0):
     """The GPU waits 40 ms of every 100 ms step on a worker pipe; each worker
     needs ~190-200 ms per batch (150 ms reads, 10 ms open/stat, ~40 ms CPU).
     step_ms / wait_ms change the measured steps; jitter_ms spreads their
@@ -34,7 +35,9 @@ def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False, step_m
     gpu=False: a CPU-only trainer (no GPU, no CUDA; the step's other 60 ms
     are the training thread's own work). epochs=E: each worker is a new
     process every epoch (DataLoader workers without persistent_workers),
-    saying the same worker id, with 10 / E batches each."""
+    saying the same worker id, with 10 / E batches each. stall_every=K: every
+    K-th measured step waits stall_ms longer (a loader that stalls now and
+    then: the mean step grows, the median does not)."""
     sc = Scenario()
     tr = sc.proc(100, 1, "python train.py --epochs 1")
     tr.ev(100, "thread", ts=T0 - 5 * MS, str="MainThread", aux=100)
@@ -50,7 +53,9 @@ def loader_bound(nsteps=20, workers=2, marker_steps=True, late_gpu=False, step_m
     t = T0 + 300 * MS
     for i in range(nsteps):
         d = step_ms * MS + int(((i * 7919) % 11 - 5) / 5 * jitter_ms * MS)
-        steps.append((t, t + d, wait_ms * MS))
+        stall = stall_ms * MS if stall_every and i % stall_every == stall_every - 1 else 0
+        d += stall
+        steps.append((t, t + d, wait_ms * MS + stall))
         t += d
     for n, (a, b, wait) in enumerate(steps):
         if marker_steps:

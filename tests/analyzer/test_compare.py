@@ -1,11 +1,14 @@
 """`gpustarve compare` on scenario runs (scenarios.py): runs of each side, the
 change as B's step time over A's with a 95% interval over the runs (Welch's
-t on the logarithms of each run's median step), "helped" or "hurt" only when
+t on the logarithms of each run's mean step, or with --by median its median
+step), "helped" or "hurt" only when
 the interval clears the minimum effect, one run a side never proven (with the
 other processes' load of each run shown), whether A's predicted step time
 for the change B made held, and the CI gate (--fail-if-slower)."""
 import json
+import math
 import random
+import re
 import subprocess
 
 import pytest
@@ -45,8 +48,16 @@ def mk_runs(gen, tmp_path, name, make, step_ms):
             for i, x in enumerate(step_ms)]
 
 
-def check_schema(j):
-    assert j["schema"] == "gpustarve.compare/2"
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def run_means(side):
+    return [r["step_ms_mean"] for r in side["runs"]]
+
+
+def check_schema(j, by="mean"):
+    assert j["schema"] == "gpustarve.compare/3" and j["by"] == by
     for s in ("a", "b"):
         side = j[s]
         assert set(side["step_ms"]) >= {"median", "p90"}
@@ -62,7 +73,7 @@ def check_schema(j):
     assert (h["no_op_why"] is None) == (h["label"] != "no_op")
     assert (h["reason"] is None) == (h["label"] != "no_proven_change")
     assert h["reason"] in (None, "too_few_runs", "within_min_effect", "interval_too_wide")
-    assert h["method"] == "welch-t-log-run-medians" and h["confidence"] == 0.95
+    assert h["method"] == "welch-t-log-run-%ss" % by and h["confidence"] == 0.95
     assert h["runs_a"] == len(j["a"]["runs"]) and h["runs_b"] == len(j["b"]["runs"])
     if h["ratio_lo"] is not None:
         assert h["ratio_lo"] <= h["ratio"] <= h["ratio_hi"]
@@ -87,11 +98,11 @@ def test_more_workers_helped_and_prediction_held(gs, gen, tmp_path):
     assert j["a"]["verdict"]["label"] == "HIGHLY_INPUT_BOUND"
     assert j["a"]["dataloader"]["num_workers"] == 2 and j["b"]["dataloader"]["num_workers"] == 4
     assert j["change"]["dataloader"] == [{"key": "num_workers", "a": 2, "b": 4}]
-    # the geometric means of the runs' medians (each run's median: its step_ms + 0.2)
-    ga = (100.2 * 103.2 * 98.2) ** (1 / 3)
-    gb = (62.2 * 64.2 * 61.2) ** (1 / 3)
-    assert j["a"]["step_ms_over_runs"]["geomean_of_medians"] == pytest.approx(ga, rel=1e-6)
-    assert j["change"]["step_ms_median"] == pytest.approx(gb - ga, rel=1e-5)
+    # the geometric means of the runs' mean steps
+    ga, gb = geomean(run_means(j["a"])), geomean(run_means(j["b"]))
+    assert [round(x) for x in run_means(j["a"])] == [100, 103, 98]
+    assert j["a"]["step_ms_over_runs"]["geomean"] == pytest.approx(ga, rel=1e-6)
+    assert j["change"]["step_ms"] == pytest.approx(gb - ga, rel=1e-5)
     assert j["change"]["share"]["idle_data_wait"] < -0.3
     h = j["helped"]
     assert h["label"] == "helped" and h["reason"] is None
@@ -106,10 +117,12 @@ def test_more_workers_helped_and_prediction_held(gs, gen, tmp_path):
     r = run_compare(gs, a, b, "--cores", "8")
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert "result   HELPED: median step %.1f -> %.1f ms" % (ga, gb) in out
+    assert "result   HELPED: mean step %.1f -> %.1f ms" % (ga, gb) in out
+    assert "step mean ms (runs)" in out
     assert "95% interval" in out and "over 3 / 3 runs" in out
     assert "HELD" in out and "num_workers=4" in out
-    assert out.count("median step 10") == 3 and out.count("median step 6") == 3  # each run
+    for d in a + b:  # each run, its median and mean step
+        assert re.search(re.escape(d) + r"   median step [\d.]+ ms, mean [\d.]+ ms", out), d
 
 
 def test_fetch_share_beside_the_shares(gs, gen, tmp_path):
@@ -125,7 +138,7 @@ def test_fetch_share_beside_the_shares(gs, gen, tmp_path):
     r = run_compare(gs, a, b, "--cores", "8")
     assert "trainer in batch fetch%11.1f%% %10.1f%%" % (100 * fa, 100 * fb) in r.stdout
     # one run a side: the same numbers, and the prediction checked on these two runs
-    assert j["change"]["step_ms_median"] == pytest.approx(-38, abs=1.5)
+    assert j["change"]["step_ms"] == pytest.approx(-38, abs=1.5)
     assert j["prediction"]["outcome"] == "held"
 
 
@@ -147,7 +160,7 @@ def test_one_run_a_side_proves_nothing(gs, gen, tmp_path):
     assert j["change"]["other_load_cores"] == pytest.approx(lb - la)
     r = run_compare(gs, a, b)
     assert r.returncode == 0, r.stderr
-    assert "result   NO PROVEN CHANGE: median step 100.0 -> 120.0 ms (+20.0%, one run a side)" \
+    assert "result   NO PROVEN CHANGE: mean step 100.0 -> 120.0 ms (+20.0%, one run a side)" \
         in r.stdout
     assert "one run a side cannot separate the change from the machine" in r.stdout
     assert "other processes kept %.2f of 2 CPUs busy in A, %.2f of 2 in B" % (la, lb) in r.stdout
@@ -212,7 +225,7 @@ def test_fail_if_slower_gate(gs, gen, tmp_path):
     r = run_compare(gs, a, slow, "--fail-if-slower", "3%")
     assert r.returncode == 1, r.stderr
     gate = [ln for ln in r.stdout.splitlines() if ln.startswith("gate")]
-    assert len(gate) == 1 and gate[0].startswith("gate     FAIL: B's step time +10.0%"), gate
+    assert len(gate) == 1 and gate[0].startswith("gate     FAIL: B's mean step +10.0%"), gate
     assert "is slower than A by more than 3%" in gate[0]
     for other in (same, fast):
         r = run_compare(gs, a, other, "--fail-if-slower", "3")
@@ -225,11 +238,42 @@ def test_fail_if_slower_gate(gs, gen, tmp_path):
     assert r.returncode == 1
     g = json.loads(r.stdout)["gate"]
     assert g["fail_if_slower"] == 0.03 and g["failed"] is True and g["reason"].startswith("FAIL")
-    assert r.stderr.count("\n") == 1 and "compare: FAIL: B's step time" in r.stderr
+    assert r.stderr.count("\n") == 1 and "compare: FAIL: B's mean step" in r.stderr
     assert json.loads(run_compare(gs, a, same, "--json").stdout)["gate"] is None
     # one run a side proves nothing: the gate passes and says why
     r = run_compare(gs, a[0], slow[0], "--fail-if-slower", "3")
     assert r.returncode == 0 and "gate     PASS: nothing proven with one run on a side" in r.stdout
+
+
+def test_judged_by_the_time_per_step(gs, gen, tmp_path):
+    """B stalls 60 ms every 4th step, A never: the median step is the same,
+    the time per step 15% longer. By each run's mean step (the default, what
+    the report's predictions are of) that is HURT, and the gate fails; by
+    its median (--by median) no change shows."""
+    a = mk_runs(gen, tmp_path, "a", lb_a, [100, 101, 99])
+    b = mk_runs(gen, tmp_path, "b", lambda step_ms: scenarios.loader_bound(
+        workers=2, jitter_ms=2, step_ms=step_ms, stall_every=4, stall_ms=60), [100, 101, 99])
+    j = compare_json(gs, a, b)
+    check_schema(j)
+    assert j["helped"]["label"] == "hurt"
+    assert j["helped"]["ratio_lo"] > 1.1
+    assert j["change"]["step_ms_rel"] == pytest.approx(0.15, abs=0.01)
+    for r in j["b"]["runs"]:  # the stalls are in the mean, not in the median
+        assert r["step_ms_mean"] > 1.1 * r["step_ms_median"]
+    j = compare_json(gs, a, b, "--by", "median")
+    check_schema(j, by="median")
+    assert j["helped"]["label"] == "no_proven_change", j["helped"]
+    assert j["helped"]["ratio"] == pytest.approx(1, abs=0.01), j["helped"]
+    assert j["a"]["step_ms_over_runs"]["geomean"] == pytest.approx(
+        geomean([r["step_ms_median"] for r in j["a"]["runs"]]), rel=1e-6)
+    r = run_compare(gs, a, b, "--fail-if-slower", "5")
+    assert r.returncode == 1 and "gate     FAIL: B's mean step +15" in r.stdout, r.stdout
+    r = run_compare(gs, a, b, "--fail-if-slower", "5", "--by", "median")
+    assert r.returncode == 0, r.stdout
+    assert "step median ms (runs)" in r.stdout
+    assert "the step median and its interval are over the runs (each run's median step)" \
+        in r.stdout
+    assert "result   NO PROVEN CHANGE: median step" in r.stdout
 
 
 def test_min_effect(gs, gen, tmp_path):
@@ -338,7 +382,7 @@ def test_same_run_no_change(gs, gen, tmp_path):
     j = compare_json(gs, a, a)
     check_schema(j)
     assert j["helped"]["label"] == "no_proven_change" and j["helped"]["reason"] == "too_few_runs"
-    assert j["change"]["step_ms_median"] == 0
+    assert j["change"]["step_ms"] == 0
     assert j["change"]["dataloader"] == []
     # A advised num_workers=4; B (the same run) did not apply it
     assert j["prediction"]["outcome"] == "none" and j["prediction"]["held"] is None
@@ -392,7 +436,8 @@ def test_pin_memory_prediction(gs, gen, tmp_path):
 
 
 @pytest.mark.parametrize("args", [[], ["only_one"], ["a", "b", "c"], ["a", "--"], ["--", "b"],
-                                  ["--min-effect", "x", "a", "b"], ["--fail-if-slower", "-1", "a", "b"]])
+                                  ["--min-effect", "x", "a", "b"], ["--fail-if-slower", "-1", "a", "b"],
+                                  ["--by", "p90", "a", "b"]])
 def test_usage(gs, args):
     r = subprocess.run([gs, "compare"] + args, capture_output=True, text=True, env=clean_env())
     assert r.returncode == 2

@@ -361,5 +361,5 @@ def test_compare_identical_beside_load(built, tmp_path, load):
     j = json.loads(r.stdout)
     label = j["helped"]["label"]
     log({"test": "compare_identical", "load": load, "label": label,
-         "change_rel": j["change"]["step_ms_median_rel"]})
+         "change_rel": j["change"]["step_ms_rel"]})
     assert label not in ("helped", "hurt"), "identical settings beside a %s load: %s" % (load, j)
