@@ -46,6 +46,8 @@ static void run_json(gs_jw *w, const cmp_run *s)
     rep_json_num(w, r->step_ms_mean);
     num_if(w, "other_load_cores", r->host_time.measured, r->host_time.other_cores);
     num_if(w, "cpus", r->host_time.measured, r->host_time.cpus);
+    static const char *const gap[] = {"no_records", "short", "partial"};
+    gs_jw_kstr(w, "other_load_why", r->host_time.measured ? NULL : gap[r->host_time.gap]);
     gs_jw_end(w);
 }
 
@@ -396,6 +398,25 @@ static void runs_text(gs_out *o, const cmp_side *A, const cmp_side *B)
         }
 }
 
+/* The other processes' load one run measured, or why it has none. */
+static void load_text_of(gs_out *o, char side, const an_host_time *h)
+{
+    if (h->measured)
+        gs_out_printf(o, "         other processes kept %.2f of %.4g CPUs busy in %c\n",
+                      h->other_cores, h->cpus, side);
+    else if (h->gap == AN_HOST_NO_RECORDS)
+        gs_out_printf(o, "         %c's trace does not measure the other processes' load (format "
+                         "1.3 or older, or imported)\n", side);
+    else if (h->gap == AN_HOST_SHORT)
+        gs_out_printf(o, "         %c's machine samples cover %.2f s of its measured steps, under "
+                         "the %.1f s that measure the other processes' load (a longer run does)\n",
+                      side, h->window_s, (double)AN_HOST_MIN_WINDOW_NS / 1e9);
+    else
+        gs_out_printf(o, "         %c's machine samples cover %.2f s, under half of its measured "
+                         "steps: too little to measure the other processes' load\n",
+                      side, h->window_s);
+}
+
 /* One run a side: what the machine did in each, beside the difference. */
 static void one_run_text(gs_out *o, const cmp_side *A, const cmp_side *B)
 {
@@ -406,13 +427,14 @@ static void one_run_text(gs_out *o, const cmp_side *A, const cmp_side *B)
     }
     const an_host_time *ha = &A->runs[0].res->host_time, *hb = &B->runs[0].res->host_time;
     gs_out_str(o, "         one run a side cannot separate the change from the machine:\n");
-    if (ha->measured && hb->measured)
+    if (ha->measured && hb->measured) {
         gs_out_printf(o, "         other processes kept %.2f of %.4g CPUs busy in A, %.2f of %.4g "
                          "in B\n",
                       ha->other_cores, ha->cpus, hb->other_cores, hb->cpus);
-    else
-        gs_out_str(o, "         (these traces do not measure the other processes' load: format 1.3 "
-                      "or older, or imported)\n");
+    } else {
+        load_text_of(o, 'A', ha);
+        load_text_of(o, 'B', hb);
+    }
     gs_out_str(o, "         run each side 3 times or more, interleaved (A B B A A B), and compare "
                   "the runs:\n         gpustarve compare A1 A2 A3 -- B1 B2 B3\n");
 }

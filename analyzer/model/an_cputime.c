@@ -389,26 +389,34 @@ static void host_at(const an_proc *p, uint64_t t, double *busy, double *idle)
     *idle = (double)x->idle_ns + f * ((double)y->idle_ns - (double)x->idle_ns);
 }
 
-/* RATIONALE: the machine's counters tick every 10 ms per CPU; a window
- * shorter than this is mostly rounding */
-#define HOST_MIN_WINDOW_NS 500000000ull
-
 /* The machine beside the run over [a, b]: the trainer's host samples (else
  * any process's), against the CPU of every traced thread of the run. */
 static void host_load(const an_run *run, an_result *res, uint64_t a, uint64_t b)
 {
     an_host_time *h = &res->host_time;
     const an_proc *hp = res->trainer && res->trainer->nhcpu >= 2 ? res->trainer : NULL;
-    for (size_t i = 0; !hp && i < run->nprocs; i++)
+    int some = 0; /* a process with one sample: records, too few to span anything */
+    for (size_t i = 0; !hp && i < run->nprocs; i++) {
+        some |= run->procs[i].nhcpu > 0;
         if (run->procs[i].nhcpu >= 2)
             hp = &run->procs[i];
-    if (!hp || !hp->host_cpus || b <= a)
+    }
+    if (hp ? !hp->host_cpus : !some)
+        return; /* AN_HOST_NO_RECORDS */
+    if (!hp || b <= a) {
+        h->gap = AN_HOST_SHORT;
+        h->window_s = 0;
         return;
+    }
     /* the part of [a, b] the samples cover: at least half of it */
     const uint64_t ka = hp->hcpu[0].ts > a ? hp->hcpu[0].ts : a;
     const uint64_t kb = hp->hcpu[hp->nhcpu - 1].ts < b ? hp->hcpu[hp->nhcpu - 1].ts : b;
-    if (kb <= ka || (kb - ka) * 2 < b - a || kb - ka < HOST_MIN_WINDOW_NS)
+    const uint64_t cover = kb > ka ? kb - ka : 0;
+    if (cover < AN_HOST_MIN_WINDOW_NS || cover * 2 < b - a) {
+        h->gap = cover < AN_HOST_MIN_WINDOW_NS ? AN_HOST_SHORT : AN_HOST_PARTIAL;
+        h->window_s = (double)cover / 1e9;
         return;
+    }
     double b0, i0, b1, i1;
     host_at(hp, ka, &b0, &i0);
     host_at(hp, kb, &b1, &i1);

@@ -155,13 +155,24 @@ typedef struct an_other_time {
  * (docs/report-schema.md, "The model"). -1 and measured 0 when the trace
  * has no such records (format 1.3 and older) or they do not cover half of
  * the measured steps. */
+/* RATIONALE: the machine's counters tick every 10 ms per CPU; a window
+ * shorter than this is mostly rounding */
+#define AN_HOST_MIN_WINDOW_NS 500000000ull
+
+typedef enum an_host_gap {
+    AN_HOST_NO_RECORDS = 0, /* no `host_cpu` records: format 1.3 and older, or imported */
+    AN_HOST_SHORT,          /* they cover under AN_HOST_MIN_WINDOW_NS of the measured steps */
+    AN_HOST_PARTIAL,        /* they cover under half of the measured steps */
+} an_host_gap;
+
 typedef struct an_host_time {
     int measured;
+    an_host_gap gap;    /* why not, when measured is 0 */
     double cpus;        /* CPUs the samples sum */
     double busy_cores;  /* busy (user, system, irq, steal) over the window */
     double own_cores;   /* every traced thread of the run: CPU over the window */
     double other_cores; /* busy_cores - own_cores, at least 0 */
-    double window_s;    /* the measured window the samples cover */
+    double window_s;    /* the measured window the samples cover (also when too short) */
 } an_host_time;
 
 /* an_trainer_time.c: the training thread's fields of res (trainer_time;

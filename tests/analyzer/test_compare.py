@@ -168,8 +168,19 @@ def test_one_run_a_side_proves_nothing(gs, gen, tmp_path):
     # traces without the load measured say so instead
     a2 = mk(gen, tmp_path, "a2", scenarios.measured_load(host=False))
     r = run_compare(gs, a2, b)
-    assert "do not measure the other processes' load" in r.stdout
-    assert compare_json(gs, a2, b)["a"]["other_load_cores"] is None
+    assert "A's trace does not measure the other processes' load (format 1.3 or older, or " \
+        "imported)" in r.stdout
+    assert "other processes kept %.2f of 2 CPUs busy in B" % lb in r.stdout
+    ja = compare_json(gs, a2, b)["a"]
+    assert ja["other_load_cores"] is None and ja["runs"][0]["other_load_why"] == "no_records"
+    assert j["a"]["runs"][0]["other_load_why"] is None
+    # a run too short to measure it says so, with what its samples cover
+    short = mk(gen, tmp_path, "short", scenarios.measured_load(nsteps=4, other_ms=32))
+    r = run_compare(gs, short, b)
+    assert re.search(r"A's machine samples cover 0\.[1-4]\d s of its measured steps, under the "
+                     r"0\.5 s that measure the other processes' load \(a longer run does\)",
+                     r.stdout), r.stdout
+    assert compare_json(gs, short, b)["a"]["runs"][0]["other_load_why"] == "short"
     # a side of several runs against one run: still no interval
     j = compare_json(gs, [a, a2], b)
     assert j["helped"]["reason"] == "too_few_runs"
