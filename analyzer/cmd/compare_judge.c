@@ -1,10 +1,10 @@
 /* compare_judge.c — `gpustarve compare`'s judgement over runs: did the
  * change help (the interval of B's step time over A's, over the runs of
  * each side, each run's mean step or median (--by), against the minimum
- * effect), is it a change that cannot have
- * done anything (pin_memory without CUDA), did A's prediction for what B
- * applied hold (against the interval of the mean steps), and the CI gate
- * (--fail-if-slower). docs/report-outputs.md, `gpustarve compare`.
+ * effect), is it a change that cannot have done anything (pin_memory
+ * without CUDA), did A's prediction for what B applied hold (against the
+ * interval of the mean steps), and the CI gate (--fail-if-slower).
+ * docs/report-outputs.md, `gpustarve compare`.
  *
  * Must never: call a change helped or hurt without an interval over at
  * least two runs a side that clears the minimum effect, or read a trace.
