@@ -95,6 +95,10 @@ static int advice_applied(const an_advice *a, const an_result *b)
         const char *v = b->trainer ? an_cfg_value(b->trainer, "persistent_workers") : NULL;
         return v && (!strcmp(v, "1") || !strcasecmp(v, "true"));
     }
+    if (a->setting == AN_ADV_SHARING_STRATEGY) {
+        const char *v = b->trainer ? an_cfg_value(b->trainer, "sharing_strategy") : NULL;
+        return v && !strcmp(v, "file_system");
+    }
     return 0;
 }
 

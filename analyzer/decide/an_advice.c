@@ -23,6 +23,7 @@
 #define PIN_MIN_SHARE 0.02    /* pageable copies must cost >= 2% of a step */
 #define PIN_DEFAULT_SPEEDUP 2.0 /* pinned H2D assumed 2x pageable when nothing better */
 #define COLLATE_MIN_SHARE 0.05 /* collate on the training thread: named from this share */
+#define SHARING_MIN_SAVING 0.05 /* the tensors' hand-over must cost >= 5% of a step */
 
 static void add(an_decision *out, const an_advice *a)
 {
@@ -243,6 +244,38 @@ static void advise_persistent(const an_decide_in *in, an_decision *out)
     add(out, &a);
 }
 
+/* torch.multiprocessing.set_sharing_strategy('file_system') where the
+ * training thread waits on sockets inside its fetches from DataLoader
+ * worker processes (docs/report-schema.md, "Advice"). Under the default
+ * file_descriptor strategy every tensor of a batch comes as a descriptor
+ * that the worker's resource-sharer thread hands over: a connection and a
+ * handshake per tensor, each message waiting for that thread to get a
+ * CPU beside the worker's own busy one. By name the trainer opens the
+ * shared memory itself. Without those waits the step is what the loader
+ * and the CPUs allow: the model's step for the current setting, which
+ * leaves the hand-over out; without the model, no advice. */
+static void advise_sharing(const an_decide_in *in, an_decision *out)
+{
+    const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
+    const double floor = out->model.now_fit_ms;
+    if (in->loader_kind != AN_LOADER_DATALOADER || in->cur_workers < 1 || in->sharing_fd == 0 ||
+        !(in->t_socket_ms > 0) || !(floor > 0) || step <= 0)
+        return;
+    const double after = step - in->t_socket_ms > floor ? step - in->t_socket_ms : floor;
+    if (step - after < SHARING_MIN_SAVING * step)
+        return;
+    an_advice a = an_advice_count(in, 1, 1, after, AN_BASE_MEAN, step);
+    a.setting = AN_ADV_SHARING_STRATEGY;
+    snprintf(a.why, sizeof a.why,
+             "the training thread waited %.1f ms a step on sockets in its fetches: each "
+             "tensor comes as a file descriptor from its worker's resource-sharer thread "
+             "(file_descriptor sharing), waiting for it to get a CPU; by name "
+             "(torch.multiprocessing.set_sharing_strategy('file_system') before the workers "
+             "start) the step is what the loader and the CPUs allow, %.1f ms",
+             in->t_socket_ms, floor);
+    add(out, &a);
+}
+
 /* The collate function on the training thread (measured): with no workers
  * they would run it; with workers it is the trainer's own code. */
 static void note_collate(const an_decide_in *in, an_decision *out)
@@ -293,6 +326,7 @@ void an_decide_advice(const an_decide_in *in, an_decision *out)
     advise_workers(in, out);
     advise_pin(in, out);
     advise_persistent(in, out);
+    advise_sharing(in, out);
     note_collate(in, out);
     note_iterable(in, out);
     out->none_why[0] = '\0';

@@ -81,6 +81,9 @@ typedef struct an_decide_in {
     int time_measured;
     double t_cpu_ms, t_runq_ms;  /* training thread per step (means): CPU, run-queue delay (-1) */
     double t_blocked_ms;         /* off-CPU waiting for the batch per step (runq excluded) */
+    double t_socket_ms;          /* of it, inside waits on sockets (each tensor's hand-over
+                                  * from a worker process under the file_descriptor
+                                  * sharing strategy); 0 none or unknown */
     double t_receiving_ms;       /* its CPU inside the fetch per step */
     double t_par_cores;          /* the trainer's other threads (intra-op): cores */
     double w_io_ms, w_fault_ms, w_blocked_ms, w_cpu_ms, w_runq_ms; /* a worker's batch */
@@ -111,6 +114,8 @@ typedef struct an_decide_in {
                                   * thread; -1 not measured */
     int persistent_workers;      /* the DataLoader's setting: 1, 0, -1 unknown */
     int dataset_iterable;        /* its dataset is an IterableDataset: 1, 0, -1 unknown */
+    int sharing_fd;              /* torch.multiprocessing shares tensors by file descriptor
+                                  * (the default): 1; by name (file_system): 0; -1 unknown */
     int restarts;                /* times the workers started again within the measured
                                   * steps (a new epoch's iterator without persistent_workers) */
     double restart_ms;           /* what those starts cost the steps they fell in, beyond
@@ -128,7 +133,7 @@ enum an_verdict {
     AN_V_HOST,
 };
 
-enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY, AN_ADV_PERSISTENT_WORKERS };
+enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY, AN_ADV_PERSISTENT_WORKERS, AN_ADV_SHARING_STRATEGY };
 
 /* What runs the loader, as the trace shows it; it names the count the
  * advice sizes (an_advice_name). */
@@ -167,7 +172,7 @@ typedef struct an_advice {
     /* the step if other processes' load stays at its worst
      * (other_load_worst_cores); 0: no range (the load was not measured) */
     double worst_step_ms;
-    char why[320];
+    char why[400];
 } an_advice;
 
 /* What the model (an_predict.h) said, for the report: the cores, the load

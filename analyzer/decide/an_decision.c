@@ -67,6 +67,8 @@ const char *an_advice_name(const an_advice *a)
 {
     if (a->setting == AN_ADV_PERSISTENT_WORKERS)
         return "persistent_workers";
+    if (a->setting == AN_ADV_SHARING_STRATEGY)
+        return "sharing_strategy";
     return a->setting == AN_ADV_PIN_MEMORY ? "pin_memory" : an_count_name(a->loader_kind);
 }
 
@@ -76,6 +78,8 @@ void an_advice_text(const an_advice *a, char *buf, size_t n)
         snprintf(buf, n, "%s=%ld", an_advice_name(a), a->value);
     else if (a->setting == AN_ADV_NUM_WORKERS)
         snprintf(buf, n, "%s", an_advice_name(a));
+    else if (a->setting == AN_ADV_SHARING_STRATEGY)
+        snprintf(buf, n, "%s=file_system", an_advice_name(a));
     else
         snprintf(buf, n, "%s=True", an_advice_name(a));
 }

@@ -642,6 +642,8 @@ static inline void pipe_wait(lctx *c, long ti, const gs_event *e)
     p->wait_reqs++;
     if (ti >= 0) {
         p->th[ti].wait_ns += e->dur;
+        if (e->fd_kind == GS_FDK_SOCKET)
+            p->th[ti].sock_ns += e->dur;
         span(&p->th[ti], e);
         host_iv(c, ti, e->ts, e->ts + e->dur, AN_CLS_DW);
         burst(c, ti, 0, e->ts, e->ts + e->dur, 0);
@@ -988,7 +990,8 @@ static void on_clock(lctx *c, const gs_event *e)
         if ((ti = thread_ix(c, gs_cpu_tid(e))) >= 0) {
             an_thread *th = &p->th[ti];
             const an_cpu_now now = {th->io_ns + th->meta_ns, th->wait_ns, th->rd_reqs,
-                                    th->rd_bytes, th->faults_seen ? (int64_t)th->faults : -1};
+                                    th->rd_bytes, th->faults_seen ? (int64_t)th->faults : -1,
+                                    th->sock_ns};
             an_cpu_add(&th->cpu, e, &now);
         }
         return;

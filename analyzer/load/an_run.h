@@ -86,6 +86,7 @@ typedef struct an_thread {
     an_span_open spans[AN_SPANS_OPEN];
     int nspans;
     uint64_t wait_ns, io_ns, meta_ns; /* pipe/socket waits, file reads, open/stat */
+    uint64_t sock_ns;                 /* of wait_ns: the waits on sockets */
     uint64_t faults;                  /* largest cumulative count seen */
     uint64_t rd_bytes, rd_reqs;       /* file reads (threaded loaders) */
     uint64_t first_ts, last_ts;       /* span of its I/O and waits */

@@ -52,6 +52,7 @@ int an_cpu_add(an_cpu_log **lp, const gs_event *e, const an_cpu_now *now)
     x.nivcsw = (has & GS_CPU_HAS_SWITCHES) ? (int64_t)gs_cpu_nivcsw(e) : -1;
     x.io_ns = now->io_ns;
     x.wait_ns = now->wait_ns;
+    x.sock_ns = now->sock_ns;
     x.reads = now->reads;
     x.rd_bytes = now->rd_bytes;
     x.storage = (has & GS_CPU_HAS_STORAGE) ? (int64_t)gs_cpu_storage_bytes(e) : -1;
@@ -132,6 +133,7 @@ static int known(const an_cpu_sample *x, int v)
     case AN_CV_CPU: return 1;
     case AN_CV_RUNQ: return x->runq_ns >= 0;
     case AN_CV_STORAGE: return x->storage >= 0;
+    case AN_CV_SOCK: return 1;
     default: return x->majflt >= 0;
     }
 }
@@ -142,6 +144,7 @@ static double value(const an_cpu_sample *x, int v)
     case AN_CV_CPU: return (double)x->cpu_ns;
     case AN_CV_RUNQ: return (double)x->runq_ns;
     case AN_CV_STORAGE: return (double)x->storage;
+    case AN_CV_SOCK: return (double)x->sock_ns;
     default: return (double)x->majflt;
     }
 }

@@ -33,6 +33,7 @@ typedef struct an_cpu_sample {
     int64_t nvcsw, nivcsw;
     uint64_t io_ns;    /* the thread's hooked file I/O and metadata time so far */
     uint64_t wait_ns;  /* its hooked waits on pipes and sockets so far */
+    uint64_t sock_ns;  /* of them, on sockets */
     uint64_t reads;    /* its hooked file reads so far (batches in a window are
                         * counted in proportion to them) */
     uint64_t rd_bytes; /* bytes those reads returned so far */
@@ -78,6 +79,7 @@ typedef struct an_cpu_now {
     uint64_t reads;    /* hooked file reads */
     uint64_t rd_bytes; /* bytes they returned */
     int64_t faults;    /* largest major-fault count of its faults records, -1 none */
+    uint64_t sock_ns;  /* of wait_ns, the waits on sockets */
 } an_cpu_now;
 
 struct gs_event;
@@ -93,7 +95,7 @@ void an_cpu_log_free(an_cpu_log *l);
 /* ---- reading a log ------------------------------------------------------------------ */
 
 /* The cumulative values a log can be asked for. */
-enum an_cpu_value { AN_CV_CPU, AN_CV_RUNQ, AN_CV_STORAGE, AN_CV_MAJFLT };
+enum an_cpu_value { AN_CV_CPU, AN_CV_RUNQ, AN_CV_STORAGE, AN_CV_MAJFLT, AN_CV_SOCK };
 
 /* First sample with ts >= t. */
 size_t an_cpu_lower(const an_cpu_log *l, uint64_t t);

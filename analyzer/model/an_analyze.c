@@ -99,6 +99,7 @@ static void measured_time(const an_result *res, an_decide_in *in)
         in->t_blocked_ms = tt->blocked_mean_ms >= 0 ? tt->blocked_mean_ms : tt->blocked_ms;
         const double recv = tt->receiving_mean_ms >= 0 ? tt->receiving_mean_ms : tt->receiving_ms;
         in->t_receiving_ms = recv > 0 ? recv : 0;
+        in->t_socket_ms = tt->socket_mean_ms > 0 ? tt->socket_mean_ms : 0;
     } else if (cur > 0) {
         /* no fetch markers (a C loop with NVTX ranges): the data wait is
          * all blocked */
@@ -339,6 +340,8 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->persistent_workers = pw ? atoi(pw) != 0 || !strcasecmp(pw, "true") : -1;
     const char *it = an_cfg_value(p, "dataset_iterable");
     in->dataset_iterable = it ? atoi(it) != 0 : -1;
+    const char *ss = an_cfg_value(p, "sharing_strategy");
+    in->sharing_fd = !ss ? -1 : !strcmp(ss, "file_descriptor") ? 1 : !strcmp(ss, "file_system") ? 0 : -1;
     worker_restarts(res, in);
     snprintf(in->argv, sizeof in->argv, "%s", p->argv ? p->argv : "");
 }

@@ -33,6 +33,7 @@ void an_trainer_time_absent(an_trainer_time *t)
     memset(t, 0, sizeof *t);
     t->blocked_ms = t->receiving_ms = t->fetch_runq_ms = t->cpu_ms = t->runq_ms = -1;
     t->cpu_cores = t->proc_cpu_cores = t->share_blocked = t->share_receiving = -1;
+    t->socket_ms = t->socket_mean_ms = -1;
     t->share_receiving_runq = -1;
     t->blocked_mean_ms = t->receiving_mean_ms = t->cpu_mean_ms = t->runq_mean_ms = -1;
     t->share_blocked_fault = t->fetch_fault_ms = t->majflt = -1;

@@ -137,6 +137,11 @@ typedef struct an_trainer_time {
      * predicts; the medians above do not add up when steps are uneven (a
      * pool of workers delivers its batches in bursts) */
     double blocked_mean_ms, receiving_mean_ms, cpu_mean_ms, runq_mean_ms;
+    /* of the blocked time, per step: inside hooked waits on sockets (with
+     * loader worker processes, torch's hand-over of each tensor's
+     * shared-memory descriptor through a worker's resource-sharer thread),
+     * median and mean; -1 unknown, 0 none */
+    double socket_ms, socket_mean_ms;
 } an_trainer_time;
 
 /* Every traced thread that is neither the training thread nor a loader:

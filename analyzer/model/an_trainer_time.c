@@ -61,7 +61,7 @@ static an_cpu_fetch *sorted(const an_cpu_log *l, int wait, size_t *n)
 /* One step's wait: its fetches from *fi on that begin before t1, as a
  * union of segments, each measured between its end markers' samples. */
 typedef struct step_wait {
-    double wall, cpu, runq, rd_bytes;
+    double wall, cpu, runq, rd_bytes, sock;
     int any, runq_known;
     an_parts parts; /* the segments cut as a loader's batch */
 } step_wait;
@@ -88,6 +88,8 @@ static void wait_of_step(const an_cpu_log *l, const an_cpu_fetch *f, size_t nf, 
             w->runq += an_dpos(q1 - q0);
         else
             w->runq_known = 0;
+        const double k0 = an_cpu_value_at(l, s0, AN_CV_SOCK), k1 = an_cpu_value_at(l, s1, AN_CV_SOCK);
+        w->sock += k0 >= 0 && k1 >= 0 ? an_dpos(k1 - k0) : 0;
         const size_t a = an_cpu_lower(l, s0), b = an_cpu_lower(l, s1);
         if (b < l->n && a < l->n)
             w->rd_bytes += an_dpos((double)l->s[b].rd_bytes - (double)l->s[a].rd_bytes);
@@ -111,7 +113,7 @@ static void collate_of_step(const an_cpu_log *l, const an_cpu_fetch *f, size_t n
 
 /* Per-step values, one array each (ns, or counts). */
 enum { V_BLK, V_RECV, V_FRQ, V_CPU, V_RQ, V_FAULT, V_MAJ, V_COLL, V_COLLCPU,
-       V_LWALL, V_LIO, V_LFAULT, V_LCPU, V_LRUNQ, V_LBLK, V_N };
+       V_LWALL, V_LIO, V_LFAULT, V_LCPU, V_LRUNQ, V_LBLK, V_SOCK, V_N };
 
 /* The training thread loads its own batches (no loader worker or thread):
  * its waits are that loading, as a loader's batch a step (medians, and
@@ -151,6 +153,8 @@ static void summarize(an_result *res, double **v, size_t nf, size_t nfr, size_t 
         t->receiving_ms = an_median(v[V_RECV], nf);
         t->fetch_runq_ms = nfr * 2 >= nf ? an_median(v[V_FRQ], nfr) : -1;
         t->fetch_fault_ms = an_median(v[V_FAULT], nf);
+        t->socket_ms = an_median(v[V_SOCK], nf);
+        t->socket_mean_ms = an_mean(v[V_SOCK], nf);
         if (total > 0) {
             t->share_receiving = sums[0] / total;
             t->share_receiving_runq = an_dmin(sums[1] / total, t->share_receiving);
@@ -228,6 +232,7 @@ void an_trainer_time_measure(an_result *res)
             const double r = an_dmin(w.cpu, w.wall), q = an_dmin(w.runq, w.wall - r);
             const an_parts *p = &w.parts;
             v[V_BLK][nf] = (w.wall - r - q) / 1e6;
+            v[V_SOCK][nf] = an_dmin(w.sock, w.wall - r - q) / 1e6; /* off-CPU, in blocked */
             v[V_RECV][nf] = r / 1e6;
             v[V_FAULT][nf] = p->fault / 1e6;
             v[V_LWALL][nf] = w.wall / 1e6;

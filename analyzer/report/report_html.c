@@ -396,14 +396,9 @@ static void html_advice(gs_out *o, const an_result *r)
     for (size_t i = 0; i < r->nadvice; i++) {
         const an_advice *a = &r->advice[i];
         gs_out_str(o, "<li class=\"advice-item\"><span class=\"setting\">");
-        if (a->setting == AN_ADV_NUM_WORKERS) {
-            if (a->has_value)
-                gs_out_printf(o, "%s=%ld", an_advice_name(a), a->value);
-            else
-                gs_out_str(o, an_advice_name(a));
-        } else {
-            gs_out_printf(o, "%s=True", an_advice_name(a));
-        }
+        char set[48];
+        an_advice_text(a, set, sizeof set);
+        gs_out_str(o, set);
         gs_out_str(o, "</span><span class=\"pred\">");
         if (!a->has_value)
             gs_out_str(o, "more workers will not help");

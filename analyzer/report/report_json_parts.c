@@ -61,6 +61,8 @@ void rep_json_advice_setting(gs_jw *w, const an_advice *a)
     gs_jw_key(w, "value");
     if (!a->has_value)
         gs_jw_null(w);
+    else if (a->setting == AN_ADV_SHARING_STRATEGY)
+        gs_jw_str(w, "file_system");
     else if (a->setting != AN_ADV_NUM_WORKERS) /* pin_memory, persistent_workers */
         gs_jw_bool(w, 1);
     else
@@ -96,8 +98,9 @@ void rep_json_advice(gs_jw *w, const an_result *r)
     gs_jw_end(w);
 }
 
-const char *const rep_cfg_keys[REP_NCFG] = {"num_workers", "pin_memory", "batch_size",
-                                            "prefetch_factor", "persistent_workers"};
+const char *const rep_cfg_keys[REP_NCFG] = {"num_workers",        "pin_memory",
+                                            "batch_size",         "prefetch_factor",
+                                            "persistent_workers", "sharing_strategy"};
 
 void rep_json_verdict(gs_jw *w, const an_result *r)
 {

@@ -33,7 +33,7 @@ void rep_json_advice_setting(gs_jw *w, const an_advice *a);
 /* "advice":[{setting, value, predicted_step_ms, predicted_saving_ms, why}...] */
 void rep_json_advice(gs_jw *w, const an_result *r);
 /* The DataLoader settings every report names, in this order. */
-#define REP_NCFG 5
+#define REP_NCFG 6
 extern const char *const rep_cfg_keys[REP_NCFG];
 /* "verdict":{"label":..,"text":..} */
 void rep_json_verdict(gs_jw *w, const an_result *r);

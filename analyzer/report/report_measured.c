@@ -96,6 +96,8 @@ void rep_json_trainer_time(gs_jw *w, const an_result *r)
     rep_json_num_or_null(w, "cpu_cores", t->cpu_cores);
     rep_json_num_or_null(w, "process_cpu_cores", t->proc_cpu_cores);
     rep_json_num_or_null(w, "fetch_page_fault_ms", t->fetch_fault_ms);
+    rep_json_num_or_null(w, "socket_wait_ms", t->socket_ms);
+    rep_json_num_or_null(w, "socket_wait_mean_ms", t->socket_mean_ms);
     rep_json_num_or_null(w, "major_faults_per_step", t->majflt);
     rep_json_num_or_null(w, "major_faults", t->window_majflt);
     rep_json_num_or_null(w, "page_fault_bytes", t->window_fault_bytes);
@@ -125,6 +127,9 @@ void rep_text_measured_trainer(gs_out *o, const an_result *r)
                   t->blocked_ms, 100 * t->share_blocked);
     if (t->fetch_fault_ms > 0.05)
         gs_out_printf(o, " (%.1f ms of it page faults)", t->fetch_fault_ms);
+    if (t->socket_ms > 0.05)
+        gs_out_printf(o, " (%.1f ms of it on sockets%s)", t->socket_ms,
+                      r->nworkers ? ": each tensor's hand-over from a worker" : "");
     gs_out_char(o, '\n');
     gs_out_printf(o, "%-24s %9.1f   %5.1f%%   the trainer's own CPU taking it in", "  receiving",
                   t->receiving_ms + (t->fetch_runq_ms > 0 ? t->fetch_runq_ms : 0),

@@ -24,12 +24,10 @@ void rep_rank_advice_short(const an_result *r, char *buf, size_t n)
         return;
     }
     const an_advice *a = &r->advice[0];
-    if (a->setting != AN_ADV_NUM_WORKERS)
-        snprintf(buf, n, "%s=True", an_advice_name(a));
-    else if (a->has_value)
-        snprintf(buf, n, "%s=%ld", an_advice_name(a), a->value);
-    else
+    if (a->setting == AN_ADV_NUM_WORKERS && !a->has_value)
         snprintf(buf, n, "%s: no", an_advice_name(a));
+    else
+        an_advice_text(a, buf, n);
     if (r->nadvice > 1) {
         const size_t l = strlen(buf);
         snprintf(buf + l, n - l, " +%zu", r->nadvice - 1);

@@ -211,12 +211,7 @@ static void text_advice(gs_out *o, const an_result *r, const style *st)
     for (size_t i = 0; i < r->nadvice; i++) {
         const an_advice *a = &r->advice[i];
         char set[48];
-        if (a->setting != AN_ADV_NUM_WORKERS)
-            snprintf(set, sizeof set, "%s=True", an_advice_name(a));
-        else if (a->has_value)
-            snprintf(set, sizeof set, "%s=%ld", an_advice_name(a), a->value);
-        else
-            snprintf(set, sizeof set, "%s", an_advice_name(a));
+        an_advice_text(a, set, sizeof set);
         gs_out_printf(o, "%s%-8s%s %-17s%s", st->bold, i ? "" : "advice", st->off, set,
                       strlen(set) >= 17 ? " " : "");
         /* the prediction on the statistic it was made on (docs/report-schema.md, "Advice") */

@@ -218,6 +218,16 @@ def _iterable(dataset):
     return isinstance(dataset, cls) if isinstance(cls, type) else None
 
 
+def _sharing_strategy():
+    """torch.multiprocessing's strategy for sharing tensors between
+    processes (file_descriptor, file_system); "none" when unknown."""
+    mp = sys.modules.get("torch.multiprocessing")
+    try:
+        return str(mp.get_sharing_strategy()) if mp is not None else "none"
+    except Exception:
+        return "none"
+
+
 def _num(v):
     if v is None:
         return "none"
@@ -236,6 +246,7 @@ def _config_items(loader, it):
         ("prefetch_factor", _num(getattr(loader, "prefetch_factor", None) if nw > 0 else None)),
         ("persistent_workers", _num(bool(getattr(loader, "persistent_workers", False)))),
         ("multiprocessing_context", _context_name(loader) if nw > 0 else "none"),
+        ("sharing_strategy", _sharing_strategy() if nw > 0 else "none"),
         ("dataset", _qualname(type(getattr(loader, "dataset", None)))),
         ("dataset_iterable", _num(_iterable(getattr(loader, "dataset", None)))),
         ("sampler", _qualname(type(getattr(loader, "sampler", None)))),

@@ -23,6 +23,13 @@ batch and per step:
             REGIME_PERSISTENT=1 in the environment says (default False),
             so without it the workers start again each epoch; the trainer
             sleeps as a GPU step would
+  collate   the issue's fourth script: persistent_workers, prefetch_factor=4
+            and a collate_fn that burns 10 ms of CPU in the worker, each
+            sample 1 ms; the trainer trains on the CPU for 4 ms a step. Each
+            batch's two tensors come to the trainer as file descriptors from
+            the workers' resource-sharer threads, which wait for a CPU;
+            REGIME_SHARING=file_system in the environment passes them by
+            name (torch.multiprocessing.set_sharing_strategy)
   stream    an IterableDataset, a stream of records split across the
             workers (get_worker_info: worker k takes every NUM_WORKERS-th):
             each record waits 2 ms (a network read) and burns 2 ms of CPU
@@ -94,6 +101,12 @@ class Packed:
         return rebuild, (1.5,)
 
 
+def costly_collate(samples):
+    """The collate regime's collate_fn: 10 ms of CPU, then the default."""
+    burn(10.0)
+    return torch.utils.data.default_collate(samples)
+
+
 class Regime(Dataset):
     def __init__(self, regime, data):
         self.regime, self.data = regime, data
@@ -109,6 +122,9 @@ class Regime(Dataset):
         if self.regime == "epochs":
             time.sleep(0.003)
             return torch.full((64,), float(i))
+        if self.regime == "collate":
+            burn(1.0)
+            return torch.full((64,), float(i)), i % 10
         if self.regime == "mixed":
             time.sleep(0.006)  # 24 ms of storage latency per batch
             burn(2.0)          # 8 ms of CPU per batch
@@ -245,6 +261,8 @@ def main():
         fd = os.open(data, os.O_RDONLY)  # the run starts with the file out of the cache
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)
+    if os.environ.get("REGIME_SHARING"):
+        torch.multiprocessing.set_sharing_strategy(os.environ["REGIME_SHARING"])
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model = torch.nn.Linear(256, 256)
@@ -254,17 +272,20 @@ def main():
     if regime == "epochs":
         extra = dict(worker_init_fn=slow_start,
                      persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
+    if regime == "collate" and workers:
+        extra = dict(collate_fn=costly_collate, persistent_workers=True, prefetch_factor=4)
     dataset = (Stream() if regime == "stream"
                else Skipping(data, regime == "skip-stream", cached) if regime.startswith("skip")
                else Regime(regime, data))
-    loader = DataLoader(dataset, batch_size=SAMPLES_PER_BATCH, num_workers=workers,
-                        collate_fn=(lambda b: b) if regime == "receive" else None, **extra)
+    if regime == "receive":
+        extra = dict(collate_fn=lambda b: b)
+    loader = DataLoader(dataset, batch_size=SAMPLES_PER_BATCH, num_workers=workers, **extra)
     times = []
     t0 = time.perf_counter()
     for step, batch in enumerate(b for _ in range(steps) for b in loader):
-        if regime in ("cpu", "mixed"):
-            t = time.thread_time()
-            while time.thread_time() - t < 0.012:  # ~12 ms of training on the CPU
+        if regime in ("cpu", "mixed", "collate"):
+            t, train_s = time.thread_time(), 0.004 if regime == "collate" else 0.012
+            while time.thread_time() - t < train_s:  # ~12 ms (collate: 4) of training on the CPU
                 opt.zero_grad()
                 model(x).sum().backward()
                 opt.step()

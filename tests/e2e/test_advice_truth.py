@@ -76,6 +76,7 @@ REGIMES = {
     "threadpool-inline": ("py", 0, ["threadpool"]),  # a get_batch() in the training thread
     "epochs": ("py", 2, ["epochs"]),  # workers started again each epoch
     "stream": ("py", 1, ["stream"]),  # an IterableDataset split across the workers
+    "collate": ("py", 2, ["collate", "200"]),  # tensors handed over by descriptor
     "skip": ("py", 4, ["skip", "200"]),  # each worker reads every record: fewer workers read less
     "skip-stream": ("py", 4, ["skip-stream", "200"]),  # the same, read in order (readv)
 }
@@ -128,7 +129,13 @@ def data_for(args):
         args[0], lambda: None)()
 
 
-def traced(kind, workers, args, run, data, persistent=False):
+# The settings a test applies through the regime's environment
+# (advice_regimes.py), by the advice's setting
+SETTING_ENV = {"persistent_workers": {"REGIME_PERSISTENT": "1"},
+               "sharing_strategy": {"REGIME_SHARING": "file_system"}}
+
+
+def traced(kind, workers, args, run, data, setting=None):
     if kind == "loop":
         if not os.path.exists(TRAIN_LOOP) or not os.path.exists(os.path.join(SIM, "libcudart.so.13")):
             pytest.skip("train_loop or the simulated GPU was not built (needs nvcc)")
@@ -137,8 +144,8 @@ def traced(kind, workers, args, run, data, persistent=False):
                         SIMCUDA_KERNEL_US="train_step_kernel=%d" % (kernel_ms * 1000))
         cmd = [TRAIN_LOOP, "--workers", str(workers), "--steps", "40"] + args
     else:
-        # the epochs regime's persistent_workers (advice_regimes.py)
-        env = clean_env(**({"REGIME_PERSISTENT": "1"} if persistent else {}))
+        # a setting the advice names, applied as the regime reads it
+        env = clean_env(**SETTING_ENV.get(setting, {}))
         steps = args[1] if len(args) > 1 else "60"
         cmd = [REGIMES_INTERP, REGIMES_PY, args[0], str(workers), steps]
         cmd += [data] if data else []
@@ -203,21 +210,21 @@ def follow(kind, workers, args, rep1, d, data):
     gives no number). Returns (ok, what failed, the log entry, the second
     run's report)."""
     step1 = rep1["step_ms"]["mean"]
-    # the first change the test can make: a count, or persistent_workers
+    # the first change the test can make: a count, or a setting of SETTING_ENV
     advice = [a for a in rep1["advice"] if a["setting"] in COUNT_SETTINGS or
-              (a["setting"] == "persistent_workers" and kind == "py")]
+              (a["setting"] in SETTING_ENV and kind == "py")]
     undecided = [n for n in rep1["notes"] if "gpustarve sweep" in n]
     entry = {"workers": workers, "step_ms": step1, "median_ms": rep1["step_ms"]["median"],
              "model": rep1.get("model")}
     if advice and advice[0]["value"] is not None:
-        persistent = advice[0]["setting"] == "persistent_workers"
-        n = workers if persistent else advice[0]["value"]
+        setting = advice[0]["setting"]
+        n = workers if setting in SETTING_ENV else advice[0]["value"]
         predicted = advice[0]["predicted_step_ms"]
-        rep2 = traced(kind, n, args, d / "advised", data, persistent)
+        rep2 = traced(kind, n, args, d / "advised", data, setting)
         step2 = rep2["step_ms"]["mean"]
         err = (predicted - step2) / step2
         ok = abs(err) <= TOLERANCE and step2 < step1
-        what = "persistent_workers=True" if persistent else "%s=%d" % (advice[0]["setting"], n)
+        what = "%s=%s" % (setting, advice[0]["value"] if setting in SETTING_ENV else n)
         why = ("the advice made it slower: %.1f -> %.1f ms (%s)" % (step1, step2, what)
                if step2 >= step1 else
                "%s: predicted %.1f ms, measured %.1f ms (%+.0f%%); first run %.1f ms; "
@@ -245,7 +252,7 @@ def check_names(name, rep):
     """The advice names the loaders as the program sets them."""
     want = COUNT_NAME.get(name, "num_workers")
     for a in rep["advice"]:
-        if a["setting"] in ("pin_memory", "persistent_workers"):
+        if a["setting"] in ("pin_memory", "persistent_workers", "sharing_strategy"):
             continue
         assert a["setting"] == want, (name, rep["advice"])
         if a["value"] is not None and rep["model"] is not None:

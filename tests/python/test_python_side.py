@@ -67,6 +67,7 @@ def test_steps_config_and_data_wait(built, read_markers, images, tmp_path, py, w
     assert cfg["sampler"].endswith("RandomSampler")
     assert cfg["prefetch_factor"] == ("2" if workers else "none")
     assert cfg["multiprocessing_context"] == ("fork" if workers else "none")
+    assert cfg["sharing_strategy"] == ("file_descriptor" if workers else "none")
     assert cfg["torch_version"].split(".")[0] in ("1", "2")
     # workers tagged 0..n-1, one process each; the trainer tagged once
     roles = worker_roles(m)

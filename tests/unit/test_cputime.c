@@ -78,6 +78,7 @@ static void test_ring_layout(void)
 /* ---- the analysis --------------------------------------------------------------- */
 
 static int64_t g_storage = -1; /* the next samples' storage reads, -1: none */
+static uint64_t g_sock;       /* the next samples' socket waits so far */
 
 static void add(an_thread *th, uint64_t ts, unsigned src, uint64_t cpu, int64_t runq, int64_t maj,
                 uint64_t io, uint64_t wait, uint64_t reads)
@@ -88,7 +89,7 @@ static void add(an_thread *th, uint64_t ts, unsigned src, uint64_t cpu, int64_t 
     cpu_event(&e, ts, th->tid, src, has, cpu, runq < 0 ? 0 : (uint64_t)runq,
               maj < 0 ? 0 : (uint32_t)maj, 0, 0);
     e.ret = g_storage >= 0 ? g_storage : 0;
-    const an_cpu_now now = {io, wait, reads, 0, -1};
+    const an_cpu_now now = {io, wait, reads, 0, -1, g_sock};
     ASSERT_EQ(an_cpu_add(&th->cpu, &e, &now), 0);
 }
 
@@ -300,7 +301,8 @@ static void test_worker_fetch_batches(void)
 /* The training thread: two steps of 100 ms, each with one fetch of 40 ms;
  * it runs 20% of the time throughout, so 8 ms of each fetch on a CPU
  * (marker samples at both ends); periodic samples every 50 ms give its
- * run-queue delay, 1 ms per 50 ms. */
+ * run-queue delay, 1 ms per 50 ms. In each fetch it waits 12 ms on
+ * sockets (a worker's tensor hand-over). */
 static void test_trainer_split(void)
 {
     an_proc p;
@@ -312,15 +314,19 @@ static void test_trainer_split(void)
     p.nth = 1;
     p.pid = 10;
     const uint64_t t0 = 1000 * MS;
-    for (int i = 0; i <= 4; i++)
+    for (int i = 0; i <= 4; i++) {
+        g_sock = (uint64_t)((i + 1) / 2) * 12 * MS; /* the fetches' socket waits so far */
         add(&th, t0 + (uint64_t)i * 50 * MS, GS_CPU_SRC_PERIODIC, (uint64_t)i * 10 * MS,
             (int64_t)i * MS, -1, 0, 0, 0);
+    }
     /* fetches [t0+10, t0+50) and [t0+110, t0+150): marker samples out of
      * order with the periodic ones (the log keeps them sorted) */
     for (int s = 0; s < 2; s++) {
         const uint64_t fb = t0 + (uint64_t)(10 + 100 * s) * MS, fe = fb + 40 * MS;
+        g_sock = (uint64_t)s * 12 * MS;
         add(&th, fb, GS_CPU_SRC_MARKER, (fb - t0) / 5, -1, 0, 0, 0, 0);
         an_cpu_marker(th.cpu, GS_K_FETCH_BEGIN, fb, GS_MARK_PLAIN, (uint64_t)s);
+        g_sock += 12 * MS;
         add(&th, fe, GS_CPU_SRC_MARKER, (fe - t0) / 5, -1, 0, 0, 0, 0);
         an_cpu_marker(th.cpu, GS_K_FETCH_END, fe, GS_MARK_PLAIN, (uint64_t)s);
     }
@@ -345,12 +351,15 @@ static void test_trainer_split(void)
     ASSERT_RANGE(t->receiving_ms, 7.999, 8.001);
     ASSERT_RANGE(t->blocked_ms, 31.199, 31.201); /* 40 ms - 8 ms CPU - 0.8 ms runnable */
     ASSERT_RANGE(t->fetch_runq_ms, 0.799, 0.801); /* 1 ms per 50 ms, over 40 ms */
+    ASSERT_RANGE(t->socket_ms, 11.999, 12.001);     /* of the blocked time */
+    ASSERT_RANGE(t->socket_mean_ms, 11.999, 12.001);
     ASSERT_RANGE(t->share_receiving, 0.0879, 0.0881); /* 0.4 x (8 + 0.8) / 40 */
     ASSERT_RANGE(t->share_blocked + t->share_receiving, 0.3999, 0.4001);
     ASSERT_RANGE(t->runq_ms, 1.999, 2.001);
     ASSERT_RANGE(t->cpu_ms, 19.999, 20.001);
     ASSERT_RANGE(t->cpu_cores, 0.1999, 0.2001);
     an_cpu_log_free(th.cpu);
+    g_sock = 0;
 }
 
 int main(void)

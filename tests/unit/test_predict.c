@@ -660,6 +660,58 @@ static void test_yields_fitted(void)
     ASSERT_TRUE(seen);
 }
 
+static const an_advice *sharing(const an_decision *d)
+{
+    for (size_t i = 0; i < d->nadvice; i++)
+        if (d->advice[i].setting == AN_ADV_SHARING_STRATEGY)
+            return &d->advice[i];
+    return NULL;
+}
+
+/* The trainer waits on sockets inside its fetches from worker processes
+ * (each tensor's descriptor handed over): file_system, predicting the step
+ * less those waits, never below the model's step for the current setting. */
+static void test_sharing(void)
+{
+    an_decide_in in = measured_run(); /* a 60 ms step, two workers that make a batch in 60 */
+    in.cur_workers = in.nworkers = 2;
+    in.loader_kind = AN_LOADER_DATALOADER;
+    in.step_mean_ms = 60;
+    in.sharing_fd = 1;
+    in.t_socket_ms = 6;
+    an_decision d = decide(&in);
+    const an_advice *a = sharing(&d);
+    ASSERT_TRUE(a != NULL);
+    ASSERT_TRUE(strcmp(an_advice_name(a), "sharing_strategy") == 0);
+    char text[64];
+    an_advice_text(a, text, sizeof text);
+    ASSERT_TRUE(strcmp(text, "sharing_strategy=file_system") == 0);
+    /* the model makes the step 50.5 ms: the waits' 6 ms come off the 60 */
+    ASSERT_MSG(d.model.now_fit_ms < 54 && NEAR(a->predicted_step_ms, 54, 1e-9),
+               "%g (model %g)", a->predicted_step_ms, d.model.now_fit_ms);
+    ASSERT_TRUE(a->base == AN_BASE_MEAN && NEAR(a->base_step_ms, 60, 1e-9));
+    ASSERT_TRUE(strstr(a->why, "6.0 ms a step on sockets") != NULL);
+    /* the model's own step bounds it: a model that says the step is what it is */
+    in.t_socket_ms = 40;
+    d = decide(&in);
+    ASSERT_TRUE(sharing(&d) && NEAR(sharing(&d)->predicted_step_ms, d.model.now_fit_ms, 1e-9));
+    /* none: already by name, waits under 5% of the step, no DataLoader, no workers */
+    in.t_socket_ms = 6;
+    in.sharing_fd = 0;
+    d = decide(&in);
+    ASSERT_TRUE(sharing(&d) == NULL);
+    in.sharing_fd = -1; /* not recorded: torch's default is file_descriptor */
+    d = decide(&in);
+    ASSERT_TRUE(sharing(&d) != NULL);
+    in.t_socket_ms = 2.9;
+    d = decide(&in);
+    ASSERT_TRUE(sharing(&d) == NULL);
+    in.t_socket_ms = 6;
+    in.loader_kind = AN_LOADER_THREADS;
+    d = decide(&in);
+    ASSERT_TRUE(sharing(&d) == NULL);
+}
+
 int main(void)
 {
     test_simulation();
@@ -673,5 +725,6 @@ int main(void)
     test_range();
     test_sleeper();
     test_yields_fitted();
+    test_sharing();
     return gs_check_done("test_predict");
 }
