@@ -340,8 +340,13 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->persistent_workers = pw ? atoi(pw) != 0 || !strcasecmp(pw, "true") : -1;
     const char *it = an_cfg_value(p, "dataset_iterable");
     in->dataset_iterable = it ? atoi(it) != 0 : -1;
+    /* torch.multiprocessing's sharing strategy, as the Python side read it */
     const char *ss = an_cfg_value(p, "sharing_strategy");
-    in->sharing_fd = !ss ? -1 : !strcmp(ss, "file_descriptor") ? 1 : !strcmp(ss, "file_system") ? 0 : -1;
+    in->sharing_fd = -1;
+    if (ss && !strcmp(ss, "file_descriptor"))
+        in->sharing_fd = 1;
+    else if (ss && !strcmp(ss, "file_system"))
+        in->sharing_fd = 0;
     worker_restarts(res, in);
     snprintf(in->argv, sizeof in->argv, "%s", p->argv ? p->argv : "");
 }
