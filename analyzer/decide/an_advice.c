@@ -268,10 +268,10 @@ static void advise_sharing(const an_decide_in *in, an_decision *out)
     a.setting = AN_ADV_SHARING_STRATEGY;
     snprintf(a.why, sizeof a.why,
              "the training thread waited %.1f ms a step on sockets in its fetches: each "
-             "tensor comes as a file descriptor from its worker's resource-sharer thread "
-             "(file_descriptor sharing), waiting for it to get a CPU; by name "
-             "(torch.multiprocessing.set_sharing_strategy('file_system') before the workers "
-             "start) the step is what the loader and the CPUs allow, %.1f ms",
+             "tensor comes as a descriptor from its worker's resource-sharer thread, which "
+             "waits for a CPU; by name the step is what the loader and the CPUs allow, %.1f ms "
+             "(torch.multiprocessing.set_sharing_strategy('file_system'); to try it: "
+             "GPUSTARVE_SHARING_STRATEGY=file_system gpustarve run ...)",
              in->t_socket_ms, floor);
     add(out, &a);
 }

@@ -218,6 +218,36 @@ def _iterable(dataset):
     return isinstance(dataset, cls) if isinstance(cls, type) else None
 
 
+_sharing_applied = False
+
+
+def _apply_sharing_strategy():
+    """GPUSTARVE_SHARING_STRATEGY: torch.multiprocessing's strategy for the
+    workers' tensors, set once, as the first loader's workers start (an
+    override, like GPUSTARVE_NUM_WORKERS: over the program's own).
+    RATIONALE: not as torch.utils.data loads: torch 2.x imports it while
+    torch.multiprocessing is still initialising, which then sets its
+    default over ours."""
+    global _sharing_applied
+    if _sharing_applied:
+        return
+    _sharing_applied = True
+    v = os.environ.get("GPUSTARVE_SHARING_STRATEGY", "").strip()
+    mp = sys.modules.get("torch.multiprocessing")
+    if not v or mp is None:
+        return
+    try:
+        known = sorted(mp.get_all_sharing_strategies())
+        if v in known:
+            mp.set_sharing_strategy(v)
+            return
+    except Exception as e:
+        _warn("sharing", "GPUSTARVE_SHARING_STRATEGY=%s: %s; ignored" % (v, e))
+        return
+    _warn("sharing", "GPUSTARVE_SHARING_STRATEGY=%s is not one of %s; ignored"
+          % (v, ", ".join(known)))
+
+
 def _sharing_strategy():
     """torch.multiprocessing's strategy for sharing tensors between
     processes (file_descriptor, file_system); "none" when unknown."""
@@ -471,8 +501,10 @@ def _wrap_iter_init(orig):
 
 
 def _wrap_mp_iter_init(orig):
-    """The loader's worker_init_fn is gpustarve's while its workers start."""
+    """The loader's worker_init_fn is gpustarve's while its workers start
+    (and GPUSTARVE_SHARING_STRATEGY applied before the first start)."""
     def before(args, kwargs):
+        _apply_sharing_strategy()
         loader = _iterator_loader(args, kwargs)
         user_fn = getattr(loader, "worker_init_fn", None)
         if getattr(user_fn, "_gpustarve_worker_init", False):

@@ -233,6 +233,23 @@ def test_prefetch_and_persistent_overrides(built, read_markers, images, tmp_path
     assert p.returncode == 0 and b"GPUSTARVE_PREFETCH_FACTOR=0 is not a number >= 1" in p.stderr
 
 
+@pytest.mark.parametrize("py", PYS)
+def test_sharing_strategy_override(built, read_markers, images, tmp_path, py):
+    """GPUSTARVE_SHARING_STRATEGY sets torch.multiprocessing's strategy
+    before the workers start; the configuration records the one in force,
+    and a name torch does not know is ignored with one line."""
+    env = clean_env(GPUSTARVE_SHARING_STRATEGY="file_system", GPUSTARVE_STEPS="3")
+    p = run_traced(train_cmd(py, images, "--num-workers", 2), tmp_path / "run", env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    assert read_markers(tmp_path / "run").config(0)["sharing_strategy"] == "file_system"
+    bad = clean_env(GPUSTARVE_SHARING_STRATEGY="by_carrier_pigeon", GPUSTARVE_STEPS="2")
+    p = run_traced(train_cmd(py, images, "--num-workers", 1), tmp_path / "bad", env=bad)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stderr.count(b"GPUSTARVE_SHARING_STRATEGY=by_carrier_pigeon is not one of "
+                          b"file_descriptor, file_system; ignored") == 1
+    assert read_markers(tmp_path / "bad").config(0)["sharing_strategy"] == "file_descriptor"
+
+
 # ---- programs that are not PyTorch training loops --------------------------------------
 
 @pytest.mark.parametrize("py", PYS)
