@@ -4,8 +4,12 @@
  * registry; CUPTI's memcpy record says what the driver saw (srcKind /
  * dstKind). CUPTI's word wins: a host copy record carrying a correlation id
  * waits here until the GPU record with the same id arrives (or the file
- * ends), and is then classified by it. How often the two disagreed is
- * counted per process (an_proc.copy_kinds).
+ * ends), and is then classified by it. The two come in either order: the
+ * writer may write CUPTI's record of a copy in a batch before the one that
+ * drained the hook's record from its thread's ring (a busy machine widens
+ * that window), so a GPU record whose host copy has not come yet waits in
+ * a second table for it, with CUPTI's word (an_copy.host_mem). How often
+ * the two disagreed is counted per process (an_proc.copy_kinds).
  *
  * Must never: hold more than AN_COPIES_MAX waiting copies (past that they
  * are classified by the host's word at once), or know about timelines.

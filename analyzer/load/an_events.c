@@ -83,6 +83,8 @@ struct an_pass {
     open_range *ranges;
     size_t nranges, capranges;
     an_copies copies; /* host copies waiting for their CUPTI record */
+    an_copies gpu_first; /* CUPTI records of copies whose host record has not come:
+                          * host_mem is CUPTI's word (an_copies.h) */
     uint64_t first_ts, last_end; /* span of the events so far (first_ts UINT64_MAX: none) */
     uint64_t gpu_end;            /* the latest end of a GPU record so far */
     size_t coll_end_next;        /* the first collective whose end snapshot is not asked for */
@@ -766,6 +768,13 @@ static void on_gpu(lctx *c, const gs_event *e)
             const unsigned cupti = cp.dir == GS_DIR_HTOD ? gs_copy_src_mem(e) : gs_copy_dst_mem(e);
             cp.host_mem = (uint8_t)an_copy_kind_decide(&p->copy_kinds, cp.host_mem, cupti);
             host_copy(c, &cp);
+        } else if (e->corr) {
+            const unsigned dir = gs_copy_dir(e);
+            const an_copy g = {.corr = e->corr, .dir = (uint8_t)dir, .ti = -1,
+                               .host_mem = (uint8_t)(dir == GS_DIR_HTOD ? gs_copy_src_mem(e)
+                                                                        : gs_copy_dst_mem(e))};
+            if (dir == GS_DIR_HTOD || dir == GS_DIR_DTOH)
+                (void)an_copies_put(&c->gpu_first, &g); /* full: the hooks' word, as before */
         }
         const unsigned cls = an_gpu_busy(e, 0);
         if (cls == AN_BUSY_H2D_PAGEABLE) {
@@ -807,12 +816,18 @@ static void on_cuda(lctx *c, const gs_event *e)
             return;
         p->th[ti].n_cuda_calls++;
         const unsigned dir = gs_copy_dir(e);
-        const an_copy cp = {.corr = e->corr, .dir = (uint8_t)dir,
-                            .host_mem = (uint8_t)gs_copy_host_mem(e), .ti = ti, .ts = e->ts,
-                            .end = e->ts + e->dur, .bytes = e->bytes};
-        /* CUPTI's record of the same copy, when it comes, has the last word */
-        if (!((dir == GS_DIR_HTOD || dir == GS_DIR_DTOH) && an_copies_put(&c->copies, &cp) == 0))
+        an_copy cp = {.corr = e->corr, .dir = (uint8_t)dir,
+                      .host_mem = (uint8_t)gs_copy_host_mem(e), .ti = ti, .ts = e->ts,
+                      .end = e->ts + e->dur, .bytes = e->bytes};
+        an_copy g;
+        if (e->corr && an_copies_take(&c->gpu_first, e->corr, &g)) {
+            /* CUPTI's record came first: its word now */
+            cp.host_mem = (uint8_t)an_copy_kind_decide(&p->copy_kinds, cp.host_mem, g.host_mem);
             host_copy(c, &cp);
+        } else if (!((dir == GS_DIR_HTOD || dir == GS_DIR_DTOH) &&
+                     an_copies_put(&c->copies, &cp) == 0)) {
+            host_copy(c, &cp); /* else CUPTI's record, when it comes, has the last word */
+        }
         if (dir == GS_DIR_HTOD)
             burst(c, ti, 1, e->ts, e->ts + e->dur, 0);
         return;
@@ -1229,6 +1244,7 @@ void an_pass_free(an_pass *c)
     an_index_free(&c->tix);
     an_index_free(&c->rix);
     an_copies_free(&c->copies);
+    an_copies_free(&c->gpu_first);
     free(c->ranges);
     free(c);
 }
