@@ -1,6 +1,7 @@
 """Truth tests that follow the advice (docs/report-schema.md, "The model"):
-for each regime, a traced run, its num_workers advice from `report --json`,
-a second traced run with the advised value; the predicted step must be
+for each regime, a traced run, its advice from `report --json` (a count,
+or a setting of SETTING_ENV that the regime applies itself), a second
+traced run with the advised value; the predicted step must be
 within 15% of the step measured then, and never slower than the first run.
 Steps are mean steps (the time per step: what the model predicts; a pool
 of workers delivers batches in bursts, and then the median step is one
@@ -26,7 +27,9 @@ pool, or from the training thread itself (a get_batch()): its advice must
 name the pool's threads, never num_workers; and a streaming
 IterableDataset split across its workers (stream), and one split by skipping,
 whose every worker reads every record from storage, positioned or in order
-(skip, skip-stream): its advice must be fewer workers. The machine is whatever runs
+(skip, skip-stream): its advice must be fewer workers; and a costly
+collate_fn whose batches wait for their tensors' hand-over (collate): its
+sharing_strategy advice is followed first. The machine is whatever runs
 the tests (busy or not): the prediction must hold on it, which is what the
 model's measured cores and run-queue delays are for.
 
