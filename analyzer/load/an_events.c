@@ -740,9 +740,16 @@ static void coll_ends(lctx *c, uint64_t upto)
     }
 }
 
+/* CUPTI's word on the host side's memory of a copy record in direction dir
+ * (host to device: its source; device to host: its destination). */
+static unsigned cupti_host_mem(const gs_event *e, unsigned dir)
+{
+    return dir == GS_DIR_HTOD ? gs_copy_src_mem(e) : gs_copy_dst_mem(e);
+}
+
 /* A GPU record: its busy time on the timeline (by class), the kernels' time
  * by name, the pinned and pageable copies (and the host copy call waiting
- * for it, an_copies.h). */
+ * for it, an_copies.h; or, come first, its wait for that call). */
 static void on_gpu(lctx *c, const gs_event *e)
 {
     an_proc *p = c->p;
@@ -765,14 +772,13 @@ static void on_gpu(lctx *c, const gs_event *e)
         const int src = gpu_src(c, e->dev, e->stream);
         an_copy cp;
         if (e->corr && an_copies_take(&c->copies, e->corr, &cp)) {
-            const unsigned cupti = cp.dir == GS_DIR_HTOD ? gs_copy_src_mem(e) : gs_copy_dst_mem(e);
-            cp.host_mem = (uint8_t)an_copy_kind_decide(&p->copy_kinds, cp.host_mem, cupti);
+            cp.host_mem = (uint8_t)an_copy_kind_decide(&p->copy_kinds, cp.host_mem,
+                                                       cupti_host_mem(e, cp.dir));
             host_copy(c, &cp);
         } else if (e->corr) {
             const unsigned dir = gs_copy_dir(e);
             const an_copy g = {.corr = e->corr, .dir = (uint8_t)dir, .ti = -1,
-                               .host_mem = (uint8_t)(dir == GS_DIR_HTOD ? gs_copy_src_mem(e)
-                                                                        : gs_copy_dst_mem(e))};
+                               .host_mem = (uint8_t)cupti_host_mem(e, dir)};
             if (dir == GS_DIR_HTOD || dir == GS_DIR_DTOH)
                 (void)an_copies_put(&c->gpu_first, &g); /* full: the hooks' word, as before */
         }

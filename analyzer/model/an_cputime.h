@@ -153,23 +153,24 @@ typedef struct an_other_time {
     double runq_ms_per_step; /* their run-queue delay per step; -1 unknown */
 } an_other_time;
 
-/* The machine beside the run, over the measured steps (`host_cpu` records,
- * format 1.4): the cores every process of the machine kept busy on the CPUs
- * the trainer may run on, the run's own traced threads' share of them, and
- * the rest, other processes' load, measured rather than fitted
- * (docs/report-schema.md, "The model"). -1 and measured 0 when the trace
- * has no such records (format 1.3 and older) or they do not cover half of
- * the measured steps. */
 /* RATIONALE: the machine's counters tick every 10 ms per CPU; a window
  * shorter than this is mostly rounding */
 #define AN_HOST_MIN_WINDOW_NS 500000000ull
 
+/* Why the machine beside a run was not measured. */
 typedef enum an_host_gap {
     AN_HOST_NO_RECORDS = 0, /* no `host_cpu` records: format 1.3 and older, or imported */
     AN_HOST_SHORT,          /* they cover under AN_HOST_MIN_WINDOW_NS of the measured steps */
     AN_HOST_PARTIAL,        /* they cover under half of the measured steps */
 } an_host_gap;
 
+/* The machine beside the run, over the measured steps (`host_cpu` records,
+ * format 1.4): the cores every process of the machine kept busy on the CPUs
+ * the trainer may run on, the run's own traced threads' share of them, and
+ * the rest, other processes' load, measured rather than fitted
+ * (docs/report-schema.md, "The model"). -1 and measured 0 when the trace
+ * has no such records or they cover too little of the measured steps
+ * (gap says which). */
 typedef struct an_host_time {
     int measured;
     an_host_gap gap;    /* why not, when measured is 0 */
