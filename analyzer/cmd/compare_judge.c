@@ -34,10 +34,9 @@ static int cfg_bool(const char *v)
  * CUDA): the change cannot have changed anything. */
 static int pin_change_is_noop(const an_result *ra, const an_result *rb)
 {
-    const an_proc *a = ra->trainer, *b = rb->trainer;
     int pin_changed = 0;
     for (size_t i = 0; i < REP_NCFG; i++) {
-        const char *x = an_cfg_value(a, rep_cfg_keys[i]), *y = an_cfg_value(b, rep_cfg_keys[i]);
+        const char *x = an_loader_cfg(ra, rep_cfg_keys[i]), *y = an_loader_cfg(rb, rep_cfg_keys[i]);
         if (rep_cfg_is_bool(rep_cfg_keys[i]) && cfg_bool(x) >= 0 && cfg_bool(x) == cfg_bool(y))
             continue;
         if ((!x && !y) || (x && y && !strcmp(x, y)))
@@ -96,7 +95,7 @@ static int advice_applied(const an_advice *a, const an_result *b)
         return v && (!strcmp(v, "1") || !strcasecmp(v, "true"));
     }
     if (a->setting == AN_ADV_SHARING_STRATEGY) {
-        const char *v = b->trainer ? an_cfg_value(b->trainer, "sharing_strategy") : NULL;
+        const char *v = an_loader_cfg(b, "sharing_strategy");
         return v && !strcmp(v, "file_system");
     }
     return 0;

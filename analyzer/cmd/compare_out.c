@@ -93,7 +93,7 @@ static void side_json(gs_jw *w, const cmp_side *sd)
     rep_json_verdict(w, r);
     gs_jw_key(w, "dataloader");
     gs_jw_obj(w);
-    rep_json_dataloader_settings(w, tr);
+    rep_json_dataloader_settings(w, r);
     gs_jw_end(w);
     gs_jw_ku64(w, "workers_seen", r->nworker_slots);
     gs_jw_key(w, "advice");
@@ -154,8 +154,8 @@ static void change_json(gs_jw *w, const cmp_side *A, const cmp_side *B, const cm
     gs_jw_key(w, "dataloader");
     gs_jw_arr(w);
     for (size_t i = 0; i < REP_NCFG; i++) {
-        const char *a = an_cfg_value(ra->trainer, rep_cfg_keys[i]);
-        const char *b = an_cfg_value(rb->trainer, rep_cfg_keys[i]);
+        const char *a = an_loader_cfg(ra, rep_cfg_keys[i]);
+        const char *b = an_loader_cfg(rb, rep_cfg_keys[i]);
         if ((!a && !b) || (a && b && !strcmp(a, b)))
             continue;
         gs_jw_obj(w);
@@ -336,8 +336,8 @@ static void table_text(gs_out *o, const cmp_side *A, const cmp_side *B, const cm
         gs_out_printf(o, "   %+.2f", B->other_load - A->other_load);
     gs_out_char(o, '\n');
     for (size_t i = 0; i < REP_NCFG; i++) {
-        const char *x = an_cfg_value(a->trainer, rep_cfg_keys[i]);
-        const char *y = an_cfg_value(b->trainer, rep_cfg_keys[i]);
+        const char *x = an_loader_cfg(a, rep_cfg_keys[i]);
+        const char *y = an_loader_cfg(b, rep_cfg_keys[i]);
         x = x ? x : "-";
         y = y ? y : "-";
         gs_out_printf(o, "%-24s %9.63s %11.63s%s\n", rep_cfg_keys[i], x, y,

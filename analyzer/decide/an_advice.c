@@ -266,13 +266,18 @@ static void advise_sharing(const an_decide_in *in, an_decision *out)
         return;
     an_advice a = an_advice_count(in, 1, 1, after, AN_BASE_MEAN, step);
     a.setting = AN_ADV_SHARING_STRATEGY;
+    /* RATIONALE: the sender's strategy decides; a spawned worker does not
+     * inherit the trainer's */
     snprintf(a.why, sizeof a.why,
              "the training thread waited %.1f ms a step on sockets in its fetches: each "
              "tensor comes as a descriptor from its worker's resource-sharer thread, which "
              "waits for a CPU; by name the step is what the loader and the CPUs allow, %.1f ms "
-             "(torch.multiprocessing.set_sharing_strategy('file_system'); to try it: "
+             "(torch.multiprocessing.set_sharing_strategy('file_system')%s; to try it: "
              "GPUSTARVE_SHARING_STRATEGY=file_system gpustarve run ...)",
-             in->t_socket_ms, floor);
+             in->t_socket_ms, floor,
+             in->workers_spawned ? " in the workers, which start by spawn: at module level "
+                                   "or in worker_init_fn"
+                                 : "");
     add(out, &a);
 }
 

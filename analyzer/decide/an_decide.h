@@ -115,7 +115,10 @@ typedef struct an_decide_in {
     int persistent_workers;      /* the DataLoader's setting: 1, 0, -1 unknown */
     int dataset_iterable;        /* its dataset is an IterableDataset: 1, 0, -1 unknown */
     int sharing_fd;              /* torch.multiprocessing shares tensors by file descriptor
-                                  * (the default): 1; by name (file_system): 0; -1 unknown */
+                                  * (the default): 1; by name (file_system): 0; -1 unknown;
+                                  * the workers' own strategy where they said it */
+    int workers_spawned;         /* the workers start by spawn or forkserver: each has a
+                                  * torch.multiprocessing of its own */
     int restarts;                /* times the workers started again within the measured
                                   * steps (a new epoch's iterator without persistent_workers) */
     double restart_ms;           /* what those starts cost the steps they fell in, beyond
@@ -172,7 +175,7 @@ typedef struct an_advice {
     /* the step if other processes' load stays at its worst
      * (other_load_worst_cores); 0: no range (the load was not measured) */
     double worst_step_ms;
-    char why[400];
+    char why[512];
 } an_advice;
 
 /* What the model (an_predict.h) said, for the report: the cores, the load

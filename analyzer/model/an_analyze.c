@@ -340,13 +340,16 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->persistent_workers = pw ? atoi(pw) != 0 || !strcasecmp(pw, "true") : -1;
     const char *it = an_cfg_value(p, "dataset_iterable");
     in->dataset_iterable = it ? atoi(it) != 0 : -1;
-    /* torch.multiprocessing's sharing strategy, as the Python side read it */
-    const char *ss = an_cfg_value(p, "sharing_strategy");
+    /* torch.multiprocessing's sharing strategy, as the Python side read it
+     * in the workers (the trainer's where they said nothing) */
+    const char *ss = an_loader_cfg(res, "sharing_strategy");
     in->sharing_fd = -1;
     if (ss && !strcmp(ss, "file_descriptor"))
         in->sharing_fd = 1;
     else if (ss && !strcmp(ss, "file_system"))
         in->sharing_fd = 0;
+    const char *ctx = an_cfg_value(p, "multiprocessing_context");
+    in->workers_spawned = ctx && (!strcmp(ctx, "spawn") || !strcmp(ctx, "forkserver"));
     worker_restarts(res, in);
     snprintf(in->argv, sizeof in->argv, "%s", p->argv ? p->argv : "");
 }

@@ -27,6 +27,20 @@ const char *an_cfg_value(const an_proc *p, const char *key)
     return best ? best->value : NULL;
 }
 
+const char *an_loader_cfg(const an_result *res, const char *key)
+{
+    if (!res->trainer)
+        return NULL;
+    if (strcmp(key, "sharing_strategy") == 0)
+        for (size_t i = 0; i < res->nworkers; i++) {
+            const an_proc *p = res->workers[i].p;
+            const char *v = p != res->trainer ? an_cfg_value(p, key) : NULL;
+            if (v)
+                return v;
+        }
+    return an_cfg_value(res->trainer, key);
+}
+
 static int parse_bool(const char *v)
 {
     if (!v)

@@ -198,5 +198,11 @@ void an_measure_time(const an_run *run, an_result *res);
 /* A DataLoader configuration value of the process (lowest loader id that
  * has it), or NULL. */
 const char *an_cfg_value(const an_proc *p, const char *key);
+/* The DataLoader setting key as it applies to the run: sharing_strategy is
+ * the worker processes' own where one recorded it (a worker sends the
+ * tensors, by its own strategy: a spawned one keeps its default whatever
+ * the trainer set), every key else the trainer's; NULL unknown. After
+ * an_find_workers. */
+const char *an_loader_cfg(const an_result *res, const char *key);
 
 #endif

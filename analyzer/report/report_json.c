@@ -347,12 +347,13 @@ static void write_shares(gs_jw *w, const an_result *r)
     }
 }
 
-/* "dataloader": the trainer's DataLoader settings and configuration. */
-static void write_dataloader(gs_jw *w, const an_proc *tr)
+/* "dataloader": the DataLoader's settings and the trainer's configuration. */
+static void write_dataloader(gs_jw *w, const an_result *r)
 {
+    const an_proc *tr = r->trainer;
     gs_jw_key(w, "dataloader");
     gs_jw_obj(w);
-    rep_json_dataloader_settings(w, tr);
+    rep_json_dataloader_settings(w, r);
     gs_jw_key(w, "config");
     gs_jw_arr(w);
     for (size_t i = 0; i < tr->ncfg; i++) {
@@ -436,7 +437,7 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     gs_jw_newline(w, "\n");
     rep_json_verdict(w, r);
     gs_jw_newline(w, "\n");
-    write_dataloader(w, r->trainer);
+    write_dataloader(w, r);
     gs_jw_newline(w, "\n");
     write_loader(w, r);
     gs_jw_newline(w, "\n");

@@ -112,12 +112,13 @@ void rep_json_verdict(gs_jw *w, const an_result *r)
     gs_jw_end(w);
 }
 
-void rep_json_dataloader_settings(gs_jw *w, const an_proc *tr)
+void rep_json_dataloader_settings(gs_jw *w, const an_result *r)
 {
+    const an_proc *tr = r->trainer;
     gs_jw_kbool(w, "known", tr->ncfg != 0);
     for (size_t i = 0; i < REP_NCFG; i++) {
         gs_jw_key(w, rep_cfg_keys[i]);
-        rep_json_cfg(w, rep_cfg_keys[i], an_cfg_value(tr, rep_cfg_keys[i]));
+        rep_json_cfg(w, rep_cfg_keys[i], an_loader_cfg(r, rep_cfg_keys[i]));
     }
     /* RATIONALE: pin_memory=True without CUDA pins nothing; the Python side
      * records what the iterator does (docs/report-schema.md) */

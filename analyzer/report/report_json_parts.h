@@ -39,6 +39,6 @@ extern const char *const rep_cfg_keys[REP_NCFG];
 void rep_json_verdict(gs_jw *w, const an_result *r);
 /* "known":true|false, then each of rep_cfg_keys with its value (members of
  * the "dataloader" object; the caller opens and closes it). */
-void rep_json_dataloader_settings(gs_jw *w, const an_proc *tr);
+void rep_json_dataloader_settings(gs_jw *w, const an_result *r);
 
 #endif

@@ -349,7 +349,7 @@ static void rank_json(gs_jw *w, const an_job *job, const an_rank *R)
     rep_json_verdict(w, r);
     gs_jw_key(w, "dataloader");
     gs_jw_obj(w);
-    rep_json_dataloader_settings(w, r->trainer);
+    rep_json_dataloader_settings(w, r);
     gs_jw_ku64(w, "workers_seen", r->nworkers);
     gs_jw_key(w, "batch_ms");
     rep_json_num(w, r->batch_ms);

@@ -221,13 +221,13 @@ def _iterable(dataset):
 _sharing_applied = False
 
 
-def _apply_sharing_strategy():
+def _apply_sharing_strategy(quiet=False):
     """GPUSTARVE_SHARING_STRATEGY: torch.multiprocessing's strategy for the
     workers' tensors, set once, as the first loader's workers start (an
     override, like GPUSTARVE_NUM_WORKERS: over the program's own).
     RATIONALE: not as torch.utils.data loads: torch 2.x imports it while
     torch.multiprocessing is still initialising, which then sets its
-    default over ours."""
+    default over ours. quiet: a worker, where the trainer has warned."""
     global _sharing_applied
     if _sharing_applied:
         return
@@ -242,10 +242,12 @@ def _apply_sharing_strategy():
             mp.set_sharing_strategy(v)
             return
     except Exception as e:
-        _warn("sharing", "GPUSTARVE_SHARING_STRATEGY=%s: %s; ignored" % (v, e))
+        if not quiet:
+            _warn("sharing", "GPUSTARVE_SHARING_STRATEGY=%s: %s; ignored" % (v, e))
         return
-    _warn("sharing", "GPUSTARVE_SHARING_STRATEGY=%s is not one of %s; ignored"
-          % (v, ", ".join(known)))
+    if not quiet:
+        _warn("sharing", "GPUSTARVE_SHARING_STRATEGY=%s is not one of %s; ignored"
+              % (v, ", ".join(known)))
 
 
 def _sharing_strategy():
@@ -328,6 +330,7 @@ def _worker_init(fn, lid):
         try:
             _native.role("loader_worker", args[0] if args else 0, lid)
             _mark_worker_batches(lid)
+            _worker_sharing(lid)
         except Exception:
             pass
         return None
@@ -335,6 +338,17 @@ def _worker_init(fn, lid):
              reduce=(_worker_init, (fn, lid)))
     w._gpustarve_worker_init = True
     return w
+
+
+def _worker_sharing(lid):
+    """In a worker: GPUSTARVE_SHARING_STRATEGY applied in this process too,
+    and the strategy it sends its tensors with recorded as its own config
+    sharing_strategy (docs/python.md). RATIONALE: the sender's strategy
+    decides how a tensor travels, and a spawn or forkserver worker has a
+    torch.multiprocessing of its own, at its default whatever the trainer
+    set; a forked one inherits the trainer's (and _sharing_applied)."""
+    _apply_sharing_strategy(quiet=True)
+    _native.config("sharing_strategy", _sharing_strategy(), lid)
 
 
 def _no_worker_init(worker_id):

@@ -30,6 +30,9 @@ batch and per step:
             the workers' resource-sharer threads, which wait for a CPU;
             REGIME_SHARING=file_system in the environment passes them by
             name (torch.multiprocessing.set_sharing_strategy)
+  collate-spawn  collate with workers started by spawn: each has its own
+            torch.multiprocessing, so REGIME_SHARING is set in each worker
+            too (worker_init_fn), as the report's advice says for spawn
   stream    an IterableDataset, a stream of records split across the
             workers (get_worker_info: worker k takes every NUM_WORKERS-th):
             each record waits 2 ms (a network read) and burns 2 ms of CPU
@@ -99,6 +102,11 @@ class Packed:
 
     def __reduce__(self):
         return rebuild, (1.5,)
+
+
+def share_by(_):
+    """The spawned workers' worker_init_fn: REGIME_SHARING in the worker."""
+    torch.multiprocessing.set_sharing_strategy(os.environ["REGIME_SHARING"])
 
 
 def costly_collate(samples):
@@ -248,6 +256,8 @@ class Skipping(IterableDataset):
 
 def main():
     regime, workers, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    spawn = regime.endswith("-spawn")
+    regime = regime[:-len("-spawn")] if spawn else regime
     data = sys.argv[4] if len(sys.argv) > 4 else None
     if regime == "threadpool":
         times = threadpool(workers, steps, data)
@@ -274,6 +284,10 @@ def main():
                      persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
     if regime == "collate" and workers:
         extra = dict(collate_fn=costly_collate, persistent_workers=True, prefetch_factor=4)
+    if spawn and workers:
+        extra["multiprocessing_context"] = "spawn"
+        if os.environ.get("REGIME_SHARING"):
+            extra["worker_init_fn"] = share_by
     dataset = (Stream() if regime == "stream"
                else Skipping(data, regime == "skip-stream", cached) if regime.startswith("skip")
                else Regime(regime, data))

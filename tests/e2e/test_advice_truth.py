@@ -29,7 +29,9 @@ IterableDataset split across its workers (stream), and one split by skipping,
 whose every worker reads every record from storage, positioned or in order
 (skip, skip-stream): its advice must be fewer workers; and a costly
 collate_fn whose batches wait for their tensors' hand-over (collate): its
-sharing_strategy advice is followed first. The machine is whatever runs
+sharing_strategy advice is followed first; and the same with its workers
+started by spawn (collate-spawn), where the advice says to set it in the
+workers, and the regime does so in its worker_init_fn. The machine is whatever runs
 the tests (busy or not): the prediction must hold on it, which is what the
 model's measured cores and run-queue delays are for.
 
@@ -80,6 +82,7 @@ REGIMES = {
     "epochs": ("py", 2, ["epochs"]),  # workers started again each epoch
     "stream": ("py", 1, ["stream"]),  # an IterableDataset split across the workers
     "collate": ("py", 2, ["collate", "200"]),  # tensors handed over by descriptor
+    "collate-spawn": ("py", 2, ["collate-spawn", "200"]),  # the same, workers spawned
     "skip": ("py", 4, ["skip", "200"]),  # each worker reads every record: fewer workers read less
     "skip-stream": ("py", 4, ["skip-stream", "200"]),  # the same, read in order (readv)
 }
@@ -211,7 +214,7 @@ ATTEMPTS = 3  # a comparison whose first setting, run again, moved is repeated t
 # The setting a regime is there to test, followed first where its report
 # advises it beside other advice (beside a busy process the collate
 # regime's report also advises a worker more)
-FOLLOW_FIRST = {"collate": "sharing_strategy"}
+FOLLOW_FIRST = {"collate": "sharing_strategy", "collate-spawn": "sharing_strategy"}
 
 
 def follow(kind, workers, args, rep1, d, data, first=None):

@@ -84,11 +84,25 @@ class Markers:
         return out
 
     def config(self, loader=0):
-        """{key: value} of a loader's config records (the last value wins)."""
+        """{key: value} of a loader's config records in the processes that
+        are not its workers (the last value wins)."""
+        wp = self.worker_pids()
         out = {}
         for r in self.of("config", loader):
-            k, _, v = r["text"].partition("=")
-            out[k] = v
+            if r["pid"] not in wp:
+                k, _, v = r["text"].partition("=")
+                out[k] = v
+        return out
+
+    def worker_config(self, loader=0):
+        """{worker pid: {key: value}}: the config records each worker
+        process of a loader wrote itself."""
+        wp = self.worker_pids()
+        out = {}
+        for r in self.of("config", loader):
+            if r["pid"] in wp:
+                k, _, v = r["text"].partition("=")
+                out.setdefault(r["pid"], {})[k] = v
         return out
 
     def roles(self, role):

@@ -52,7 +52,7 @@ def test_steps_config_and_data_wait(built, read_markers, images, tmp_path, py, w
     wp = m.worker_pids()
     assert len({(r["pid"], r["tid"]) for r in m.marks if r["kind"] != "role" and
                 r["kind"] != "config" and r["pid"] not in wp}) == 1
-    loaded = [r for r in m.marks if r["pid"] in wp and r["kind"] != "role"]
+    loaded = [r for r in m.marks if r["pid"] in wp and r["kind"] not in ("role", "config")]
     assert {(r["pid"], r["tid"]) for r in loaded} <= {(p, p) for p in wp}
     assert {r["kind"] for r in loaded} <= {"fetch_begin", "fetch_end"}
     assert sorted(b for b, _, _ in m.fetches(0, workers=True)) == \
@@ -248,6 +248,47 @@ def test_sharing_strategy_override(built, read_markers, images, tmp_path, py):
     assert p.stderr.count(b"GPUSTARVE_SHARING_STRATEGY=by_carrier_pigeon is not one of "
                           b"file_descriptor, file_system; ignored") == 1
     assert read_markers(tmp_path / "bad").config(0)["sharing_strategy"] == "file_descriptor"
+
+
+SPAWNED = """
+import sys
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["trainer"]:
+        torch.multiprocessing.set_sharing_strategy("file_system")
+    data = TensorDataset(torch.arange(48.0).reshape(48, 1))
+    for _ in DataLoader(data, batch_size=8, num_workers=2, multiprocessing_context="spawn"):
+        pass
+"""
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_spawned_workers_sharing_strategy(built, read_markers, tmp_path, py):
+    """A spawned worker has a torch.multiprocessing of its own, and its
+    strategy decides how its tensors travel: the trainer's does not reach
+    it. Each worker records its own (docs/python.md); the report's
+    dataloader.sharing_strategy is theirs; GPUSTARVE_SHARING_STRATEGY is
+    applied in each worker too."""
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    p = run_traced([py, str(script), "trainer"], tmp_path / "trainer")
+    assert p.returncode == 0, p.stderr.decode()
+    m = read_markers(tmp_path / "trainer")
+    assert m.config(0)["sharing_strategy"] == "file_system"
+    workers = m.worker_config(0)
+    assert len(workers) == 2
+    assert {c["sharing_strategy"] for c in workers.values()} == {"file_descriptor"}
+    r = run_plain([CLI, "report", "--json", str(tmp_path / "trainer")], env=clean_env())
+    assert r.returncode == 0, r.stderr.decode()
+    assert json.loads(r.stdout)["dataloader"]["sharing_strategy"] == "file_descriptor"
+
+    env = clean_env(GPUSTARVE_SHARING_STRATEGY="file_system")
+    p = run_traced([py, str(script)], tmp_path / "override", env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    workers = read_markers(tmp_path / "override").worker_config(0)
+    assert {c["sharing_strategy"] for c in workers.values()} == {"file_system"}
 
 
 # ---- programs that are not PyTorch training loops --------------------------------------

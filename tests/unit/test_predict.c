@@ -691,6 +691,14 @@ static void test_sharing(void)
                "%g (model %g)", a->predicted_step_ms, d.model.now_fit_ms);
     ASSERT_TRUE(a->base == AN_BASE_MEAN && NEAR(a->base_step_ms, 60, 1e-9));
     ASSERT_TRUE(strstr(a->why, "6.0 ms a step on sockets") != NULL);
+    ASSERT_TRUE(strstr(a->why, "spawn") == NULL);
+    /* spawned workers: set in each of them (they do not inherit it) */
+    in.workers_spawned = 1;
+    d = decide(&in);
+    ASSERT_TRUE(sharing(&d) && strstr(sharing(&d)->why, "in the workers, which start by spawn: "
+                                                        "at module level or in worker_init_fn"));
+    ASSERT_TRUE(strstr(sharing(&d)->why, "gpustarve run ...)") != NULL); /* whole, not cut */
+    in.workers_spawned = 0;
     /* the model's own step bounds it: a model that says the step is what it is */
     in.t_socket_ms = 40;
     d = decide(&in);
