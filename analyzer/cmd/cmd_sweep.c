@@ -50,6 +50,9 @@ static const char usage_text[] =
     "                      pin_memory=True configurations are left out\n"
     "  --prefetch-factor LIST      DataLoader prefetch_factor (with workers)\n"
     "  --persistent-workers LIST   DataLoader persistent_workers: 0,1 (with workers)\n"
+    "  --sharing-strategy LIST     torch.multiprocessing's sharing strategy for the\n"
+    "                      workers' tensors: file_descriptor,file_system (set\n"
+    "                      in the trainer and in each worker)\n"
     "  --set NAME=LIST     an environment variable the program reads\n"
     "                      (--set LOADER_THREADS=1,2,4)\n"
     "  --set-arg ARG=LIST  a command-line argument of the program\n"
@@ -119,7 +122,14 @@ static void on_sigint(int sig)
 static int dl_value(sw_kind k, const char *t, char *out, size_t cap)
 {
     long v;
-    if (k == SW_PIN_MEMORY || k == SW_PERSISTENT_WORKERS) {
+    if (k == SW_SHARING_STRATEGY) {
+        /* torch's names on Linux (torch.multiprocessing.get_all_sharing_strategies) */
+        if (strcmp(t, "file_descriptor") != 0 && strcmp(t, "file_system") != 0)
+            return -1;
+        snprintf(out, cap, "%s", t);
+        return 0;
+    }
+    if (sw_dl[k].boolean) {
         if (!strcasecmp(t, "on") || !strcasecmp(t, "true") || !strcasecmp(t, "yes"))
             t = "1";
         else if (!strcasecmp(t, "off") || !strcasecmp(t, "false") || !strcasecmp(t, "no"))
@@ -157,8 +167,9 @@ static const char *add_axis(sw_axis *axes, int *naxes, sw_kind k, const char *na
             return "too many values";
         if (sw_is_dataloader(k)) {
             if (dl_value(k, t, ax->norm[ax->nvals], sizeof ax->norm[0]) != 0)
-                return k == SW_PIN_MEMORY || k == SW_PERSISTENT_WORKERS ? "a list like 0,1"
-                                                                         : "a list like 0,2,4";
+                return k == SW_SHARING_STRATEGY ? "a list like file_descriptor,file_system"
+                       : sw_dl[k].boolean       ? "a list like 0,1"
+                                                : "a list like 0,2,4";
             t = ax->norm[ax->nvals];
         } else if (!*t) {
             return "no empty value";
@@ -242,12 +253,14 @@ static int check_args(int argc, char **argv, sw_opts *a, const sw_sweep *s)
  * the exit status (--help, bad usage). */
 static int parse_args(int argc, char **argv, sw_opts *a, sw_sweep *s)
 {
-    enum { O_NW = 256, O_PIN, O_PF, O_PW, O_SET, O_SETARG, O_BUDGET, O_MIN, O_BY };
+    /* O_NW.. in the order of sw_kind */
+    enum { O_NW = 256, O_PIN, O_PF, O_PW, O_SS, O_SET, O_SETARG, O_BUDGET, O_MIN, O_BY };
     static const struct option opts[] = {
         {"num-workers", required_argument, NULL, O_NW},
         {"pin-memory", required_argument, NULL, O_PIN},
         {"prefetch-factor", required_argument, NULL, O_PF},
         {"persistent-workers", required_argument, NULL, O_PW},
+        {"sharing-strategy", required_argument, NULL, O_SS},
         {"set", required_argument, NULL, O_SET},
         {"set-arg", required_argument, NULL, O_SETARG},
         {"budget", required_argument, NULL, O_BUDGET},
@@ -264,8 +277,6 @@ static int parse_args(int argc, char **argv, sw_opts *a, sw_sweep *s)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    static const char *const dl_names[] = {"num_workers", "pin_memory", "prefetch_factor",
-                                           "persistent_workers"};
     static const char optstring[] = "+o:qvh";
     memset(a, 0, sizeof *a);
     a->steps = 50;
@@ -278,10 +289,11 @@ static int parse_args(int argc, char **argv, sw_opts *a, sw_sweep *s)
     opterr = 0;
     while ((opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
         switch (opt) {
-        case O_NW: case O_PIN: case O_PF: case O_PW:
-            if ((bad = add_axis(s->axes, &s->naxes, (sw_kind)(opt - O_NW), dl_names[opt - O_NW], optarg)))
-                return gs_cli_usage_error("sweep", "--%s needs %s, not '%s'", opts[opt - O_NW].name,
-                                          bad, optarg);
+        case O_NW: case O_PIN: case O_PF: case O_PW: case O_SS:
+            if ((bad = add_axis(s->axes, &s->naxes, (sw_kind)(opt - O_NW), sw_dl[opt - O_NW].key,
+                                optarg)))
+                return gs_cli_usage_error("sweep", "--%s needs %s, not '%s'",
+                                          sw_dl[opt - O_NW].option, bad, optarg);
             break;
         case O_SET: case O_SETARG:
             if ((bad = add_named_axis(s->axes, &s->naxes, opt == O_SET ? SW_ENV : SW_ARG, optarg)))
@@ -432,10 +444,7 @@ static int refuse_first(const sw_state *st, const sw_run *run)
         gs_cli_error("sweep: the program has no PyTorch DataLoader (the trace of its first run, %s, "
                      "records none): --%s would change nothing. Sweep a setting it reads: --set "
                      "NAME=V1,V2 (an environment variable) or --set-arg --ARG=V1,V2 (an argument)",
-                     run->dir, s->axes[dl].kind == SW_NUM_WORKERS ? "num-workers"
-                               : s->axes[dl].kind == SW_PIN_MEMORY ? "pin-memory"
-                               : s->axes[dl].kind == SW_PREFETCH_FACTOR ? "prefetch-factor"
-                                                                        : "persistent-workers");
+                     run->dir, sw_dl[s->axes[dl].kind].option);
         return 1;
     }
     if (run->m.not_applied_kind == SW_NUM_WORKERS || run->m.not_applied_kind == SW_PIN_MEMORY) {

@@ -27,6 +27,7 @@ typedef enum sw_kind {
     SW_PIN_MEMORY,
     SW_PREFETCH_FACTOR,
     SW_PERSISTENT_WORKERS,
+    SW_SHARING_STRATEGY,
     SW_ENV,
     SW_ARG,
 } sw_kind;
@@ -37,14 +38,24 @@ typedef struct sw_axis {
     const char *vals[SW_MAX_VALUES]; /* as given; DataLoader booleans as "0" / "1" */
     int nvals;
     char buf[1024];                  /* the list, split at its commas */
-    char norm[SW_MAX_VALUES][12];    /* DataLoader values, normalised */
+    char norm[SW_MAX_VALUES][16];    /* DataLoader values, normalised */
 } sw_axis;
 
 /* 1 for the DataLoader settings (applied by the Python side). */
 static inline int sw_is_dataloader(sw_kind k)
 {
-    return k <= SW_PERSISTENT_WORKERS;
+    return k <= SW_SHARING_STRATEGY;
 }
+
+/* A DataLoader setting (sweep_run.c): its option without "--", its config
+ * key in the trace (docs/python.md), the variable the Python side applies
+ * it from, its tag in run names; boolean for a 0/1 setting. Indexed by
+ * sw_kind. */
+typedef struct sw_dl_setting {
+    const char *option, *key, *env, *tag;
+    int boolean;
+} sw_dl_setting;
+extern const sw_dl_setting sw_dl[SW_ENV];
 
 typedef struct sw_metrics {
     int ok;            /* numbers below are valid */

@@ -15,7 +15,7 @@
 static const char *value_text(const sw_axis *ax, int v)
 {
     const char *t = ax->vals[v];
-    if (ax->kind == SW_PIN_MEMORY || ax->kind == SW_PERSISTENT_WORKERS)
+    if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].boolean)
         return !strcmp(t, "1") ? "True" : "False";
     return t;
 }
@@ -128,9 +128,9 @@ static const char *kind_name(sw_kind k)
  * setting, a string otherwise. */
 static void json_value(gs_jw *w, const sw_axis *ax, int v)
 {
-    if (ax->kind == SW_PIN_MEMORY || ax->kind == SW_PERSISTENT_WORKERS)
+    if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].boolean)
         gs_jw_bool(w, !strcmp(ax->vals[v], "1"));
-    else if (sw_is_dataloader(ax->kind))
+    else if (sw_is_dataloader(ax->kind) && ax->kind != SW_SHARING_STRATEGY)
         gs_jw_i64(w, strtol(ax->vals[v], NULL, 10));
     else
         gs_jw_str(w, ax->vals[v]);

@@ -43,14 +43,16 @@ char *sw_self_exe(void)
     return strdup(buf);
 }
 
-/* The environment variable the Python side reads for a DataLoader setting. */
-static const char *dl_env(sw_kind k)
-{
-    static const char *const names[] = {"GPUSTARVE_NUM_WORKERS", "GPUSTARVE_PIN_MEMORY",
-                                        "GPUSTARVE_PREFETCH_FACTOR",
-                                        "GPUSTARVE_PERSISTENT_WORKERS"};
-    return names[k];
-}
+const sw_dl_setting sw_dl[SW_ENV] = {
+    [SW_NUM_WORKERS] = {"num-workers", "num_workers", "GPUSTARVE_NUM_WORKERS", "nw", 0},
+    [SW_PIN_MEMORY] = {"pin-memory", "pin_memory", "GPUSTARVE_PIN_MEMORY", "pin", 1},
+    [SW_PREFETCH_FACTOR] = {"prefetch-factor", "prefetch_factor", "GPUSTARVE_PREFETCH_FACTOR",
+                            "pf", 0},
+    [SW_PERSISTENT_WORKERS] = {"persistent-workers", "persistent_workers",
+                               "GPUSTARVE_PERSISTENT_WORKERS", "pw", 1},
+    [SW_SHARING_STRATEGY] = {"sharing-strategy", "sharing_strategy",
+                             "GPUSTARVE_SHARING_STRATEGY", "ss", 0},
+};
 
 void sw_config_label(const sw_sweep *s, const sw_config *c, char *buf, size_t cap)
 {
@@ -59,7 +61,7 @@ void sw_config_label(const sw_sweep *s, const sw_config *c, char *buf, size_t ca
     for (int a = 0; a < s->naxes && l < cap; a++) {
         const sw_axis *ax = &s->axes[a];
         const char *v = ax->vals[c->val[a]];
-        if (ax->kind == SW_PIN_MEMORY || ax->kind == SW_PERSISTENT_WORKERS)
+        if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].boolean)
             v = !strcmp(v, "1") ? "True" : "False";
         l += (size_t)snprintf(buf + l, cap - l, "%s%s=%s", a ? " " : "", ax->name, v);
     }
@@ -79,11 +81,11 @@ static void put_clean(char *buf, size_t cap, size_t *l, const char *s)
     buf[*l] = '\0';
 }
 
-/* nwN-pinP-pfF-pwW-NAMEvalue...-rK: the DataLoader settings as before,
- * an environment variable by its name, an argument without its dashes. */
+/* nwN-pinP-pfF-pwW-ssS-NAMEvalue...-rK: the DataLoader settings by their
+ * tags, an environment variable by its name, an argument without its
+ * dashes. */
 static void run_name(const sw_sweep *s, const sw_config *c, int r, char *buf, size_t cap)
 {
-    static const char *const short_names[] = {"nw", "pin", "pf", "pw"};
     size_t l = 0;
     buf[0] = '\0';
     for (int a = 0; a < s->naxes; a++) {
@@ -91,7 +93,7 @@ static void run_name(const sw_sweep *s, const sw_config *c, int r, char *buf, si
         if (l)
             put_clean(buf, cap, &l, "-");
         if (sw_is_dataloader(ax->kind)) {
-            put_clean(buf, cap, &l, short_names[ax->kind]);
+            put_clean(buf, cap, &l, sw_dl[ax->kind].tag);
         } else {
             const char *n = ax->name;
             while (*n == '-')
@@ -318,7 +320,7 @@ int sw_start_run(const sw_sweep *s, const sw_config *c, sw_run *run, char *exe, 
         if (ax->kind == SW_ARG)
             continue;
         snprintf(envbuf[ne], sizeof envbuf[ne], "%s=%s",
-                 ax->kind == SW_ENV ? ax->name : dl_env(ax->kind), ax->vals[c->val[a]]);
+                 ax->kind == SW_ENV ? ax->name : sw_dl[ax->kind].env, ax->vals[c->val[a]]);
         env[ne] = envbuf[ne];
         ne++;
     }
@@ -368,24 +370,23 @@ static int run_has_dataloader(const an_run *run)
 
 /* The first DataLoader setting of c that the run's loader does not have as
  * set, said in m->not_applied ("" when all are). */
-static void check_applied(const sw_sweep *s, const sw_config *c, const an_proc *tr,
+static void check_applied(const sw_sweep *s, const sw_config *c, const an_result *res,
                           sw_metrics *m)
 {
-    static const char *const keys[] = {"num_workers", "pin_memory", "prefetch_factor",
-                                       "persistent_workers"};
     m->not_applied[0] = '\0';
     m->not_applied_kind = -1;
     for (int a = 0; a < s->naxes; a++) {
         const sw_axis *ax = &s->axes[a];
         if (!sw_is_dataloader(ax->kind))
             continue;
-        const char *want = ax->vals[c->val[a]], *got = an_cfg_value(tr, keys[ax->kind]);
+        const char *key = sw_dl[ax->kind].key;
+        const char *want = ax->vals[c->val[a]], *got = an_loader_cfg(res, key);
         if (got && (!strcasecmp(got, "true") || !strcasecmp(got, "false")))
             got = !strcasecmp(got, "true") ? "1" : "0";
         if (got && !strcmp(got, want))
             continue;
         snprintf(m->not_applied, sizeof m->not_applied, "its DataLoader has %s=%s, not %s",
-                 keys[ax->kind], got ? got : "(none recorded)", want);
+                 key, got ? got : "(none recorded)", want);
         m->not_applied_kind = (int)ax->kind;
         return;
     }
@@ -430,7 +431,7 @@ int sw_measure(const sw_sweep *s, const sw_config *c, const char *dir, int warmu
         m->source = an_source_name(res->source);
         m->steps = res->measured;
         m->pin_noop = res->cur_pin_memory == 1 && res->pin_effective == 0;
-        check_applied(s, c, res->trainer, m);
+        check_applied(s, c, res, m);
         rc = 0;
     }
     if (loaded)

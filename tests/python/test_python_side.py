@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 import gstest
-from conftest import (BUILD, CLI, HERE, LIB, PYDIR, ROOT, TRAIN, clean_env, interpreters,
+from conftest import (BUILD, CLI, DEBIAN_PY, HERE, LIB, PYDIR, ROOT, TRAIN, clean_env, interpreters,
                       run_plain, run_traced, train_summary)
 
 PYS = interpreters()
@@ -423,6 +423,32 @@ def test_sweep_picks_more_workers_when_loader_bound(built, images, tmp_path, py)
         assert run["verdict"] == r["verdict"]["label"]
         assert run["steps"] == r["steps"]["measured"]
     assert b"sweep: round 1, run 2/2" in p.stderr  # progress on stderr
+
+
+def test_sweep_sharing_strategy_reaches_spawned_workers(built, read_markers, images, tmp_path):
+    """--sharing-strategy sweeps torch.multiprocessing's strategy: each run
+    has it in the trainer and in every worker, spawned ones too (which do
+    not inherit the trainer's), and the JSON keeps the names."""
+    out, js = tmp_path / "sweep", tmp_path / "sweep.json"
+    p = subprocess.run([CLI, "sweep", "--sharing-strategy", "file_descriptor,file_system",
+                        "--steps", "4", "--warmup", "1", "--repeat", "1", "-o", str(out),
+                        "--json", str(js), "--"] +
+                       train_cmd(DEBIAN_PY, images, "--num-workers", 2, "--mp-context", "spawn"),
+                       env=clean_env(), capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(js.read_text())
+    assert doc["swept"] == [{"name": "sharing_strategy", "kind": "dataloader",
+                             "values": ["file_descriptor", "file_system"]}], doc["swept"]
+    for c in doc["configs"]:
+        want = c["settings"]["sharing_strategy"]
+        run = c["runs"][0]
+        assert run["exit"] == 0 and run["not_applied"] is None, run
+        assert os.path.basename(run["dir"]) == "ss%s-r1" % want
+        m = read_markers(run["dir"])
+        assert m.config(0)["sharing_strategy"] == want
+        workers = m.worker_config(0)
+        assert len(workers) == 2 and {w["sharing_strategy"] for w in workers.values()} == {want}
+    assert "sharing_strategy=file_system" in p.stdout.decode()
 
 
 @pytest.mark.parametrize("py", PYS)
