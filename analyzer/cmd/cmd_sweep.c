@@ -117,19 +117,20 @@ static void on_sigint(int sig)
 
 /* ---- options -------------------------------------------------------------------- */
 
-/* Value t of a DataLoader setting, normalised into out: a number, or 0/1.
+/* Value t of a DataLoader setting, normalised into out: a number, 0/1, or a name.
  * Returns 0, or -1 when it is not one. */
 static int dl_value(sw_kind k, const char *t, char *out, size_t cap)
 {
     long v;
-    if (k == SW_SHARING_STRATEGY) {
-        /* torch's names on Linux (torch.multiprocessing.get_all_sharing_strategies) */
+    if (sw_dl[k].type == SW_NAME) {
+        /* the sharing strategies: torch's names on Linux
+         * (torch.multiprocessing.get_all_sharing_strategies) */
         if (strcmp(t, "file_descriptor") != 0 && strcmp(t, "file_system") != 0)
             return -1;
         snprintf(out, cap, "%s", t);
         return 0;
     }
-    if (sw_dl[k].boolean) {
+    if (sw_dl[k].type == SW_BOOL) {
         if (!strcasecmp(t, "on") || !strcasecmp(t, "true") || !strcasecmp(t, "yes"))
             t = "1";
         else if (!strcasecmp(t, "off") || !strcasecmp(t, "false") || !strcasecmp(t, "no"))
@@ -167,9 +168,9 @@ static const char *add_axis(sw_axis *axes, int *naxes, sw_kind k, const char *na
             return "too many values";
         if (sw_is_dataloader(k)) {
             if (dl_value(k, t, ax->norm[ax->nvals], sizeof ax->norm[0]) != 0)
-                return k == SW_SHARING_STRATEGY ? "a list like file_descriptor,file_system"
-                       : sw_dl[k].boolean       ? "a list like 0,1"
-                                                : "a list like 0,2,4";
+                return sw_dl[k].type == SW_NAME   ? "a list like file_descriptor,file_system"
+                       : sw_dl[k].type == SW_BOOL ? "a list like 0,1"
+                                                  : "a list like 0,2,4";
             t = ax->norm[ax->nvals];
         } else if (!*t) {
             return "no empty value";

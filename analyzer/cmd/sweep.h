@@ -47,13 +47,16 @@ static inline int sw_is_dataloader(sw_kind k)
     return k <= SW_SHARING_STRATEGY;
 }
 
+/* What a DataLoader setting's values are: counts, 0/1 (True/False), or
+ * names (torch's sharing strategies). */
+typedef enum sw_dl_type { SW_COUNT, SW_BOOL, SW_NAME } sw_dl_type;
+
 /* A DataLoader setting (sweep_run.c): its option without "--", its config
  * key in the trace (docs/python.md), the variable the Python side applies
- * it from, its tag in run names; boolean for a 0/1 setting. Indexed by
- * sw_kind. */
+ * it from, its tag in run names, its values. Indexed by sw_kind. */
 typedef struct sw_dl_setting {
     const char *option, *key, *env, *tag;
-    int boolean;
+    sw_dl_type type;
 } sw_dl_setting;
 extern const sw_dl_setting sw_dl[SW_ENV];
 

@@ -15,7 +15,7 @@
 static const char *value_text(const sw_axis *ax, int v)
 {
     const char *t = ax->vals[v];
-    if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].boolean)
+    if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].type == SW_BOOL)
         return !strcmp(t, "1") ? "True" : "False";
     return t;
 }
@@ -128,9 +128,10 @@ static const char *kind_name(sw_kind k)
  * setting, a string otherwise. */
 static void json_value(gs_jw *w, const sw_axis *ax, int v)
 {
-    if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].boolean)
+    const sw_dl_type t = sw_is_dataloader(ax->kind) ? sw_dl[ax->kind].type : SW_NAME;
+    if (t == SW_BOOL)
         gs_jw_bool(w, !strcmp(ax->vals[v], "1"));
-    else if (sw_is_dataloader(ax->kind) && ax->kind != SW_SHARING_STRATEGY)
+    else if (t == SW_COUNT)
         gs_jw_i64(w, strtol(ax->vals[v], NULL, 10));
     else
         gs_jw_str(w, ax->vals[v]);

@@ -44,14 +44,14 @@ char *sw_self_exe(void)
 }
 
 const sw_dl_setting sw_dl[SW_ENV] = {
-    [SW_NUM_WORKERS] = {"num-workers", "num_workers", "GPUSTARVE_NUM_WORKERS", "nw", 0},
-    [SW_PIN_MEMORY] = {"pin-memory", "pin_memory", "GPUSTARVE_PIN_MEMORY", "pin", 1},
+    [SW_NUM_WORKERS] = {"num-workers", "num_workers", "GPUSTARVE_NUM_WORKERS", "nw", SW_COUNT},
+    [SW_PIN_MEMORY] = {"pin-memory", "pin_memory", "GPUSTARVE_PIN_MEMORY", "pin", SW_BOOL},
     [SW_PREFETCH_FACTOR] = {"prefetch-factor", "prefetch_factor", "GPUSTARVE_PREFETCH_FACTOR",
-                            "pf", 0},
+                            "pf", SW_COUNT},
     [SW_PERSISTENT_WORKERS] = {"persistent-workers", "persistent_workers",
-                               "GPUSTARVE_PERSISTENT_WORKERS", "pw", 1},
+                               "GPUSTARVE_PERSISTENT_WORKERS", "pw", SW_BOOL},
     [SW_SHARING_STRATEGY] = {"sharing-strategy", "sharing_strategy",
-                             "GPUSTARVE_SHARING_STRATEGY", "ss", 0},
+                             "GPUSTARVE_SHARING_STRATEGY", "ss", SW_NAME},
 };
 
 void sw_config_label(const sw_sweep *s, const sw_config *c, char *buf, size_t cap)
@@ -61,7 +61,7 @@ void sw_config_label(const sw_sweep *s, const sw_config *c, char *buf, size_t ca
     for (int a = 0; a < s->naxes && l < cap; a++) {
         const sw_axis *ax = &s->axes[a];
         const char *v = ax->vals[c->val[a]];
-        if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].boolean)
+        if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].type == SW_BOOL)
             v = !strcmp(v, "1") ? "True" : "False";
         l += (size_t)snprintf(buf + l, cap - l, "%s%s=%s", a ? " " : "", ax->name, v);
     }
