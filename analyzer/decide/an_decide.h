@@ -33,6 +33,7 @@ typedef struct an_decide_in {
     double step_ms;          /* median step time */
     double step_mean_ms;     /* mean step time: the time per step the run took (the
                               * model's step, and its per-step parts below, are means) */
+    double step_p90_ms;      /* 90th percentile step time */
     double gpu_bound_ms;     /* median of (step - data wait): a step whose batch is ready */
     double share[AN_NSH];    /* of all measured step time */
     double input_share;      /* data wait: the larger of the median per-step share and

@@ -27,6 +27,8 @@
 #define MAX_TRY AN_CHOOSE_MAX /* most workers tried */
 #define MAX_WEIGHT 64.0      /* most the trainer's weight is fitted to */
 #define WORKERS_IDLE 1.5     /* workers busy under 1/1.5 of their time are not the wait */
+#define UNEVEN_P90 2.0       /* steps uneven: the 90th percentile this many medians, */
+#define UNEVEN_MEAN 1.15     /* and the mean this many (the slow steps carry time) */
 #define STORE_MIN_SHARE 0.05 /* storage reads under this share of a batch: no storage limit */
 #define PAGE_CACHE_COPIES 1.5 /* storage bytes within this many copies' worth: the page
                                * cache served the rest */
@@ -498,6 +500,29 @@ static void fit_handoff(ctx *c, const runq *q, double step, int cur, double *ext
     if (!(cur > 0 && in->w_wall_ms > 0 && in->w_wall_ms * WORKERS_IDLE <= cur * step &&
           m->now_fit_ms > 0 && m->now_fit_ms < step))
         return;
+    /* RATIONALE: a handoff is part of every step; waits gathered in some
+     * steps are slow batches that hold up the ones behind them (a
+     * DataLoader returns them in order) while the workers, their
+     * prefetch_factor batches made, idle: more workers or a deeper prefetch
+     * let them run ahead (docs/report-schema.md, "The model"). The model
+     * takes every batch as the mean one, so it does not reproduce such a
+     * run, and says so with the sweep that settles it. */
+    if (in->step_ms > 0 && in->step_p90_ms >= UNEVEN_P90 * in->step_ms &&
+        step >= UNEVEN_MEAN * in->step_ms) {
+        const int pf = in->prefetch > 0 ? in->prefetch : 2;
+        if (in->loader_kind == AN_LOADER_DATALOADER)
+            an_decide_note(out,
+                           "the steps are uneven (median %.1f ms, 90th percentile %.1f ms, mean "
+                           "%.1f ms) while the workers idle (each busy %.1f ms of the %.1f ms it "
+                           "has per batch): slow batches hold up the ones behind them, and the "
+                           "workers, %d batch%s each made ahead (prefetch_factor), wait; more "
+                           "workers or a deeper prefetch_factor let them run ahead: gpustarve "
+                           "sweep --prefetch-factor %d,%d,%d --steps 50 -- %s",
+                           in->step_ms, in->step_p90_ms, step, in->w_wall_ms, cur * step, pf,
+                           pf == 1 ? "" : "es", pf, 2 * pf, 4 * pf,
+                           in->argv[0] ? in->argv : "COMMAND");
+        return;
+    }
     const double handoff = step - m->now_fit_ms;
     c->base.t_off_ms += handoff;
     fit_load(c, q, cur, ext_fair, ext, m);

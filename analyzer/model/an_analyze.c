@@ -270,6 +270,7 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->measured = res->measured;
     in->step_ms = res->step_ms_median;
     in->step_mean_ms = res->step_ms_mean;
+    in->step_p90_ms = res->step_ms_p90;
     memcpy(in->share, res->share, sizeof in->share);
     in->input_share = res->input_share;
     in->input_share_lo = res->input_share_lo;

@@ -30,6 +30,12 @@ batch and per step:
             the workers' resource-sharer threads, which wait for a CPU;
             REGIME_SHARING=file_system in the environment passes them by
             name (torch.multiprocessing.set_sharing_strategy)
+  uneven    each sample sleeps 2 ms (latency), and one batch in 8, scattered,
+            60 ms more (a slow shard); the trainer sleeps as a GPU step
+            would: the slow batches hold up the ones behind them (a
+            DataLoader returns them in order) while the workers, their
+            prefetch_factor batches made, idle; REGIME_PREFETCH=N in the
+            environment sets prefetch_factor
   collate-spawn  collate with workers started by spawn: each has its own
             torch.multiprocessing, so REGIME_SHARING is set in each worker
             too (worker_init_fn), as the report's advice says for spawn
@@ -133,6 +139,11 @@ class Regime(Dataset):
         if self.regime == "collate":
             burn(1.0)
             return torch.full((64,), float(i)), i % 10
+        if self.regime == "uneven":
+            b = i // SAMPLES_PER_BATCH
+            slow = (b * 2654435761) % (1 << 32) < (1 << 32) // 8  # one batch in 8, scattered
+            time.sleep(0.002 + (0.060 / SAMPLES_PER_BATCH if slow else 0))
+            return torch.full((64,), float(i))
         if self.regime == "mixed":
             time.sleep(0.006)  # 24 ms of storage latency per batch
             burn(2.0)          # 8 ms of CPU per batch
@@ -284,6 +295,8 @@ def main():
                      persistent_workers=os.environ.get("REGIME_PERSISTENT") == "1")
     if regime == "collate" and workers:
         extra = dict(collate_fn=costly_collate, persistent_workers=True, prefetch_factor=4)
+    if workers and os.environ.get("REGIME_PREFETCH"):
+        extra["prefetch_factor"] = int(os.environ["REGIME_PREFETCH"])
     if spawn and workers:
         extra["multiprocessing_context"] = "spawn"
         if os.environ.get("REGIME_SHARING"):
@@ -305,6 +318,8 @@ def main():
                 opt.step()
         elif regime in ("memmap", "epochs", "stream", "skip", "skip-stream"):
             time.sleep(0.005)  # the GPU's step: the trainer sleeps in its sync
+        elif regime == "uneven":
+            time.sleep(0.008)
         elif regime == "receive":
             time.sleep(0.002)
         t1 = time.perf_counter()

@@ -142,7 +142,7 @@ SETTING_ENV = {"persistent_workers": {"REGIME_PERSISTENT": "1"},
                "sharing_strategy": {"REGIME_SHARING": "file_system"}}
 
 
-def traced(kind, workers, args, run, data, setting=None):
+def traced(kind, workers, args, run, data, setting=None, env=None):
     if kind == "loop":
         if not os.path.exists(TRAIN_LOOP) or not os.path.exists(os.path.join(SIM, "libcudart.so.13")):
             pytest.skip("train_loop or the simulated GPU was not built (needs nvcc)")
@@ -152,7 +152,7 @@ def traced(kind, workers, args, run, data, setting=None):
         cmd = [TRAIN_LOOP, "--workers", str(workers), "--steps", "40"] + args
     else:
         # a setting the advice names, applied as the regime reads it
-        env = clean_env(**SETTING_ENV.get(setting, {}))
+        env = clean_env(**dict(SETTING_ENV.get(setting, {}), **(env or {})))
         steps = args[1] if len(args) > 1 else "60"
         cmd = [REGIMES_INTERP, REGIMES_PY, args[0], str(workers), steps]
         cmd += [data] if data else []
@@ -402,3 +402,34 @@ def test_compare_identical_beside_load(built, tmp_path, load):
     log({"test": "compare_identical", "load": load, "label": label,
          "change_rel": j["change"]["step_ms_rel"]})
     assert label not in ("helped", "hurt"), "identical settings beside a %s load: %s" % (load, j)
+
+
+UNEVEN_GAIN = 0.10  # what a deeper prefetch_factor or 2 more workers must gain there
+
+
+def test_uneven_batches_are_not_called_a_handoff(built, tmp_path):
+    """Slow batches scattered among quick ones (the uneven regime): the
+    trainer waits in some steps while its workers idle, their prefetched
+    batches made. The model takes every batch as the mean one and cannot
+    predict that; the report must say so, not that the wait is a handoff
+    more workers do not shorten, and name the sweeps. Both changes it
+    names must then help: prefetch_factor 4 times deeper, and 2 more
+    workers, each at least 10% faster (sleeps: they hold on a busy
+    machine)."""
+    args = ["uneven", "240"]
+    rep = traced("py", 2, args, tmp_path / "first", None)
+    notes = " ".join(rep["notes"] + [rep.get("advice_none_why") or ""])
+    assert "which more workers do not shorten" not in notes, rep["notes"]
+    assert not [a for a in rep["advice"] if a["value"] is not None], rep["advice"]
+    uneven = [n for n in rep["notes"] if n.startswith("the steps are uneven")]
+    assert uneven and "gpustarve sweep --prefetch-factor 2,4,8 --steps 50 -- " in uneven[0], \
+        rep["notes"]
+    assert any("gpustarve sweep --num-workers" in n for n in rep["notes"]), rep["notes"]
+    step1 = rep["step_ms"]["mean"]
+    deeper = traced("py", 2, args, tmp_path / "deeper", None, env={"REGIME_PREFETCH": "8"})
+    more = traced("py", 4, args, tmp_path / "more", None)
+    for name, r in (("prefetch_factor=8", deeper), ("4 workers", more)):
+        gain = (step1 - r["step_ms"]["mean"]) / step1
+        log({"test": "uneven", "change": name, "step_ms": step1,
+             "measured_ms": r["step_ms"]["mean"], "gain": gain})
+        assert gain >= UNEVEN_GAIN, (name, step1, r["step_ms"]["mean"])
