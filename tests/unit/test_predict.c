@@ -167,6 +167,24 @@ static void test_advice(void)
     d = decide(&in);
     ASSERT_TRUE(d.nadvice == 0);
     ASSERT_TRUE(d.model.handoff_ms > 30);
+    /* the same waits gathered in some steps (uneven: slow batches hold up
+     * the rest): no handoff, no number, the sweeps named */
+    in.loader_kind = AN_LOADER_DATALOADER;
+    in.step_p90_ms = 2 * in.step_ms;
+    in.step_mean_ms = 1.2 * in.step_ms;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 0 && d.model.handoff_ms == 0);
+    int named = 0;
+    for (size_t i = 0; i < d.nnotes; i++)
+        named += strstr(d.notes[i], "the steps are uneven") &&
+                 strstr(d.notes[i], "gpustarve sweep --prefetch-factor 2,4,8 --steps 50 -- "
+                                    "train_loop");
+    ASSERT_TRUE(named == 1);
+    ASSERT_TRUE(strstr(d.model.sweep, "gpustarve sweep --num-workers") != NULL);
+    /* not quite uneven (the mean near the median): the handoff again */
+    in.step_mean_ms = 1.1 * in.step_ms;
+    d = decide(&in);
+    ASSERT_TRUE(d.model.handoff_ms > 0);
 }
 
 /* Other processes' load measured from the machine's CPU time: the fitted
