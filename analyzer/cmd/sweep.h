@@ -60,6 +60,13 @@ typedef struct sw_dl_setting {
 } sw_dl_setting;
 extern const sw_dl_setting sw_dl[SW_ENV];
 
+/* The type of an axis's values: its DataLoader setting's; a variable's or
+ * an argument's are names. */
+static inline sw_dl_type sw_axis_type(const sw_axis *ax)
+{
+    return sw_is_dataloader(ax->kind) ? sw_dl[ax->kind].type : SW_NAME;
+}
+
 typedef struct sw_metrics {
     int ok;            /* numbers below are valid */
     double step_ms;    /* median step time */
@@ -139,6 +146,9 @@ typedef struct sw_best {
     char why[512];
 } sw_best;
 
+/* Value v of axis ax as the table and labels show it: a boolean as True or
+ * False, any other as given. */
+const char *sw_value_text(const sw_axis *ax, int v);
 /* Label of configuration c: "num_workers=2 LOADER_THREADS=4" (all axes). */
 void sw_config_label(const sw_sweep *s, const sw_config *c, char *buf, size_t cap);
 

@@ -12,14 +12,6 @@
 #include "cmd/cli_util.h"
 #include "cmd/sweep.h"
 
-static const char *value_text(const sw_axis *ax, int v)
-{
-    const char *t = ax->vals[v];
-    if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].type == SW_BOOL)
-        return !strcmp(t, "1") ? "True" : "False";
-    return t;
-}
-
 static int runs_started(const sw_sweep *s, const sw_config *c)
 {
     int n = 0;
@@ -54,7 +46,7 @@ static void table_row(gs_out *o, const sw_sweep *s, const sw_config *c, const in
 {
     gs_out_str(o, best ? "*" : " ");
     for (int a = 0; a < s->naxes; a++)
-        gs_out_printf(o, " %-*s", w[a], value_text(&s->axes[a], c->val[a]));
+        gs_out_printf(o, " %-*s", w[a], sw_value_text(&s->axes[a], c->val[a]));
     if (c->left_out) {
         gs_out_str(o, " left out: pin_memory=True is a no-op for this command (no CUDA: the "
                       "DataLoader pins nothing)\n");
@@ -85,7 +77,7 @@ void sw_print_table(gs_out *o, const sw_sweep *s, const sw_best *b, const sw_rep
     for (int a = 0; a < s->naxes; a++) {
         w[a] = (int)strlen(s->axes[a].name);
         for (int v = 0; v < s->axes[a].nvals; v++) {
-            const int l = (int)strlen(value_text(&s->axes[a], v));
+            const int l = (int)strlen(sw_value_text(&s->axes[a], v));
             w[a] = l > w[a] ? l : w[a];
         }
     }
@@ -128,7 +120,7 @@ static const char *kind_name(sw_kind k)
  * setting, a string otherwise. */
 static void json_value(gs_jw *w, const sw_axis *ax, int v)
 {
-    const sw_dl_type t = sw_is_dataloader(ax->kind) ? sw_dl[ax->kind].type : SW_NAME;
+    const sw_dl_type t = sw_axis_type(ax);
     if (t == SW_BOOL)
         gs_jw_bool(w, !strcmp(ax->vals[v], "1"));
     else if (t == SW_COUNT)

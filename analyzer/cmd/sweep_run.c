@@ -54,17 +54,21 @@ const sw_dl_setting sw_dl[SW_ENV] = {
                              "GPUSTARVE_SHARING_STRATEGY", "ss", SW_NAME},
 };
 
+const char *sw_value_text(const sw_axis *ax, int v)
+{
+    const char *t = ax->vals[v];
+    if (sw_axis_type(ax) == SW_BOOL)
+        return !strcmp(t, "1") ? "True" : "False";
+    return t;
+}
+
 void sw_config_label(const sw_sweep *s, const sw_config *c, char *buf, size_t cap)
 {
     size_t l = 0;
     buf[0] = '\0';
-    for (int a = 0; a < s->naxes && l < cap; a++) {
-        const sw_axis *ax = &s->axes[a];
-        const char *v = ax->vals[c->val[a]];
-        if (sw_is_dataloader(ax->kind) && sw_dl[ax->kind].type == SW_BOOL)
-            v = !strcmp(v, "1") ? "True" : "False";
-        l += (size_t)snprintf(buf + l, cap - l, "%s%s=%s", a ? " " : "", ax->name, v);
-    }
+    for (int a = 0; a < s->naxes && l < cap; a++)
+        l += (size_t)snprintf(buf + l, cap - l, "%s%s=%s", a ? " " : "", s->axes[a].name,
+                              sw_value_text(&s->axes[a], c->val[a]));
 }
 
 /* ---- names --------------------------------------------------------------------- */
