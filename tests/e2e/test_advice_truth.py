@@ -30,7 +30,7 @@ IterableDataset split across its workers (stream), and one split by skipping,
 whose every worker reads every record from storage, positioned or in order
 (skip, skip-stream): its advice must be fewer workers; and a costly
 collate_fn whose batches wait for their tensors' hand-over (collate): its
-sharing_strategy advice is followed first; and the same with its workers
+sharing_strategy advice is followed; and the same with its workers
 started by spawn (collate-spawn), where the advice says to set it in the
 workers, and the regime does so in its worker_init_fn. The machine is whatever runs
 the tests (busy or not): the prediction must hold on it, which is what the
@@ -212,10 +212,10 @@ def skip_if_busy(name, what, rep):
 ATTEMPTS = 3  # a comparison whose first setting, run again, moved is repeated this often
 
 
-# The setting a regime is there to test, followed first where its report
-# advises it beside other advice (beside a busy process the collate
-# regime's report also advises a worker more)
-FOLLOW_FIRST = {"collate": "sharing_strategy", "collate-spawn": "sharing_strategy"}
+def makeable(kind, a):
+    """Whether the test can make advice a's change: a count, or a setting
+    of SETTING_ENV, which the PyTorch regimes apply themselves."""
+    return a["setting"] in COUNT_SETTINGS or (a["setting"] in SETTING_ENV and kind == "py")
 
 
 def follow(kind, workers, args, rep1, d, data, first=None):
@@ -223,9 +223,7 @@ def follow(kind, workers, args, rep1, d, data, first=None):
     gives no number), the setting `first` before the rest. Returns (ok,
     what failed, the log entry, the second run's report)."""
     step1 = rep1["step_ms"]["mean"]
-    # the first change the test can make: a count, or a setting of SETTING_ENV
-    advice = [a for a in rep1["advice"] if a["setting"] in COUNT_SETTINGS or
-              (a["setting"] in SETTING_ENV and kind == "py")]
+    advice = [a for a in rep1["advice"] if makeable(kind, a)]
     advice.sort(key=lambda a: a["setting"] != first)  # stable: the report's order else
     undecided = [n for n in rep1["notes"] if "gpustarve sweep" in n]
     entry = {"workers": workers, "step_ms": step1, "median_ms": rep1["step_ms"]["median"],
@@ -289,17 +287,14 @@ def holds(name, tmp_path, quiet_only, load=None):
         skip_if_busy(name, "the first run", rep1)
     # every setting advised is followed, each from this first run in a second
     # run of its own: a prediction is checked only where it was followed
-    first = FOLLOW_FIRST.get(name)
-    settings = sorted(followable(kind, rep1), key=lambda s: s != first) or [first]
-    for i, setting in enumerate(settings):
+    for i, setting in enumerate(followable(kind, rep1) or [None]):
         hold_one(name, kind, workers, args, data, rep1, tmp_path / ("follow%d" % i), setting,
                  quiet_only, load)
 
 
 def followable(kind, rep):
     """The settings of rep's advice, with a value, that the test can make."""
-    return [a["setting"] for a in rep["advice"] if a["value"] is not None and
-            (a["setting"] in COUNT_SETTINGS or (a["setting"] in SETTING_ENV and kind == "py"))]
+    return [a["setting"] for a in rep["advice"] if a["value"] is not None and makeable(kind, a)]
 
 
 def hold_one(name, kind, workers, args, data, rep1, tmp_path, setting, quiet_only, load):

@@ -83,26 +83,26 @@ class Markers:
             out.append(r)
         return out
 
+    def _configs(self, loader):
+        """(pid, written by a worker process, key, value) of each of a
+        loader's config records, in order."""
+        wp = self.worker_pids()
+        for r in self.of("config", loader):
+            k, _, v = r["text"].partition("=")
+            yield r["pid"], r["pid"] in wp, k, v
+
     def config(self, loader=0):
         """{key: value} of a loader's config records in the processes that
         are not its workers (the last value wins)."""
-        wp = self.worker_pids()
-        out = {}
-        for r in self.of("config", loader):
-            if r["pid"] not in wp:
-                k, _, v = r["text"].partition("=")
-                out[k] = v
-        return out
+        return {k: v for _, worker, k, v in self._configs(loader) if not worker}
 
     def worker_config(self, loader=0):
         """{worker pid: {key: value}}: the config records each worker
         process of a loader wrote itself."""
-        wp = self.worker_pids()
         out = {}
-        for r in self.of("config", loader):
-            if r["pid"] in wp:
-                k, _, v = r["text"].partition("=")
-                out.setdefault(r["pid"], {})[k] = v
+        for pid, worker, k, v in self._configs(loader):
+            if worker:
+                out.setdefault(pid, {})[k] = v
         return out
 
     def roles(self, role):
