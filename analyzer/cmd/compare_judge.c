@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -97,6 +98,10 @@ static int advice_applied(const an_advice *a, const an_result *b)
     if (a->setting == AN_ADV_SHARING_STRATEGY) {
         const char *v = an_loader_cfg(b, "sharing_strategy");
         return v && !strcmp(v, "file_system");
+    }
+    if (a->setting == AN_ADV_PREFETCH_FACTOR) {
+        const char *v = b->trainer ? an_cfg_value(b->trainer, "prefetch_factor") : NULL;
+        return v && atol(v) == a->value;
     }
     return 0;
 }

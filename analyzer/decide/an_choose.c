@@ -302,7 +302,7 @@ static void advise(const an_decide_in *in, const an_counts *k, const choice *ch,
              b->w_block_ms, store, b->w_cpu_ms, b->t_cpu_ms + b->t_par_ms, b->t_off_ms, in->cpus,
              in->cpus_source, n, n == 1 ? "" : "s", n == 1 ? "s" : "", ch->pred) < 0)
         a.why[0] = '\0';
-    out->advice[out->nadvice < 4 ? out->nadvice++ : 3] = a;
+    out->advice[out->nadvice < AN_ADVICE_MAX ? out->nadvice++ : AN_ADVICE_MAX - 1] = a;
 }
 
 int an_choose_pick(const an_counts *k, int *held)

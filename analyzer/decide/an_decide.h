@@ -25,6 +25,7 @@
 #include "decide/an_shares.h"
 
 #define AN_READ_K 8 /* reads in flight told apart (an_decide_in.read_speed) */
+#define AN_REPLAY_NPF 3 /* deeper prefetch factors replayed (model/an_replay.h) */
 
 typedef struct an_decide_in {
     /* the measured steps */
@@ -108,6 +109,15 @@ typedef struct an_decide_in {
     int loader_unseen;           /* the loader's threads were not told apart: its
                                   * batch is the other threads' time, one a step */
     int prefetch;                /* batches a worker may hold ready */
+    /* the DataLoader's batches replayed in order (model/an_replay.h), per
+     * step of the stretches replayed: measured, replayed with the settings
+     * in force, and with prefetch_factor replay_pf[j]; replay_steps 0: not
+     * replayed */
+    size_t replay_steps;
+    double replay_measured_ms, replay_now_ms;
+    int replay_npf;
+    int replay_pf[AN_REPLAY_NPF];
+    double replay_pf_ms[AN_REPLAY_NPF];
     /* the loader in the program's own terms (what the trace shows) */
     int loader_kind;             /* enum an_loader_kind */
     int batch_size;              /* samples a batch (DataLoader batch_size); 0 unknown */
@@ -137,7 +147,14 @@ enum an_verdict {
     AN_V_HOST,
 };
 
-enum { AN_ADV_NUM_WORKERS, AN_ADV_PIN_MEMORY, AN_ADV_PERSISTENT_WORKERS, AN_ADV_SHARING_STRATEGY };
+enum {
+    AN_ADV_NUM_WORKERS,
+    AN_ADV_PIN_MEMORY,
+    AN_ADV_PERSISTENT_WORKERS,
+    AN_ADV_SHARING_STRATEGY,
+    AN_ADV_PREFETCH_FACTOR,
+};
+#define AN_ADVICE_MAX 5 /* one entry a setting at most */
 
 /* What runs the loader, as the trace shows it; it names the count the
  * advice sizes (an_advice_name). */
@@ -229,7 +246,7 @@ typedef struct an_decision {
     int verdict; /* enum an_verdict */
     int borderline; /* input_share's interval straddles the band edge of the verdict */
     char verdict_text[320];
-    an_advice advice[4];
+    an_advice advice[AN_ADVICE_MAX];
     size_t nadvice;
     char notes[AN_DECIDE_NOTES][640];
     size_t nnotes;

@@ -69,12 +69,15 @@ const char *an_advice_name(const an_advice *a)
         return "persistent_workers";
     if (a->setting == AN_ADV_SHARING_STRATEGY)
         return "sharing_strategy";
+    if (a->setting == AN_ADV_PREFETCH_FACTOR)
+        return "prefetch_factor";
     return a->setting == AN_ADV_PIN_MEMORY ? "pin_memory" : an_count_name(a->loader_kind);
 }
 
 void an_advice_text(const an_advice *a, char *buf, size_t n)
 {
-    if (a->setting == AN_ADV_NUM_WORKERS && a->has_value)
+    if ((a->setting == AN_ADV_NUM_WORKERS || a->setting == AN_ADV_PREFETCH_FACTOR) &&
+        a->has_value)
         snprintf(buf, n, "%s=%ld", an_advice_name(a), a->value);
     else if (a->setting == AN_ADV_NUM_WORKERS)
         snprintf(buf, n, "%s", an_advice_name(a));

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "model/an_model.h"
+#include "model/an_replay.h"
 #include "model/an_replica.h"
 
 static void note(an_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -271,6 +272,15 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->step_ms = res->step_ms_median;
     in->step_mean_ms = res->step_ms_mean;
     in->step_p90_ms = res->step_ms_p90;
+    if (res->replay.ok) {
+        const an_replay_result *rp = &res->replay;
+        in->replay_steps = rp->steps;
+        in->replay_measured_ms = rp->measured_ms;
+        in->replay_now_ms = rp->now_ms;
+        in->replay_npf = rp->npf;
+        memcpy(in->replay_pf, rp->pf, sizeof in->replay_pf);
+        memcpy(in->replay_pf_ms, rp->pf_ms, sizeof in->replay_pf_ms);
+    }
     memcpy(in->share, res->share, sizeof in->share);
     in->input_share = res->input_share;
     in->input_share_lo = res->input_share_lo;
@@ -406,6 +416,7 @@ int an_analyze(const an_run *run, const an_opts *o, an_result *res, char *err, s
         return -1;
     }
     an_measure_time(run, res);
+    an_replay(res);
 
     if (res->separate_runs > 1) {
         char list[120] = "";

@@ -48,6 +48,21 @@ typedef struct an_worker {
     an_loader_time time;
 } an_worker;
 
+/* A DataLoader's batches replayed in order (an_replay.h): per step of the
+ * stretches replayed, measured and replayed with the settings in force,
+ * and replayed with each deeper prefetch_factor pf[j] (pf_ms[j]); ok 0:
+ * not replayed (the other fields 0). AN_REPLAY_NPF: an_decide.h. */
+typedef struct an_replay_result {
+    int ok;
+    int workers, prefetch;
+    size_t steps;
+    double measured_ms, now_ms;
+    double recv_ms; /* the hand-over, median: a batch done to the trainer having it */
+    int npf;
+    int pf[AN_REPLAY_NPF];
+    double pf_ms[AN_REPLAY_NPF];
+} an_replay_result;
+
 typedef struct an_result {
     const an_proc *trainer;
     const an_thread *thread;
@@ -92,8 +107,9 @@ typedef struct an_result {
     int cur_pin_memory; /* 1/0, -1 unknown */
     int pin_effective;  /* pin_memory_effective: the iterator pins (1) or not (0: pin_memory=True
                          * without CUDA is a no-op); -1 not recorded */
+    an_replay_result replay;
     /* advice */
-    an_advice advice[4];
+    an_advice advice[AN_ADVICE_MAX];
     size_t nadvice;
     an_model_info model; /* what the model said (model.used 0: the older rule sized it) */
     char advice_none_why[640]; /* input-bound, no advice: why ("" otherwise) */

@@ -99,6 +99,38 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
     gs_jw_end(w);
 }
 
+/* The DataLoader's batches replayed in order (docs/report-schema.md,
+ * "Advice": the replay); null when not replayed. */
+static void write_replay_json(gs_jw *w, const an_replay_result *r)
+{
+    gs_jw_key(w, "replay");
+    if (!r->ok) {
+        gs_jw_null(w);
+        return;
+    }
+    gs_jw_obj(w);
+    gs_jw_ki64(w, "num_workers", r->workers);
+    gs_jw_ki64(w, "prefetch_factor", r->prefetch);
+    gs_jw_ku64(w, "steps", r->steps);
+    gs_jw_key(w, "measured_ms");
+    rep_json_num(w, r->measured_ms);
+    gs_jw_key(w, "replayed_ms");
+    rep_json_num(w, r->now_ms);
+    gs_jw_key(w, "handover_ms");
+    rep_json_num(w, r->recv_ms);
+    gs_jw_key(w, "deeper");
+    gs_jw_arr(w);
+    for (int j = 0; j < r->npf; j++) {
+        gs_jw_obj(w);
+        gs_jw_ki64(w, "prefetch_factor", r->pf[j]);
+        gs_jw_key(w, "replayed_ms");
+        rep_json_num(w, r->pf_ms[j]);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+    gs_jw_end(w);
+}
+
 /* ---- the report ---------------------------------------------------------------------------- */
 
 static void write_worker_json(gs_jw *j, const an_result *r, const an_worker *w)
@@ -453,6 +485,8 @@ void rep_write_json(gs_out *o, const an_run *run, const an_result *r, int per_st
     rep_json_cost(w, r);
     gs_jw_newline(w, "\n");
     write_model_json(w, &r->model);
+    gs_jw_newline(w, "\n");
+    write_replay_json(w, &r->replay);
     gs_jw_newline(w, "\n");
     gs_jw_key(w, "notes");
     gs_jw_arr(w);

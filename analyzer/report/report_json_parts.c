@@ -63,8 +63,8 @@ void rep_json_advice_setting(gs_jw *w, const an_advice *a)
         gs_jw_null(w);
     else if (a->setting == AN_ADV_SHARING_STRATEGY)
         gs_jw_str(w, "file_system");
-    else if (a->setting != AN_ADV_NUM_WORKERS) /* pin_memory, persistent_workers */
-        gs_jw_bool(w, 1);
+    else if (a->setting != AN_ADV_NUM_WORKERS && a->setting != AN_ADV_PREFETCH_FACTOR)
+        gs_jw_bool(w, 1); /* pin_memory, persistent_workers */
     else
         gs_jw_i64(w, a->value);
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "decide/an_choose.h"
 #include "decide/an_decide.h"
 #include "gs_check.h"
 
@@ -373,6 +374,68 @@ static void test_persistent(void)
     ASSERT_EQ(decide(&in).nadvice, 0);
 }
 
+/* A deeper prefetch_factor from the replay (model/an_replay.h): the
+ * smallest factor within 90% of the best saving, on the mean step; none
+ * where the replay does not give back the measured steps, the saving is
+ * under 5%, the CPU a shorter step needs does not fit, or no DataLoader. */
+static void test_prefetch(void)
+{
+    an_decide_in in = base();
+    in.step_ms = 9;
+    in.step_mean_ms = 13.3;
+    in.cur_workers = 2;
+    in.prefetch = 2;
+    in.loader_kind = AN_LOADER_DATALOADER;
+    in.time_measured = 1;
+    in.cpus = 2;
+    in.other_load_cores = 0.05;
+    in.t_cpu_ms = 0.5;
+    in.w_cpu_ms = 1.5;
+    in.replay_steps = 199;
+    in.replay_measured_ms = 13.3;
+    in.replay_now_ms = 12.9;
+    in.replay_npf = 3;
+    const int pf[] = {4, 8, 16};
+    const double ms[] = {9.6, 8.7, 8.6};
+    memcpy(in.replay_pf, pf, sizeof pf);
+    memcpy(in.replay_pf_ms, ms, sizeof ms);
+    an_decision d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 1 && d.advice[0].setting == AN_ADV_PREFETCH_FACTOR);
+    ASSERT_TRUE(strcmp(an_advice_name(&d.advice[0]), "prefetch_factor") == 0);
+    ASSERT_TRUE(d.advice[0].has_value && d.advice[0].value == 8); /* 4.2 of the best 4.3 */
+    ASSERT_MSG(NEAR(d.advice[0].predicted_step_ms, 13.3 - (12.9 - 8.7)), "%g",
+               d.advice[0].predicted_step_ms);
+    ASSERT_TRUE(d.advice[0].base == AN_BASE_MEAN && NEAR(d.advice[0].base_step_ms, 13.3));
+    char text[64];
+    an_advice_text(&d.advice[0], text, sizeof text);
+    ASSERT_TRUE(strcmp(text, "prefetch_factor=8") == 0);
+    /* the replay off by more than the model's error: none */
+    in.replay_now_ms = 13.3 * (1 - AN_MODEL_ERROR) - 0.1;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.replay_now_ms = 12.9;
+    /* a saving under 5% of a step */
+    const double small[] = {12.6, 12.5, 12.5};
+    memcpy(in.replay_pf_ms, small, sizeof small);
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    memcpy(in.replay_pf_ms, ms, sizeof ms);
+    /* the workers' CPU a batch over the shorter step beyond the free CPUs */
+    in.w_cpu_ms = 14;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.w_cpu_ms = 1.5;
+    in.other_load_cores = 1.9;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.other_load_cores = 0.05;
+    /* not a DataLoader, no workers, not replayed */
+    in.loader_kind = AN_LOADER_THREADS;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.loader_kind = AN_LOADER_DATALOADER;
+    in.cur_workers = 0;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+    in.cur_workers = 2;
+    in.replay_steps = 0;
+    ASSERT_EQ(decide(&in).nadvice, 0);
+}
+
 /* One vocabulary: the verdict quotes the table's share, names the median
  * step's when that decided the band, never says "GPU" without GPU activity,
  * and says "borderline" when the step-to-step interval crosses a band edge. */
@@ -430,5 +493,6 @@ int main(void)
     test_collate();
     test_iterable();
     test_persistent();
+    test_prefetch();
     return gs_check_done("test_decide");
 }
