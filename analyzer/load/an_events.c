@@ -396,7 +396,7 @@ static void worker_batch(an_proc *p, long ti, const gs_event *e)
         p->n_collates++;
         p->collate_ns += (uint64_t)d;
     }
-    an_cpu_marker(th->cpu, e->kind, e->ts, mc, e->aux);
+    an_cpu_marker(th->cpu, e->kind, e->ts, mc, e->aux, gs_mark_loader(e));
 }
 
 /* ---- records that are rare: config, role, devices ------------------------------ */
@@ -912,7 +912,7 @@ static void step_marker(lctx *c, long ti, const gs_event *e)
     if (e->kind == GS_K_STEP_END) {
         if (mc == GS_MARK_PLAIN)
             p->n_batch_markers++; /* a C loader thread's batch */
-        an_cpu_marker(th->cpu, e->kind, e->ts, mc, e->aux);
+        an_cpu_marker(th->cpu, e->kind, e->ts, mc, e->aux, gs_mark_loader(e));
     }
     c->has_step_src = 1;
     const uint32_t type = mc == GS_MARK_OPTIMIZER ? AN_C_OPT_E
@@ -968,7 +968,7 @@ static void fetch_marker(lctx *c, long ti, const gs_event *e)
     default:
         break;
     }
-    an_cpu_marker(p->th[ti].cpu, e->kind, e->ts, mc, e->aux);
+    an_cpu_marker(p->th[ti].cpu, e->kind, e->ts, mc, e->aux, gs_mark_loader(e));
 }
 
 /* A step or batch-fetch marker: step-boundary candidates in the trainer,

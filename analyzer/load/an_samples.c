@@ -73,7 +73,8 @@ int an_cpu_add(an_cpu_log **lp, const gs_event *e, const an_cpu_now *now)
     return 0;
 }
 
-void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key)
+void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key,
+                   uint32_t loader)
 {
     if (!l || !l->n)
         return;
@@ -98,9 +99,11 @@ void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uin
         o->cpu0 = x->cpu_ns;
         o->key = key;
         o->mark = mark;
+        o->loader = loader;
     } else if (kind == GS_K_FETCH_END) {
         unsigned j = l->nopen;
-        while (j > 0 && (l->open[j - 1].mark != mark || l->open[j - 1].key != key))
+        while (j > 0 && (l->open[j - 1].mark != mark || l->open[j - 1].key != key ||
+                         l->open[j - 1].loader != loader))
             j--;
         if (!j)
             return;

@@ -47,8 +47,9 @@ typedef struct an_cpu_sample {
  * each with its sample), with its CPU at both ends. */
 typedef struct an_cpu_fetch {
     uint64_t t0, t1, cpu0, cpu1;
-    uint64_t key;  /* the markers' index */
-    uint32_t mark; /* their class (gs_mark_class) */
+    uint64_t key;    /* the markers' index */
+    uint32_t mark;   /* their class (gs_mark_class) */
+    uint32_t loader; /* their loader (gs_mark_loader) */
 } an_cpu_fetch;
 
 /* RATIONALE: fetches of different classes nest (a collate inside a
@@ -86,10 +87,12 @@ struct gs_event;
 /* A cpu record of the thread whose log is *lp (created at the first).
  * Returns 0, or -1 out of memory (the sample is lost, nothing else). */
 int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, const an_cpu_now *now);
-/* A marker of the thread at ts, of class mark and index key: a marker
- * sample of the same ts stands at it; a fetch_begin and the fetch_end of
- * the same class and index, both with samples, become a fetch. */
-void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key);
+/* A marker of the thread at ts, of class mark, index key and loader: a
+ * marker sample of the same ts stands at it; a fetch_begin and the
+ * fetch_end of the same class, index and loader, both with samples, become
+ * a fetch. */
+void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key,
+                   uint32_t loader);
 void an_cpu_log_free(an_cpu_log *l);
 
 /* ---- reading a log ------------------------------------------------------------------ */

@@ -49,11 +49,14 @@ double an_replay_sim(const double *d, const double *comp, size_t n, const double
 
 typedef struct span {
     uint64_t key, t0, t1;
+    uint32_t loader;
 } span;
 
 static int by_key_end(const void *a, const void *b)
 {
     const span *x = a, *y = b;
+    if (x->loader != y->loader)
+        return x->loader < y->loader ? -1 : 1;
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->t1 < y->t1 ? -1 : x->t1 > y->t1;
@@ -77,32 +80,89 @@ static span *worker_batches(const an_result *res, size_t *n)
             const an_cpu_log *l = res->workers[i].p->th[j].cpu;
             for (size_t f = 0; l && f < l->nf; f++)
                 if (l->f[f].mark == GS_MARK_PLAIN)
-                    s[k++] = (span){l->f[f].key, l->f[f].t0, l->f[f].t1};
+                    s[k++] = (span){l->f[f].key, l->f[f].t0, l->f[f].t1, l->f[f].loader};
         }
     qsort(s, k, sizeof *s, by_key_end);
     *n = k;
     return s;
 }
 
-/* The worker's batch the trainer had at t (index key): the last of that
- * index to end by t; NULL when none. */
-static const span *batch_for(const span *s, size_t n, uint64_t key, uint64_t t)
+/* The worker's batch the trainer had at t (loader's index key): the last
+ * of that index to end by t; NULL when none. */
+static const span *batch_for(const span *s, size_t n, uint32_t loader, uint64_t key, uint64_t t)
 {
-    size_t lo = 0, hi = n; /* first with (key, t1) > (key, t) */
+    const span at = {key, 0, t, loader};
+    size_t lo = 0, hi = n; /* the first after (loader, key, t) */
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
-        if (s[mid].key < key || (s[mid].key == key && s[mid].t1 <= t))
+        if (by_key_end(&s[mid], &at) <= 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo > 0 && s[lo - 1].key == key ? &s[lo - 1] : NULL;
+    return lo > 0 && s[lo - 1].key == key && s[lo - 1].loader == loader ? &s[lo - 1] : NULL;
 }
 
 typedef struct tfetch {
     const an_cpu_fetch *f; /* the trainer's */
     const span *b;         /* its batch in a worker; NULL: not matched */
+    uint64_t rel;          /* the batch's index in its iterator */
 } tfetch;
+
+/* The loader the trainer fetched most batches of (its plain fetches). */
+static uint32_t main_loader(const an_cpu_log *l)
+{
+    uint32_t best = 0, cand = 0;
+    size_t nbest = 0, ncand = 0;
+    for (size_t i = 0; i < l->nf; i++) { /* loaders come in runs: the most in one run wins */
+        if (l->f[i].mark != GS_MARK_PLAIN)
+            continue;
+        ncand = l->f[i].loader == cand && ncand ? ncand + 1 : 1;
+        cand = l->f[i].loader;
+        if (ncand > nbest) {
+            nbest = ncand;
+            best = cand;
+        }
+    }
+    return best;
+}
+
+/* The trainer's fetches of loader ld, each matched to its worker's batch.
+ * RATIONALE: the trainer's index counts the loader's batches over all its
+ * iterators (the fetch that ends an epoch delivers none, and the next
+ * iterator's first fetch has its index again), while a worker's counts
+ * its iterator's: a fetch that does not match as the current iterator's
+ * batch is tried as a new iterator's first, a batch 0 that began after the
+ * trainer's previous fetch ended. An iterator's batches began after the
+ * one before it ended, so a batch not marked is not matched to an earlier
+ * epoch's of its index. Returns the fetches matched; *nt the fetches. */
+static size_t match(const an_cpu_log *l, uint32_t ld, const span *b, size_t nb, tfetch *t,
+                    size_t *nt)
+{
+    uint64_t base = 0, floor = 0, prev = 0;
+    size_t n = 0, matched = 0;
+    for (size_t i = 0; i < l->nf; i++) {
+        const an_cpu_fetch *f = &l->f[i];
+        if (f->mark != GS_MARK_PLAIN || f->loader != ld)
+            continue;
+        uint64_t rel = f->key - base;
+        const span *s = f->key >= base ? batch_for(b, nb, ld, rel, f->t1) : NULL;
+        if (s && s->t0 < floor)
+            s = NULL;
+        const span *z = !s && n ? batch_for(b, nb, ld, 0, f->t1) : NULL;
+        if (z && z->t0 >= prev) { /* a new iterator's first batch */
+            s = z;
+            base = f->key;
+            floor = prev;
+            rel = 0;
+        }
+        t[n++] = (tfetch){f, s, rel};
+        matched += s != NULL;
+        prev = f->t1;
+    }
+    *nt = n;
+    return matched;
+}
 
 /* One stretch [a, a + n) of the trainer's fetches (an iterator's batches
  * from its first), replayed with each prefetch factor into r. */
@@ -172,23 +232,16 @@ void an_replay(an_result *res)
     size_t nb = 0;
     span *b = worker_batches(res, &nb);
     tfetch *t = b ? malloc(l->nf * sizeof *t) : NULL;
-    size_t nt = 0, matched = 0;
-    for (size_t i = 0; t && i < l->nf; i++) {
-        if (l->f[i].mark != GS_MARK_PLAIN)
-            continue;
-        t[nt].f = &l->f[i];
-        t[nt].b = batch_for(b, nb, l->f[i].key, l->f[i].t1);
-        matched += t[nt].b != NULL;
-        nt++;
-    }
+    size_t nt = 0;
+    const size_t matched = t ? match(l, main_loader(l), b, nb, t, &nt) : 0;
     if (t && nt && (double)matched >= AN_REPLAY_MATCHED * (double)nt) {
         r->recv_ms = handover(t, nt);
         /* stretches: an iterator's batches from its first (index 0), in
          * order, each matched */
         for (size_t i = 0; i < nt;) {
             size_t n = 0;
-            if (t[i].b && t[i].f->key == 0)
-                while (i + n < nt && t[i + n].b && t[i + n].f->key == (uint64_t)n)
+            if (t[i].b && t[i].rel == 0)
+                while (i + n < nt && t[i + n].b && t[i + n].rel == (uint64_t)n)
                     n++;
             if (n >= 3)
                 replay_stretch(t + i, n, r->recv_ms, r);

@@ -4,8 +4,10 @@
  * the trainer takes one), the two steady states (trainer-bound and
  * worker-bound), a deeper prefetch never slower; and from a hand-built
  * trace: each trainer fetch matched to its worker's batch, the stretches
- * that start at an iterator's first batch, the epoch's last fetch (no
- * batch) left out, and no replay when too few batches match. */
+ * that start at an iterator's first batch (the trainer's index counting
+ * on over the loader's iterators), the epoch's last fetch (no batch) and
+ * another loader's fetches left out, a batch not marked never matched to
+ * the last epoch's, and no replay when too few batches match. */
 #include <math.h>
 #include <string.h>
 
@@ -80,7 +82,7 @@ static void test_steady(void)
 static an_proc trainer, wprocs[4];
 static an_thread tth, wth[4];
 static an_cpu_log tlog, wlog[4];
-static an_cpu_fetch tf[2 * (NB + 1)], wf[4][NB];
+static an_cpu_fetch tf[2 * (NB + 1) + 5], wf[4][NB];
 static an_worker workers[4];
 static an_kv cfg[1];
 
@@ -88,7 +90,9 @@ static an_kv cfg[1];
  * wprocs[2e], [2e+1]); the trainer's fetch of batch i at 10 i ms (+ the
  * epoch's start) takes 1 ms, its batch done 1 ms before: 9 ms between
  * fetches, a hand-over of 1 ms; each epoch's last fetch ends it (no
- * batch). Batch i of each epoch takes 5 ms, in worker i % 2. */
+ * batch), and the next epoch's first has its index (the Python side's
+ * index counts the loader's batches). Batch i of each epoch takes 5 ms, in
+ * worker i % 2. Between the epochs, 5 fetches of another loader (1). */
 static void setup(an_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -98,11 +102,15 @@ static void setup(an_result *res)
         const uint64_t at = 1000 * MS + e * 2000 * MS;
         for (uint64_t i = 0; i <= NB; i++) {
             const uint64_t t0 = at + i * 10 * MS;
-            tf[nt++] = (an_cpu_fetch){t0, t0 + MS, 0, 0, i, GS_MARK_PLAIN};
+            tf[nt++] = (an_cpu_fetch){t0, t0 + MS, 0, 0, e * NB + i, GS_MARK_PLAIN, 0};
             if (i == NB)
                 continue;
             const int w = (int)(2 * e + i % 2);
-            wf[w][nw[w]++] = (an_cpu_fetch){t0 - 6 * MS, t0 - MS, 0, 0, i, GS_MARK_PLAIN};
+            wf[w][nw[w]++] = (an_cpu_fetch){t0 - 6 * MS, t0 - MS, 0, 0, i, GS_MARK_PLAIN, 0};
+        }
+        for (uint64_t i = 0; e == 0 && i < 5; i++) {
+            const uint64_t t0 = at + (NB + 10 + i) * 10 * MS;
+            tf[nt++] = (an_cpu_fetch){t0, t0 + MS, 0, 0, i, GS_MARK_PLAIN, 1};
         }
     }
     tlog.f = tf;
@@ -153,6 +161,13 @@ static void test_from_trace(void)
     wlog[0].nf = 5; /* worker 0 of epoch 0 marked only its first 5 batches */
     an_replay(&res);
     ASSERT_TRUE(!r->ok); /* 15 of 82 fetches unmatched: under AN_REPLAY_MATCHED */
+    /* epoch 1's batch 10 not marked: not taken for epoch 0's batch 10 */
+    setup(&res);
+    for (size_t k = 5; k + 1 < NB / 2; k++)
+        wf[2][k] = wf[2][k + 1];
+    wlog[2].nf--;
+    an_replay(&res);
+    ASSERT_MSG(r->ok && r->steps == (NB - 1) + 9, "%zu", r->steps);
     /* a batch no worker marked ends the stretch: the rest of that epoch is
      * not replayed */
     setup(&res);

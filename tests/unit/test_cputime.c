@@ -227,14 +227,14 @@ static void test_worker_fetch_batches(void)
         /* the last batch takes 50 ms more, all of it on a CPU */
         const uint64_t b = t0 + j * 200 * MS, len = j == 4 ? 100 : 50;
         add(&th[1], b, GS_CPU_SRC_MARKER, j * 30 * MS, -1, 0, j * 10 * MS, j * 150 * MS, j);
-        an_cpu_marker(th[1].cpu, GS_K_FETCH_BEGIN, b, GS_MARK_PLAIN, j);
+        an_cpu_marker(th[1].cpu, GS_K_FETCH_BEGIN, b, GS_MARK_PLAIN, j, 0);
         add(&th[1], b + len * MS, GS_CPU_SRC_MARKER, ((j + 1) * 30 + (len - 50)) * MS, -1, 0,
             (j + 1) * 10 * MS, j * 150 * MS, j + 1);
-        an_cpu_marker(th[1].cpu, GS_K_FETCH_END, b + len * MS, GS_MARK_PLAIN, j);
+        an_cpu_marker(th[1].cpu, GS_K_FETCH_END, b + len * MS, GS_MARK_PLAIN, j, 0);
     }
     add(&th[1], t0 + 1000 * MS, GS_CPU_SRC_MARKER, 200 * MS, -1, 0, 50 * MS, 4 * 150 * MS + 100 * MS,
         5);
-    an_cpu_marker(th[1].cpu, GS_K_FETCH_BEGIN, t0 + 1000 * MS, GS_MARK_PLAIN, 5);
+    an_cpu_marker(th[1].cpu, GS_K_FETCH_BEGIN, t0 + 1000 * MS, GS_MARK_PLAIN, 5, 0);
     th[1].rd_reqs = 5;
     an_worker w;
     memset(&w, 0, sizeof w);
@@ -288,7 +288,7 @@ static void test_worker_fetch_batches(void)
     for (uint64_t j = 0; j <= 5; j++) {
         const uint64_t e = t0 + j * 200 * MS;
         add(&th[1], e, GS_CPU_SRC_MARKER, j * 30 * MS, -1, 0, j * 10 * MS, j * 150 * MS, j);
-        an_cpu_marker(th[1].cpu, GS_K_STEP_END, e, GS_MARK_PLAIN, j);
+        an_cpu_marker(th[1].cpu, GS_K_STEP_END, e, GS_MARK_PLAIN, j, 0);
     }
     an_loader_time_absent(&w.time);
     an_measure_time(&run, &res);
@@ -325,10 +325,10 @@ static void test_trainer_split(void)
         const uint64_t fb = t0 + (uint64_t)(10 + 100 * s) * MS, fe = fb + 40 * MS;
         g_sock = (uint64_t)s * 12 * MS;
         add(&th, fb, GS_CPU_SRC_MARKER, (fb - t0) / 5, -1, 0, 0, 0, 0);
-        an_cpu_marker(th.cpu, GS_K_FETCH_BEGIN, fb, GS_MARK_PLAIN, (uint64_t)s);
+        an_cpu_marker(th.cpu, GS_K_FETCH_BEGIN, fb, GS_MARK_PLAIN, (uint64_t)s, 0);
         g_sock += 12 * MS;
         add(&th, fe, GS_CPU_SRC_MARKER, (fe - t0) / 5, -1, 0, 0, 0, 0);
-        an_cpu_marker(th.cpu, GS_K_FETCH_END, fe, GS_MARK_PLAIN, (uint64_t)s);
+        an_cpu_marker(th.cpu, GS_K_FETCH_END, fe, GS_MARK_PLAIN, (uint64_t)s, 0);
     }
     ASSERT_EQ(th.cpu->nf, 2);
     for (size_t i = 1; i < th.cpu->n; i++)
