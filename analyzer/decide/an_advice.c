@@ -17,17 +17,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "decide/an_choose.h"
 #include "decide/an_decide.h"
+#include "decide/an_replay_advice.h"
 
 #define STORAGE_NEAR 0.8      /* reading at >= 80% of the ceiling: storage is the wall */
 #define PIN_MIN_SHARE 0.02    /* pageable copies must cost >= 2% of a step */
 #define PIN_DEFAULT_SPEEDUP 2.0 /* pinned H2D assumed 2x pageable when nothing better */
 #define COLLATE_MIN_SHARE 0.05 /* collate on the training thread: named from this share */
 #define SHARING_MIN_SAVING 0.05 /* the tensors' hand-over must cost >= 5% of a step */
-#define PREFETCH_MIN_SAVING 0.05 /* a deeper prefetch must save >= 5% of a step */
-#define PREFETCH_NEAR_BEST 0.9   /* the smallest factor that saves this share of the best */
-#define PREFETCH_CPU_ROOM 0.8    /* the CPU a step needs then, at most this share of the free */
 
 static void add(an_decision *out, const an_advice *a)
 {
@@ -285,52 +282,6 @@ static void advise_sharing(const an_decide_in *in, an_decision *out)
     add(out, &a);
 }
 
-/* A deeper prefetch_factor where the replay of the run's own batches in
- * order (model/an_replay.h) gives back the measured steps within the
- * model's error and says a deeper one saves at least PREFETCH_MIN_SAVING
- * of a step: the smallest factor tried that saves PREFETCH_NEAR_BEST of
- * the most any saves. Only where the CPU time a step needs (the training
- * thread's and a worker's batch) over the shorter step fits in
- * PREFETCH_CPU_ROOM of the CPUs other processes and threads leave: the
- * replay keeps each batch's time as measured, which holds while the
- * workers running ahead take no CPU the others need (docs/report-schema.md,
- * "The replay"). */
-static void advise_prefetch(const an_decide_in *in, an_decision *out)
-{
-    const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
-    const double meas = in->replay_measured_ms, now = in->replay_now_ms;
-    const int cur = in->cur_workers;
-    if (in->loader_kind != AN_LOADER_DATALOADER || cur < 1 || !in->replay_steps ||
-        !(meas > 0) || fabs(now - meas) > AN_MODEL_ERROR * meas || step <= 0 ||
-        !in->time_measured || !(in->cpus > 0))
-        return;
-    double best = 0;
-    for (int j = 0; j < in->replay_npf; j++)
-        best = fmax(best, now - in->replay_pf_ms[j]);
-    int pick = -1;
-    for (int j = 0; j < in->replay_npf && pick < 0; j++)
-        if (now - in->replay_pf_ms[j] >= PREFETCH_NEAR_BEST * best)
-            pick = j;
-    if (pick < 0 || best < PREFETCH_MIN_SAVING * meas)
-        return;
-    const double saving = now - in->replay_pf_ms[pick];
-    const int pf = in->replay_pf[pick];
-    const double free = in->cpus - fmax(in->other_load_cores, 0) - fmax(in->other_cores, 0) -
-                        fmax(in->t_par_cores, 0);
-    const double need = (fmax(in->t_cpu_ms, 0) + fmax(in->w_cpu_ms, 0)) / (step - saving);
-    if (need > PREFETCH_CPU_ROOM * free)
-        return;
-    an_advice a = an_advice_count(in, 1, pf, step - saving, AN_BASE_MEAN, step);
-    a.setting = AN_ADV_PREFETCH_FACTOR;
-    snprintf(a.why, sizeof a.why,
-             "the %zu steps replayed in order from the workers' own batch times (a DataLoader "
-             "returns batches in order, each worker %d ahead) give %.1f ms a step, as measured "
-             "(%.1f ms); with %d batches ahead each, %.1f ms: a slow batch holds up fewer behind "
-             "it. Each worker then holds up to %d batches ready in memory",
-             in->replay_steps, in->prefetch, now, meas, pf, in->replay_pf_ms[pick], pf);
-    add(out, &a);
-}
-
 /* The collate function on the training thread (measured): with no workers
  * they would run it; with workers it is the trainer's own code. */
 static void note_collate(const an_decide_in *in, an_decision *out)
@@ -382,7 +333,7 @@ void an_decide_advice(const an_decide_in *in, an_decision *out)
     advise_pin(in, out);
     advise_persistent(in, out);
     advise_sharing(in, out);
-    advise_prefetch(in, out);
+    an_advise_prefetch(in, out);
     note_collate(in, out);
     note_iterable(in, out);
     out->none_why[0] = '\0';

@@ -26,6 +26,7 @@
 
 #define AN_READ_K 8 /* reads in flight told apart (an_decide_in.read_speed) */
 #define AN_REPLAY_NPF 3 /* deeper prefetch factors replayed (model/an_replay.h) */
+#define AN_REPLAY_NNW 4 /* more workers replayed: 1 to 4 more */
 
 typedef struct an_decide_in {
     /* the measured steps */
@@ -111,13 +112,13 @@ typedef struct an_decide_in {
     int prefetch;                /* batches a worker may hold ready */
     /* the DataLoader's batches replayed in order (model/an_replay.h), per
      * step of the stretches replayed: measured, replayed with the settings
-     * in force, and with prefetch_factor replay_pf[j]; replay_steps 0: not
-     * replayed */
+     * in force, with prefetch_factor replay_pf[j], and with replay_nw[j]
+     * workers; replay_steps 0: not replayed */
     size_t replay_steps;
     double replay_measured_ms, replay_now_ms;
-    int replay_npf;
-    int replay_pf[AN_REPLAY_NPF];
-    double replay_pf_ms[AN_REPLAY_NPF];
+    int replay_npf, replay_nnw;
+    int replay_pf[AN_REPLAY_NPF], replay_nw[AN_REPLAY_NNW];
+    double replay_pf_ms[AN_REPLAY_NPF], replay_nw_ms[AN_REPLAY_NNW];
     /* the loader in the program's own terms (what the trace shows) */
     int loader_kind;             /* enum an_loader_kind */
     int batch_size;              /* samples a batch (DataLoader batch_size); 0 unknown */

@@ -20,6 +20,7 @@
 #include "decide/an_choose.h"
 #include "decide/an_decide.h"
 #include "decide/an_predict.h"
+#include "decide/an_replay_advice.h"
 
 #define PAR_MIN_SHARE 0.05   /* intra-op CPU below this share of a step: a steady load */
 #define SATURATED 0.95       /* busy share of the CPUs from which the machine had no idle CPU */
@@ -685,6 +686,15 @@ void an_decide_workers_model(const an_decide_in *in, an_decision *out)
     if (now <= 0 || fabs(step - now) > AN_MODEL_ERROR * step) {
         /* workers that read the same bytes: the counts below are the question */
         an_decide_sweep(in, out, cur, c.rep_ms > 0 ? cur - 1 : cur + 2);
+        if (c.rep_ms <= 0 && an_advise_replay_workers(in, out)) {
+            an_decide_note(out,
+                           "the model does not reproduce this run (measured mean step %.1f ms, "
+                           "modelled %.1f ms): it takes every batch as the mean one; the "
+                           "num_workers advice is the replay's, of the run's own batches in order",
+                           step, now);
+            out->model.sweep[0] = '\0';
+            return;
+        }
         an_decide_note(out,
                        "the model does not reproduce this run (measured mean step %.1f ms, modelled "
                        "%.1f ms), so it predicts no change of %s; this would settle "

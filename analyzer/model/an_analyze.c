@@ -280,6 +280,9 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
         in->replay_npf = rp->npf;
         memcpy(in->replay_pf, rp->pf, sizeof in->replay_pf);
         memcpy(in->replay_pf_ms, rp->pf_ms, sizeof in->replay_pf_ms);
+        in->replay_nnw = rp->nnw;
+        memcpy(in->replay_nw, rp->nw, sizeof in->replay_nw);
+        memcpy(in->replay_nw_ms, rp->nw_ms, sizeof in->replay_nw_ms);
     }
     memcpy(in->share, res->share, sizeof in->share);
     in->input_share = res->input_share;

@@ -165,7 +165,8 @@ static size_t match(const an_cpu_log *l, uint32_t ld, const span *b, size_t nb, 
 }
 
 /* One stretch [a, a + n) of the trainer's fetches (an iterator's batches
- * from its first), replayed with each prefetch factor into r. */
+ * from its first), replayed with each prefetch factor and each count of
+ * workers into r. */
 static void replay_stretch(const tfetch *t, size_t n, double recv, an_replay_result *r)
 {
     const int nw = r->workers;
@@ -179,15 +180,21 @@ static void replay_stretch(const tfetch *t, size_t n, double recv, an_replay_res
                       ? (double)(t[i + 1].f->t0 - t[i].f->t1) / 1e6 : 0;
     }
     /* a worker starts when its first batch began (its start-up), from the
-     * iterator's first request: the trainer's first fetch */
-    for (int w = 0; w < nw; w++)
-        start[w] = (size_t)w < n && t[w].b->t0 > t[0].f->t0
-                       ? (double)(t[w].b->t0 - t[0].f->t0) / 1e6 : 0;
+     * iterator's first request: the trainer's first fetch; a worker more
+     * as late as the latest */
+    double late = 0;
+    for (int w = 0; w < MAX_WORKERS; w++) {
+        start[w] = w < nw && (size_t)w < n && t[w].b->t0 > t[0].f->t0
+                       ? (double)(t[w].b->t0 - t[0].f->t0) / 1e6 : w < nw ? 0 : late;
+        late = start[w] > late ? start[w] : late;
+    }
     const double now = an_replay_sim(d, comp, n, start, nw, r->prefetch, recv);
-    double alt[AN_REPLAY_NPF];
+    double alt[AN_REPLAY_NPF], more[AN_REPLAY_NNW];
     int ok = now >= 0;
     for (int j = 0; ok && j < r->npf; j++)
         ok = (alt[j] = an_replay_sim(d, comp, n, start, nw, r->pf[j], recv)) >= 0;
+    for (int j = 0; ok && j < r->nnw; j++)
+        ok = (more[j] = an_replay_sim(d, comp, n, start, r->nw[j], r->prefetch, recv)) >= 0;
     free(d);
     if (!ok)
         return;
@@ -196,6 +203,8 @@ static void replay_stretch(const tfetch *t, size_t n, double recv, an_replay_res
     r->now_ms += now;
     for (int j = 0; j < r->npf; j++)
         r->pf_ms[j] += alt[j];
+    for (int j = 0; j < r->nnw; j++)
+        r->nw_ms[j] += more[j];
 }
 
 /* The hand-over: from a batch done in its worker (or the trainer's
@@ -229,6 +238,8 @@ void an_replay(an_result *res)
     static const int factors[] = AN_REPLAY_FACTORS;
     for (size_t j = 0; j < sizeof factors / sizeof factors[0] && r->npf < AN_REPLAY_NPF; j++)
         r->pf[r->npf++] = r->prefetch * factors[j];
+    for (int j = 0; j < AN_REPLAY_NNW && nw + 1 + j <= MAX_WORKERS; j++)
+        r->nw[r->nnw++] = nw + 1 + j;
     size_t nb = 0;
     span *b = worker_batches(res, &nb);
     tfetch *t = b ? malloc(l->nf * sizeof *t) : NULL;
@@ -259,5 +270,7 @@ void an_replay(an_result *res)
     r->now_ms /= k;
     for (int j = 0; j < r->npf; j++)
         r->pf_ms[j] /= k;
+    for (int j = 0; j < r->nnw; j++)
+        r->nw_ms[j] /= k;
     r->ok = 1;
 }

@@ -50,8 +50,9 @@ typedef struct an_worker {
 
 /* A DataLoader's batches replayed in order (an_replay.h): per step of the
  * stretches replayed, measured and replayed with the settings in force,
- * and replayed with each deeper prefetch_factor pf[j] (pf_ms[j]); ok 0:
- * not replayed (the other fields 0). AN_REPLAY_NPF: an_decide.h. */
+ * replayed with each deeper prefetch_factor pf[j] (pf_ms[j]), and with
+ * nw[j] workers (nw_ms[j]); ok 0: not replayed (the other fields 0).
+ * AN_REPLAY_NPF, AN_REPLAY_NNW: an_decide.h. */
 typedef struct an_replay_result {
     int ok;
     int workers, prefetch;
@@ -61,6 +62,9 @@ typedef struct an_replay_result {
     int npf;
     int pf[AN_REPLAY_NPF];
     double pf_ms[AN_REPLAY_NPF];
+    int nnw;
+    int nw[AN_REPLAY_NNW];
+    double nw_ms[AN_REPLAY_NNW];
 } an_replay_result;
 
 typedef struct an_result {

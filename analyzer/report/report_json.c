@@ -99,6 +99,22 @@ static void write_model_json(gs_jw *w, const an_model_info *m)
     gs_jw_end(w);
 }
 
+/* key: [{name: v[j], "replayed_ms": ms[j]}, ...] */
+static void write_replayed(gs_jw *w, const char *key, const char *name, const int *v,
+                           const double *ms, int n)
+{
+    gs_jw_key(w, key);
+    gs_jw_arr(w);
+    for (int j = 0; j < n; j++) {
+        gs_jw_obj(w);
+        gs_jw_ki64(w, name, v[j]);
+        gs_jw_key(w, "replayed_ms");
+        rep_json_num(w, ms[j]);
+        gs_jw_end(w);
+    }
+    gs_jw_end(w);
+}
+
 /* The DataLoader's batches replayed in order (docs/report-schema.md,
  * "Advice": the replay); null when not replayed. */
 static void write_replay_json(gs_jw *w, const an_replay_result *r)
@@ -118,16 +134,8 @@ static void write_replay_json(gs_jw *w, const an_replay_result *r)
     rep_json_num(w, r->now_ms);
     gs_jw_key(w, "handover_ms");
     rep_json_num(w, r->recv_ms);
-    gs_jw_key(w, "deeper");
-    gs_jw_arr(w);
-    for (int j = 0; j < r->npf; j++) {
-        gs_jw_obj(w);
-        gs_jw_ki64(w, "prefetch_factor", r->pf[j]);
-        gs_jw_key(w, "replayed_ms");
-        rep_json_num(w, r->pf_ms[j]);
-        gs_jw_end(w);
-    }
-    gs_jw_end(w);
+    write_replayed(w, "deeper", "prefetch_factor", r->pf, r->pf_ms, r->npf);
+    write_replayed(w, "more_workers", "num_workers", r->nw, r->nw_ms, r->nnw);
     gs_jw_end(w);
 }
 

@@ -406,41 +406,36 @@ def test_compare_identical_beside_load(built, tmp_path, load):
     assert label not in ("helped", "hurt"), "identical settings beside a %s load: %s" % (load, j)
 
 
-UNEVEN_GAIN = 0.10  # what 2 more workers must gain there
-
-
 def test_uneven_batches_are_not_called_a_handoff(built, tmp_path):
     """Slow batches scattered among quick ones (the uneven regime): the
     trainer waits in some steps while its workers idle, their prefetched
     batches made. The model takes every batch as the mean one and cannot
     predict that; the report must not call the wait a handoff more workers
-    do not shorten. The replay of the run's own batches in order advises a
-    deeper prefetch_factor with a number: followed, it must hold within
-    the tolerance and be faster; and the note's other change, 2 more
-    workers, must help too, by at least 10% (sleeps: they hold on a busy
-    machine)."""
+    do not shorten. The replay of the run's own batches in order advises
+    more workers and a deeper prefetch_factor, each with a number: each
+    followed must hold within the tolerance and be faster (sleeps: they
+    hold on a busy machine)."""
     args = ["uneven", "240"]
     rep = traced("py", 2, args, tmp_path / "first", None)
     notes = " ".join(rep["notes"] + [rep.get("advice_none_why") or ""])
     assert "which more workers do not shorten" not in notes, rep["notes"]
-    deeper = [a for a in rep["advice"] if a["setting"] == "prefetch_factor"]
-    assert deeper and deeper[0]["value"] > 2 and deeper[0]["predicted_base"] == "mean_step", \
-        (rep["advice"], rep["notes"])
-    assert not [a for a in rep["advice"] if a["setting"] == "num_workers"], rep["advice"]
     uneven = [n for n in rep["notes"] if n.startswith("the steps are uneven")]
     assert uneven and "gpustarve sweep --prefetch-factor 2,4,8 --steps 50 -- " in uneven[0], \
         rep["notes"]
-    assert any("gpustarve sweep --num-workers" in n for n in rep["notes"]), rep["notes"]
+    assert any("the num_workers advice is the replay's" in n for n in rep["notes"]), rep["notes"]
+    advice = {a["setting"]: a for a in rep["advice"]}
+    assert set(advice) == {"num_workers", "prefetch_factor"}, (rep["advice"], rep["notes"])
+    assert advice["num_workers"]["value"] > 2 and advice["prefetch_factor"]["value"] > 2
     step1 = rep["step_ms"]["mean"]
-    pf, predicted = deeper[0]["value"], deeper[0]["predicted_step_ms"]
-    r = traced("py", 2, args, tmp_path / "deeper", None, "prefetch_factor", value=pf)
-    step2 = r["step_ms"]["mean"]
-    log({"test": "uneven", "change": "prefetch_factor=%d" % pf, "step_ms": step1,
-         "predicted_ms": predicted, "measured_ms": step2, "error": (predicted - step2) / step2})
-    assert step2 < step1 and abs(predicted - step2) <= TOLERANCE * step2, \
-        (pf, step1, predicted, step2)
-    more = traced("py", 4, args, tmp_path / "more", None)
-    gain = (step1 - more["step_ms"]["mean"]) / step1
-    log({"test": "uneven", "change": "4 workers", "step_ms": step1,
-         "measured_ms": more["step_ms"]["mean"], "gain": gain})
-    assert gain >= UNEVEN_GAIN, ("4 workers", step1, more["step_ms"]["mean"])
+    for setting, a in sorted(advice.items()):
+        assert a["predicted_base"] == "mean_step", a
+        if setting == "num_workers":
+            r = traced("py", a["value"], args, tmp_path / setting, None)
+        else:
+            r = traced("py", 2, args, tmp_path / setting, None, setting, value=a["value"])
+        step2 = r["step_ms"]["mean"]
+        log({"test": "uneven", "change": "%s=%d" % (setting, a["value"]), "step_ms": step1,
+             "predicted_ms": a["predicted_step_ms"], "measured_ms": step2,
+             "error": (a["predicted_step_ms"] - step2) / step2})
+        assert step2 < step1 and abs(a["predicted_step_ms"] - step2) <= TOLERANCE * step2, \
+            (setting, a["value"], step1, a["predicted_step_ms"], step2)

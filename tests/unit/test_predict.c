@@ -181,6 +181,34 @@ static void test_advice(void)
                                     "train_loop");
     ASSERT_TRUE(named == 1);
     ASSERT_TRUE(strstr(d.model.sweep, "gpustarve sweep --num-workers") != NULL);
+    /* the same run replayed in order (model/an_replay.h), the replay giving
+     * back the measured steps: num_workers from it, and a deeper
+     * prefetch_factor, on the mean step; the sweep is no longer needed */
+    const double mean = in.step_mean_ms;
+    in.replay_steps = 100;
+    in.replay_measured_ms = mean;
+    in.replay_now_ms = 0.98 * mean;
+    in.replay_nnw = 4;
+    in.replay_npf = 3;
+    const int nw[] = {5, 6, 7, 8}, pf[] = {4, 8, 16};
+    const double nw_ms[] = {0.9 * mean, 0.72 * mean, 0.71 * mean, 0.71 * mean},
+                 pf_ms[] = {0.8 * mean, 0.75 * mean, 0.75 * mean};
+    memcpy(in.replay_nw, nw, sizeof nw);
+    memcpy(in.replay_nw_ms, nw_ms, sizeof nw_ms);
+    memcpy(in.replay_pf, pf, sizeof pf);
+    memcpy(in.replay_pf_ms, pf_ms, sizeof pf_ms);
+    d = decide(&in);
+    ASSERT_MSG(d.nadvice == 2, "%zu: %s", d.nadvice, d.nnotes ? d.notes[d.nnotes - 1] : "");
+    ASSERT_TRUE(d.advice[0].setting == AN_ADV_NUM_WORKERS && d.advice[0].value == 6);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, mean - (0.98 - 0.72) * mean, 1e-9));
+    ASSERT_TRUE(d.advice[0].base == AN_BASE_MEAN);
+    ASSERT_TRUE(d.advice[1].setting == AN_ADV_PREFETCH_FACTOR && d.advice[1].value == 8);
+    ASSERT_TRUE(d.model.sweep[0] == '\0');
+    /* a replay that does not give back the steps: the sweep again */
+    in.replay_now_ms = 0.8 * mean;
+    d = decide(&in);
+    ASSERT_TRUE(d.nadvice == 0 && strstr(d.model.sweep, "--num-workers") != NULL);
+    in.replay_steps = 0;
     /* not quite uneven (the mean near the median): the handoff again */
     in.step_mean_ms = 1.1 * in.step_ms;
     d = decide(&in);

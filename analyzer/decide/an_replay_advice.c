@@ -1,0 +1,98 @@
+/* an_replay_advice.c — advice from the batches replayed in order
+ * (an_replay_advice.h).
+ *
+ * RATIONALE: the replay keeps each batch's time as measured, which holds
+ * while the workers running ahead (a deeper prefetch) or beside each other
+ * (more workers) take no CPU the others need; the CPU a step needs does
+ * not change with either (the same batches, the same trainer), only how
+ * fast it is asked for. So a change is advised only when that CPU over
+ * the shorter step fits in AN_REPLAY_CPU_ROOM of the CPUs other processes'
+ * load, the trainer's other threads and every other traced thread leave.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "decide/an_choose.h"
+#include "decide/an_replay_advice.h"
+
+/* The replay gave back the measured steps (within the model's error) of a
+ * DataLoader with workers, with its time measured. */
+static int replayed(const an_decide_in *in)
+{
+    const double meas = in->replay_measured_ms, now = in->replay_now_ms;
+    return in->loader_kind == AN_LOADER_DATALOADER && in->cur_workers >= 1 &&
+           in->replay_steps && meas > 0 && fabs(now - meas) <= AN_MODEL_ERROR * meas &&
+           in->time_measured && in->cpus > 0;
+}
+
+/* Whether the CPU a step needs fits a step of `step` ms (the RATIONALE). */
+static int cpu_fits(const an_decide_in *in, double step)
+{
+    const double free = in->cpus - fmax(in->other_load_cores, 0) - fmax(in->other_cores, 0) -
+                        fmax(in->t_par_cores, 0);
+    const double need = (fmax(in->t_cpu_ms, 0) + fmax(in->w_cpu_ms, 0)) / step;
+    return step > 0 && need <= AN_REPLAY_CPU_ROOM * free;
+}
+
+/* Of n replayed steps ms[j], the first that saves AN_REPLAY_NEAR_BEST of
+ * the most any saves from the replay now, when that most is at least
+ * AN_REPLAY_MIN_SAVING of a step; -1 none. */
+static int pick(const an_decide_in *in, const double *ms, int n)
+{
+    const double now = in->replay_now_ms;
+    double best = 0;
+    for (int j = 0; j < n; j++)
+        best = fmax(best, now - ms[j]);
+    if (best < AN_REPLAY_MIN_SAVING * in->replay_measured_ms)
+        return -1;
+    for (int j = 0; j < n; j++)
+        if (now - ms[j] >= AN_REPLAY_NEAR_BEST * best)
+            return j;
+    return -1;
+}
+
+void an_advise_prefetch(const an_decide_in *in, an_decision *out)
+{
+    const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
+    if (!replayed(in) || step <= 0)
+        return;
+    const int j = pick(in, in->replay_pf_ms, in->replay_npf);
+    if (j < 0)
+        return;
+    const double saving = in->replay_now_ms - in->replay_pf_ms[j];
+    const int pf = in->replay_pf[j];
+    if (!cpu_fits(in, step - saving) || out->nadvice >= AN_ADVICE_MAX)
+        return;
+    an_advice a = an_advice_count(in, 1, pf, step - saving, AN_BASE_MEAN, step);
+    a.setting = AN_ADV_PREFETCH_FACTOR;
+    snprintf(a.why, sizeof a.why,
+             "the %zu steps replayed in order from the workers' own batch times (a DataLoader "
+             "returns batches in order, each worker %d ahead) give %.1f ms a step, as measured "
+             "(%.1f ms); with %d batches ahead each, %.1f ms: a slow batch holds up fewer behind "
+             "it. Each worker then holds up to %d batches ready in memory",
+             in->replay_steps, in->prefetch, in->replay_now_ms, in->replay_measured_ms, pf,
+             in->replay_pf_ms[j], pf);
+    out->advice[out->nadvice++] = a;
+}
+
+int an_advise_replay_workers(const an_decide_in *in, an_decision *out)
+{
+    const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
+    if (!replayed(in) || step <= 0)
+        return 0;
+    const int j = pick(in, in->replay_nw_ms, in->replay_nnw);
+    if (j < 0)
+        return 0;
+    const double saving = in->replay_now_ms - in->replay_nw_ms[j];
+    const int n = in->replay_nw[j];
+    if (!cpu_fits(in, step - saving) || out->nadvice >= AN_ADVICE_MAX)
+        return 0;
+    an_advice a = an_advice_count(in, 1, n, step - saving, AN_BASE_MEAN, step);
+    snprintf(a.why, sizeof a.why,
+             "the %zu steps replayed in order from the workers' own batch times (a DataLoader "
+             "gives batch i to worker i mod num_workers and returns them in order) give %.1f ms "
+             "a step, as measured (%.1f ms); with %d workers, %.1f ms",
+             in->replay_steps, in->replay_now_ms, in->replay_measured_ms, n, in->replay_nw_ms[j]);
+    out->advice[out->nadvice++] = a;
+    return 1;
+}
