@@ -414,7 +414,7 @@ def test_uneven_batches_are_not_called_a_handoff(built, tmp_path):
     do not shorten. The replay of the run's own batches in order advises
     more workers and a deeper prefetch_factor, each with a number: each
     followed must hold within the tolerance and be faster (sleeps: they
-    hold on a busy machine)."""
+    hold on a busy machine), and `compare` must find it applied."""
     args = ["uneven", "240"]
     rep = traced("py", 2, args, tmp_path / "first", None)
     notes = " ".join(rep["notes"] + [rep.get("advice_none_why") or ""])
@@ -439,3 +439,9 @@ def test_uneven_batches_are_not_called_a_handoff(built, tmp_path):
              "error": (a["predicted_step_ms"] - step2) / step2})
         assert step2 < step1 and abs(a["predicted_step_ms"] - step2) <= TOLERANCE * step2, \
             (setting, a["value"], step1, a["predicted_step_ms"], step2)
+        # compare finds the setting applied in the run that followed it
+        c = run_plain([CLI, "compare", "--json", str(tmp_path / "first"), str(tmp_path / setting)],
+                      env=clean_env())
+        assert c.returncode == 0, c.stderr.decode()
+        applied = [x for x in json.loads(c.stdout)["prediction"]["advice"] if x["applied_in_b"]]
+        assert [(x["setting"], x["value"]) for x in applied] == [(setting, a["value"])], applied
