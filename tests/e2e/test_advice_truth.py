@@ -423,8 +423,11 @@ def test_uneven_batches_are_not_called_a_handoff(built, tmp_path):
     assert uneven and "gpustarve sweep --prefetch-factor 2,4,8 --steps 50 -- " in uneven[0], \
         rep["notes"]
     assert any("the num_workers advice is the replay's" in n for n in rep["notes"]), rep["notes"]
-    advice = {a["setting"]: a for a in rep["advice"]}
-    assert set(advice) == {"num_workers", "prefetch_factor"}, (rep["advice"], rep["notes"])
+    # (beside a busy process the sharing strategy may be advised too: the
+    # regimes' rounds follow that one)
+    advice = {a["setting"]: a for a in rep["advice"]
+              if a["setting"] in ("num_workers", "prefetch_factor")}
+    assert len(advice) == 2, (rep["advice"], rep["notes"])
     assert advice["num_workers"]["value"] > 2 and advice["prefetch_factor"]["value"] > 2
     step1 = rep["step_ms"]["mean"]
     for setting, a in sorted(advice.items()):

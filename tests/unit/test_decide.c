@@ -377,7 +377,8 @@ static void test_persistent(void)
 /* A deeper prefetch_factor from the replay (model/an_replay.h): the
  * smallest factor within 90% of the best saving, on the mean step; none
  * where the replay does not give back the measured steps, the saving is
- * under 5%, the CPU a shorter step needs does not fit, or no DataLoader. */
+ * under 5%, the CPU a shorter step needs does not fit (unless the workers
+ * mostly wait), or no DataLoader. */
 static void test_prefetch(void)
 {
     an_decide_in in = base();
@@ -424,6 +425,10 @@ static void test_prefetch(void)
     in.w_cpu_ms = 1.5;
     in.other_load_cores = 1.9;
     ASSERT_EQ(decide(&in).nadvice, 0);
+    /* workers that mostly wait get their bursts of CPU whatever the load */
+    in.w_blocked_ms = 14;
+    ASSERT_TRUE(decide(&in).nadvice == 1);
+    in.w_blocked_ms = 0;
     in.other_load_cores = 0.05;
     /* not a DataLoader, no workers, not replayed */
     in.loader_kind = AN_LOADER_THREADS;
