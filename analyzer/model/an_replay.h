@@ -1,6 +1,7 @@
 /* an_replay.h — a DataLoader's batches replayed in order: what the steps
- * would have been with a deeper prefetch_factor, from the batch times the
- * workers measured (docs/report-schema.md, "The replay").
+ * would have been with a deeper prefetch_factor or more workers, from the
+ * batch times the workers measured (docs/report-schema.md, "Advice": the
+ * replay).
  *
  * A DataLoader returns its batches in order; each worker loads the batches
  * given to it one after another, and it is given a new one only when the
@@ -10,8 +11,8 @@
  * The replay runs that rule over the run's own batches: each batch's time
  * in its worker (its fetch markers), the trainer's time between fetches,
  * and the hand-over (a batch done to the trainer having it), measured; it
- * must give back the measured steps before its other prefetch factors are
- * believed (the decision's rule, an_advice.c).
+ * must give back the measured steps before its other settings are
+ * believed (the decision's rule, decide/an_replay_advice.c).
  *
  * Must never: use a batch it could not match to its worker's fetch (the
  * steps around it are left out), or a step of an iterator's first batch
