@@ -414,9 +414,32 @@ def test_uneven_batches_are_not_called_a_handoff(built, tmp_path):
     do not shorten. The replay of the run's own batches in order advises
     more workers and a deeper prefetch_factor, each with a number: each
     followed must hold within the tolerance and be faster (sleeps: they
-    hold on a busy machine), and `compare` must find it applied."""
+    hold on a busy machine), and `compare` must find it applied. A miss is
+    judged by the drift rule of the regimes (hold_one): the first setting
+    run again, and the comparison repeated from it when it moved beyond
+    the tolerance."""
     args = ["uneven", "240"]
-    rep = traced("py", 2, args, tmp_path / "first", None)
+    first = tmp_path / "first0"
+    rep = traced("py", 2, args, first, None)
+    for attempt in range(ATTEMPTS):
+        miss = uneven_followed(rep, first, args, tmp_path / ("attempt%d" % attempt))
+        if miss is None:
+            return
+        first = tmp_path / ("again%d" % attempt)
+        again = traced("py", 2, args, first, None)
+        drift = (again["step_ms"]["mean"] - rep["step_ms"]["mean"]) / rep["step_ms"]["mean"]
+        log({"test": "uneven", "miss": miss, "again_ms": again["step_ms"]["mean"],
+             "drift": drift})
+        if abs(drift) <= TOLERANCE:
+            pytest.fail(str(miss))
+        rep = again
+    pytest.fail("the first setting moved beyond the tolerance after each of %d comparisons"
+                % ATTEMPTS)
+
+
+def uneven_followed(rep, first, args, d):
+    """The uneven report's checks, and its two settings followed from the
+    run in `first`: None when both held, else what missed."""
     notes = " ".join(rep["notes"] + [rep.get("advice_none_why") or ""])
     assert "which more workers do not shorten" not in notes, rep["notes"]
     uneven = [n for n in rep["notes"] if n.startswith("the steps are uneven")]
@@ -432,19 +455,20 @@ def test_uneven_batches_are_not_called_a_handoff(built, tmp_path):
     step1 = rep["step_ms"]["mean"]
     for setting, a in sorted(advice.items()):
         assert a["predicted_base"] == "mean_step", a
+        run = d / setting
         if setting == "num_workers":
-            r = traced("py", a["value"], args, tmp_path / setting, None)
+            r = traced("py", a["value"], args, run, None)
         else:
-            r = traced("py", 2, args, tmp_path / setting, None, setting, value=a["value"])
+            r = traced("py", 2, args, run, None, setting, value=a["value"])
         step2 = r["step_ms"]["mean"]
         log({"test": "uneven", "change": "%s=%d" % (setting, a["value"]), "step_ms": step1,
              "predicted_ms": a["predicted_step_ms"], "measured_ms": step2,
              "error": (a["predicted_step_ms"] - step2) / step2})
-        assert step2 < step1 and abs(a["predicted_step_ms"] - step2) <= TOLERANCE * step2, \
-            (setting, a["value"], step1, a["predicted_step_ms"], step2)
+        if not (step2 < step1 and abs(a["predicted_step_ms"] - step2) <= TOLERANCE * step2):
+            return (setting, a["value"], step1, a["predicted_step_ms"], step2)
         # compare finds the setting applied in the run that followed it
-        c = run_plain([CLI, "compare", "--json", str(tmp_path / "first"), str(tmp_path / setting)],
-                      env=clean_env())
+        c = run_plain([CLI, "compare", "--json", str(first), str(run)], env=clean_env())
         assert c.returncode == 0, c.stderr.decode()
         applied = [x for x in json.loads(c.stdout)["prediction"]["advice"] if x["applied_in_b"]]
         assert [(x["setting"], x["value"]) for x in applied] == [(setting, a["value"])], applied
+    return None
