@@ -64,19 +64,32 @@ static int pick(const an_decide_in *in, const double *ms, int n)
     return -1;
 }
 
-void an_advise_prefetch(const an_decide_in *in, an_decision *out)
+/* The replayed setting to advise among n (values v, replayed steps ms),
+ * as an entry with its prediction on the mean step (setting and why left
+ * to the caller); -1 where none is, or out has no room. */
+static int advise_from(const an_decide_in *in, const an_decision *out, const int *v,
+                       const double *ms, int n, an_advice *a)
 {
     const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
-    if (!replayed(in) || step <= 0)
-        return;
-    const int j = pick(in, in->replay_pf_ms, in->replay_npf);
+    if (!replayed(in) || step <= 0 || out->nadvice >= AN_ADVICE_MAX)
+        return -1;
+    const int j = pick(in, ms, n);
+    if (j < 0)
+        return -1;
+    const double saving = in->replay_now_ms - ms[j];
+    if (!cpu_fits(in, step - saving))
+        return -1;
+    *a = an_advice_count(in, 1, v[j], step - saving, AN_BASE_MEAN, step);
+    return j;
+}
+
+void an_advise_prefetch(const an_decide_in *in, an_decision *out)
+{
+    an_advice a;
+    const int j = advise_from(in, out, in->replay_pf, in->replay_pf_ms, in->replay_npf, &a);
     if (j < 0)
         return;
-    const double saving = in->replay_now_ms - in->replay_pf_ms[j];
     const int pf = in->replay_pf[j];
-    if (!cpu_fits(in, step - saving) || out->nadvice >= AN_ADVICE_MAX)
-        return;
-    an_advice a = an_advice_count(in, 1, pf, step - saving, AN_BASE_MEAN, step);
     a.setting = AN_ADV_PREFETCH_FACTOR;
     snprintf(a.why, sizeof a.why,
              "the %zu steps replayed in order from the workers' own batch times (a DataLoader "
@@ -90,22 +103,16 @@ void an_advise_prefetch(const an_decide_in *in, an_decision *out)
 
 int an_advise_replay_workers(const an_decide_in *in, an_decision *out)
 {
-    const double step = in->step_mean_ms > 0 ? in->step_mean_ms : in->step_ms;
-    if (!replayed(in) || step <= 0)
-        return 0;
-    const int j = pick(in, in->replay_nw_ms, in->replay_nnw);
+    an_advice a;
+    const int j = advise_from(in, out, in->replay_nw, in->replay_nw_ms, in->replay_nnw, &a);
     if (j < 0)
         return 0;
-    const double saving = in->replay_now_ms - in->replay_nw_ms[j];
-    const int n = in->replay_nw[j];
-    if (!cpu_fits(in, step - saving) || out->nadvice >= AN_ADVICE_MAX)
-        return 0;
-    an_advice a = an_advice_count(in, 1, n, step - saving, AN_BASE_MEAN, step);
     snprintf(a.why, sizeof a.why,
              "the %zu steps replayed in order from the workers' own batch times (a DataLoader "
              "gives batch i to worker i mod num_workers and returns them in order) give %.1f ms "
              "a step, as measured (%.1f ms); with %d workers, %.1f ms",
-             in->replay_steps, in->replay_now_ms, in->replay_measured_ms, n, in->replay_nw_ms[j]);
+             in->replay_steps, in->replay_now_ms, in->replay_measured_ms, in->replay_nw[j],
+             in->replay_nw_ms[j]);
     out->advice[out->nadvice++] = a;
     return 1;
 }

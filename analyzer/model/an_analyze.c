@@ -71,10 +71,7 @@ static void measured_time(const an_result *res, an_decide_in *in)
     const an_trainer_time *tt = &res->trainer_time;
     const an_loader_time *lt = &res->loader_time;
     const int cur = res->cur_workers >= 0 ? res->cur_workers : (int)res->nworkers;
-    in->prefetch = 2;
-    const char *pf = an_cfg_value(res->trainer, "prefetch_factor");
-    if (pf && atoi(pf) > 0)
-        in->prefetch = atoi(pf);
+    in->prefetch = an_loader_prefetch(res);
     in->t_runq_ms = in->w_runq_ms = -1;
     in->other_load_cores = res->host_time.measured ? res->host_time.other_cores : -1;
     in->host_cpus = res->host_time.measured ? res->host_time.cpus : 0;

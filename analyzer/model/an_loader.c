@@ -41,6 +41,12 @@ const char *an_loader_cfg(const an_result *res, const char *key)
     return an_cfg_value(res->trainer, key);
 }
 
+int an_loader_prefetch(const an_result *res)
+{
+    const char *pf = an_loader_cfg(res, "prefetch_factor");
+    return pf && atoi(pf) > 0 ? atoi(pf) : 2;
+}
+
 static int parse_bool(const char *v)
 {
     if (!v)

@@ -183,11 +183,13 @@ static void replay_stretch(const tfetch *t, size_t n, double recv, an_replay_res
      * iterator's first request: the trainer's first fetch; a worker more
      * as late as the latest */
     double late = 0;
-    for (int w = 0; w < MAX_WORKERS; w++) {
-        start[w] = w < nw && (size_t)w < n && t[w].b->t0 > t[0].f->t0
-                       ? (double)(t[w].b->t0 - t[0].f->t0) / 1e6 : w < nw ? 0 : late;
-        late = start[w] > late ? start[w] : late;
+    for (int w = 0; w < nw; w++) {
+        start[w] = (size_t)w < n && t[w].b->t0 > t[0].f->t0
+                       ? (double)(t[w].b->t0 - t[0].f->t0) / 1e6 : 0;
+        late = dmax(late, start[w]);
     }
+    for (int w = nw; w < MAX_WORKERS; w++)
+        start[w] = late;
     const double now = an_replay_sim(d, comp, n, start, nw, r->prefetch, recv);
     double alt[AN_REPLAY_NPF], more[AN_REPLAY_NNW];
     int ok = now >= 0;
@@ -232,9 +234,8 @@ void an_replay(an_result *res)
     const int nw = res->cur_workers;
     if (!l || !l->nf || nw < 1 || nw > MAX_WORKERS || !res->nworkers || !res->trainer)
         return;
-    const char *pfs = an_cfg_value(res->trainer, "prefetch_factor");
     r->workers = nw;
-    r->prefetch = pfs && atoi(pfs) > 0 ? atoi(pfs) : 2;
+    r->prefetch = an_loader_prefetch(res);
     static const int factors[] = AN_REPLAY_FACTORS;
     for (size_t j = 0; j < sizeof factors / sizeof factors[0] && r->npf < AN_REPLAY_NPF; j++)
         r->pf[r->npf++] = r->prefetch * factors[j];

@@ -224,5 +224,8 @@ const char *an_cfg_value(const an_proc *p, const char *key);
  * the trainer set), every key else the trainer's; NULL unknown. After
  * an_find_workers. */
 const char *an_loader_cfg(const an_result *res, const char *key);
+/* The DataLoader's prefetch_factor as it applies to the run: its
+ * configuration's, else torch's default, 2. */
+int an_loader_prefetch(const an_result *res);
 
 #endif
