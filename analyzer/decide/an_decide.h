@@ -28,6 +28,18 @@
 #define AN_REPLAY_NPF 3 /* deeper prefetch factors replayed (model/an_replay.h) */
 #define AN_REPLAY_NNW 4 /* more workers replayed: 1 to 4 more */
 
+/* A DataLoader's batches replayed in order (model/an_replay.h), per step
+ * of the stretches replayed: measured, replayed with the settings in force
+ * (now_ms), with each deeper prefetch_factor pf[j] (pf_ms[j]), and with
+ * nw[j] workers (nw_ms[j]); steps 0: not replayed (the other fields 0). */
+typedef struct an_replayed {
+    size_t steps;
+    double measured_ms, now_ms;
+    int npf, nnw;
+    int pf[AN_REPLAY_NPF], nw[AN_REPLAY_NNW];
+    double pf_ms[AN_REPLAY_NPF], nw_ms[AN_REPLAY_NNW];
+} an_replayed;
+
 typedef struct an_decide_in {
     /* the measured steps */
     int no_gpu;              /* no GPU activity: the training thread is what waits */
@@ -110,15 +122,7 @@ typedef struct an_decide_in {
     int loader_unseen;           /* the loader's threads were not told apart: its
                                   * batch is the other threads' time, one a step */
     int prefetch;                /* batches a worker may hold ready */
-    /* the DataLoader's batches replayed in order (model/an_replay.h), per
-     * step of the stretches replayed: measured, replayed with the settings
-     * in force, with prefetch_factor replay_pf[j], and with replay_nw[j]
-     * workers; replay_steps 0: not replayed */
-    size_t replay_steps;
-    double replay_measured_ms, replay_now_ms;
-    int replay_npf, replay_nnw;
-    int replay_pf[AN_REPLAY_NPF], replay_nw[AN_REPLAY_NNW];
-    double replay_pf_ms[AN_REPLAY_NPF], replay_nw_ms[AN_REPLAY_NNW];
+    an_replayed replay;          /* the DataLoader's batches replayed in order */
     /* the loader in the program's own terms (what the trace shows) */
     int loader_kind;             /* enum an_loader_kind */
     int batch_size;              /* samples a batch (DataLoader batch_size); 0 unknown */

@@ -28,9 +28,9 @@
  * DataLoader with workers, with its time measured. */
 static int replayed(const an_decide_in *in)
 {
-    const double meas = in->replay_measured_ms, now = in->replay_now_ms;
+    const double meas = in->replay.measured_ms, now = in->replay.now_ms;
     return in->loader_kind == AN_LOADER_DATALOADER && in->cur_workers >= 1 &&
-           in->replay_steps && meas > 0 && fabs(now - meas) <= AN_MODEL_ERROR * meas &&
+           in->replay.steps && meas > 0 && fabs(now - meas) <= AN_MODEL_ERROR * meas &&
            in->time_measured && in->cpus > 0;
 }
 
@@ -52,11 +52,11 @@ static int cpu_fits(const an_decide_in *in, double step)
  * AN_REPLAY_MIN_SAVING of a step; -1 none. */
 static int pick(const an_decide_in *in, const double *ms, int n)
 {
-    const double now = in->replay_now_ms;
+    const double now = in->replay.now_ms;
     double best = 0;
     for (int j = 0; j < n; j++)
         best = fmax(best, now - ms[j]);
-    if (best < AN_REPLAY_MIN_SAVING * in->replay_measured_ms)
+    if (best < AN_REPLAY_MIN_SAVING * in->replay.measured_ms)
         return -1;
     for (int j = 0; j < n; j++)
         if (now - ms[j] >= AN_REPLAY_NEAR_BEST * best)
@@ -76,7 +76,7 @@ static int advise_from(const an_decide_in *in, const an_decision *out, const int
     const int j = pick(in, ms, n);
     if (j < 0)
         return -1;
-    const double saving = in->replay_now_ms - ms[j];
+    const double saving = in->replay.now_ms - ms[j];
     if (!cpu_fits(in, step - saving))
         return -1;
     *a = an_advice_count(in, 1, v[j], step - saving, AN_BASE_MEAN, step);
@@ -86,33 +86,33 @@ static int advise_from(const an_decide_in *in, const an_decision *out, const int
 void an_advise_prefetch(const an_decide_in *in, an_decision *out)
 {
     an_advice a;
-    const int j = advise_from(in, out, in->replay_pf, in->replay_pf_ms, in->replay_npf, &a);
+    const int j = advise_from(in, out, in->replay.pf, in->replay.pf_ms, in->replay.npf, &a);
     if (j < 0)
         return;
-    const int pf = in->replay_pf[j];
+    const int pf = in->replay.pf[j];
     a.setting = AN_ADV_PREFETCH_FACTOR;
     snprintf(a.why, sizeof a.why,
              "the %zu steps replayed in order from the workers' own batch times (a DataLoader "
              "returns batches in order, each worker %d ahead) give %.1f ms a step, as measured "
              "(%.1f ms); with %d batches ahead each, %.1f ms: a slow batch holds up fewer behind "
              "it. Each worker then holds up to %d batches ready in memory",
-             in->replay_steps, in->prefetch, in->replay_now_ms, in->replay_measured_ms, pf,
-             in->replay_pf_ms[j], pf);
+             in->replay.steps, in->prefetch, in->replay.now_ms, in->replay.measured_ms, pf,
+             in->replay.pf_ms[j], pf);
     out->advice[out->nadvice++] = a;
 }
 
 int an_advise_replay_workers(const an_decide_in *in, an_decision *out)
 {
     an_advice a;
-    const int j = advise_from(in, out, in->replay_nw, in->replay_nw_ms, in->replay_nnw, &a);
+    const int j = advise_from(in, out, in->replay.nw, in->replay.nw_ms, in->replay.nnw, &a);
     if (j < 0)
         return 0;
     snprintf(a.why, sizeof a.why,
              "the %zu steps replayed in order from the workers' own batch times (a DataLoader "
              "gives batch i to worker i mod num_workers and returns them in order) give %.1f ms "
              "a step, as measured (%.1f ms); with %d workers, %.1f ms",
-             in->replay_steps, in->replay_now_ms, in->replay_measured_ms, in->replay_nw[j],
-             in->replay_nw_ms[j]);
+             in->replay.steps, in->replay.now_ms, in->replay.measured_ms, in->replay.nw[j],
+             in->replay.nw_ms[j]);
     out->advice[out->nadvice++] = a;
     return 1;
 }

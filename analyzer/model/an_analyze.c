@@ -269,18 +269,8 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->step_ms = res->step_ms_median;
     in->step_mean_ms = res->step_ms_mean;
     in->step_p90_ms = res->step_ms_p90;
-    if (res->replay.ok) {
-        const an_replay_result *rp = &res->replay;
-        in->replay_steps = rp->steps;
-        in->replay_measured_ms = rp->measured_ms;
-        in->replay_now_ms = rp->now_ms;
-        in->replay_npf = rp->npf;
-        memcpy(in->replay_pf, rp->pf, sizeof in->replay_pf);
-        memcpy(in->replay_pf_ms, rp->pf_ms, sizeof in->replay_pf_ms);
-        in->replay_nnw = rp->nnw;
-        memcpy(in->replay_nw, rp->nw, sizeof in->replay_nw);
-        memcpy(in->replay_nw_ms, rp->nw_ms, sizeof in->replay_nw_ms);
-    }
+    if (res->replay.ok)
+        in->replay = res->replay.at;
     memcpy(in->share, res->share, sizeof in->share);
     in->input_share = res->input_share;
     in->input_share_lo = res->input_share_lo;

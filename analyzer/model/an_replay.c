@@ -193,20 +193,20 @@ static void replay_stretch(const tfetch *t, size_t n, double recv, an_replay_res
     const double now = an_replay_sim(d, comp, n, start, nw, r->prefetch, recv);
     double alt[AN_REPLAY_NPF], more[AN_REPLAY_NNW];
     int ok = now >= 0;
-    for (int j = 0; ok && j < r->npf; j++)
-        ok = (alt[j] = an_replay_sim(d, comp, n, start, nw, r->pf[j], recv)) >= 0;
-    for (int j = 0; ok && j < r->nnw; j++)
-        ok = (more[j] = an_replay_sim(d, comp, n, start, r->nw[j], r->prefetch, recv)) >= 0;
+    for (int j = 0; ok && j < r->at.npf; j++)
+        ok = (alt[j] = an_replay_sim(d, comp, n, start, nw, r->at.pf[j], recv)) >= 0;
+    for (int j = 0; ok && j < r->at.nnw; j++)
+        ok = (more[j] = an_replay_sim(d, comp, n, start, r->at.nw[j], r->prefetch, recv)) >= 0;
     free(d);
     if (!ok)
         return;
-    r->steps += n - 1;
-    r->measured_ms += (double)(t[n - 1].f->t1 - t[0].f->t1) / 1e6;
-    r->now_ms += now;
-    for (int j = 0; j < r->npf; j++)
-        r->pf_ms[j] += alt[j];
-    for (int j = 0; j < r->nnw; j++)
-        r->nw_ms[j] += more[j];
+    r->at.steps += n - 1;
+    r->at.measured_ms += (double)(t[n - 1].f->t1 - t[0].f->t1) / 1e6;
+    r->at.now_ms += now;
+    for (int j = 0; j < r->at.npf; j++)
+        r->at.pf_ms[j] += alt[j];
+    for (int j = 0; j < r->at.nnw; j++)
+        r->at.nw_ms[j] += more[j];
 }
 
 /* The hand-over: from a batch done in its worker (or the trainer's
@@ -237,10 +237,10 @@ void an_replay(an_result *res)
     r->workers = nw;
     r->prefetch = an_loader_prefetch(res);
     static const int factors[] = AN_REPLAY_FACTORS;
-    for (size_t j = 0; j < sizeof factors / sizeof factors[0] && r->npf < AN_REPLAY_NPF; j++)
-        r->pf[r->npf++] = r->prefetch * factors[j];
+    for (size_t j = 0; j < sizeof factors / sizeof factors[0] && r->at.npf < AN_REPLAY_NPF; j++)
+        r->at.pf[r->at.npf++] = r->prefetch * factors[j];
     for (int j = 0; j < AN_REPLAY_NNW && nw + 1 + j <= MAX_WORKERS; j++)
-        r->nw[r->nnw++] = nw + 1 + j;
+        r->at.nw[r->at.nnw++] = nw + 1 + j;
     size_t nb = 0;
     span *b = worker_batches(res, &nb);
     tfetch *t = b ? malloc(l->nf * sizeof *t) : NULL;
@@ -262,16 +262,16 @@ void an_replay(an_result *res)
     }
     free(t);
     free(b);
-    if (r->steps < 3 || r->measured_ms <= 0) {
-        r->steps = 0;
+    if (r->at.steps < 3 || r->at.measured_ms <= 0) {
+        r->at.steps = 0;
         return;
     }
-    const double k = (double)r->steps;
-    r->measured_ms /= k;
-    r->now_ms /= k;
-    for (int j = 0; j < r->npf; j++)
-        r->pf_ms[j] /= k;
-    for (int j = 0; j < r->nnw; j++)
-        r->nw_ms[j] /= k;
+    const double k = (double)r->at.steps;
+    r->at.measured_ms /= k;
+    r->at.now_ms /= k;
+    for (int j = 0; j < r->at.npf; j++)
+        r->at.pf_ms[j] /= k;
+    for (int j = 0; j < r->at.nnw; j++)
+        r->at.nw_ms[j] /= k;
     r->ok = 1;
 }

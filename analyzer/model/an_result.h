@@ -48,23 +48,14 @@ typedef struct an_worker {
     an_loader_time time;
 } an_worker;
 
-/* A DataLoader's batches replayed in order (an_replay.h): per step of the
- * stretches replayed, measured and replayed with the settings in force,
- * replayed with each deeper prefetch_factor pf[j] (pf_ms[j]), and with
- * nw[j] workers (nw_ms[j]); ok 0: not replayed (the other fields 0).
- * AN_REPLAY_NPF, AN_REPLAY_NNW: an_decide.h. */
+/* A DataLoader's batches replayed in order (an_replay.h): the settings in
+ * force, the hand-over, and what was replayed (an_replayed, an_decide.h:
+ * what the decision reads); ok 0: not replayed (the other fields 0). */
 typedef struct an_replay_result {
     int ok;
     int workers, prefetch;
-    size_t steps;
-    double measured_ms, now_ms;
     double recv_ms; /* the hand-over, median: a batch done to the trainer having it */
-    int npf;
-    int pf[AN_REPLAY_NPF];
-    double pf_ms[AN_REPLAY_NPF];
-    int nnw;
-    int nw[AN_REPLAY_NNW];
-    double nw_ms[AN_REPLAY_NNW];
+    an_replayed at;
 } an_replay_result;
 
 typedef struct an_result {

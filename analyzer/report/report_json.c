@@ -127,15 +127,15 @@ static void write_replay_json(gs_jw *w, const an_replay_result *r)
     gs_jw_obj(w);
     gs_jw_ki64(w, "num_workers", r->workers);
     gs_jw_ki64(w, "prefetch_factor", r->prefetch);
-    gs_jw_ku64(w, "steps", r->steps);
+    gs_jw_ku64(w, "steps", r->at.steps);
     gs_jw_key(w, "measured_ms");
-    rep_json_num(w, r->measured_ms);
+    rep_json_num(w, r->at.measured_ms);
     gs_jw_key(w, "replayed_ms");
-    rep_json_num(w, r->now_ms);
+    rep_json_num(w, r->at.now_ms);
     gs_jw_key(w, "handover_ms");
     rep_json_num(w, r->recv_ms);
-    write_replayed(w, "deeper", "prefetch_factor", r->pf, r->pf_ms, r->npf);
-    write_replayed(w, "more_workers", "num_workers", r->nw, r->nw_ms, r->nnw);
+    write_replayed(w, "deeper", "prefetch_factor", r->at.pf, r->at.pf_ms, r->at.npf);
+    write_replayed(w, "more_workers", "num_workers", r->at.nw, r->at.nw_ms, r->at.nnw);
     gs_jw_end(w);
 }
 

@@ -141,19 +141,19 @@ static void test_from_trace(void)
     an_replay(&res);
     const an_replay_result *r = &res.replay;
     ASSERT_TRUE(r->ok && r->workers == 2 && r->prefetch == 2);
-    ASSERT_MSG(r->steps == 2 * (NB - 1), "%zu", r->steps);
-    ASSERT_TRUE(NEAR(r->measured_ms, 10, 1e-9) && NEAR(r->recv_ms, 1, 1e-9));
-    ASSERT_MSG(NEAR(r->now_ms, 10, 1e-9), "%g", r->now_ms);
-    ASSERT_TRUE(r->npf == 3 && r->pf[0] == 4 && r->pf[1] == 8 && r->pf[2] == 16);
-    for (int j = 0; j < r->npf; j++)
-        ASSERT_TRUE(NEAR(r->pf_ms[j], 10, 1e-9)); /* the trainer is the limit */
+    ASSERT_MSG(r->at.steps == 2 * (NB - 1), "%zu", r->at.steps);
+    ASSERT_TRUE(NEAR(r->at.measured_ms, 10, 1e-9) && NEAR(r->recv_ms, 1, 1e-9));
+    ASSERT_MSG(NEAR(r->at.now_ms, 10, 1e-9), "%g", r->at.now_ms);
+    ASSERT_TRUE(r->at.npf == 3 && r->at.pf[0] == 4 && r->at.pf[1] == 8 && r->at.pf[2] == 16);
+    for (int j = 0; j < r->at.npf; j++)
+        ASSERT_TRUE(NEAR(r->at.pf_ms[j], 10, 1e-9)); /* the trainer is the limit */
     /* the factor in force, from the DataLoader's configuration */
     snprintf(cfg[0].key, sizeof cfg[0].key, "prefetch_factor");
     snprintf(cfg[0].value, sizeof cfg[0].value, "3");
     trainer.cfg = cfg;
     trainer.ncfg = 1;
     an_replay(&res);
-    ASSERT_TRUE(r->ok && r->prefetch == 3 && r->pf[0] == 6 && r->pf[2] == 24);
+    ASSERT_TRUE(r->ok && r->prefetch == 3 && r->at.pf[0] == 6 && r->at.pf[2] == 24);
     trainer.cfg = NULL;
     trainer.ncfg = 0;
     /* too few batches matched: no replay */
@@ -167,18 +167,18 @@ static void test_from_trace(void)
         wf[2][k] = wf[2][k + 1];
     wlog[2].nf--;
     an_replay(&res);
-    ASSERT_MSG(r->ok && r->steps == (NB - 1) + 9, "%zu", r->steps);
+    ASSERT_MSG(r->ok && r->at.steps == (NB - 1) + 9, "%zu", r->at.steps);
     /* a batch no worker marked ends the stretch: the rest of that epoch is
      * not replayed */
     setup(&res);
     wf[0][NB / 2 - 1].key = 1000; /* its last batch's index unknown to the trainer */
     an_replay(&res);
-    ASSERT_MSG(r->ok && r->steps == (NB - 3) + (NB - 1), "%zu", r->steps);
+    ASSERT_MSG(r->ok && r->at.steps == (NB - 3) + (NB - 1), "%zu", r->at.steps);
     /* no workers, or the trainer's fetches unknown: nothing */
     setup(&res);
     res.cur_workers = 0;
     an_replay(&res);
-    ASSERT_TRUE(!r->ok && r->steps == 0);
+    ASSERT_TRUE(!r->ok && r->at.steps == 0);
     setup(&res);
     res.thread = NULL;
     an_replay(&res);

@@ -392,14 +392,14 @@ static void test_prefetch(void)
     in.other_load_cores = 0.05;
     in.t_cpu_ms = 0.5;
     in.w_cpu_ms = 1.5;
-    in.replay_steps = 199;
-    in.replay_measured_ms = 13.3;
-    in.replay_now_ms = 12.9;
-    in.replay_npf = 3;
+    in.replay.steps = 199;
+    in.replay.measured_ms = 13.3;
+    in.replay.now_ms = 12.9;
+    in.replay.npf = 3;
     const int pf[] = {4, 8, 16};
     const double ms[] = {9.6, 8.7, 8.6};
-    memcpy(in.replay_pf, pf, sizeof pf);
-    memcpy(in.replay_pf_ms, ms, sizeof ms);
+    memcpy(in.replay.pf, pf, sizeof pf);
+    memcpy(in.replay.pf_ms, ms, sizeof ms);
     an_decision d = decide(&in);
     ASSERT_TRUE(d.nadvice == 1 && d.advice[0].setting == AN_ADV_PREFETCH_FACTOR);
     ASSERT_TRUE(strcmp(an_advice_name(&d.advice[0]), "prefetch_factor") == 0);
@@ -411,14 +411,14 @@ static void test_prefetch(void)
     an_advice_text(&d.advice[0], text, sizeof text);
     ASSERT_TRUE(strcmp(text, "prefetch_factor=8") == 0);
     /* the replay off by more than the model's error: none */
-    in.replay_now_ms = 13.3 * (1 - AN_MODEL_ERROR) - 0.1;
+    in.replay.now_ms = 13.3 * (1 - AN_MODEL_ERROR) - 0.1;
     ASSERT_EQ(decide(&in).nadvice, 0);
-    in.replay_now_ms = 12.9;
+    in.replay.now_ms = 12.9;
     /* a saving under 5% of a step */
     const double small[] = {12.6, 12.5, 12.5};
-    memcpy(in.replay_pf_ms, small, sizeof small);
+    memcpy(in.replay.pf_ms, small, sizeof small);
     ASSERT_EQ(decide(&in).nadvice, 0);
-    memcpy(in.replay_pf_ms, ms, sizeof ms);
+    memcpy(in.replay.pf_ms, ms, sizeof ms);
     /* the workers' CPU a batch over the shorter step beyond the free CPUs */
     in.w_cpu_ms = 14;
     ASSERT_EQ(decide(&in).nadvice, 0);
@@ -437,7 +437,7 @@ static void test_prefetch(void)
     in.cur_workers = 0;
     ASSERT_EQ(decide(&in).nadvice, 0);
     in.cur_workers = 2;
-    in.replay_steps = 0;
+    in.replay.steps = 0;
     ASSERT_EQ(decide(&in).nadvice, 0);
 }
 

@@ -185,18 +185,18 @@ static void test_advice(void)
      * back the measured steps: num_workers from it, and a deeper
      * prefetch_factor, on the mean step; the sweep is no longer needed */
     const double mean = in.step_mean_ms;
-    in.replay_steps = 100;
-    in.replay_measured_ms = mean;
-    in.replay_now_ms = 0.98 * mean;
-    in.replay_nnw = 4;
-    in.replay_npf = 3;
+    in.replay.steps = 100;
+    in.replay.measured_ms = mean;
+    in.replay.now_ms = 0.98 * mean;
+    in.replay.nnw = 4;
+    in.replay.npf = 3;
     const int nw[] = {5, 6, 7, 8}, pf[] = {4, 8, 16};
     const double nw_ms[] = {0.9 * mean, 0.72 * mean, 0.71 * mean, 0.71 * mean},
                  pf_ms[] = {0.8 * mean, 0.75 * mean, 0.75 * mean};
-    memcpy(in.replay_nw, nw, sizeof nw);
-    memcpy(in.replay_nw_ms, nw_ms, sizeof nw_ms);
-    memcpy(in.replay_pf, pf, sizeof pf);
-    memcpy(in.replay_pf_ms, pf_ms, sizeof pf_ms);
+    memcpy(in.replay.nw, nw, sizeof nw);
+    memcpy(in.replay.nw_ms, nw_ms, sizeof nw_ms);
+    memcpy(in.replay.pf, pf, sizeof pf);
+    memcpy(in.replay.pf_ms, pf_ms, sizeof pf_ms);
     d = decide(&in);
     ASSERT_MSG(d.nadvice == 2, "%zu: %s", d.nadvice, d.nnotes ? d.notes[d.nnotes - 1] : "");
     ASSERT_TRUE(d.advice[0].setting == AN_ADV_NUM_WORKERS && d.advice[0].value == 6);
@@ -205,10 +205,10 @@ static void test_advice(void)
     ASSERT_TRUE(d.advice[1].setting == AN_ADV_PREFETCH_FACTOR && d.advice[1].value == 8);
     ASSERT_TRUE(d.model.sweep[0] == '\0');
     /* a replay that does not give back the steps: the sweep again */
-    in.replay_now_ms = 0.8 * mean;
+    in.replay.now_ms = 0.8 * mean;
     d = decide(&in);
     ASSERT_TRUE(d.nadvice == 0 && strstr(d.model.sweep, "--num-workers") != NULL);
-    in.replay_steps = 0;
+    in.replay.steps = 0;
     /* not quite uneven (the mean near the median): the handoff again */
     in.step_mean_ms = 1.1 * in.step_ms;
     d = decide(&in);
