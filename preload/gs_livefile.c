@@ -89,9 +89,30 @@ static int alloc_range(int fd, uint64_t off, uint64_t len, enum gs_space_use use
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels answer EINVAL, ignored */
 #endif
-#define POPULATE_BYTES 4096u /* of each slot: its ring's header and first records */
+#define PAGE_BYTES 4096u
+/* RATIONALE: of each slot, populated where it is set aside: its ring's header
+ * and first 250 records. A new thread asks the writer to map more at its
+ * 32nd record (GS_LIVE_FIRST_POKE); a thread that records a burst (256
+ * reads in about 1 ms) outran the writer's wake-up within one page and took
+ * 3 faults. */
+#define SLOT_FIRST_BYTES (16u << 10)
+/* RATIONALE: the writer maps a ring's pages ahead of its thread (gs_live_keep_ahead) by
+ * this much at least, and by twice what the thread wrote since the last pass: at a
+ * flush every 200 ms a DataLoader worker writes 30 to 100 KiB, so the thread's own
+ * stores never find an unmapped page, and a thread that ends leaves little mapped
+ * for nothing. */
+#define AHEAD_MIN_BYTES (128u << 10)
 
-/* The first POPULATE_BYTES of slots [from, to) of the mapping at base (slots
+/* Per slot, the writer's: bytes from the slot's start already populated, and the
+ * ring's head at the last pass (a slot taken again starts below it). */
+static uint64_t g_mapped[SLOTS_MAX];
+static uint64_t g_last_head[SLOTS_MAX];
+/* The string log's bytes populated, and how far ahead of its use: a new path
+ * interned is one entry of a few dozen bytes. */
+static uint64_t g_log_mapped;
+#define LOG_AHEAD_BYTES (64u << 10)
+
+/* The first SLOT_FIRST_BYTES of slots [from, to) of the mapping at base (slots
  * at slots_off, slot_bytes each) in the page cache and mapped, by the
  * calling thread.
  * RATIONALE: the first write to a page of the fallocated file is a major
@@ -106,10 +127,12 @@ static void populate_slots(char *base, uint64_t slots_off, uint64_t slot_bytes, 
 {
     for (uint32_t i = from; i < to; i++) {
         const uintptr_t s = (uintptr_t)(base + slots_off + (uint64_t)i * slot_bytes);
-        const uintptr_t a = s & ~(uintptr_t)(POPULATE_BYTES - 1);
-        const uint64_t n = slot_bytes < POPULATE_BYTES ? slot_bytes : POPULATE_BYTES;
-        const uintptr_t e = (s + n + POPULATE_BYTES - 1) & ~(uintptr_t)(POPULATE_BYTES - 1);
+        const uintptr_t a = s & ~(uintptr_t)(PAGE_BYTES - 1);
+        const uint64_t n = slot_bytes < SLOT_FIRST_BYTES ? slot_bytes : SLOT_FIRST_BYTES;
+        const uintptr_t e = (s + n + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
         syscall(SYS_madvise, (void *)a, (size_t)(e - a), MADV_POPULATE_WRITE);
+        g_mapped[i] = (uint64_t)(e - s);
+        g_last_head[i] = 0;
     }
 }
 
@@ -207,7 +230,13 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
      * of the sparse file (about 3.6 ms of CPU for each of the two first
      * faults of a process, measured with perf; docs/performance.md) */
     syscall(SYS_madvise, p, size, MADV_RANDOM);
+    memset(g_mapped, 0, sizeof g_mapped); /* a forked child's file is new */
     populate_slots(p, slots_off, slot_bytes, 0, slots_ready);
+    /* and the log's first page: a thread's first path is logged before the
+     * writer's first pass maps ahead of it */
+    g_log_mapped = log_ready < PAGE_BYTES ? 0 : PAGE_BYTES;
+    if (g_log_mapped)
+        syscall(SYS_madvise, p + strlog_off, (size_t)g_log_mapped, MADV_POPULATE_WRITE);
     g_dev = st.st_dev;
     g_ino = st.st_ino;
     g_size = size;
@@ -253,6 +282,61 @@ gs_ring *gs_live_slot(void)
 uint64_t gs_live_ring_capacity(void)
 {
     return g_live ? (g_live->slot_bytes - sizeof(gs_ring)) / sizeof(gs_rec) : 0;
+}
+
+void gs_live_keep_ahead(gs_ring *r, uint64_t head)
+{
+    const gs_live_header *h = g_live;
+    if (!h || !gs_live_owns(r))
+        return;
+    const uint64_t off = (uint64_t)((const char *)r - (const char *)h) - h->slots_off;
+    const uint64_t i = off / h->slot_bytes;
+    if (i >= SLOTS_MAX || i >= atomic_load_explicit(&g_slots_ready, memory_order_acquire))
+        return;
+    const uint64_t cap = r->mask + 1;
+    if (head < g_last_head[i])
+        g_last_head[i] = 0; /* the slot's ring is another thread's now */
+    const uint64_t wrote = (head - g_last_head[i]) * sizeof(gs_rec);
+    g_last_head[i] = head;
+    const uint64_t ahead = wrote * 2 > AHEAD_MIN_BYTES ? wrote * 2 : AHEAD_MIN_BYTES;
+    const uint64_t used = sizeof(gs_ring) + (head < cap ? head : cap) * sizeof(gs_rec);
+    uint64_t want = used + ahead;
+    if (want > h->slot_bytes)
+        want = h->slot_bytes;
+    if (want > g_mapped[i]) {
+        /* whole pages, up to the one that holds the slot's last byte (its
+         * blocks are the slot's: fallocate allocates whole blocks) */
+        const uintptr_t base = (uintptr_t)r;
+        const uintptr_t a = (base + g_mapped[i]) & ~(uintptr_t)(PAGE_BYTES - 1);
+        const uintptr_t e = (base + want + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
+        const uintptr_t end = base + h->slot_bytes;
+        syscall(SYS_madvise, (void *)a, (size_t)((e < end ? e : end) - a), MADV_POPULATE_WRITE);
+        g_mapped[i] = want;
+    }
+    /* the thread wakes the writer for more half-way into what is mapped
+     * ahead of it (the head at that record); never once the whole slot is */
+    const uint64_t recs =
+        g_mapped[i] > sizeof(gs_ring) ? (g_mapped[i] - sizeof(gs_ring)) / sizeof(gs_rec) : 0;
+    const uint64_t at = head < cap ? head : cap;
+    atomic_store_explicit(&r->map_poke, recs < cap && recs > at ? at + (recs - at) / 2 + 1 : 0,
+                          memory_order_relaxed);
+}
+
+void gs_live_keep_log_ahead(void)
+{
+    gs_live_header *h = g_live;
+    if (!h)
+        return;
+    uint64_t want = atomic_load_explicit(&h->strlog_used, memory_order_relaxed) + LOG_AHEAD_BYTES;
+    const uint64_t ready = atomic_load_explicit(&g_strlog_ready, memory_order_acquire);
+    if (want > ready)
+        want = ready;
+    want = want & ~(uint64_t)(PAGE_BYTES - 1); /* whole pages of allocated blocks */
+    if (want <= g_log_mapped)
+        return;
+    char *log = (char *)h + h->strlog_off;
+    syscall(SYS_madvise, log + g_log_mapped, (size_t)(want - g_log_mapped), MADV_POPULATE_WRITE);
+    g_log_mapped = want;
 }
 
 int gs_live_owns(const void *p)

@@ -32,6 +32,16 @@ gs_ring *gs_live_slot(void);
 uint64_t gs_live_ring_capacity(void);
 /* 1 when p lies in this process's live file mapping. */
 int gs_live_owns(const void *p);
+/* Writer, each pass: map the pages of ring r's slot ahead of its head, so that the
+ * thread's own stores do not take the first-touch faults (counted as its own page-
+ * fault I/O otherwise); nothing for a ring outside the live file. */
+void gs_live_keep_ahead(gs_ring *r, uint64_t head);
+/* A slot's ring as a thread takes it: map_poke a few records in, inside the
+ * page mapped when the slot was set aside, so that the writer maps ahead of
+ * a new thread at once rather than at its next flush. */
+#define GS_LIVE_FIRST_POKE 32u
+/* Writer, each pass: the same for the string log, ahead of what is used. */
+void gs_live_keep_log_ahead(void);
 /* Log a newly interned string in the live file (best effort). */
 void gs_live_log_string(uint32_t id, const char *s, uint32_t len);
 

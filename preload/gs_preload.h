@@ -66,6 +66,9 @@ extern GS_HIDDEN _Atomic int gs_read_pos;
 void gs_emit_slow(const gs_rec *r);
 /* Wake the writer (gs_wake.c; one futex wake). Keeps errno. */
 void gs_writer_poke(void);
+/* Wake the writer to map more of a ring's slot (gs_wake.c): nothing while
+ * the collector's threads have not started. Keeps errno. */
+void gs_writer_poke_map(void);
 
 /* The slot the calling thread's next record goes to, with *gp its ring and
  * *hp its head; NULL when the thread has no ring yet or the ring is full
@@ -94,6 +97,8 @@ static inline void gs_emit_publish(gs_ring *g, uint64_t h)
     atomic_store_explicit(&g->head, h + 1, memory_order_release);
     if (GS_UNLIKELY(h + 1 - g->cached_tail == (g->mask + 1) / 2))
         gs_writer_poke();
+    if (GS_UNLIKELY(h + 1 == atomic_load_explicit(&g->map_poke, memory_order_relaxed)))
+        gs_writer_poke_map();
 }
 
 /* Append one record to the calling thread's ring. Never blocks, never

@@ -87,6 +87,8 @@ static gs_ring *reuse(uint32_t n, uint32_t tid, int pass)
                                                     memory_order_acq_rel, memory_order_relaxed)) {
             r->tid = tid;
             r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+            if (gs_live_owns(r))
+                atomic_store_explicit(&r->map_poke, GS_LIVE_FIRST_POKE, memory_order_relaxed);
             return r;
         }
     }
@@ -115,6 +117,8 @@ static gs_ring *attach_slot(void)
     }
     r->mask = g_ring_cap - 1;
     r->tid = tid;
+    if (in_file)
+        atomic_store_explicit(&r->map_poke, GS_LIVE_FIRST_POKE, memory_order_relaxed);
     atomic_store_explicit(&r->state, GS_RING_LIVE, memory_order_release);
     uint32_t idx = atomic_fetch_add_explicit(&g_nrings, 1, memory_order_acq_rel);
     if (idx >= GS_RING_MAX) {
@@ -192,6 +196,7 @@ void gs_ring_recycle(gs_ring *r)
     atomic_store_explicit(&r->head, 0, memory_order_relaxed);
     atomic_store_explicit(&r->tail, 0, memory_order_relaxed);
     atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->map_poke, 0, memory_order_relaxed);
     r->cached_tail = 0;
     r->name_id = 0;
     r->faults = 0;

@@ -20,6 +20,7 @@
 #include "gs_wake.h"
 
 static _Atomic uint32_t g_wake;
+static _Atomic uint32_t g_map_pokes; /* of g_wake's moves, those of gs_writer_poke_map */
 
 _Atomic int gs_threads_late;
 _Atomic int gs_threads_wanted;
@@ -33,6 +34,22 @@ void gs_writer_poke(void)
     atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
     syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     errno = e;
+}
+
+void gs_writer_poke_map(void)
+{
+    if (atomic_load_explicit(&gs_threads_late, memory_order_relaxed))
+        return; /* no writer to map: the thread takes its own first touches */
+    const int e = errno;
+    atomic_fetch_add_explicit(&g_map_pokes, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_wake, 1, memory_order_release);
+    syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = e;
+}
+
+uint32_t gs_wake_map_pokes(void)
+{
+    return atomic_load_explicit(&g_map_pokes, memory_order_acquire);
 }
 
 void gs_wake_all(void)

@@ -28,6 +28,9 @@ extern void (*_Atomic gs_threads_starter)(void);
 uint32_t gs_wake_seen(void);
 /* Sleep until the word moves past seen, or ts passes (NULL: no bound). */
 void gs_wake_wait(uint32_t seen, const struct timespec *ts);
+/* Pokes of gs_writer_poke_map so far: a wake-up that only they explain
+ * asks for pages, not a drain. Read after gs_wake_seen. */
+uint32_t gs_wake_map_pokes(void);
 /* Wake every thread waiting (a writer that must end, and its successor). */
 void gs_wake_all(void);
 

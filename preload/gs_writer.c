@@ -667,6 +667,8 @@ static void drain_rings(void *arg)
 {
     drain_pass *d = arg;
     const int sample = gs_cpu_periodic_due(d->now);
+    if (!d->final)
+        gs_live_keep_log_ahead();
     for (uint32_t i = 0; i < d->n; i++) {
         if (g_states[i] == GS_RING_FREE)
             continue;
@@ -674,6 +676,8 @@ static void drain_rings(void *arg)
         uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
         uint64_t h = g_heads[i];
         thread_info(r, g_states[i] == GS_RING_LIVE, h != t, d->now, sample);
+        if (g_states[i] == GS_RING_LIVE && !d->final)
+            gs_live_keep_ahead(r, h);
         /* output stays alive unless put_event writes a frame */
         int alive = gs_out_alive();
         const uint32_t tid = r->tid;
@@ -834,6 +838,20 @@ static void live_prepare(void)
     live_prepare_ahead(0);
 }
 
+/* A wake-up for pages only (gs_writer_poke_map): each live ring's slot, and
+ * the string log, mapped further ahead of their use; no drain. Under the
+ * output lock, as the drain's own keep-ahead. */
+static void keep_rings_ahead(void)
+{
+    const uint32_t n = gs_ring_count();
+    for (uint32_t i = 0; i < n; i++) {
+        gs_ring *r = gs_ring_at(i);
+        if (r && atomic_load_explicit(&r->state, memory_order_acquire) == GS_RING_LIVE)
+            gs_live_keep_ahead(r, atomic_load_explicit(&r->head, memory_order_acquire));
+    }
+    gs_live_keep_log_ahead();
+}
+
 void gs_writer_prepare_threads(uint32_t ahead)
 {
     gs_out_lock();
@@ -854,7 +872,7 @@ static void *writer_main(void *arg)
     unsigned ms = gs_cfg.flush_ms;
     /* a poke from here on (a ring half full while this writer starts) is
      * answered by the first wait, not lost */
-    uint32_t seen = gs_wake_seen();
+    uint32_t seen = gs_wake_seen(), mseen = gs_wake_map_pokes();
     /* RATIONALE: a first calibration segment a few ms after start, so that
      * the records of a process that dies before its first flush can still
      * be put on the CLOCK_MONOTONIC time line by a reader of its live file;
@@ -871,12 +889,25 @@ static void *writer_main(void *arg)
         gs_drain_locked(0); /* started late: what the rings hold already */
     live_prepare();
     gs_out_unlock();
+    uint64_t due = gs_mono_ns() + (uint64_t)ms * 1000000u; /* the next drain */
     while (!atomic_load(&g_stop) && atomic_load(&g_gen) == gen) {
-        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        const uint64_t now = gs_mono_ns(), left = due > now ? due - now : 0;
+        struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
         gs_wake_wait(seen, &ts);
-        seen = gs_wake_seen(); /* a poke while this pass runs: one more pass */
+        /* a poke while this pass runs: one more pass */
+        const uint32_t s = gs_wake_seen(), m = gs_wake_map_pokes();
+        const int pages_only = s != seen && s - seen == m - mseen && gs_mono_ns() < due;
+        seen = s;
+        mseen = m;
         if (atomic_load(&g_stop) || atomic_load(&g_gen) != gen)
             break;
+        if (pages_only) {
+            gs_out_lock();
+            if (!g_final)
+                keep_rings_ahead();
+            gs_out_unlock();
+            continue;
+        }
         if (!own)
             gs_sources_tick(); /* CUPTI calls: before the lock, never under it */
         gs_out_lock();
@@ -885,6 +916,7 @@ static void *writer_main(void *arg)
             live_prepare();
         }
         gs_out_unlock();
+        due = gs_mono_ns() + (uint64_t)ms * 1000000u;
     }
     if (atomic_load(&g_gen) != gen)
         gs_writer_poke(); /* a wake-up this writer took was its successor's */

@@ -70,7 +70,10 @@ typedef struct gs_ring {
     _Atomic uint64_t head; /* next slot the thread fills (store-release) */
     uint64_t cached_tail;  /* producer's last view of tail */
     _Atomic uint64_t dropped; /* records dropped (ring full) since the slot was taken */
-    char pad0[40];
+    /* the head at which the thread wakes the writer to map more of the slot
+     * (the collector's, preload/gs_livefile.c gs_live_keep_ahead); 0 none */
+    _Atomic uint64_t map_poke;
+    char pad0[32];
     /* consumer line */
     _Atomic uint64_t tail; /* first record not yet written to the trace file */
     char pad1[56];

@@ -1,5 +1,6 @@
 /* loader_parts.c — a training loop with one loader thread whose time per
- * batch is known: it reads --read-kib from a file (hooked pread), sleeps
+ * batch is known: it reads --read-kib from a file (hooked pread; in --reads
+ * calls of equal size, so a batch can be many events), sleeps
  * --sleep-ms, burns --burn-ms of its own CPU time (CLOCK_THREAD_CPUTIME_ID,
  * so load on the machine stretches the wall time, never the CPU time), and
  * with --map touches --map-pages pages of a file it maps after dropping them
@@ -24,7 +25,7 @@
 
 #include "gpustarve.h"
 
-static int g_batches = 30, g_sleep_ms = 20, g_burn_ms = 15, g_step_ms = 5, g_read_kib = 64;
+static int g_batches = 30, g_sleep_ms = 20, g_burn_ms = 15, g_step_ms = 5, g_read_kib = 64, g_reads = 1;
 static const char *g_file, *g_map;
 static long g_map_pages;
 
@@ -93,10 +94,11 @@ static void *loader(void *arg)
     off_t off = 0;
     size_t mpos = 0;
     for (int b = 0; b < g_batches; b++) {
-        if (chunk) {
-            if (off + (off_t)chunk > st.st_size)
+        const size_t piece = chunk / (size_t)g_reads;
+        for (int k = 0; piece && k < g_reads; k++) {
+            if (off + (off_t)piece > st.st_size)
                 off = 0;
-            ssize_t n = pread(fd, buf, chunk, off);
+            ssize_t n = pread(fd, buf, piece, off);
             off += n > 0 ? n : 0;
         }
         if (g_sleep_ms)
@@ -126,6 +128,7 @@ int main(int argc, char **argv)
         else if (!strcmp(k, "--burn-ms")) g_burn_ms = atoi(v);
         else if (!strcmp(k, "--step-ms")) g_step_ms = atoi(v);
         else if (!strcmp(k, "--read-kib")) g_read_kib = atoi(v);
+        else if (!strcmp(k, "--reads")) g_reads = atoi(v) > 0 ? atoi(v) : 1;
         else if (!strcmp(k, "--file")) g_file = v;
         else if (!strcmp(k, "--map")) g_map = v;
         else if (!strcmp(k, "--map-pages")) g_map_pages = atol(v);
@@ -136,7 +139,7 @@ int main(int argc, char **argv)
     }
     if (!g_file) {
         fprintf(stderr, "usage: loader_parts --file F [--batches N --sleep-ms X --burn-ms Y "
-                        "--step-ms G --read-kib K --map F --map-pages P]\n");
+                        "--step-ms G --read-kib K --reads R --map F --map-pages P]\n");
         return 2;
     }
     gpustarve_config("num_workers", "0", 0);

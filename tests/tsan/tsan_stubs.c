@@ -12,6 +12,10 @@ void gs_writer_poke(void)
 {
 }
 
+void gs_writer_poke_map(void)
+{
+}
+
 gs_ring *gs_live_slot(void)
 {
     return NULL;
