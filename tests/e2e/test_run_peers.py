@@ -87,7 +87,10 @@ def test_a_burner_of_its_own_session_is_in_another_group(built, tmp_path):
 def test_the_program_itself_is_never_counted(built, tmp_path):
     """The reading is taken beside the program's start: a program that
     burns a CPU from its first instant (and a child that burns another)
-    adds nothing to the run's group beyond what the machine had."""
+    adds nothing to the run's group beyond what the machine had.
+    The machine's own load moves between two readings beside CPU burners
+    (1.21 then 1.69 cores in one stress run): a program counted would add
+    its cores to every pair, so the pair is taken up to 3 times."""
     burn = ("import os, time\n"
             "def spin(s):\n"
             "    t = time.time() + s\n"
@@ -95,9 +98,14 @@ def test_the_program_itself_is_never_counted(built, tmp_path):
             "if os.fork() == 0:\n"
             "    spin(0.3); os._exit(0)\n"
             "spin(0.3); os.wait()\n")
-    same0, _ = peers(tmp_path / "base")
-    same, _ = peers(tmp_path / "run", (PY, "-c", burn))
-    assert same < same0 + SEEN, (same0, same)
+    pairs = []
+    for k in range(3):
+        same0, _ = peers(tmp_path / ("base%d" % k))
+        same, _ = peers(tmp_path / ("run%d" % k), (PY, "-c", burn))
+        pairs.append((same0, same))
+        if same < same0 + SEEN:
+            return
+    assert False, pairs
 
 
 def need_train_loop():
