@@ -6,7 +6,10 @@
  * O_EXCL, O_NOFOLLOW), laying it out (header, string log, ring slots) as a
  * sparse file mapped MAP_SHARED, allocating disk blocks (fallocate) ahead of
  * use so that a store into the mapping can never fault on a full disk,
- * handing ring slots to threads, logging interned strings, publishing the
+ * handing ring slots to threads, writing their pages into the page cache
+ * ahead of the threads (the first write to a page is a major fault, which
+ * the program's thread would count as its own: docs/collector-safety.md),
+ * logging interned strings, publishing the
  * hook clock's calibration and the drop/loss counters, recording how the
  * process ended (also from a fatal-signal handler), and removing the file
  * once everything is in the trace file, or cutting it to its header page

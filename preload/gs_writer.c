@@ -9,7 +9,10 @@
  * compressing (zstd) and writing one frame per write(), and the writer
  * thread that does all this every GPUSTARVE_FLUSH_MS or when poked (the
  * wake-up word is gs_wake.c's: what the writer drains pokes it), in a
- * descriptor table of its own until a GPU source starts.
+ * descriptor table of its own until a GPU source starts; and, at each pass
+ * and when a thread asks (a wake-up for pages only, gs_writer_poke_map),
+ * the live file's pages mapped ahead of the threads that will write them
+ * (gs_live_keep_ahead).
  *
  * Must never: run with the nesting guard clear, call a hooked function,
  * wait on a producer, or write a frame except whole and under the lock.
