@@ -115,6 +115,17 @@ static uint64_t g_last_head[SLOTS_MAX];
 static uint64_t g_log_mapped;
 #define LOG_AHEAD_BYTES (64u << 10)
 
+/* The whole pages holding [from, to) of the mapping written into the page
+ * cache and mapped, by the calling thread (its faults are its own). */
+static void populate(const char *from, const char *to)
+{
+    if (to <= from)
+        return;
+    const uintptr_t a = (uintptr_t)from & ~(uintptr_t)(PAGE_BYTES - 1);
+    const uintptr_t e = ((uintptr_t)to + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
+    syscall(SYS_madvise, (void *)a, (size_t)(e - a), MADV_POPULATE_WRITE);
+}
+
 /* The first SLOT_FIRST_BYTES of slots [from, to) of the mapping at base (slots
  * at slots_off, slot_bytes each) in the page cache and mapped, by the
  * calling thread.
@@ -129,12 +140,12 @@ static void populate_slots(char *base, uint64_t slots_off, uint64_t slot_bytes, 
                            uint32_t to)
 {
     for (uint32_t i = from; i < to; i++) {
-        const uintptr_t s = (uintptr_t)(base + slots_off + (uint64_t)i * slot_bytes);
-        const uintptr_t a = s & ~(uintptr_t)(PAGE_BYTES - 1);
+        const char *s = base + slots_off + (uint64_t)i * slot_bytes;
         const uint64_t n = slot_bytes < SLOT_FIRST_BYTES ? slot_bytes : SLOT_FIRST_BYTES;
-        const uintptr_t e = (s + n + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
-        syscall(SYS_madvise, (void *)a, (size_t)(e - a), MADV_POPULATE_WRITE);
-        g_mapped[i] = (uint64_t)(e - s);
+        populate(s, s + n);
+        /* to the end of the page that holds byte n - 1 */
+        g_mapped[i] = (((uintptr_t)s + n + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1)) -
+                      (uintptr_t)s;
         g_last_head[i] = 0;
     }
 }
@@ -238,8 +249,7 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
     /* and the log's first page: a thread's first path is logged before the
      * writer's first pass maps ahead of it */
     g_log_mapped = log_ready < PAGE_BYTES ? 0 : PAGE_BYTES;
-    if (g_log_mapped)
-        syscall(SYS_madvise, p + strlog_off, (size_t)g_log_mapped, MADV_POPULATE_WRITE);
+    populate(p + strlog_off, p + strlog_off + g_log_mapped);
     g_dev = st.st_dev;
     g_ino = st.st_ino;
     g_size = size;
@@ -296,31 +306,25 @@ void gs_live_keep_ahead(gs_ring *r, uint64_t head)
     const uint64_t i = off / h->slot_bytes;
     if (i >= SLOTS_MAX || i >= atomic_load_explicit(&g_slots_ready, memory_order_acquire))
         return;
-    const uint64_t cap = r->mask + 1;
+    const uint64_t cap = r->mask + 1, at = head < cap ? head : cap;
     if (head < g_last_head[i])
         g_last_head[i] = 0; /* the slot's ring is another thread's now */
     const uint64_t wrote = (head - g_last_head[i]) * sizeof(gs_rec);
     g_last_head[i] = head;
     const uint64_t ahead = wrote * 2 > AHEAD_MIN_BYTES ? wrote * 2 : AHEAD_MIN_BYTES;
-    const uint64_t used = sizeof(gs_ring) + (head < cap ? head : cap) * sizeof(gs_rec);
-    uint64_t want = used + ahead;
+    uint64_t want = sizeof(gs_ring) + at * sizeof(gs_rec) + ahead;
     if (want > h->slot_bytes)
         want = h->slot_bytes;
     if (want > g_mapped[i]) {
-        /* whole pages, up to the one that holds the slot's last byte (its
-         * blocks are the slot's: fallocate allocates whole blocks) */
-        const uintptr_t base = (uintptr_t)r;
-        const uintptr_t a = (base + g_mapped[i]) & ~(uintptr_t)(PAGE_BYTES - 1);
-        const uintptr_t e = (base + want + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
-        const uintptr_t end = base + h->slot_bytes;
-        syscall(SYS_madvise, (void *)a, (size_t)((e < end ? e : end) - a), MADV_POPULATE_WRITE);
+        /* whole pages, up to the one that holds the slot's last byte at most
+         * (its blocks are the slot's: fallocate allocates whole blocks) */
+        populate((const char *)r + g_mapped[i], (const char *)r + want);
         g_mapped[i] = want;
     }
     /* the thread wakes the writer for more half-way into what is mapped
      * ahead of it (the head at that record); never once the whole slot is */
     const uint64_t recs =
         g_mapped[i] > sizeof(gs_ring) ? (g_mapped[i] - sizeof(gs_ring)) / sizeof(gs_rec) : 0;
-    const uint64_t at = head < cap ? head : cap;
     atomic_store_explicit(&r->map_poke, recs < cap && recs > at ? at + (recs - at) / 2 + 1 : 0,
                           memory_order_relaxed);
 }
@@ -337,8 +341,8 @@ void gs_live_keep_log_ahead(void)
     want = want & ~(uint64_t)(PAGE_BYTES - 1); /* whole pages of allocated blocks */
     if (want <= g_log_mapped)
         return;
-    char *log = (char *)h + h->strlog_off;
-    syscall(SYS_madvise, log + g_log_mapped, (size_t)(want - g_log_mapped), MADV_POPULATE_WRITE);
+    const char *log = (const char *)h + h->strlog_off;
+    populate(log + g_log_mapped, log + want);
     g_log_mapped = want;
 }
 

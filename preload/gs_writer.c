@@ -660,6 +660,20 @@ static void finish_pass(const drain_pass *d)
     gs_frame_flush_locked();
 }
 
+/* Each live ring's slot, and the string log, mapped further ahead of their
+ * use (gs_live_keep_ahead): at the end of each drain, and alone at a
+ * wake-up for pages only (gs_writer_poke_map). Under the output lock. */
+static void keep_rings_ahead(void)
+{
+    const uint32_t n = gs_ring_count();
+    for (uint32_t i = 0; i < n; i++) {
+        gs_ring *r = gs_ring_at(i);
+        if (r && atomic_load_explicit(&r->state, memory_order_acquire) == GS_RING_LIVE)
+            gs_live_keep_ahead(r, atomic_load_explicit(&r->head, memory_order_acquire));
+    }
+    gs_live_keep_log_ahead();
+}
+
 /* The rings' part of a drain: thread records and every event up to the
  * snapshot of heads. Runs where the trace file lives (gs_out_run): the
  * /proc reads of thread_info and the mappings a stack needs open files.
@@ -670,8 +684,6 @@ static void drain_rings(void *arg)
 {
     drain_pass *d = arg;
     const int sample = gs_cpu_periodic_due(d->now);
-    if (!d->final)
-        gs_live_keep_log_ahead();
     for (uint32_t i = 0; i < d->n; i++) {
         if (g_states[i] == GS_RING_FREE)
             continue;
@@ -679,8 +691,6 @@ static void drain_rings(void *arg)
         uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
         uint64_t h = g_heads[i];
         thread_info(r, g_states[i] == GS_RING_LIVE, h != t, d->now, sample);
-        if (g_states[i] == GS_RING_LIVE && !d->final)
-            gs_live_keep_ahead(r, h);
         /* output stays alive unless put_event writes a frame */
         int alive = gs_out_alive();
         const uint32_t tid = r->tid;
@@ -706,6 +716,8 @@ static void drain_rings(void *arg)
         }
     }
     gs_cpu_periodic(d->now, gs_put_event); /* every thread's clocks, after its drained events */
+    if (!d->final)
+        keep_rings_ahead();
     if (d->finish)
         finish_pass(d);
 }
@@ -839,20 +851,6 @@ static void live_prepare_ahead(uint32_t ahead)
 static void live_prepare(void)
 {
     live_prepare_ahead(0);
-}
-
-/* A wake-up for pages only (gs_writer_poke_map): each live ring's slot, and
- * the string log, mapped further ahead of their use; no drain. Under the
- * output lock, as the drain's own keep-ahead. */
-static void keep_rings_ahead(void)
-{
-    const uint32_t n = gs_ring_count();
-    for (uint32_t i = 0; i < n; i++) {
-        gs_ring *r = gs_ring_at(i);
-        if (r && atomic_load_explicit(&r->state, memory_order_acquire) == GS_RING_LIVE)
-            gs_live_keep_ahead(r, atomic_load_explicit(&r->head, memory_order_acquire));
-    }
-    gs_live_keep_log_ahead();
 }
 
 void gs_writer_prepare_threads(uint32_t ahead)
