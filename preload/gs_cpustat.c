@@ -114,7 +114,9 @@ uint64_t gs_cpu_at_marker(uint64_t t0)
     r.bytes = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
     r.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_MARKER,
                             GS_CPU_HAS_FAULTS | GS_CPU_HAS_SWITCHES | (rq_ok ? GS_CPU_HAS_RUNQ : 0));
-    r.aux2 = cut32(ru.ru_majflt);
+    /* less the live file's pages it touched first (the writer's FAULTS: the same) */
+    const long own = g ? (long)atomic_load_explicit(&g->own_faults, memory_order_relaxed) : 0;
+    r.aux2 = cut32(ru.ru_majflt - own);
     r.ret = (int64_t)((uint64_t)cut32(ru.ru_nvcsw) | (uint64_t)cut32(ru.ru_nivcsw) << 32);
     r.offset = (int64_t)rq; /* run-queue delay */
     gs_emit(&r);

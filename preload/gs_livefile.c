@@ -9,7 +9,8 @@
  * handing ring slots to threads, writing their pages into the page cache
  * ahead of the threads (the first write to a page is a major fault, which
  * the program's thread would count as its own: docs/collector-safety.md),
- * logging interned strings, publishing the
+ * counting the first touches a thread takes itself (left out of its
+ * recorded faults), logging interned strings, publishing the
  * hook clock's calibration and the drop/loss counters, recording how the
  * process ended (also from a fatal-signal handler), and removing the file
  * once everything is in the trace file, or cutting it to its header page
@@ -106,14 +107,59 @@ static int alloc_range(int fd, uint64_t off, uint64_t len, enum gs_space_use use
  * for nothing. */
 #define AHEAD_MIN_BYTES (128u << 10)
 
-/* Per slot, the writer's: bytes from the slot's start already populated, and the
- * ring's head at the last pass (a slot taken again starts below it). */
-static uint64_t g_mapped[SLOTS_MAX];
+/* Per slot, the writer's: the ring's head at the last pass (a slot taken again
+ * starts below it). What of the slot is mapped is its ring header's `mapped`. */
 static uint64_t g_last_head[SLOTS_MAX];
-/* The string log's bytes populated, and how far ahead of its use: a new path
- * interned is one entry of a few dozen bytes. */
-static uint64_t g_log_mapped;
+/* The string log's bytes known to be mapped (populated, or first touched by a
+ * thread), and how far ahead of its use the writer maps: a new path interned
+ * is one entry of a few dozen bytes. */
+static _Atomic uint64_t g_log_mapped;
 #define LOG_AHEAD_BYTES (64u << 10)
+
+/* *at raised to v (never lowered): the writer and the threads both raise it. */
+static void raise_to(_Atomic uint64_t *at, uint64_t v)
+{
+    uint64_t was = atomic_load_explicit(at, memory_order_relaxed);
+    while (was < v && !atomic_compare_exchange_weak_explicit(at, &was, v, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+}
+
+/* The pages of the live file whose first byte lies in [from, to) (offsets in
+ * one region that starts page-aligned or not, base its address) and at or past
+ * *mapped: first touched by the calling thread, which takes their faults.
+ * Counted as own_faults of g, its ring (none: not counted), and *mapped raised
+ * past them.
+ * RATIONALE: the first store to a page of the fallocated file is a major fault
+ * of the thread that makes it; where the writer has not mapped the page ahead
+ * (its threads not started: a single-threaded program, a forked worker before
+ * its first marker; or a burst that outran it), the thread's major faults as
+ * recorded leave these out, so that the report does not count the collector's
+ * pages as the program's page-fault I/O (docs/collector-safety.md). One fault
+ * a page: the mapping is MADV_RANDOM, so a fault maps no neighbour. */
+static void first_touch(const char *base, uint64_t from, uint64_t to, _Atomic uint64_t *mapped,
+                        gs_ring *g)
+{
+    const uint64_t m = atomic_load_explicit(mapped, memory_order_relaxed);
+    if (to <= m)
+        return;
+    if (from < m)
+        from = m;
+    const uintptr_t a = (uintptr_t)base + from, e = (uintptr_t)base + to;
+    const uintptr_t p0 = (a + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
+    const uint64_t pages = e > p0 ? (e - p0 + PAGE_BYTES - 1) / PAGE_BYTES : 0;
+    if (pages && g)
+        atomic_store_explicit(&g->own_faults,
+                              atomic_load_explicit(&g->own_faults, memory_order_relaxed) + pages,
+                              memory_order_relaxed);
+    raise_to(mapped, to);
+}
+
+void gs_live_first_touch(gs_ring *g, const gs_rec *slot)
+{
+    const uint64_t off = (uint64_t)((const char *)slot - (const char *)g);
+    first_touch((const char *)g, off, off + sizeof *slot, &g->mapped, g);
+}
 
 /* The whole pages holding [from, to) of the mapping written into the page
  * cache and mapped, by the calling thread (its faults are its own). */
@@ -143,9 +189,12 @@ static void populate_slots(char *base, uint64_t slots_off, uint64_t slot_bytes, 
         const char *s = base + slots_off + (uint64_t)i * slot_bytes;
         const uint64_t n = slot_bytes < SLOT_FIRST_BYTES ? slot_bytes : SLOT_FIRST_BYTES;
         populate(s, s + n);
-        /* to the end of the page that holds byte n - 1 */
-        g_mapped[i] = (((uintptr_t)s + n + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1)) -
-                      (uintptr_t)s;
+        /* to the end of the page that holds byte n - 1 (a forked child's
+         * file is new: nothing of it was mapped before) */
+        atomic_store_explicit(&((gs_ring *)s)->mapped,
+                              (((uintptr_t)s + n + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1)) -
+                                  (uintptr_t)s,
+                              memory_order_relaxed);
         g_last_head[i] = 0;
     }
 }
@@ -176,8 +225,8 @@ static int reserve_first(int fd, uint64_t strlog_off, uint64_t strlog_cap, uint6
     return cut;
 }
 
-int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capacity,
-                 const gs_calib *cal, uint64_t *avail)
+static int open_live(const char *trace_path, uint32_t exec_seq, uint64_t ring_capacity,
+                     const gs_calib *cal, uint64_t *avail)
 {
     g_live = NULL;
     const size_t tl = strlen(trace_path), ns = sizeof GS_TRACE_SUFFIX - 1;
@@ -244,12 +293,12 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
      * of the sparse file (about 3.6 ms of CPU for each of the two first
      * faults of a process, measured with perf; docs/performance.md) */
     syscall(SYS_madvise, p, size, MADV_RANDOM);
-    memset(g_mapped, 0, sizeof g_mapped); /* a forked child's file is new */
     populate_slots(p, slots_off, slot_bytes, 0, slots_ready);
     /* and the log's first page: a thread's first path is logged before the
      * writer's first pass maps ahead of it */
-    g_log_mapped = log_ready < PAGE_BYTES ? 0 : PAGE_BYTES;
-    populate(p + strlog_off, p + strlog_off + g_log_mapped);
+    const uint64_t log_first = log_ready < PAGE_BYTES ? 0 : PAGE_BYTES;
+    populate(p + strlog_off, p + strlog_off + log_first);
+    atomic_store_explicit(&g_log_mapped, log_first, memory_order_relaxed);
     g_dev = st.st_dev;
     g_ino = st.st_ino;
     g_size = size;
@@ -272,6 +321,35 @@ int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capaci
     if (cal)
         gs_live_calib(cal);
     return cut;
+}
+
+/* The major faults the opening thread took in open_live (the header page, the
+ * first slots' and the log's first pages), for that thread's ring to count as
+ * its own first touches (gs_live_open_faults). */
+static _Atomic uint64_t g_open_faults;
+static _Atomic uint32_t g_open_tid;
+
+int gs_live_open(const char *trace_path, uint32_t exec_seq, uint64_t ring_capacity,
+                 const gs_calib *cal, uint64_t *avail)
+{
+    struct rusage a, b;
+    const int before = syscall(SYS_getrusage, RUSAGE_THREAD, &a) == 0;
+    const int rc = open_live(trace_path, exec_seq, ring_capacity, cal, avail);
+    atomic_store_explicit(&g_open_faults, 0, memory_order_relaxed);
+    if (before && syscall(SYS_getrusage, RUSAGE_THREAD, &b) == 0 && b.ru_majflt > a.ru_majflt) {
+        atomic_store_explicit(&g_open_tid, (uint32_t)syscall(SYS_gettid), memory_order_relaxed);
+        atomic_store_explicit(&g_open_faults, (uint64_t)(b.ru_majflt - a.ru_majflt),
+                              memory_order_release);
+    }
+    return rc;
+}
+
+uint64_t gs_live_open_faults(uint32_t tid)
+{
+    if (atomic_load_explicit(&g_open_faults, memory_order_acquire) == 0 ||
+        atomic_load_explicit(&g_open_tid, memory_order_relaxed) != tid)
+        return 0;
+    return atomic_exchange_explicit(&g_open_faults, 0, memory_order_relaxed);
 }
 
 gs_ring *gs_live_slot(void)
@@ -315,16 +393,18 @@ void gs_live_keep_ahead(gs_ring *r, uint64_t head)
     uint64_t want = sizeof(gs_ring) + at * sizeof(gs_rec) + ahead;
     if (want > h->slot_bytes)
         want = h->slot_bytes;
-    if (want > g_mapped[i]) {
+    const uint64_t had = atomic_load_explicit(&r->mapped, memory_order_relaxed);
+    if (want > had) {
         /* whole pages, up to the one that holds the slot's last byte at most
          * (its blocks are the slot's: fallocate allocates whole blocks) */
-        populate((const char *)r + g_mapped[i], (const char *)r + want);
-        g_mapped[i] = want;
+        populate((const char *)r + had, (const char *)r + want);
+        raise_to(&r->mapped, want);
     }
+    const uint64_t mapped = atomic_load_explicit(&r->mapped, memory_order_relaxed);
     /* the thread wakes the writer for more half-way into what is mapped
      * ahead of it (the head at that record); never once the whole slot is */
     const uint64_t recs =
-        g_mapped[i] > sizeof(gs_ring) ? (g_mapped[i] - sizeof(gs_ring)) / sizeof(gs_rec) : 0;
+        mapped > sizeof(gs_ring) ? (mapped - sizeof(gs_ring)) / sizeof(gs_rec) : 0;
     atomic_store_explicit(&r->map_poke, recs < cap && recs > at ? at + (recs - at) / 2 + 1 : 0,
                           memory_order_relaxed);
 }
@@ -339,11 +419,12 @@ void gs_live_keep_log_ahead(void)
     if (want > ready)
         want = ready;
     want = want & ~(uint64_t)(PAGE_BYTES - 1); /* whole pages of allocated blocks */
-    if (want <= g_log_mapped)
+    const uint64_t had = atomic_load_explicit(&g_log_mapped, memory_order_relaxed);
+    if (want <= had)
         return;
     const char *log = (const char *)h + h->strlog_off;
-    populate(log + g_log_mapped, log + want);
-    g_log_mapped = want;
+    populate(log + had, log + want);
+    raise_to(&g_log_mapped, want);
 }
 
 int gs_live_owns(const void *p)
@@ -352,7 +433,7 @@ int gs_live_owns(const void *p)
            (const char *)p < (const char *)g_live + g_size;
 }
 
-void gs_live_log_string(uint32_t id, const char *s, uint32_t len)
+void gs_live_log_string(gs_ring *g, uint32_t id, const char *s, uint32_t len)
 {
     gs_live_header *h = g_live;
     if (!h || !id)
@@ -366,6 +447,7 @@ void gs_live_log_string(uint32_t id, const char *s, uint32_t len)
         }
     } while (!atomic_compare_exchange_weak_explicit(&h->strlog_used, &off, off + size,
                                                     memory_order_acq_rel, memory_order_relaxed));
+    first_touch((const char *)h + h->strlog_off, off, off + size, &g_log_mapped, g);
     gs_live_str *e = (gs_live_str *)((char *)h + h->strlog_off + off);
     e->len = len;
     memcpy(e->bytes, s, len);

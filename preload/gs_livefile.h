@@ -42,8 +42,15 @@ void gs_live_keep_ahead(gs_ring *r, uint64_t head);
 #define GS_LIVE_FIRST_POKE 32u
 /* Writer, each pass: the same for the string log, ahead of what is used. */
 void gs_live_keep_log_ahead(void);
-/* Log a newly interned string in the live file (best effort). */
-void gs_live_log_string(uint32_t id, const char *s, uint32_t len);
+/* The major faults thread tid took opening the live file (its header, the
+ * first slots' and the log's first pages mapped), once: for the first ring the
+ * thread takes, as pages of the live file it touched first (gs_ring.c). 0 for
+ * any other thread, and after the first call that returned them. */
+uint64_t gs_live_open_faults(uint32_t tid);
+/* Log a newly interned string in the live file (best effort), from the thread
+ * whose ring is g (NULL: none yet), which counts a page of the log it touches
+ * first as its own (gs_ring's own_faults). */
+void gs_live_log_string(gs_ring *g, uint32_t id, const char *s, uint32_t len);
 
 /* ---- the writer's side (output lock held) ---- */
 

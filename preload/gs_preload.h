@@ -64,11 +64,24 @@ extern GS_HIDDEN _Atomic int gs_read_pos;
  * the cached tail and drop-and-count when the ring is really full. Keeps
  * errno. */
 void gs_emit_slow(const gs_rec *r);
+/* The calling thread is about to write slot, the first record of a page of its
+ * ring g: when the collector has not mapped that page, counted as a first touch
+ * the thread takes (gs_livefile.c). Nothing for a ring outside the live file. */
+void gs_live_first_touch(gs_ring *g, const gs_rec *slot);
 /* Wake the writer (gs_wake.c; one futex wake). Keeps errno. */
 void gs_writer_poke(void);
 /* Wake the writer to map more of a ring's slot (gs_wake.c): nothing while
  * the collector's threads have not started. Keeps errno. */
 void gs_writer_poke_map(void);
+
+/* Record h's slot of the calling thread's ring g, which it is about to write. */
+static inline gs_rec *gs_ring_slot(gs_ring *g, uint64_t h)
+{
+    gs_rec *s = &g->ev[h & g->mask];
+    if (GS_UNLIKELY(((uintptr_t)s & 4095u) == 0))
+        gs_live_first_touch(g, s); /* a page's first record: maybe its first touch */
+    return s;
+}
 
 /* The slot the calling thread's next record goes to, with *gp its ring and
  * *hp its head; NULL when the thread has no ring yet or the ring is full
@@ -88,7 +101,7 @@ static inline gs_rec *gs_emit_slot(gs_ring **gp, uint64_t *hp)
         return NULL;
     *gp = g;
     *hp = h;
-    return &g->ev[h & g->mask];
+    return gs_ring_slot(g, h);
 }
 
 /* The slot gs_emit_slot gave is filled: hand it to the writer. */

@@ -68,6 +68,8 @@ static gs_ring *attach(void)
 {
     gs_ring *r = attach_slot();
     if (r) {
+        /* the live file's first pages, when this thread opened it */
+        atomic_store_explicit(&r->own_faults, gs_live_open_faults(r->tid), memory_order_relaxed);
         memset(r->name0, 0, sizeof r->name0);
         prctl(PR_GET_NAME, r->name0, 0, 0, 0);
     }
@@ -114,6 +116,8 @@ static gs_ring *attach_slot(void)
         if (p == -1)
             return NULL;
         r = (gs_ring *)p;
+        /* anonymous memory: its first touches are no file's page I/O */
+        atomic_store_explicit(&r->mapped, UINT64_MAX, memory_order_relaxed);
     }
     r->mask = g_ring_cap - 1;
     r->tid = tid;
@@ -156,7 +160,7 @@ static void emit_slow(const gs_rec *rec)
                               memory_order_relaxed);
         return;
     }
-    g->ev[h & g->mask] = *rec;
+    *gs_ring_slot(g, h) = *rec;
     atomic_store_explicit(&g->head, h + 1, memory_order_release);
     if (used + 1 >= (g->mask + 1) / 2)
         gs_writer_poke();
@@ -197,6 +201,7 @@ void gs_ring_recycle(gs_ring *r)
     atomic_store_explicit(&r->tail, 0, memory_order_relaxed);
     atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
     atomic_store_explicit(&r->map_poke, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->own_faults, 0, memory_order_relaxed); /* the next thread's own */
     r->cached_tail = 0;
     r->name_id = 0;
     r->faults = 0;
@@ -226,6 +231,7 @@ void gs_rings_after_fork_child(void)
             r->tid = (uint32_t)syscall(SYS_gettid);
             r->name_id = 0;
             r->faults = 0;
+            atomic_store_explicit(&r->own_faults, 0, memory_order_relaxed); /* the child's count */
         } else if (atomic_load_explicit(&r->state, memory_order_relaxed) != GS_RING_FREE) {
             gs_ring_recycle(r);
         }

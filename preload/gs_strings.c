@@ -119,7 +119,7 @@ static uint32_t create(const char *s, uint32_t len, uint32_t h)
     memcpy(e->bytes, s, len);
     e->bytes[len] = 0;
     atomic_store_explicit(&g_index[id], (uint32_t)off + 1, memory_order_release);
-    gs_live_log_string(id, e->bytes, len); /* recoverable after a crash */
+    gs_live_log_string(gs_t_ring, id, e->bytes, len); /* recoverable after a crash */
     return id;
 }
 

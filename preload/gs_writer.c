@@ -425,7 +425,13 @@ static void thread_info(gs_ring *r, int live, int had_events, uint64_t now, int 
     uint64_t maj = 0;
     while (*p >= '0' && *p <= '9')
         maj = maj * 10 + (uint64_t)(*p++ - '0');
-    if (maj != r->faults) {
+    /* less the live file's pages the thread touched first (gs_livefile.c,
+     * first_touch): the collector's I/O, not the program's. RATIONALE: the
+     * thread counts one just before its store, so between the two reads the
+     * difference can be one low; it is recorded only when it rises. */
+    const uint64_t own = atomic_load_explicit(&r->own_faults, memory_order_relaxed);
+    maj = maj > own ? maj - own : 0;
+    if (maj > r->faults) {
         r->faults = maj;
         gs_event ev;
         gs_event_clear(&ev);

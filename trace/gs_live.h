@@ -73,7 +73,16 @@ typedef struct gs_ring {
     /* the head at which the thread wakes the writer to map more of the slot
      * (the collector's, preload/gs_livefile.c gs_live_keep_ahead); 0 none */
     _Atomic uint64_t map_poke;
-    char pad0[32];
+    /* bytes from the slot's start known to be in the process's page tables
+     * (the collector's populate, or a store of the thread's that took the
+     * page's first-touch fault), only ever raised; UINT64_MAX for a ring
+     * outside the live file. And the pages of the collector's own live
+     * file whose first-touch fault this thread took (its ring's and the
+     * string log's): its major faults as recorded leave them out
+     * (preload/gs_livefile.c, gs_live_first_touch). Readers ignore both. */
+    _Atomic uint64_t mapped;
+    _Atomic uint64_t own_faults;
+    char pad0[16];
     /* consumer line */
     _Atomic uint64_t tail; /* first record not yet written to the trace file */
     char pad1[56];
