@@ -116,6 +116,12 @@ static uint64_t g_last_head[SLOTS_MAX];
 static _Atomic uint64_t g_log_mapped;
 #define LOG_AHEAD_BYTES (64u << 10)
 
+/* a rounded up to a page boundary */
+static uintptr_t page_up(uintptr_t a)
+{
+    return (a + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
+}
+
 /* *at raised to v (never lowered): the writer and the threads both raise it. */
 static void raise_to(_Atomic uint64_t *at, uint64_t v)
 {
@@ -146,8 +152,8 @@ static void first_touch(const char *base, uint64_t from, uint64_t to, _Atomic ui
     if (from < m)
         from = m;
     const uintptr_t a = (uintptr_t)base + from, e = (uintptr_t)base + to;
-    const uintptr_t p0 = (a + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
-    const uint64_t pages = e > p0 ? (e - p0 + PAGE_BYTES - 1) / PAGE_BYTES : 0;
+    const uintptr_t p0 = page_up(a);
+    const uint64_t pages = e > p0 ? (page_up(e) - p0) / PAGE_BYTES : 0;
     if (pages && g)
         atomic_store_explicit(&g->own_faults,
                               atomic_load_explicit(&g->own_faults, memory_order_relaxed) + pages,
@@ -168,7 +174,7 @@ static void populate(const char *from, const char *to)
     if (to <= from)
         return;
     const uintptr_t a = (uintptr_t)from & ~(uintptr_t)(PAGE_BYTES - 1);
-    const uintptr_t e = ((uintptr_t)to + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1);
+    const uintptr_t e = page_up((uintptr_t)to);
     syscall(SYS_madvise, (void *)a, (size_t)(e - a), MADV_POPULATE_WRITE);
 }
 
@@ -192,8 +198,7 @@ static void populate_slots(char *base, uint64_t slots_off, uint64_t slot_bytes, 
         /* to the end of the page that holds byte n - 1 (a forked child's
          * file is new: nothing of it was mapped before) */
         atomic_store_explicit(&((gs_ring *)s)->mapped,
-                              (((uintptr_t)s + n + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1)) -
-                                  (uintptr_t)s,
+                              page_up((uintptr_t)s + n) - (uintptr_t)s,
                               memory_order_relaxed);
         g_last_head[i] = 0;
     }
