@@ -34,7 +34,7 @@ def main():
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    paths = sorted(os.path.join(a.data, p) for p in os.listdir(a.data) if p.endswith(".raw"))
+    paths = train.image_paths(a.data)
     opts = argparse.Namespace(num_workers=a.num_workers, mp_context=None,
                               persistent_workers=False, pin_memory=False)
     loader = train.make_loader(train.RawImages(paths), opts, True, 16)

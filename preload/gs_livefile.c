@@ -178,6 +178,18 @@ static void populate(const char *from, const char *to)
     syscall(SYS_madvise, (void *)a, (size_t)(e - a), MADV_POPULATE_WRITE);
 }
 
+/* [*mapped, want) of the region at base written into the page cache and mapped
+ * by the calling thread, and *mapped raised to want: the writer's map-ahead of
+ * a ring's slot and of the string log (gs_live_keep_ahead, _keep_log_ahead). */
+static void map_ahead(const char *base, _Atomic uint64_t *mapped, uint64_t want)
+{
+    const uint64_t had = atomic_load_explicit(mapped, memory_order_relaxed);
+    if (want <= had)
+        return;
+    populate(base + had, base + want);
+    raise_to(mapped, want);
+}
+
 /* The first SLOT_FIRST_BYTES of slots [from, to) of the mapping at base (slots
  * at slots_off, slot_bytes each) in the page cache and mapped, by the
  * calling thread.
@@ -398,13 +410,9 @@ void gs_live_keep_ahead(gs_ring *r, uint64_t head)
     uint64_t want = sizeof(gs_ring) + at * sizeof(gs_rec) + ahead;
     if (want > h->slot_bytes)
         want = h->slot_bytes;
-    const uint64_t had = atomic_load_explicit(&r->mapped, memory_order_relaxed);
-    if (want > had) {
-        /* whole pages, up to the one that holds the slot's last byte at most
-         * (its blocks are the slot's: fallocate allocates whole blocks) */
-        populate((const char *)r + had, (const char *)r + want);
-        raise_to(&r->mapped, want);
-    }
+    /* whole pages, up to the one that holds the slot's last byte at most (its
+     * blocks are the slot's: fallocate allocates whole blocks) */
+    map_ahead((const char *)r, &r->mapped, want);
     const uint64_t mapped = atomic_load_explicit(&r->mapped, memory_order_relaxed);
     /* the thread wakes the writer for more half-way into what is mapped
      * ahead of it (the head at that record); never once the whole slot is */
@@ -424,12 +432,7 @@ void gs_live_keep_log_ahead(void)
     if (want > ready)
         want = ready;
     want = want & ~(uint64_t)(PAGE_BYTES - 1); /* whole pages of allocated blocks */
-    const uint64_t had = atomic_load_explicit(&g_log_mapped, memory_order_relaxed);
-    if (want <= had)
-        return;
-    const char *log = (const char *)h + h->strlog_off;
-    populate(log + had, log + want);
-    raise_to(&g_log_mapped, want);
+    map_ahead((const char *)h + h->strlog_off, &g_log_mapped, want);
 }
 
 int gs_live_owns(const void *p)

@@ -47,6 +47,11 @@ def make_data(root, n, seed=1234):
             f.write(pixels.tobytes())
 
 
+def image_paths(root):
+    """The image files make_data wrote under root, in name order."""
+    return sorted(os.path.join(root, p) for p in os.listdir(root) if p.endswith(".raw"))
+
+
 class RawImages(Dataset):
     """Image files -> (3x56x56 float tensor, label). Picklable, so spawn and
     forkserver workers can receive it."""
@@ -137,7 +142,7 @@ def main(argv=None):
     torch.manual_seed(0)
     torch.set_num_threads(1)
     dev = torch.device(a.device)
-    paths = sorted(os.path.join(a.data, p) for p in os.listdir(a.data) if p.endswith(".raw"))
+    paths = image_paths(a.data)
     split = len(paths) - a.val_samples if 0 < a.val_samples < len(paths) else len(paths)
     ds = RawImages(paths[:split], a.decode_work, a.read_delay_ms)
     loader = make_loader(ds, a, True, a.batch_size)
