@@ -201,6 +201,8 @@ enum gs_mark_class {
     GS_MARK_ITEM = 5,      /* fetch: a pool thread runs one work item */
     GS_MARK_COLLATE = 6,   /* fetch: the collate function makes a batch of its samples */
     GS_MARK_LOAD = 7,      /* fetch: the thread maps a file to read a batch (np.memmap's life) */
+    GS_MARK_FORWARD = 8,   /* fetch_end alone: the thread's first module forward after its
+                            * last optimizer or backward step_end (its own batch preparation) */
 };
 static inline unsigned gs_mark_class(const gs_event *e) { return (unsigned)(e->aux2 >> 24) & 0xff; }
 static inline uint32_t gs_mark_loader(const gs_event *e) { return (uint32_t)e->aux2 & 0xffffffu; }

@@ -317,6 +317,7 @@ static void span_wait(lctx *c, long ti, uint64_t s, uint64_t e, int fetch)
 {
     if (!s || e <= s || e - s > SPAN_MAX_NS)
         return;
+    c->p->th[ti].n_waits++;
     host_iv(c, ti, s, e, AN_CLS_DW);
     if (fetch)
         host_iv(c, ti, s, e, AN_CLS_FE);
@@ -360,6 +361,7 @@ static void fetch_leave(lctx *c, long ti, uint64_t ts)
     if (--th->fetch_depth == 0) {
         /* the outermost fetch: data wait where the GPU is idle, and all of
          * it the thread's fetch time (an_timeline.h, AN_CLS_FE) */
+        th->n_waits++;
         host_iv(c, ti, th->fetch_ts, ts, AN_CLS_DW);
         host_iv(c, ti, th->fetch_ts, ts, AN_CLS_FE);
     }
@@ -821,6 +823,7 @@ static void on_cuda(lctx *c, const gs_event *e)
         if (ti < 0)
             return;
         p->th[ti].n_cuda_calls++;
+        an_prep_cut(&p->th[ti].prep, e->ts, e->ts + e->dur);
         const unsigned dir = gs_copy_dir(e);
         an_copy cp = {.corr = e->corr, .dir = (uint8_t)dir,
                       .host_mem = (uint8_t)gs_copy_host_mem(e), .ti = ti, .ts = e->ts,
@@ -841,8 +844,10 @@ static void on_cuda(lctx *c, const gs_event *e)
     case GS_K_CUDA_SYNC: case GS_K_CUDA_HOST_MEM:
         ti = thread_ix(c, e->tid);
         p->cuda_calls++;
-        if (ti >= 0)
+        if (ti >= 0) {
             p->th[ti].n_cuda_calls++;
+            an_prep_cut(&p->th[ti].prep, e->ts, e->ts + e->dur);
+        }
         return;
     default:
         return;
@@ -904,6 +909,11 @@ static void step_marker(lctx *c, long ti, const gs_event *e)
             th->n_opt_markers++;
         else
             th->n_bwd_markers++;
+        /* RATIONALE: the span counts only when the thread waited for
+         * nothing since its last forward: nanoGPT fetches its next batch
+         * between the forward and the backward (a `load` span), and the
+         * span after its update is then zero_grad, not a batch's making */
+        an_prep_arm(&th->prep, e->ts, th->fwd_seen ? th->fwd_waits : th->n_waits);
     } else if (mc != GS_MARK_PLAIN && mc != GS_MARK_EXPLICIT) {
         return; /* a class this reader does not know */
     }
@@ -920,6 +930,27 @@ static void step_marker(lctx *c, long ti, const gs_event *e)
                           : e->kind == GS_K_STEP_BEGIN ? AN_C_STEP_B
                                                       : AN_C_STEP_E;
     cand_add(c, ti, type, e->ts, e->aux, mc);
+}
+
+/* The thread's first module forward after its last update, at ts: the
+ * span since, less its CUDA calls, is data wait when nothing else in it
+ * waited for data (an_prep.h). 1 when the span was not cut by a CUDA call
+ * (its clock samples at both ends then measure it). */
+static int forward(lctx *c, long ti, uint64_t ts)
+{
+    an_thread *th = &c->p->th[ti];
+    uint64_t piece[AN_PREP_PIECES + 1][2];
+    const uint32_t cut = th->prep.cut;
+    const unsigned n = an_prep_end(&th->prep, ts, th->n_waits, SPAN_MAX_NS, piece);
+    for (unsigned i = 0; i < n; i++) {
+        host_iv(c, ti, piece[i][0], piece[i][1], AN_CLS_DW);
+        host_iv(c, ti, piece[i][0], piece[i][1], AN_CLS_FE);
+    }
+    if (n)
+        th->n_waits++;
+    th->fwd_waits = th->n_waits;
+    th->fwd_seen = 1;
+    return n && !cut;
 }
 
 /* A fetch marker of the trainer's side: the training thread's wait for a
@@ -953,6 +984,11 @@ static void fetch_marker(lctx *c, long ti, const gs_event *e)
         else
             span_wait(c, ti, span_close(th, AN_SPAN_LOAD | e->aux), e->ts, 1);
         break;
+    case GS_MARK_FORWARD:
+        if (e->kind == GS_K_FETCH_END && forward(c, ti, e->ts))
+            break; /* its samples make a fetch in the thread's clock log */
+        an_cpu_forget_update(th->cpu);
+        return;
     case GS_MARK_ITEM:
         if ((d = pair(&th->item_ts, e)) >= 0) {
             th->n_items++;

@@ -24,6 +24,7 @@
 #include "load/an_copies.h"
 #include "load/an_samples.h"
 #include "load/an_kernels.h"
+#include "load/an_prep.h"
 #include "load/an_timeline.h"
 
 /* Step-boundary candidates, logged per thread with a snapshot at `t`. */
@@ -93,6 +94,10 @@ typedef struct an_thread {
     /* pass state */
     int fetch_depth;
     uint64_t fetch_ts;
+    uint64_t n_waits; /* data waits counted so far (outermost fetches, short spans) */
+    an_prep prep;     /* its own batch preparation since its last update (an_prep.h) */
+    uint64_t fwd_waits; /* n_waits at its last `forward` marker (fwd_seen) */
+    int fwd_seen;
     int nvtx_depth, nvtx_overflow, nvtx_step_open;
     uint64_t n_nvtx_fetch; /* AN_C_NVTX_FETCH candidates logged */
     an_nvtx_open *nvtx; /* AN_NVTX_DEPTH entries, allocated at the first push */

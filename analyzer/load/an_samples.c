@@ -88,7 +88,23 @@ void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uin
         return;
     x->marker = (uint8_t)kind;
     x->mark = (uint8_t)mark;
-    if (kind == GS_K_FETCH_BEGIN) {
+    if (kind == GS_K_STEP_END && (mark == GS_MARK_OPTIMIZER || mark == GS_MARK_BACKWARD)) {
+        memset(&l->upd, 0, sizeof l->upd);
+        l->upd.t0 = ts;
+        l->upd.cpu0 = x->cpu_ns;
+        l->upd.key = key;
+        l->upd.mark = GS_MARK_FORWARD;
+        l->upd.loader = loader;
+    } else if (kind == GS_K_FETCH_END && mark == GS_MARK_FORWARD) {
+        an_cpu_fetch f = l->upd;
+        l->upd.t0 = 0;
+        if (!f.t0 || ts < f.t0 || x->cpu_ns < f.cpu0 ||
+            an_grow(&l->f, &l->capf, l->nf + 1, sizeof *l->f, 64) < 0)
+            return;
+        f.t1 = ts;
+        f.cpu1 = x->cpu_ns;
+        l->f[l->nf++] = f;
+    } else if (kind == GS_K_FETCH_BEGIN) {
         if (l->nopen == AN_CPU_OPEN_MAX) { /* the oldest open one goes */
             memmove(&l->open[0], &l->open[1], (AN_CPU_OPEN_MAX - 1) * sizeof l->open[0]);
             l->nopen--;
@@ -117,6 +133,12 @@ void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uin
         f.cpu1 = x->cpu_ns;
         l->f[l->nf++] = f;
     }
+}
+
+void an_cpu_forget_update(an_cpu_log *l)
+{
+    if (l)
+        l->upd.t0 = 0;
 }
 
 void an_cpu_log_free(an_cpu_log *l)

@@ -71,6 +71,8 @@ typedef struct an_cpu_log {
     size_t nf, capf;
     an_cpu_fetch open[AN_CPU_OPEN_MAX]; /* begun, not ended yet */
     unsigned nopen;
+    an_cpu_fetch upd; /* the last update's step_end (optimizer, backward): the
+                       * begin of a `forward` fetch_end's fetch; t0 0 none */
 } an_cpu_log;
 
 /* What the pass knows of the thread when its sample arrives (cumulative). */
@@ -90,9 +92,12 @@ int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, const an_cpu_now *now)
 /* A marker of the thread at ts, of class mark, index key and loader: a
  * marker sample of the same ts stands at it; a fetch_begin and the
  * fetch_end of the same class, index and loader, both with samples, become
- * a fetch. */
+ * a fetch; so do the last step_end of class optimizer or backward and the
+ * next fetch_end of class forward (docs/trace-format.md). */
 void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key,
                    uint32_t loader);
+/* The last update's step_end begins no fetch (its forward counted none). */
+void an_cpu_forget_update(an_cpu_log *l);
 void an_cpu_log_free(an_cpu_log *l);
 
 /* ---- reading a log ------------------------------------------------------------------ */

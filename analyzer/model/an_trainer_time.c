@@ -29,6 +29,7 @@ static int waits_for_data(const an_cpu_fetch *f)
 {
     switch (f->mark) {
     case GS_MARK_PLAIN: case GS_MARK_EXPLICIT: case GS_MARK_WAIT:
+    case GS_MARK_FORWARD: /* only those an_events.c counted are in the log */
         return 1;
     case GS_MARK_LOAD:
         return f->t1 - f->t0 <= AN_TL_LAG_NS;

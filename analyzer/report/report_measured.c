@@ -123,17 +123,22 @@ void rep_text_measured_trainer(gs_out *o, const an_result *r)
     const an_trainer_time *t = &r->trainer_time;
     if (!t->measured || t->blocked_ms < 0)
         return;
-    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   asleep until a batch arrives", "  blocked",
-                  t->blocked_ms, 100 * t->share_blocked);
+    /* the training thread that makes its batches itself waits for no one */
+    const int own = r->loader_time.measured && r->loader_time.in_thread;
+    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   %s", "  blocked", t->blocked_ms,
+                  100 * t->share_blocked,
+                  own ? "off its CPU while making it (I/O, page faults, sleeps)"
+                      : "asleep until a batch arrives");
     if (t->fetch_fault_ms > 0.05)
         gs_out_printf(o, " (%.1f ms of it page faults)", t->fetch_fault_ms);
     if (t->socket_ms > 0.05)
         gs_out_printf(o, " (%.1f ms of it on sockets%s)", t->socket_ms,
                       r->nworkers ? ": each tensor's hand-over from a worker" : "");
     gs_out_char(o, '\n');
-    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   the trainer's own CPU taking it in", "  receiving",
+    gs_out_printf(o, "%-24s %9.1f   %5.1f%%   %s", "  receiving",
                   t->receiving_ms + (t->fetch_runq_ms > 0 ? t->fetch_runq_ms : 0),
-                  100 * t->share_receiving);
+                  100 * t->share_receiving,
+                  own ? "its own CPU making it" : "the trainer's own CPU taking it in");
     if (t->fetch_runq_ms > 0.05)
         gs_out_printf(o, " (%.1f ms of it waiting for a CPU)", t->fetch_runq_ms);
     gs_out_char(o, '\n');

@@ -2,7 +2,7 @@
 instruments, then let the module that knows each instrument it.
 
 Responsible for: a meta path finder that recognises the names in TARGETS
-(torch's DataLoader, optimizer, autograd and GradScaler modules,
+(torch's DataLoader, optimizer, autograd, nn.Module and GradScaler modules,
 concurrent.futures, numpy's memmap), lets the other finders find each, and
 wraps its loader so the module is instrumented right after it has executed;
 or, for a module already imported, instrumenting it at once. The finder
@@ -21,6 +21,7 @@ TARGETS = {
     "torch.utils.data.dataloader": ("_torch", "instrument"),
     "torch.optim.optimizer": ("_optim", "instrument_optimizer"),
     "torch.autograd": ("_optim", "instrument_autograd"),
+    "torch.nn.modules.module": ("_forward", "instrument_module"),
     "torch.amp.grad_scaler": ("_optim", "instrument_scaler"),
     "torch.cuda.amp.grad_scaler": ("_optim", "instrument_scaler"),
     "concurrent.futures._base": ("_futures", "instrument_base"),

@@ -87,6 +87,7 @@ WAIT = 4       # fetch: the thread waits for a result another thread makes
 ITEM = 5       # fetch: a pool thread runs one work item
 COLLATE = 6    # fetch: the collate function makes a batch of its samples
 LOAD = 7       # fetch: the thread maps a file to read (np.memmap's life)
+FORWARD = 8    # fetch_end alone: the first module forward after an update
 
 
 def marks(cls, loader=0):

@@ -13,7 +13,8 @@ Responsible for: wrapping, in modules gpustarve._hook hands in,
   torch.cuda.amp.grad_scaler step when gradients overflowed)
 and writing, when the outermost of them returns on a thread, a step_end
 marker: class OPTIMIZER (its index counts the steps of the thread's lead
-optimizer) or BACKWARD (every backward()). The analyzer cuts steps between
+optimizer) or BACKWARD (every backward()), and arms gpustarve._forward
+(the model's next forward ends the loop's own batch preparation). The analyzer cuts steps between
 consecutive ones and prefers optimizer steps; a DataLoader's or the
 program's own markers, and NVTX steps, come first (docs/report-schema.md,
 "Steps").
@@ -29,7 +30,7 @@ calls the optimizer's step; a subclass's step may call its base's).
 """
 import threading
 
-from . import _native
+from . import _forward, _native
 from ._frames import hide, wrap
 
 _local = threading.local()
@@ -82,6 +83,7 @@ def _stepped(t, opt):
     t.steps = k + 1
     _native.tag_trainer(0)
     _native.step_end(k, _OPT)
+    _forward.arm()
 
 
 def _wrap_step(orig, opt_arg):
@@ -151,6 +153,7 @@ def instrument_autograd(module):
             k = t.backwards
             t.backwards = k + 1
             _native.step_end(k, _BWD)
+            _forward.arm()
 
     def on_error(t, args):
         t.bdepth -= 1

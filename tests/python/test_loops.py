@@ -5,6 +5,8 @@ docs/report-schema.md "Measured time"):
 
   nanogpt     no DataLoader: get_batch maps a token file with np.memmap
               per batch on the training thread (loop_nanogpt.py)
+  generator   no DataLoader: a generator reads and tokenizes text records
+              on the training thread, 2 micro-batches a step (loop_generator.py)
   threadpool  a ThreadPoolExecutor reads and decodes PNGs (loop_threadpool.py)
   stream0/2   an IterableDataset over tar shards, 0 and 2 workers (loop_stream.py)
   persistent  persistent_workers, prefetch_factor=4, a 10 ms collate_fn
@@ -70,6 +72,11 @@ for s in range(4):
             ti = tarfile.TarInfo("%05d.bin" % j)
             ti.size = len(b)
             tf.addfile(ti, io.BytesIO(b))
+words = np.array([b"w%d" % i for i in range(2000)])
+with open(os.path.join(root, "text.bin"), "wb") as f:
+    for r in range(400):  # records of loop_generator.RECORD bytes
+        line = b" ".join(words[rng.integers(0, len(words), size=120)])
+        f.write(line[:1023].ljust(1023) + b"\n")
 os.makedirs(os.path.join(root, "bins"))
 for i in range(64):
     rng.standard_normal(4096).astype(np.float32).tofile(os.path.join(root, "bins", "%03d.bin" % i))
@@ -88,6 +95,10 @@ def data(tmp_path_factory):
 STYLES = {
     "nanogpt": ("loop_nanogpt.py", lambda d: [os.path.join(d, "tokens.bin"), "--steps", "30",
                                              "--batch", "32"], 0),
+    # 2 micro-batches a step: a unit is one, a step's wait two
+    "generator": ("loop_generator.py", lambda d: [os.path.join(d, "text.bin"), "--steps", "30",
+                                                 "--batch", "64"],
+                  2),
     "threadpool": ("loop_threadpool.py", lambda d: [os.path.join(d, "png"), "--steps", "24",
                                                    "--batch", "8", "--sleep-ms", "2"], 0),
     "stream0": ("loop_stream.py", lambda d: [os.path.join(d, "shards"), "--workers", "0",
@@ -103,7 +114,7 @@ STYLES = {
                                                    "--epochs", "1", "--batch", "2",
                                                    "--item-ms", "3", "--sleep-ms", "1"], 2),
 }
-OPTIMIZER_STEPS = ("nanogpt", "threadpool")
+OPTIMIZER_STEPS = ("nanogpt", "threadpool", "generator")
 
 
 class Run(object):
@@ -217,7 +228,7 @@ def loaders(run):
     """[(label, the report's measured parts per batch, the script's)]."""
     j, style = run.j, run.style
     out = []
-    if style in ("nanogpt", "stream0"):
+    if style in ("nanogpt", "stream0", "generator"):
         m = j["measured"]["loader"]
         assert m is not None and m["in_training_thread"], j["measured"]
         (rec,) = [r for r in run.parts.values()]
@@ -301,6 +312,7 @@ def share_held(make_run):
 EXPECT_SOURCE = {
     "nanogpt": "optimizer steps (optimizer.step())",
     "threadpool": "optimizer steps (optimizer.step())",
+    "generator": "optimizer steps (optimizer.step())",
     "stream0": "step markers", "stream2": "step markers",
     "persistent": "step markers", "dataloader": "step markers",
 }

@@ -368,6 +368,62 @@ def test_import_after_torch_under_preload(built, read_markers, tmp_path, py):
     assert [s[0] for s in m.steps(0)] == [0, 1, 2, 3, 4]
 
 
+FORWARD_HOOK = r"""
+import json, os, sys
+import torch
+import torch.nn.modules.module as mm
+
+hooks = lambda: len(mm._global_forward_pre_hooks)
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.ones(2, 4)
+seen, outs = [], []
+for step in range(3):
+    out = model(x)  # the first forward after an update ends the span
+    seen.append(hooks())
+    outs.append(out.sum().item())
+    out.sum().backward()
+    opt.step()
+    opt.zero_grad()
+    seen.append(hooks())  # armed: registered until the next forward
+pid = os.fork()
+if pid == 0:  # a forked child starts disarmed: no hook, no marker
+    ok = hooks() == 0
+    model(x)
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+model(x)
+print(json.dumps({"hooks": seen, "after": hooks(), "outs": outs, "child": status}))
+"""
+
+
+@pytest.mark.parametrize("py", PYS)
+def test_forward_hook_comes_and_goes(built, read_markers, tmp_path, py):
+    """The first module forward after each update writes one `forward`
+    marker (docs/python.md, "Steps without a DataLoader"): torch's global
+    forward pre-hook is registered at the update and gone after that
+    forward, the module's outputs are the untraced ones, and a forked child
+    starts without it and writes none."""
+    script = tmp_path / "fwd.py"
+    script.write_text(FORWARD_HOOK)
+    plain = subprocess.run([py, str(script)], capture_output=True, timeout=300,
+                           env=clean_env(PYTHONPATH=PYDIR, LD_PRELOAD=None))
+    traced = run_traced([py, str(script)], tmp_path / "run", env=clean_env())
+    assert plain.returncode == 0, plain.stderr.decode()
+    assert traced.returncode == 0, traced.stderr.decode()
+    a, b = json.loads(plain.stdout), json.loads(traced.stdout)
+    assert a["hooks"] == [0] * 6 and a["after"] == 0, a
+    assert b["hooks"] == [0, 1, 0, 1, 0, 1], b  # armed after each update, gone at the forward
+    assert b["after"] == 0 and b["child"] == 0, b
+    assert a["outs"] == b["outs"]
+    m = read_markers(tmp_path / "run")
+    fwd = [r for r in m.marks if r["kind"] == "fetch_end" and r["aux2"] >> 24 == 8]
+    # the forwards of steps 1 and 2 and the parent's last; none in the child
+    assert len(fwd) == 3, fwd
+    assert {r["pid"] for r in fwd} == {r["pid"] for r in m.roles("trainer")}, fwd
+
+
 # ---- sweep ------------------------------------------------------------------------------
 
 # RATIONALE: 20 ms per image (160 ms of sleep per batch of 8) for the sweep:
