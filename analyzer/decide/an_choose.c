@@ -164,6 +164,25 @@ static void cpu_limit_note(const an_decide_in *in, const an_counts *k, double cp
                           : "the CPU work of training and loading together");
 }
 
+double an_interp_floor(const an_decide_in *in, const an_pred_in *b)
+{
+    if (!in->interp_lock || in->loader_kind != AN_LOADER_THREADS)
+        return 0;
+    return b->t_cpu_ms + pos(in->t_runq_ms) + b->w_cpu_ms;
+}
+
+/* RATIONALE: beside one busy process on 2 CPUs the generator regime's
+ * pool thread, preempted while it held the lock, held up the training
+ * thread: advised 16.1 -> 14.0 ms, it measured 17.1, 17.0 and 16.6 ms
+ * in 3 of 3 rounds, where on the quiet machine the same advice measured
+ * within 8% of the prediction (2-vCPU VM, 2026-12-07, docs/testing.md) */
+int an_interp_contended(const an_decide_in *in, const an_pred_in *b, double ext, double step_ms)
+{
+    if (an_interp_floor(in, b) <= 0 || step_ms <= 0)
+        return 0;
+    return (b->t_cpu_ms + b->t_par_ms + b->w_cpu_ms) / step_ms + pos(ext) > in->cpus;
+}
+
 /* Where no other count saves enough: what limits the step, in the model's
  * terms. */
 static void limit_note(const an_decide_in *in, const an_counts *k, const choice *ch,
@@ -173,7 +192,17 @@ static void limit_note(const an_decide_in *in, const an_counts *k, const choice 
     const double step = k->step;
     const double cpu_need = b->t_cpu_ms + b->t_par_ms + b->w_cpu_ms + b->other_cores * step;
     const double free_cpus = pos(in->cpus - k->ext);
-    if (b->store_par > 0 && b->w_store_ms / b->store_par >= 0.8 * step)
+    const double lock = an_interp_floor(in, b);
+    if (lock >= 0.8 * step && an_interp_contended(in, b, k->ext, step))
+        an_decide_note(out,
+                       "more loader threads would not shorten the step: they share the Python "
+                       "interpreter lock with the training thread, and with %.2f busy "
+                       "thread%s of other processes on the %.4g CPUs a thread that holds it is "
+                       "preempted: the training thread's CPU (%.1f ms a step, %.1f ms waiting "
+                       "for a CPU) and the loading's (%.1f ms) run one at a time: %.1f ms",
+                       k->ext, fabs(k->ext - 1) < 0.05 ? "" : "s", in->cpus, b->t_cpu_ms,
+                       pos(in->t_runq_ms), b->w_cpu_ms, lock);
+    else if (b->store_par > 0 && b->w_store_ms / b->store_par >= 0.8 * step)
         an_decide_note(out,
                        "more workers would not shorten the step: the storage is the limit "
                        "(a batch's reads take %.1f ms, and this run had %.1f of them at once)",
@@ -290,6 +319,16 @@ static void advise(const an_decide_in *in, const an_counts *k, const choice *ch,
     const int n = ch->n;
     an_advice a = an_advice_count(in, 1, n, ch->pred, AN_BASE_MEAN, k->step);
     a.worst_step_ms = k->worst_load >= 0 ? ch->worst : 0;
+    /* RATIONALE: loader threads of a Python trainer share its interpreter
+     * lock, and the trace does not show which CPU time holds it: at worst
+     * all of it, the training thread's and the loading's, runs one thread
+     * at a time. A generator that tokenized text in Python beside a
+     * CPU-bound trainer of many small ops gained nothing from a pool
+     * thread (advised: 34.6 -> 29.0 ms), while one beside a trainer of
+     * large matrix products went 16.3 -> 11.2 ms (2-vCPU VM, 2026-12-07;
+     * docs/report-schema.md, "The model") */
+    if (an_interp_floor(in, b) > 0)
+        a.lock_step_ms = fmax(ch->pred, an_interp_floor(in, b));
     char store[96] = "";
     if (b->store_par > 0)
         snprintf(store, sizeof store, "; of it storage reads %.1f ms, %.1f at once", b->w_store_ms,

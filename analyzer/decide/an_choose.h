@@ -74,4 +74,14 @@ int an_choose_pick(const an_counts *k, int *held);
 void an_choose_advise(const an_decide_in *in, const an_counts *k, int n, int held,
                       an_decision *out);
 
+/* Loader threads of a Python trainer (an_decide_in.interp_lock) share its
+ * interpreter lock. The shortest step they can give when a thread holding
+ * it is preempted: the training thread's CPU and run-queue delay and the
+ * loading's CPU, one at a time (0: not such threads). Contended: the
+ * threads that want a CPU for a step of step_ms (the trainer's, the
+ * loading's, ext of other processes) are more than the CPUs
+ * (an_choose.c). */
+double an_interp_floor(const an_decide_in *in, const an_pred_in *b);
+int an_interp_contended(const an_decide_in *in, const an_pred_in *b, double ext, double step_ms);
+
 #endif

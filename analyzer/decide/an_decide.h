@@ -125,6 +125,8 @@ typedef struct an_decide_in {
     an_replayed replay;          /* the DataLoader's batches replayed in order */
     /* the loader in the program's own terms (what the trace shows) */
     int loader_kind;             /* enum an_loader_kind */
+    int interp_lock;             /* the trainer is a Python interpreter (the Python side's
+                                  * markers): its threads share one interpreter lock */
     int batch_size;              /* samples a batch (DataLoader batch_size); 0 unknown */
     double collate_ms;           /* the collate function's time per batch on the training
                                   * thread; -1 not measured */
@@ -198,6 +200,10 @@ typedef struct an_advice {
     /* the step if other processes' load stays at its worst
      * (other_load_worst_cores); 0: no range (the load was not measured) */
     double worst_step_ms;
+    /* loader threads of a Python trainer: the step if the training
+     * thread's CPU and the loading's hold the interpreter lock throughout
+     * (run one at a time); 0: not such threads */
+    double lock_step_ms;
     char why[512];
 } an_advice;
 

@@ -291,6 +291,8 @@ static int fill_counts(const ways *w, an_counts *k)
             break;
         l->top = n;
         l->lo[n] = (w->fitted_low ? k->fit[n] : fmax(k->fit[n], k->grp[n])) * w->scale;
+        if (n != cur && n > 0 && an_interp_contended(c->in, &c->base, w->ext, l->lo[n]))
+            l->lo[n] = fmax(l->lo[n], an_interp_floor(c->in, &c->base));
         l->hi[n] = w->cw ? fmax(k->worst[n] * w->scale, l->lo[n]) : l->lo[n];
         if (n <= cur)
             continue;

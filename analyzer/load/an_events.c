@@ -1014,6 +1014,8 @@ static void on_marker(lctx *c, const gs_event *e)
     long ti = thread_ix(c, e->tid);
     if (ti < 0)
         return;
+    if (gs_mark_class(e) != GS_MARK_PLAIN)
+        c->p->n_py_markers++;
     switch (e->kind) {
     case GS_K_STEP_BEGIN: case GS_K_STEP_END:
         step_marker(c, ti, e);

@@ -169,6 +169,7 @@ typedef struct an_proc {
     uint64_t wait_ns, wait_reqs;       /* waits on pipes/sockets (poll/select/epoll/read) */
     uint64_t hist[AN_HIST];
     uint64_t n_step_markers, n_fetch_markers, n_batch_markers;
+    uint64_t n_py_markers; /* markers of the Python side's classes (not plain) */
     uint64_t batch_ns; /* a loader worker: its batches' fetch_begin..fetch_end time */
     uint64_t n_collates, collate_ns; /* a loader worker: its collate calls and their time */
     /* GPU and CUDA */

@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,14 +85,20 @@ void rep_json_advice(gs_jw *w, const an_result *r)
         /* the statistic both are on, and the range (docs/report-schema.md, "Advice") */
         gs_jw_kstr(w, "predicted_base", a->base == AN_BASE_MEDIAN ? "median_step" : "mean_step");
         gs_jw_key(w, "predicted_range_ms");
-        if (a->worst_step_ms > 0) {
+        const double hi = fmax(a->worst_step_ms, a->lock_step_ms);
+        if (hi > 0) {
             gs_jw_arr(w);
             rep_json_num(w, a->predicted_step_ms);
-            rep_json_num(w, a->worst_step_ms);
+            rep_json_num(w, fmax(hi, a->predicted_step_ms));
             gs_jw_end(w);
         } else {
             gs_jw_null(w);
         }
+        gs_jw_key(w, "interp_lock_step_ms");
+        if (a->lock_step_ms > 0)
+            rep_json_num(w, a->lock_step_ms);
+        else
+            gs_jw_null(w);
         gs_jw_kstr(w, "why", a->why);
         gs_jw_end(w);
     }

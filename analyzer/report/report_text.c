@@ -231,6 +231,9 @@ static void text_advice(gs_out *o, const an_result *r, const style *st)
                           a->predicted_saving_ms, base, a->predicted_step_ms);
         if (a->has_value && a->worst_step_ms > 0 && a->worst_step_ms > 1.02 * a->predicted_step_ms)
             gs_out_printf(o, ", %.1f ms if the other load stays at its worst", a->worst_step_ms);
+        if (a->has_value && a->lock_step_ms > 1.02 * a->predicted_step_ms)
+            gs_out_printf(o, ", up to %.1f ms where the loading and the training hold the "
+                             "Python interpreter lock", a->lock_step_ms);
         if (a->loader_kind == AN_LOADER_THREADS && a->setting == AN_ADV_NUM_WORKERS)
             gs_out_str(o, " (a thread pool's max_workers)");
         gs_out_printf(o, "\n         %s%s%s\n", st->dim, a->why, st->off);

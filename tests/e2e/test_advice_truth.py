@@ -25,7 +25,9 @@ Debian's torch, CPU-only: CPU-bound workers with training on the CPU, a
 numpy memmap read cold, a trainer bound by receiving its batches, a mixed
 one; and a loop without a DataLoader whose batches come from a thread
 pool, or from the training thread itself (a get_batch()): its advice must
-name the pool's threads, never num_workers; and a streaming
+name the pool's threads, never num_workers; and a generator on a CPU-bound
+training thread with no marker at all (its steps the optimizer's, its
+wait the span before each forward), likewise; and a streaming
 IterableDataset split across its workers (stream), and one split by skipping,
 whose every worker reads every record from storage, positioned or in order
 (skip, skip-stream): its advice must be fewer workers; and a costly
@@ -82,6 +84,7 @@ REGIMES = {
     "mixed": ("py", 1, ["mixed"]),
     "threadpool": ("py", 1, ["threadpool"]),
     "threadpool-inline": ("py", 0, ["threadpool"]),  # a get_batch() in the training thread
+    "generator": ("py", 0, ["generator"]),  # no marker: a generator on a CPU-bound trainer
     "epochs": ("py", 2, ["epochs"]),  # workers started again each epoch
     "stream": ("py", 1, ["stream"]),  # an IterableDataset split across the workers
     "collate": ("py", 2, ["collate", "200"]),  # tensors handed over by descriptor
@@ -100,7 +103,8 @@ FEWER = {k: "its workers read the same bytes (report loader.read_copies)"
 COUNT_SETTINGS = ("num_workers", "loader_threads", "loader_processes")
 # What each regime's advice must call its loaders: a loop without a
 # DataLoader is never told num_workers
-COUNT_NAME = {"threadpool": "loader_threads", "threadpool-inline": "loader_threads"}
+COUNT_NAME = {"threadpool": "loader_threads", "threadpool-inline": "loader_threads",
+              "generator": "loader_threads"}
 
 # The competing loads (tests/tools/cpu_load.py arguments)
 LOAD_TOOL = os.path.join(ROOT, "tests", "tools", "cpu_load.py")
