@@ -174,8 +174,8 @@ double an_interp_floor(const an_decide_in *in, const an_pred_in *b)
 /* RATIONALE: beside one busy process on 2 CPUs the generator regime's
  * pool thread, preempted while it held the lock, held up the training
  * thread: advised 16.1 -> 14.0 ms, it measured 17.1, 17.0 and 16.6 ms
- * in 3 of 3 rounds, where on the quiet machine the same advice measured
- * within 8% of the prediction (2-vCPU VM, 2026-12-07, docs/testing.md) */
+ * in 3 of 3 rounds, where on the quiet machine the same advice held
+ * within 15% in 10 of 10 (2-vCPU VM, 2026-12-07, docs/testing.md) */
 int an_interp_contended(const an_decide_in *in, const an_pred_in *b, double ext, double step_ms)
 {
     if (an_interp_floor(in, b) <= 0 || step_ms <= 0)
@@ -327,8 +327,9 @@ static void advise(const an_decide_in *in, const an_counts *k, const choice *ch,
      * thread (advised: 34.6 -> 29.0 ms), while one beside a trainer of
      * large matrix products went 16.3 -> 11.2 ms (2-vCPU VM, 2026-12-07;
      * docs/report-schema.md, "The model") */
-    if (an_interp_floor(in, b) > 0)
-        a.lock_step_ms = fmax(ch->pred, an_interp_floor(in, b));
+    const double lock = an_interp_floor(in, b);
+    if (lock > 0)
+        a.lock_step_ms = fmax(ch->pred, lock);
     char store[96] = "";
     if (b->store_par > 0)
         snprintf(store, sizeof store, "; of it storage reads %.1f ms, %.1f at once", b->w_store_ms,
