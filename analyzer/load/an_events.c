@@ -946,8 +946,10 @@ static int forward(lctx *c, long ti, uint64_t ts)
         host_iv(c, ti, piece[i][0], piece[i][1], AN_CLS_DW);
         host_iv(c, ti, piece[i][0], piece[i][1], AN_CLS_FE);
     }
-    if (n)
+    if (n) {
         th->n_waits++;
+        th->n_prep++;
+    }
     th->fwd_waits = th->n_waits;
     th->fwd_seen = 1;
     return n && !cut;

@@ -97,6 +97,7 @@ typedef struct an_thread {
     uint64_t n_waits; /* data waits counted so far (outermost fetches, short spans) */
     an_prep prep;     /* its own batch preparation since its last update (an_prep.h) */
     uint64_t fwd_waits; /* n_waits at its last `forward` marker (fwd_seen) */
+    uint64_t n_prep;    /* of n_waits: its own batch making before a forward */
     int fwd_seen;
     int nvtx_depth, nvtx_overflow, nvtx_step_open;
     uint64_t n_nvtx_fetch; /* AN_C_NVTX_FETCH candidates logged */

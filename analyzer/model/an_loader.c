@@ -47,6 +47,15 @@ int an_loader_prefetch(const an_result *res)
     return pf && atoi(pf) > 0 ? atoi(pf) : 2;
 }
 
+int an_own_making(const an_result *res)
+{
+    if (res->loader_time.measured && res->loader_time.in_thread)
+        return 1;
+    const an_thread *t = res->thread;
+    return !res->nworkers && res->cur_workers <= 0 && t && t->n_prep > 0 &&
+           2 * t->n_prep >= t->n_waits;
+}
+
 static int parse_bool(const char *v)
 {
     if (!v)

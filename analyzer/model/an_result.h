@@ -218,5 +218,10 @@ const char *an_loader_cfg(const an_result *res, const char *key);
 /* The DataLoader's prefetch_factor as it applies to the run: its
  * configuration's, else torch's default, 2. */
 int an_loader_prefetch(const an_result *res);
+/* 1 when the training thread makes its batches itself: measured so
+ * (loader_time.in_thread), or, with no loader worker, most of its waits
+ * for data are its own code between an update and the next forward
+ * (docs/report-schema.md, "The loop's own batch making"). */
+int an_own_making(const an_result *res);
 
 #endif

@@ -414,6 +414,8 @@ static void write_loader(gs_jw *w, const an_result *r)
     gs_jw_obj(w);
     gs_jw_ku64(w, "workers_seen", r->nworker_slots);
     gs_jw_ku64(w, "worker_processes", r->nworkers);
+    gs_jw_key(w, "in_training_thread");
+    gs_jw_bool(w, an_own_making(r));
     gs_jw_key(w, "batch_ms");
     rep_json_num(w, r->batch_ms);
     gs_jw_ku64(w, "bytes_read", r->worker_bytes);

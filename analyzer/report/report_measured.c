@@ -124,7 +124,7 @@ void rep_text_measured_trainer(gs_out *o, const an_result *r)
     if (!t->measured || t->blocked_ms < 0)
         return;
     /* the training thread that makes its batches itself waits for no one */
-    const int own = r->loader_time.measured && r->loader_time.in_thread;
+    const int own = an_own_making(r);
     gs_out_printf(o, "%-24s %9.1f   %5.1f%%   %s", "  blocked", t->blocked_ms,
                   100 * t->share_blocked,
                   own ? "off its CPU while making it (I/O, page faults, sleeps)"

@@ -106,9 +106,8 @@ static void text_shares(gs_out *o, const an_result *r, const style *st)
         const char *name = r->no_gpu ? row_nogpu[k] : row_gpu[k];
         gs_out_printf(o, "%-24s %9.1f   %5.1f%%", name, r->median_ms[k], 100 * r->share[k]);
         if (k == AN_SH_DATA_WAIT && r->share[k] > 0)
-            gs_out_str(o, r->loader_time.measured && r->loader_time.in_thread
-                              ? "   the training thread making its next batch itself"
-                              : "   trainer blocked waiting for the next batch");
+            gs_out_str(o, an_own_making(r) ? "   the training thread making its next batch itself"
+                                           : "   trainer blocked waiting for the next batch");
         gs_out_char(o, '\n');
         if (k == AN_SH_DATA_WAIT && r->share[k] > 0)
             rep_text_measured_trainer(o, r);
@@ -193,6 +192,11 @@ static void text_loader(gs_out *o, const an_result *r, const style *st)
                           : tr->workers_unseen ? "worker processes (multi-process iterator): not in "
                                              "a PyTorch profiler trace, count unknown"
                                            : "not in a PyTorch profiler trace");
+    } else if (an_own_making(r)) {
+        gs_out_printf(o, "%sloader%s   the training thread makes its batches itself, between an "
+                         "update and the next forward; CUDA calls (copies, synchronisations) "
+                         "cut those spans, so their parts are not measured\n",
+                      st->bold, st->off);
     } else {
         gs_out_printf(o, "%sloader%s   no loader worker traced\n",
                       st->bold, st->off);

@@ -357,6 +357,9 @@ def test_steps_on_the_simulated_gpu(built, data, tmp_path, style):
     assert not j["no_gpu_activity"], j["run"]
     assert j["steps"]["source_detail"] == EXPECT_SOURCE[style], j["steps"]
     assert j["share"]["gpu_compute"] > 0
+    # the loops whose training thread makes its batches: said so, measured or not
+    assert j["loader"]["in_training_thread"] == (style in ("nanogpt", "generator", "stream0")), \
+        j["loader"]
 
 
 def test_cold_memmap_faults_are_named(built, tmp_path):
