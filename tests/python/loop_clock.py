@@ -119,8 +119,11 @@ class Parts(object):
         self._in = None
         self._io = [0, 0, 0]  # wall, cpu, runq inside reads of the open unit
 
-    def begin(self):
-        self._in = Clocks(storage=True)
+    def begin(self, reads_inside=False):
+        """reads_inside: the clock reads' own time (system calls, where
+        a preempted thread takes the CPU back) inside the unit, as they
+        are inside a span the tool measures around the unit."""
+        self._in = Clocks(end=reads_inside, storage=True)
         self._io = [0, 0, 0]
 
     def read(self, f, *args, also=None):
@@ -139,8 +142,8 @@ class Parts(object):
     def open(self):
         return self._in is not None
 
-    def end(self, emit=True):
-        b = Clocks(end=True, storage=True)
+    def end(self, emit=True, reads_inside=False):
+        b = Clocks(end=not reads_inside, storage=True)
         a, self._in = self._in, None
         wall = b.wall - a.wall
         io = min(self._io[0], wall)

@@ -4,21 +4,16 @@ text records from a file and tokenizes them in Python on the training
 thread, and each optimizer step takes --accum micro-batches (gradient
 accumulation), as a hand-written language-model loop does.
 
-usage: loop_generator.py TEXT --steps N [--batch B] [--accum A] [--threads 1]
-  TEXT       a file of RECORD-byte records of space-separated words
-  --threads  1: the generator runs in a ThreadPoolExecutor thread, one
-             micro-batch ahead (what moving the loading off the training
-             thread by hand looks like)
+usage: loop_generator.py TEXT --steps N [--batch B] [--accum A]
+  TEXT  a file of RECORD-byte records of space-separated words
 
 Writes its own timing (loop_clock.py): a `loop-part` line for the
-generator (each next() a unit of the training thread's loading) and `loop`
-with every step, its wait being its next() calls, whole. On the
+generator (each next(), whole, a unit of the training thread's loading)
+and `loop` with every step, its wait being those units. On the
 simulated GPU (LOOP_SIM_GPU) each micro-batch is copied to the device and
 its kernel run right after next(), before the forward.
 """
 import argparse
-import collections
-import concurrent.futures
 
 import torch
 import torch.nn.functional as F
@@ -42,12 +37,11 @@ class TinyLM(torch.nn.Module):
 
 
 def batches(path, batch, part):
-    """Micro-batches of token ids, made on the calling thread: each one's
-    work (its read and its tokenizing) is one unit of `part`."""
+    """Micro-batches of token ids, made on the calling thread (its reads
+    timed as file I/O of `part`'s open unit)."""
     vocab = {}
     with open(path, "rb", buffering=0) as f:
         while True:
-            part.begin()
             raw = part.read(f, RECORD * batch)
             if len(raw) < RECORD * batch:
                 f.seek(0)
@@ -57,9 +51,7 @@ def batches(path, batch, part):
                 words = raw[k * RECORD:(k + 1) * RECORD].split()
                 ids = [vocab.setdefault(w, len(vocab) % VOCAB) for w in words][:BLOCK]
                 rows.append(ids + [0] * (BLOCK - len(ids)))
-            x = torch.tensor(rows)
-            part.end(emit=False)
-            yield x
+            yield torch.tensor(rows)
 
 
 def main():
@@ -68,7 +60,6 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--batch", type=int, default=24)
     ap.add_argument("--accum", type=int, default=2)
-    ap.add_argument("--threads", type=int, choices=(0, 1), default=0)
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -78,31 +69,23 @@ def main():
     gpu = sim_gpu_from_env()  # LOOP_SIM_GPU: on the simulated GPU
     steps = Steps()
     it = batches(a.text, a.batch, part)
-    if a.threads:
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        gen = it
-        ahead = collections.deque(pool.submit(next, gen) for _ in range(2))
-
-        def pooled():
-            while True:
-                f = ahead.popleft()
-                ahead.append(pool.submit(next, gen))
-                yield f.result()
-        it = pooled()
     for _ in range(a.steps):
         steps.start()
         for _ in range(a.accum):
-            steps.wait_begin()  # its wait: the whole next(), as a user times it
+            # a unit of the loading and the step's wait: the whole next(),
+            # its own clock reads inside. RATIONALE: the report's span runs
+            # from the update to the forward and holds them; beside two CPU
+            # burners their system calls' returns took 1.3 to 4 ms a step of
+            # run-queue delay, which a unit that leaves them out missed
+            part.begin(reads_inside=True)
             x = next(it)
-            steps.wait_end()
+            steps.add_wait(*part.end(emit=False, reads_inside=True))
             if gpu is not None:
                 gpu.step(x.numpy())
             (model(x) / a.accum).backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
         steps.end()
-    if a.threads:
-        pool.shutdown(wait=True, cancel_futures=True)
     part.emit()
     steps.emit(style="generator")
 
