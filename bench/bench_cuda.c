@@ -8,12 +8,19 @@
  *       machine and the same simulator state; prints
  *       "traced_ns untraced_ns added_ns", each the median over blocks,
  *       added = median of the per-pair differences.
+ *   bench_cuda CALLS --armed  the same between two hooked kinds of block:
+ *       groups of 8 calls, each after a step_end marker of class optimizer
+ *       (a training thread's update: the collector samples the thread's
+ *       clocks at both ends of its next 8 CUDA calls, its batch making),
+ *       against the same groups after a plain step_end; prints
+ *       "armed_ns plain_ns added_ns" per call.
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench_clock.h"
@@ -24,12 +31,19 @@ typedef cudaError_t (*copy_fn)(void *, const void *, size_t, enum cudaMemcpyKind
 static void *dev, *host;
 static cudaStream_t stream;
 
+typedef void (*step_end_fn)(unsigned long long, unsigned);
+static step_end_fn step_end; /* gpustarve_step_end, for --armed */
+static unsigned group_class;  /* the marker's class bits before each 8 calls; none: no marker */
+
 static double run_block(copy_fn fn, long calls)
 {
     const double t0 = now_ns();
-    for (long i = 0; i < calls; i++)
+    for (long i = 0; i < calls; i++) {
+        if (step_end && i % 8 == 0)
+            step_end((unsigned long long)i, group_class);
         if (fn(dev, host, 64, cudaMemcpyHostToDevice, stream) != cudaSuccess)
             exit(1);
+    }
     return (now_ns() - t0) / (double)calls;
 }
 
@@ -49,6 +63,16 @@ int main(int argc, char **argv)
                         "(not preloaded?)\n");
         return 1;
     }
+    const int armed = argc > 2 && !strcmp(argv[2], "--armed");
+    if (armed) {
+        step_end = (step_end_fn)dlsym(RTLD_DEFAULT, "gpustarve_step_end");
+        if (!step_end) {
+            fprintf(stderr, "bench_cuda: no gpustarve_step_end (not preloaded?)\n");
+            return 1;
+        }
+    }
+    /* RATIONALE: class bits as docs/trace-format.md packs them (gs_mark_class) */
+    const unsigned cls_armed = 2u << 24, cls_plain = 0;
     enum { BLOCK = 1000 };
     int pairs = (int)(calls / BLOCK / 2);
     if (pairs < 3)
@@ -56,13 +80,16 @@ int main(int argc, char **argv)
     double *t = malloc(sizeof(double) * (size_t)pairs * 3);
     double *u = t + pairs, *d = u + pairs;
     run_block(hooked, BLOCK); /* first calls: lazy resolution, CUPTI start */
+    copy_fn second = armed ? hooked : plain;
     for (int i = 0; i < pairs; i++) {
-        if (i % 2) {
-            t[i] = run_block(hooked, BLOCK);
-            u[i] = run_block(plain, BLOCK);
-        } else {
-            u[i] = run_block(plain, BLOCK);
-            t[i] = run_block(hooked, BLOCK);
+        for (int k = 0; k < 2; k++) {
+            if ((i + k) % 2) {
+                group_class = cls_armed;
+                t[i] = run_block(hooked, BLOCK);
+            } else {
+                group_class = cls_plain;
+                u[i] = run_block(second, BLOCK);
+            }
         }
         d[i] = t[i] - u[i];
         if (i % 20 == 19)

@@ -8,6 +8,11 @@ Method:
   the hook with blocks through libcudart's own symbol (dlopen RTLD_NOLOAD +
   dlsym); per run the median of per-pair differences; median over runs.
   Target <= 100 ns.
+- The same calls in a training thread's batch making (`bench_cuda CALLS
+  --armed`): groups of 8 after an optimizer step_end marker, where the
+  collector samples the thread's clocks at both ends of each call, against
+  the same groups after a plain step_end; the added cost per call. No
+  target: at most 8 such calls follow an update (docs/performance.md).
 - CUPTI drops: examples/train_loop at its default settings under
   `gpustarve run`; the largest gpu_drops (CUPTI's dropped records) and drops
   (ring overflows) in the dump. Target 0.
@@ -36,22 +41,36 @@ def env(**kw):
     return e
 
 
-def bench_hook(tmp, rounds=7, calls=200_000):
-    added, traced, plain = [], [], []
+def alternated(tmp, tag, extra, rounds, calls):
+    """Runs of bench_cuda (its three figures per run) as lists over runs."""
+    cols = ([], [], [])
     for r in range(rounds):
-        out = subprocess.run([BENCH, str(calls)],
-                             env=env(LD_PRELOAD=LIB, GPUSTARVE_DIR=os.path.join(tmp, "h%d" % r)),
+        out = subprocess.run([BENCH, str(calls)] + extra,
+                             env=env(LD_PRELOAD=LIB, GPUSTARVE_DIR=os.path.join(tmp, tag + str(r))),
                              capture_output=True, check=True).stdout.split()
-        t, u, d = (float(x) for x in out)
-        traced.append(t)
-        plain.append(u)
-        added.append(d)
+        for col, x in zip(cols, out):
+            col.append(float(x))
+    return cols
+
+
+def bench_hook(tmp, rounds=7, calls=200_000):
+    traced, plain, added = alternated(tmp, "h", [], rounds, calls)
     print("cudaMemcpyAsync hook, simulated GPU: %d runs, each alternating blocks of 1000 "
           "hooked and libcudart calls (%d calls)" % (rounds, calls))
     print("  untraced   %7.1f ns/call (median of runs)" % statistics.median(plain))
     print("  traced     %7.1f ns/call" % statistics.median(traced))
     print("  added cost %7.1f ns/call median of runs (min %.1f, max %.1f)  target <= 100" % (
         statistics.median(added), min(added), max(added)))
+
+
+def bench_armed(tmp, rounds=7, calls=100_000):
+    armed, plain, added = alternated(tmp, "a", ["--armed"], rounds, calls)
+    print("the same calls in a training thread's batch making (clocks sampled at both ends): "
+          "%d runs of %d calls" % (rounds, calls))
+    print("  after a plain marker   %7.1f ns/call (median of runs)" % statistics.median(plain))
+    print("  after an update        %7.1f ns/call" % statistics.median(armed))
+    print("  added cost %7.1f ns/call median of runs (min %.1f, max %.1f); at most 8 calls "
+          "an update" % (statistics.median(added), min(added), max(added)))
 
 
 def bench_drops(tmp):
@@ -79,6 +98,7 @@ def main():
             return 0
     with tempfile.TemporaryDirectory(prefix="gs_bench_cuda_") as tmp:
         bench_hook(tmp)
+        bench_armed(tmp)
         bench_drops(tmp)
     return 0
 

@@ -8,8 +8,10 @@
  * (CLOCK_THREAD_CPUTIME_ID), getrusage(RUSAGE_THREAD) for faults and
  * switches, and its run-queue delay in ns from /proc/thread-self/schedstat,
  * read only when the thread was switched out since its last read
- * (docs/performance.md "Thread CPU samples" has the cost), on its own ring;
- * (b) the
+ * (docs/performance.md "Thread CPU samples" has the cost), on its own ring,
+ * and the same around the first CUDA calls of a training thread's own batch
+ * making (gs_cpu_prep_arm, gs_cpu_cut_begin/end, called by gs_marker.c and
+ * the CUDA hooks); (b) the
  * periodic sample of every thread of the process (gs_cpu_periodic, called by
  * the writer's drain where the trace file lives: the thread's schedstat
  * (/proc/<tid>/task/<tid>/schedstat, gs_task_read) gives CPU time and
@@ -34,6 +36,7 @@
  */
 #include <assert.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/auxv.h>
@@ -121,6 +124,41 @@ uint64_t gs_cpu_at_marker(uint64_t t0)
     r.offset = (int64_t)rq; /* run-queue delay */
     gs_emit(&r);
     return t0;
+}
+
+/* CUDA calls left to sample around in the thread's batch making (0:
+ * not armed), and whether the call it is in took a sample at its start. */
+static __thread uint8_t t_prep_left GS_TLS_IE;
+static __thread uint8_t t_prep_open GS_TLS_IE;
+
+void gs_cpu_prep_arm(int on)
+{
+    t_prep_left = on ? GS_PREP_SAMPLED_CUTS : 0;
+    t_prep_open = 0;
+}
+
+uint64_t gs_cpu_cut_begin(void)
+{
+    if (GS_LIKELY(!t_prep_left))
+        return gs_now();
+    t_prep_left--;
+    t_prep_open = 1;
+    const int err = errno; /* the program's, before its call */
+    const uint64_t t0 = gs_cpu_at_marker(0);
+    errno = err;
+    return t0;
+}
+
+uint64_t gs_cpu_cut_end(void)
+{
+    const uint64_t t1 = gs_now();
+    if (GS_UNLIKELY(t_prep_open)) {
+        t_prep_open = 0;
+        const int err = errno;
+        gs_cpu_at_marker(t1);
+        errno = err;
+    }
+    return t1;
 }
 
 /* ---- (b) every thread, from the writer ------------------------------------------------ */

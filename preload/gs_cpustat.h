@@ -32,6 +32,19 @@ long gs_task_read(uint32_t tid, const char *leaf, char *buf, size_t cap);
  * of the call that holds the span does. Inside gs_enter/gs_leave; errno
  * is the caller's to keep. */
 uint64_t gs_cpu_at_marker(uint64_t t0);
+/* A training thread's own batch making (docs/trace-format.md, "Thread CPU
+ * samples"): from its update (a step_end of class optimizer or backward)
+ * to its first forward (a fetch_end of class forward), its first
+ * GS_PREP_SAMPLED_CUTS CUDA calls carry a marker-source sample at both
+ * ends, so the analyzer measures the span's pieces between them. on: 1 at
+ * the update, 0 at the forward (and in a forked child). */
+void gs_cpu_prep_arm(int on);
+/* A CUDA call's start stamp: when the thread is armed, after a sample of
+ * its clocks (the piece before the call ends there); else gs_now(). */
+uint64_t gs_cpu_cut_begin(void);
+/* The call's end stamp: gs_now(), then a sample stamped with it when its
+ * begin took one (the next piece starts there). */
+uint64_t gs_cpu_cut_end(void);
 /* Where the periodic samples go: the writer's gs_put_event (output lock
  * held), an event of thread tid. */
 typedef void (*gs_cpu_put_fn)(uint32_t tid, const gs_event *ev);

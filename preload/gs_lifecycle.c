@@ -28,6 +28,7 @@
 
 #include "gs_config.h"
 #include "gs_cpulimits.h"
+#include "gs_cpustat.h"
 #include "gs_lifecycle.h"
 #include "gs_livefile.h"
 #include "gs_output.h"
@@ -93,6 +94,7 @@ static void fork_child(void)
     gs_sources_after_fork_child();
     gs_out_after_fork_child();    /* the parent's files stay the parent's */
     gs_live_after_fork_child();
+    gs_cpu_prep_arm(0);           /* the child's thread makes no batch of the parent's */
     atomic_store(&gs_threads_late, 0);
     atomic_store(&gs_threads_wanted, 0);
     /* a forked child has one thread, whatever glibc's flag says: it stays 0

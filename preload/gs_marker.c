@@ -47,6 +47,11 @@ static void emit_marker(uint16_t kind, uint64_t aux, uint32_t aux2)
         t0 = gs_cpu_at_marker(0);
     else
         t0 = gs_now();
+    const unsigned mc = aux2 >> 24; /* its class (gs_mark_class) */
+    if (kind == GS_K_STEP_END && (mc == GS_MARK_OPTIMIZER || mc == GS_MARK_BACKWARD))
+        gs_cpu_prep_arm(1); /* the batch making that may follow: its CUDA calls sampled */
+    else if (kind == GS_K_FETCH_END && mc == GS_MARK_FORWARD)
+        gs_cpu_prep_arm(0);
     gs_rec r = GS_REC_INIT(kind, t0);
     r.aux = aux;
     r.aux2 = aux2;

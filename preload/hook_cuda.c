@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gs_cpustat.h"
 #include "gs_cudalib.h"
 #include "gs_pinned.h"
 #include "gs_preload.h"
@@ -199,7 +200,7 @@ static void record_copy(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, uint
                         gs_custream stream, int dev, const void *caller)
 {
     gs_rec r = GS_REC_INIT(GS_K_CUDA_MEMCPY, t0);
-    r.dur = gs_now() - t0;
+    r.dur = gs_cpu_cut_end() - t0;
     r.str = cu_str(api);
     r.ret = ret;
     r.bytes = bytes;
@@ -214,7 +215,7 @@ static void record_copy(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, uint
 static void record_sync(int api, uint64_t t0, gs_cuerr ret, uint64_t stream, uint64_t event)
 {
     gs_rec r = GS_REC_INIT(GS_K_CUDA_SYNC, t0);
-    r.dur = gs_now() - t0;
+    r.dur = gs_cpu_cut_end() - t0;
     r.str = cu_str(api);
     r.ret = ret;
     r.fd = t_dev;
@@ -228,7 +229,7 @@ static void record_host_mem(int api, uint64_t t0, gs_cuerr ret, const void *addr
                             unsigned flags)
 {
     gs_rec r = GS_REC_INIT(GS_K_CUDA_HOST_MEM, t0);
-    r.dur = gs_now() - t0;
+    r.dur = gs_cpu_cut_end() - t0;
     r.str = cu_str(api);
     r.ret = ret;
     r.aux = (uint64_t)(uintptr_t)addr;
@@ -272,7 +273,7 @@ static inline uint64_t call_begin(void)
 {
     gpu_kick();
     t_cuda_corr = 0;
-    return gs_now();
+    return gs_cpu_cut_begin();
 }
 
 static void copy_end(int api, uint64_t t0, gs_cuerr ret, uint64_t bytes, int kind,
@@ -630,7 +631,7 @@ gs_cuerr cudaHostAlloc(void **p, size_t size, unsigned flags)
     if (!gs_enter())
         return real(p, size, flags);
     gpu_kick();
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_cuerr ret = real(p, size, flags);
     int err = errno;
     void *got = (ret == GS_CUDA_SUCCESS && gs_launder(p)) ? *p : NULL;
@@ -650,7 +651,7 @@ gs_cuerr cudaMallocHost(void **p, size_t size)
     if (!gs_enter())
         return real(p, size);
     gpu_kick();
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_cuerr ret = real(p, size);
     int err = errno;
     void *got = (ret == GS_CUDA_SUCCESS && gs_launder(p)) ? *p : NULL;
@@ -675,7 +676,7 @@ gs_cuerr cudaFreeHost(void *ptr)
     gpu_kick();
     uint64_t len = 0;
     int had = ptr && gs_pinned_remove(ptr, &len) == 0;
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_cuerr ret = real(ptr);
     int err = errno;
     if (had && ret != GS_CUDA_SUCCESS)
@@ -694,7 +695,7 @@ gs_cuerr cudaHostRegister(void *ptr, size_t size, unsigned flags)
     if (!gs_enter())
         return real(ptr, size, flags);
     gpu_kick();
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_cuerr ret = real(ptr, size, flags);
     int err = errno;
     if (ret == GS_CUDA_SUCCESS)
@@ -715,7 +716,7 @@ gs_cuerr cudaHostUnregister(void *ptr)
     gpu_kick();
     uint64_t len = 0;
     int had = ptr && gs_pinned_remove(ptr, &len) == 0;
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_cuerr ret = real(ptr);
     int err = errno;
     if (had && ret != GS_CUDA_SUCCESS)

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "gs_cuda_types.h"
+#include "gs_cpustat.h"
 #include "gs_cudalib.h"
 #include "gs_pinned.h"
 #include "gs_preload.h"
@@ -112,7 +113,7 @@ static void record(int api, uint64_t t0, gs_curesult ret, const void *addr, uint
                    unsigned flags)
 {
     gs_rec r = GS_REC_INIT(GS_K_CUDA_HOST_MEM, t0);
-    r.dur = gs_now() - t0;
+    r.dur = gs_cpu_cut_end() - t0;
     r.str = drv_str(api);
     r.ret = ret;
     r.aux = (uint64_t)(uintptr_t)addr;
@@ -144,7 +145,7 @@ static gs_curesult release(int api, drv_release_fn real, void *p)
         return real(p);
     uint64_t len = 0;
     int had = p && gs_pinned_remove(p, &len) == 0;
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_curesult ret = real(p);
     int err = errno;
     if (had && ret != GS_CU_SUCCESS)
@@ -166,7 +167,7 @@ gs_curesult cuMemHostAlloc(void **pp, size_t bytes, unsigned flags)
         return GS_CU_ERROR_NOT_FOUND;
     if (!gs_enter())
         return real(pp, bytes, flags);
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_curesult ret = real(pp, bytes, flags);
     int err = errno;
     pinned_end(DRV_cuMemHostAlloc, t0, ret, gs_launder(pp) ? *pp : NULL, bytes, flags);
@@ -182,7 +183,7 @@ gs_curesult cuMemAllocHost_v2(void **pp, size_t bytes)
         return GS_CU_ERROR_NOT_FOUND;
     if (!gs_enter())
         return real(pp, bytes);
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_curesult ret = real(pp, bytes);
     int err = errno;
     pinned_end(DRV_cuMemAllocHost_v2, t0, ret, gs_launder(pp) ? *pp : NULL, bytes, 0);
@@ -198,7 +199,7 @@ gs_curesult cuMemAllocHost(void **pp, unsigned bytes)
         return GS_CU_ERROR_NOT_FOUND;
     if (!gs_enter())
         return real(pp, bytes);
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_curesult ret = real(pp, bytes);
     int err = errno;
     pinned_end(DRV_cuMemAllocHost, t0, ret, gs_launder(pp) ? *pp : NULL, bytes, 0);
@@ -214,7 +215,7 @@ gs_curesult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags)
         return GS_CU_ERROR_NOT_FOUND;
     if (!gs_enter())
         return real(p, bytes, flags);
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_curesult ret = real(p, bytes, flags);
     int err = errno;
     pinned_end(DRV_cuMemHostRegister_v2, t0, ret, p, bytes, flags);
@@ -230,7 +231,7 @@ gs_curesult cuMemHostRegister(void *p, unsigned bytes, unsigned flags)
         return GS_CU_ERROR_NOT_FOUND;
     if (!gs_enter())
         return real(p, bytes, flags);
-    uint64_t t0 = gs_now();
+    uint64_t t0 = gs_cpu_cut_begin();
     gs_curesult ret = real(p, bytes, flags);
     int err = errno;
     pinned_end(DRV_cuMemHostRegister, t0, ret, p, bytes, flags);

@@ -204,6 +204,12 @@ enum gs_mark_class {
     GS_MARK_FORWARD = 8,   /* fetch_end alone: the thread's first module forward after its
                             * last optimizer or backward step_end (its own batch preparation) */
 };
+/* RATIONALE: a loop's own code between an update and its forward copies a
+ * few tensors to the GPU (inputs, targets, a mask) and may wait for the GPU
+ * once (a logged loss); a span cut more often is not a batch's making (the
+ * analyzer counts no wait of it), so the collector samples the clocks
+ * around this many of a thread's CUDA calls there at most. */
+#define GS_PREP_SAMPLED_CUTS 8
 static inline unsigned gs_mark_class(const gs_event *e) { return (unsigned)(e->aux2 >> 24) & 0xff; }
 static inline uint32_t gs_mark_loader(const gs_event *e) { return (uint32_t)e->aux2 & 0xffffffu; }
 

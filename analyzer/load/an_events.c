@@ -935,7 +935,9 @@ static void step_marker(lctx *c, long ti, const gs_event *e)
 /* The thread's first module forward after its last update, at ts: the
  * span since, less its CUDA calls, is data wait when nothing else in it
  * waited for data (an_prep.h). 1 when the span was not cut by a CUDA call
- * (its clock samples at both ends then measure it). */
+ * (its clock samples at both ends then measure it, as a fetch
+ * an_cpu_marker makes); else its pieces are fetches of the thread's clock
+ * log when the collector sampled its clocks at every cut. */
 static int forward(lctx *c, long ti, uint64_t ts)
 {
     an_thread *th = &c->p->th[ti];
@@ -952,6 +954,8 @@ static int forward(lctx *c, long ti, uint64_t ts)
     }
     th->fwd_waits = th->n_waits;
     th->fwd_seen = 1;
+    if (n && cut)
+        an_cpu_pieces(th->cpu, ts, piece, n);
     return n && !cut;
 }
 

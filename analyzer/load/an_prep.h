@@ -13,11 +13,11 @@
 
 #include <stdint.h>
 
-/* RATIONALE: a loop's own code between an update and its forward copies a
- * few tensors to the GPU (inputs, targets, a mask) and may wait for the GPU
- * once (a logged loss); a span cut more often is not a batch's preparation
- * and counts no wait. */
-#define AN_PREP_PIECES 8
+#include "gs_trace.h"
+
+/* A span cut more often is not a batch's preparation and counts no wait
+ * (gs_trace.h says why; the collector samples the clocks at that many cuts). */
+#define AN_PREP_PIECES GS_PREP_SAMPLED_CUTS
 
 typedef struct an_prep {
     uint64_t t0;     /* the update's step_end; 0: none since the last forward */

@@ -135,6 +135,47 @@ void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uin
     }
 }
 
+/* The thread's own sample (source marker) at ts, or 1 ns after it, or
+ * NULL. RATIONALE: a collector converts a record's start and its duration
+ * from clock ticks to ns apart, each rounded down, so the end of a CUDA
+ * call (ts + dur) can read 1 ns before the sample stamped at it. */
+static an_cpu_sample *own_at(an_cpu_log *l, uint64_t ts)
+{
+    for (size_t i = an_cpu_lower(l, ts); i < l->n && l->s[i].ts - ts <= 1; i++)
+        if (l->s[i].src == GS_CPU_SRC_MARKER)
+            return &l->s[i];
+    return NULL;
+}
+
+int an_cpu_pieces(an_cpu_log *l, uint64_t ts, const uint64_t piece[][2], unsigned n)
+{
+    if (!l || !l->n)
+        return 0;
+    const an_cpu_fetch u = l->upd;
+    l->upd.t0 = 0;
+    an_cpu_sample *fwd = own_at(l, ts);
+    if (!u.t0 || !n || n > AN_CPU_PIECES_MAX || !fwd ||
+        an_grow(&l->f, &l->capf, l->nf + n, sizeof *l->f, 64) < 0)
+        return 0;
+    an_cpu_fetch f[AN_CPU_PIECES_MAX];
+    for (unsigned i = 0; i < n; i++) {
+        const an_cpu_sample *a = own_at(l, piece[i][0]);
+        const an_cpu_sample *b = a ? own_at(l, piece[i][1]) : NULL;
+        if (!b || b->ts < a->ts || b->cpu_ns < a->cpu_ns)
+            return 0; /* a collector that did not sample its cuts: not measured */
+        f[i] = u;
+        f[i].t0 = a->ts; /* a piece is measured between its samples */
+        f[i].t1 = b->ts;
+        f[i].cpu0 = a->cpu_ns;
+        f[i].cpu1 = b->cpu_ns;
+    }
+    fwd->marker = GS_K_FETCH_END;
+    fwd->mark = GS_MARK_FORWARD;
+    memcpy(&l->f[l->nf], f, n * sizeof *f);
+    l->nf += n;
+    return 1;
+}
+
 void an_cpu_forget_update(an_cpu_log *l)
 {
     if (l)

@@ -96,6 +96,14 @@ int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, const an_cpu_now *now)
  * next fetch_end of class forward (docs/trace-format.md). */
 void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key,
                    uint32_t loader);
+/* Pieces of one batch making at most (an_prep.h: its cuts, and one more). */
+#define AN_CPU_PIECES_MAX 16
+/* The forward at ts whose span since the last update was cut by CUDA
+ * calls into n pieces [piece[i][0], piece[i][1]): each a fetch of class
+ * forward when the thread sampled its clocks at both ends of every piece
+ * (a collector that samples around those calls, docs/trace-format.md);
+ * returns 1 then, else 0 and none. The update begins no other fetch. */
+int an_cpu_pieces(an_cpu_log *l, uint64_t ts, const uint64_t piece[][2], unsigned n);
 /* The last update's step_end begins no fetch (its forward counted none). */
 void an_cpu_forget_update(an_cpu_log *l);
 void an_cpu_log_free(an_cpu_log *l);

@@ -194,8 +194,9 @@ static void text_loader(gs_out *o, const an_result *r, const style *st)
                                            : "not in a PyTorch profiler trace");
     } else if (an_own_making(r)) {
         gs_out_printf(o, "%sloader%s   the training thread makes its batches itself, between an "
-                         "update and the next forward; CUDA calls (copies, synchronisations) "
-                         "cut those spans, so their parts are not measured\n",
+                         "update and the next forward; their parts are not measured (CUDA "
+                         "calls cut those spans with no clock sample at them, or too few "
+                         "steps waited)\n",
                       st->bold, st->off);
     } else {
         gs_out_printf(o, "%sloader%s   no loader worker traced\n",

@@ -362,6 +362,49 @@ static void test_trainer_split(void)
     g_sock = 0;
 }
 
+/* A training thread's own batch making cut by a CUDA call: from the
+ * update's step_end at t0 to the forward at t0+15 ms, the call over
+ * [t0+10, t0+11) ms; the collector sampled both of its ends (the end's
+ * sample 1 ns after ts + dur, as the tick conversion leaves it). Each
+ * piece becomes a fetch of class forward between its samples; a cut
+ * without samples (an older collector) makes none. */
+static void test_batch_making_pieces(void)
+{
+    an_thread th;
+    memset(&th, 0, sizeof th);
+    th.tid = 10;
+    const uint64_t t0 = 1000 * MS, c0 = t0 + 10 * MS, c1 = t0 + 11 * MS, fw = t0 + 15 * MS;
+    add(&th, t0, GS_CPU_SRC_MARKER, 100 * MS, 0, 0, 0, 0, 0);
+    an_cpu_marker(th.cpu, GS_K_STEP_END, t0, GS_MARK_OPTIMIZER, 7, 0);
+    add(&th, c0, GS_CPU_SRC_MARKER, 109 * MS, 0, 0, 0, 0, 0);     /* 9 of 10 ms on a CPU */
+    add(&th, c1 + 1, GS_CPU_SRC_MARKER, 109 * MS + 100000, 0, 0, 0, 0, 0);
+    add(&th, fw, GS_CPU_SRC_MARKER, 112 * MS + 100000, 0, 0, 0, 0, 0); /* 3 of 4 ms */
+    const uint64_t piece[2][2] = {{t0, c0}, {c1, fw}};
+    ASSERT_EQ(an_cpu_pieces(th.cpu, fw, piece, 2), 1);
+    ASSERT_EQ(th.cpu->nf, 2);
+    const an_cpu_fetch *f = th.cpu->f;
+    ASSERT_EQ(f[0].t0, t0);
+    ASSERT_EQ(f[0].t1, c0);
+    ASSERT_EQ(f[0].cpu1 - f[0].cpu0, 9 * MS);
+    ASSERT_EQ(f[1].t0, c1 + 1); /* between its samples */
+    ASSERT_EQ(f[1].t1, fw);
+    ASSERT_EQ(f[1].cpu1 - f[1].cpu0, 3 * MS);
+    ASSERT_EQ(f[0].mark, GS_MARK_FORWARD);
+    ASSERT_EQ(f[1].key, 7);
+    /* the update begins no other fetch */
+    ASSERT_EQ(an_cpu_pieces(th.cpu, fw, piece, 2), 0);
+    /* the next span: a cut the collector did not sample */
+    const uint64_t t1 = t0 + 100 * MS, fw1 = t1 + 15 * MS;
+    add(&th, t1, GS_CPU_SRC_MARKER, 150 * MS, 0, 0, 0, 0, 0);
+    an_cpu_marker(th.cpu, GS_K_STEP_END, t1, GS_MARK_BACKWARD, 8, 0);
+    add(&th, fw1, GS_CPU_SRC_MARKER, 160 * MS, 0, 0, 0, 0, 0);
+    const uint64_t piece1[2][2] = {{t1, t1 + 10 * MS}, {t1 + 11 * MS, fw1}};
+    ASSERT_EQ(an_cpu_pieces(th.cpu, fw1, piece1, 2), 0);
+    ASSERT_EQ(th.cpu->nf, 2);
+    ASSERT_EQ(th.cpu->upd.t0, 0);
+    an_cpu_log_free(th.cpu);
+}
+
 int main(void)
 {
     test_round_trip();
@@ -370,5 +413,6 @@ int main(void)
     test_loader_parts(1);
     test_trainer_split();
     test_worker_fetch_batches();
+    test_batch_making_pieces();
     return gs_check_done("test_cputime");
 }
