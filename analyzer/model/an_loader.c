@@ -87,6 +87,26 @@ static int of_other_run(const an_run *run, const an_result *res, const an_proc *
     return 0;
 }
 
+/* 1 when [first, last] (a process's or thread's traced life) overlaps the
+ * measured steps. RATIONALE: a process the trainer started, or a thread of
+ * it, that read files only before or after them loaded none of their
+ * batches: the compiler and the hashing tool torch.compile runs in the
+ * first step (warm-up), its compile threads, a tool started at the end.
+ * Seen as workers they made the report speak of 2 loader workers of a
+ * loop that makes its batches itself. */
+static int in_steps(const an_result *res, uint64_t first, uint64_t last)
+{
+    uint64_t a = UINT64_MAX, b = 0;
+    for (size_t i = 0; i < res->nsteps; i++) {
+        const an_step *st = &res->steps[i];
+        if (st->warmup)
+            continue;
+        a = st->v.t0 < a ? st->v.t0 : a;
+        b = st->v.t1 > b ? st->v.t1 : b;
+    }
+    return b > a && first < b && last > a;
+}
+
 int an_worker_marks_batches(const an_worker *w)
 {
     return w->batches_from_markers && !w->th && w->p->batch_ns;
@@ -119,6 +139,8 @@ static int find_workers(const an_run *run, an_result *res)
             continue;
         if (of_other_run(run, res, p))
             continue;
+        if (!an_is_worker_role(p) && !in_steps(res, p->first_ts, p->last_ts))
+            continue;
         an_worker *w = &res->workers[res->nworkers++];
         an_loader_time_absent(&w->time);
         w->p = p;
@@ -142,7 +164,8 @@ static int find_workers(const an_run *run, an_result *res)
     if (!res->nworkers && tr) {
         for (size_t t = 0; t < tr->nth; t++) {
             const an_thread *th = &tr->th[t];
-            if (th == res->thread || !(th->rd_reqs || th->n_items))
+            if (th == res->thread || !(th->rd_reqs || th->n_items) ||
+                !in_steps(res, th->first_ts, th->last_ts))
                 continue;
             an_worker *w = &res->workers[res->nworkers++];
             an_loader_time_absent(&w->time);

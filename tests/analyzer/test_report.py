@@ -578,3 +578,27 @@ def test_other_load_is_measured_from_the_machines_cpu_time(gs, gen, tmp_path):
     assert m["other_load_cores"] is None and m["other_load_bounds"] is False
     assert m["other_load_capped"] is False
     assert m["other_process_threads"] == 0
+
+
+def test_children_that_read_only_outside_the_steps_are_no_workers(gs, gen, tmp_path):
+    """torch.compile runs a compiler and a hashing tool in its first step
+    (warm-up); they read files, but load none of the measured steps'
+    batches: not loader workers (docs/report-schema.md, "Loader workers").
+    A child that reads during the steps still is one."""
+    sc = scenarios.loader_bound(workers=2)
+    early = sc.proc(300, 100, "cc1plus -E header.hpp")
+    for r in range(20):  # inside the 300 ms warm-up step
+        early.file_read(300, scenarios.T0 + (10 + 10 * r) * scenarios.MS,
+                        scenarios.T0 + (15 + 10 * r) * scenarios.MS, 64 << 10,
+                        path="/usr/include/h%d.h" % r)
+    j = report_json(gs, write(gen, tmp_path, "early", sc), "--cores", "8")
+    assert j["loader"]["workers_seen"] == 2, j["loader"]
+    assert 300 not in [w["pid"] for w in j["loader"]["workers"]]
+    sc = scenarios.loader_bound(workers=2)
+    during = sc.proc(301, 100, "decoder")
+    for r in range(20):  # through the measured steps (from 300 ms on)
+        during.file_read(301, scenarios.T0 + (310 + 50 * r) * scenarios.MS,
+                         scenarios.T0 + (320 + 50 * r) * scenarios.MS, 64 << 10,
+                         path="/data/v%d" % r)
+    j = report_json(gs, write(gen, tmp_path, "during", sc), "--cores", "8")
+    assert 301 in [w["pid"] for w in j["loader"]["workers"]], j["loader"]

@@ -4,8 +4,10 @@ text records from a file and tokenizes them in Python on the training
 thread, and each optimizer step takes --accum micro-batches (gradient
 accumulation), as a hand-written language-model loop does.
 
-usage: loop_generator.py TEXT --steps N [--batch B] [--accum A]
-  TEXT  a file of RECORD-byte records of space-separated words
+usage: loop_generator.py TEXT --steps N [--batch B] [--accum A] [--compile]
+  TEXT       a file of RECORD-byte records of space-separated words
+  --compile  the model through torch.compile (torch 2: its first step runs
+             the compiler's own processes)
 
 Writes its own timing (loop_clock.py): a `loop-part` line for the
 generator (each next(), whole, a unit of the training thread's loading)
@@ -60,12 +62,15 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--batch", type=int, default=24)
     ap.add_argument("--accum", type=int, default=2)
+    ap.add_argument("--compile", action="store_true")
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
     part = Parts("generator", keep=True)
     model = TinyLM()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    if a.compile:
+        model = torch.compile(model)
     gpu = sim_gpu_from_env()  # LOOP_SIM_GPU: on the simulated GPU
     steps = Steps()
     it = batches(a.text, a.batch, part)

@@ -6,7 +6,8 @@ docs/report-schema.md "Measured time"):
   nanogpt     no DataLoader: get_batch maps a token file with np.memmap
               per batch on the training thread (loop_nanogpt.py)
   generator   no DataLoader: a generator reads and tokenizes text records
-              on the training thread, 2 micro-batches a step (loop_generator.py)
+              on the training thread, 2 micro-batches a step (loop_generator.py;
+              also with its model through torch.compile, torch 2)
   threadpool  a ThreadPoolExecutor reads and decodes PNGs (loop_threadpool.py)
   stream0/2   an IterableDataset over tar shards, 0 and 2 workers (loop_stream.py)
   persistent  persistent_workers, prefetch_factor=4, a 10 ms collate_fn
@@ -38,7 +39,7 @@ import sys
 import pytest
 
 from loop_clock import read_parts  # noqa: E402  (tests/python is on sys.path)
-from conftest import BUILD, CLI, DEBIAN_PY, HERE, PYDIR, clean_env, interpreters, run_traced
+from conftest import BUILD, CLI, DEBIAN_PY, HERE, PYDIR, VENV_PY, clean_env, interpreters, run_traced
 
 SHARE_PTS = 0.02     # data-wait share, absolute
 PART_REL = 0.20      # each part of a loader's batch
@@ -362,6 +363,29 @@ def test_steps_on_the_simulated_gpu(built, data, tmp_path, style):
     # the loops whose training thread makes its batches: said so, measured or not
     assert j["loader"]["in_training_thread"] == (style in ("nanogpt", "generator", "stream0")), \
         j["loader"]
+
+
+def test_compiled_model_s_helpers_are_no_loader(built, data, tmp_path):
+    """The generator loop with its model through torch.compile (torch 2):
+    its first step runs the compiler's processes, which read files (headers,
+    the code they hash). They load no batch of the measured steps: no
+    loader worker, the training thread makes its batches itself, and the
+    report agrees with the script as without compile."""
+    py = VENV_PY
+    if not os.access(py, os.X_OK):
+        pytest.skip("torch 2.x not tested: no .venv (make venv creates it from PyPI)")
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}  # a cold compile
+    run = held(lambda k: Run(py, "generator", data, tmp_path / ("run%d" % k), env_extra=env,
+                             extra_args=["--compile"]))
+    d = subprocess.run([CLI, "dump", "--summary", str(tmp_path / "run0")], capture_output=True,
+                       timeout=120)
+    helpers = [l for l in d.stdout.decode().splitlines()
+               if l.startswith("process ") and "loop_generator.py" not in l]
+    if not helpers:
+        pytest.skip("torch.compile started no process here")
+    lo = run.j["loader"]
+    assert lo["workers"] == [] and lo["worker_processes"] == 0, (lo, helpers)
+    assert lo["in_training_thread"], lo
 
 
 def test_cold_memmap_faults_are_named(built, tmp_path):
