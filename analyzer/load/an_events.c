@@ -617,9 +617,19 @@ static void pread_keep(lctx *c, const gs_event *e, uint64_t got)
                               e->dur > UINT32_MAX ? UINT32_MAX : (uint32_t)e->dur};
 }
 
+/* Widen the span [*first, *last] (0: none yet) by [a, b]. */
+static inline void widen(uint64_t *first, uint64_t *last, uint64_t a, uint64_t b)
+{
+    if (!*first || a < *first)
+        *first = a;
+    if (b > *last)
+        *last = b;
+}
+
 static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
 {
     an_proc *p = c->p;
+    widen(&p->rd_first, &p->rd_last, e->ts, e->ts + e->dur);
     if (e->offset >= 0 && got > 0 && e->str && an_is_worker_role(p))
         pread_keep(c, e, got);
     p->rd_bytes += got;
@@ -629,6 +639,7 @@ static inline void file_read(lctx *c, long ti, const gs_event *e, uint64_t got)
     p->hist[log2_bucket(got)]++;
     if (ti >= 0) {
         an_thread *th = &p->th[ti];
+        widen(&th->ld_first, &th->ld_last, e->ts, e->ts + e->dur);
         th->io_ns += e->dur;
         th->rd_bytes += got;
         th->rq_bytes += e->bytes;
@@ -999,6 +1010,7 @@ static void fetch_marker(lctx *c, long ti, const gs_event *e)
         if ((d = pair(&th->item_ts, e)) >= 0) {
             th->n_items++;
             th->item_ns += (uint64_t)d;
+            widen(&th->ld_first, &th->ld_last, e->ts - (uint64_t)d, e->ts);
         }
         break;
     case GS_MARK_COLLATE:

@@ -90,6 +90,8 @@ typedef struct an_thread {
     uint64_t sock_ns;                 /* of wait_ns: the waits on sockets */
     uint64_t faults;                  /* largest cumulative count seen */
     uint64_t rd_bytes, rd_reqs;       /* file reads (threaded loaders) */
+    uint64_t ld_first, ld_last;       /* the span of those reads and its work items
+                                       * (`item` markers); 0: none */
     uint64_t first_ts, last_ts;       /* span of its I/O and waits */
     /* pass state */
     int fetch_depth;
@@ -165,6 +167,7 @@ typedef struct an_proc {
     uint64_t exit_status, exit_how; /* exit_how: enum gs_exit_how */
     /* loader-side counters (whole process) */
     uint64_t rd_bytes, rd_reqs, rd_ns; /* read family on files */
+    uint64_t rd_first, rd_last;        /* the span of those reads; 0: none */
     uint64_t rq_bytes;                 /* bytes those reads asked for */
     uint64_t meta_reqs, meta_ns;       /* open/stat family */
     uint64_t wait_ns, wait_reqs;       /* waits on pipes/sockets (poll/select/epoll/read) */

@@ -87,11 +87,12 @@ static int of_other_run(const an_run *run, const an_result *res, const an_proc *
     return 0;
 }
 
-/* 1 when [first, last] (a process's or thread's traced life) overlaps the
- * measured steps. RATIONALE: a process the trainer started, or a thread of
- * it, that read files only before or after them loaded none of their
- * batches: the compiler and the hashing tool torch.compile runs in the
- * first step (warm-up), its compile threads, a tool started at the end.
+/* 1 when [first, last] (the span of a process's file reads, or of a
+ * thread's reads and work items) overlaps the measured steps. RATIONALE: a process the trainer started,
+ * or a thread of it, that read files only before or after them loaded none
+ * of their batches: the compiler and the hashing tool torch.compile runs
+ * in the first step (warm-up), its pool of compile processes (alive
+ * throughout, reading only as they start), a tool started at the end.
  * Seen as workers they made the report speak of 2 loader workers of a
  * loop that makes its batches itself. */
 static int in_steps(const an_result *res, uint64_t first, uint64_t last)
@@ -139,7 +140,7 @@ static int find_workers(const an_run *run, an_result *res)
             continue;
         if (of_other_run(run, res, p))
             continue;
-        if (!an_is_worker_role(p) && !in_steps(res, p->first_ts, p->last_ts))
+        if (!an_is_worker_role(p) && !in_steps(res, p->rd_first, p->rd_last))
             continue;
         an_worker *w = &res->workers[res->nworkers++];
         an_loader_time_absent(&w->time);
@@ -165,7 +166,7 @@ static int find_workers(const an_run *run, an_result *res)
         for (size_t t = 0; t < tr->nth; t++) {
             const an_thread *th = &tr->th[t];
             if (th == res->thread || !(th->rd_reqs || th->n_items) ||
-                !in_steps(res, th->first_ts, th->last_ts))
+                !in_steps(res, th->ld_first, th->ld_last))
                 continue;
             an_worker *w = &res->workers[res->nworkers++];
             an_loader_time_absent(&w->time);

@@ -591,9 +591,15 @@ def test_children_that_read_only_outside_the_steps_are_no_workers(gs, gen, tmp_p
         early.file_read(300, scenarios.T0 + (10 + 10 * r) * scenarios.MS,
                         scenarios.T0 + (15 + 10 * r) * scenarios.MS, 64 << 10,
                         path="/usr/include/h%d.h" % r)
+    # a compile pool's process: it reads as it starts, then waits for work
+    # through the whole run
+    pool = sc.proc(302, 100, "python -m torch._inductor.compile_worker")
+    pool.file_read(302, scenarios.T0 + 20 * scenarios.MS, scenarios.T0 + 30 * scenarios.MS, 4096,
+                   path="/venv/torch/__init__.py")
+    pool.pipe_read(302, scenarios.T0 + 30 * scenarios.MS, scenarios.T0 + 3000 * scenarios.MS)
     j = report_json(gs, write(gen, tmp_path, "early", sc), "--cores", "8")
     assert j["loader"]["workers_seen"] == 2, j["loader"]
-    assert 300 not in [w["pid"] for w in j["loader"]["workers"]]
+    assert not {300, 302} & {w["pid"] for w in j["loader"]["workers"]}
     sc = scenarios.loader_bound(workers=2)
     during = sc.proc(301, 100, "decoder")
     for r in range(20):  # through the measured steps (from 300 ms on)
@@ -602,3 +608,19 @@ def test_children_that_read_only_outside_the_steps_are_no_workers(gs, gen, tmp_p
                          path="/data/v%d" % r)
     j = report_json(gs, write(gen, tmp_path, "during", sc), "--cores", "8")
     assert 301 in [w["pid"] for w in j["loader"]["workers"]], j["loader"]
+
+
+def test_threads_that_read_only_outside_the_steps_are_no_workers(gs, gen, tmp_path):
+    """No worker process: the trainer's threads that read files during the
+    measured steps are its loaders, not one that read only in the warm-up
+    step (a compile thread)."""
+    sc = scenarios.loader_bound(workers=0)
+    tr = sc.procs[0]
+    for r in range(10):
+        tr.file_read(150, scenarios.T0 + (10 + 10 * r) * scenarios.MS,
+                     scenarios.T0 + (15 + 10 * r) * scenarios.MS, 4096, path="/venv/m%d.py" % r)
+        tr.file_read(151, scenarios.T0 + (310 + 100 * r) * scenarios.MS,
+                     scenarios.T0 + (330 + 100 * r) * scenarios.MS, 1 << 20,
+                     path="/data/img%d.jpg" % r)
+    j = report_json(gs, write(gen, tmp_path, "threads", sc), "--cores", "8")
+    assert [w["tid"] for w in j["loader"]["workers"]] == [151], j["loader"]
