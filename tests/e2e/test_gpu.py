@@ -11,7 +11,9 @@
 - a program started with LD_PRELOAD alone (no CUDA_INJECTION64_PATH) still
   gets CUPTI, started at its first CUDA call;
 - once CUPTI runs, the writer is in the program's descriptor table and
-  writes GPU records while the program runs (a SIGKILL keeps them).
+  writes GPU records while the program runs (a SIGKILL keeps them);
+- between an update and the next forward, the thread's first 8 CUDA calls
+  carry its clock samples at both ends (its own batch making).
 """
 import json
 import os
@@ -665,3 +667,58 @@ def test_truth_summary_prints_each_comparison(tmp_path):
     log.write_text("{not json\n")
     p = run_plain([gstest.DEBIAN_PY, script, str(log)], env=clean_env())
     assert p.returncode == 2 and b"truth.jsonl" in p.stderr, p
+
+
+ARMED = r"""
+import ctypes, os, sys
+rt = ctypes.CDLL(os.path.join(sys.argv[1], "libcudart.so.13"), mode=ctypes.RTLD_GLOBAL)
+g = ctypes.CDLL(None)
+copy = g.cudaMemcpy
+copy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+dev = ctypes.c_void_p()
+rt.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+assert rt.cudaMalloc(ctypes.byref(dev), 4096) == 0
+host = ctypes.create_string_buffer(64)
+step_end, fetch_end = g.gpustarve_step_end, g.gpustarve_fetch_end
+for f in (step_end, fetch_end):
+    f.argtypes = [ctypes.c_uint64, ctypes.c_uint32]
+
+def copies(n):
+    for _ in range(n):
+        assert copy(dev, host, 64, 1) == 0  # cudaMemcpyHostToDevice
+
+copies(2)                  # not armed
+step_end(1, 2 << 24)       # an optimizer's update: armed
+copies(3)                  # sampled at both ends
+fetch_end(0, 8 << 24)      # the forward: disarmed
+copies(2)
+step_end(2, 3 << 24)       # a backward(): armed
+copies(10)                 # its first 8 sampled
+fetch_end(1, 8 << 24)
+step_end(3, 0)             # a plain step_end arms nothing
+copies(2)
+"""
+
+
+def test_batch_making_cuda_calls_carry_clock_samples(sim, tmp_path):
+    """After an update (a step_end of class optimizer or backward) the
+    collector samples the thread's clocks at both ends of its next 8 CUDA
+    calls at most, none once the forward has come, none after a plain
+    step_end (docs/trace-format.md, "Thread CPU samples")."""
+    p = run_traced(["/usr/bin/python3", "-c", ARMED, SIM], tmp_path / "run",
+                   env=sim_env(GPUSTARVE_PYTHON="0"))
+    assert p.returncode == 0, p.stderr.decode()
+    recs, _, _ = dump(tmp_path / "run")
+    main = [r for r in recs if r.get("tid") == r.get("pid")]
+    calls = sorted(of(main, "cuda_memcpy", api="cudaMemcpy", direction="HtoD"),
+                   key=lambda r: r["ts_ns"])
+    assert len(calls) == 19
+    own = [r["ts_ns"] for r in of(main, "cpu", source="marker")]
+
+    def sampled(t):
+        return any(0 <= s - t <= 1 for s in own)  # ts + dur may read 1 ns early
+
+    got = [(sampled(c["ts_ns"]), sampled(c["ts_ns"] + c["dur_ns"])) for c in calls]
+    want = ([(False, False)] * 2 + [(True, True)] * 3 + [(False, False)] * 2 +
+            [(True, True)] * 8 + [(False, False)] * 4)
+    assert got == want, got
