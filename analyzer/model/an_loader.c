@@ -88,13 +88,13 @@ static int of_other_run(const an_run *run, const an_result *res, const an_proc *
 }
 
 /* 1 when [first, last] (the span of a process's file reads, or of a
- * thread's reads and work items) overlaps the measured steps. RATIONALE: a process the trainer started,
- * or a thread of it, that read files only before or after them loaded none
- * of their batches: the compiler and the hashing tool torch.compile runs
- * in the first step (warm-up), its pool of compile processes (alive
- * throughout, reading only as they start), a tool started at the end.
- * Seen as workers they made the report speak of 2 loader workers of a
- * loop that makes its batches itself. */
+ * thread's reads and work items) overlaps the measured steps. RATIONALE: a
+ * process the trainer started, or a thread of it, that read files only
+ * before or after them loaded none of their batches: the compiler and the
+ * hashing tool torch.compile runs in the first step (warm-up), its pool of
+ * compile processes (alive throughout, reading only as they start), a tool
+ * started at the end. Seen as workers they made the report speak of 2
+ * loader workers of a loop that makes its batches itself. */
 static int in_steps(const an_result *res, uint64_t first, uint64_t last)
 {
     uint64_t a = UINT64_MAX, b = 0;
