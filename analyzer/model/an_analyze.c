@@ -318,7 +318,10 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->cur_workers = res->cur_workers;
     in->cur_pin_memory = res->cur_pin_memory;
     const an_thread *th = res->thread;
-    in->waits_without_workers = th && th->wait_ns > th->io_ns + th->meta_ns;
+    /* RATIONALE: a training thread that makes its batches itself waits for
+     * no worker, whatever its pipes (torch.compile's compiler processes
+     * answer it through them in the first step) */
+    in->waits_without_workers = th && !an_own_making(res) && th->wait_ns > th->io_ns + th->meta_ns;
     in->imported = p->imported;
     in->workers_unseen = p->workers_unseen;
     /* the machine */

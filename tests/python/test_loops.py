@@ -368,13 +368,16 @@ def test_steps_on_the_simulated_gpu(built, data, tmp_path, style):
 def test_compiled_model_s_helpers_are_no_loader(built, data, tmp_path):
     """The generator loop with its model through torch.compile (torch 2):
     its first step runs the compiler's processes, which read files (headers,
-    the code they hash). They load no batch of the measured steps: no
-    loader worker, the training thread makes its batches itself, and the
-    report agrees with the script as without compile."""
+    the code they hash) and answer the trainer through pipes. They load no
+    batch of the measured steps: no loader worker, the training thread makes
+    its batches itself, and the report agrees with the script as without
+    compile."""
     py = VENV_PY
     if not os.access(py, os.X_OK):
         pytest.skip("torch 2.x not tested: no .venv (make venv creates it from PyPI)")
-    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}  # a cold compile
+    # a cold compile, on a pool of compile processes that answer through pipes
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+           "TORCHINDUCTOR_COMPILE_THREADS": "4"}
     run = held(lambda k: Run(py, "generator", data, tmp_path / ("run%d" % k), env_extra=env,
                              extra_args=["--compile"]))
     d = subprocess.run([CLI, "dump", "--summary", str(tmp_path / "run0")], capture_output=True,
@@ -386,6 +389,9 @@ def test_compiled_model_s_helpers_are_no_loader(built, data, tmp_path):
     lo = run.j["loader"]
     assert lo["workers"] == [] and lo["worker_processes"] == 0, (lo, helpers)
     assert lo["in_training_thread"], lo
+    # its waits on the compiler's pipes are no sign of an untraced worker
+    said = [run.j["advice_none_why"] or ""] + run.j["notes"]
+    assert not [n for n in said if "no loader worker was traced" in n], said
 
 
 def test_cold_memmap_faults_are_named(built, tmp_path):
