@@ -84,8 +84,13 @@ def test_loader_thread_sleep_and_cpu_are_told_apart(built, data_file, tmp_path):
     assert parts_make_the_batch(m), m
     assert m["wall_ms"] >= sleep_ms + burn_ms - 2
     assert m["read_bytes"] == m["requested_bytes"] == 64 * 1024
-    # nothing mapped: no page-fault I/O
-    assert m["page_fault_io_ms"] == 0 and m["major_faults"] == 0
+    # nothing mapped: no page-fault I/O but for the thread's own major
+    # faults (a page of its code read back from storage: beside a busy test
+    # suite one in 20 batches was), never more than it counted itself
+    own = int(re.search(rb"loader_majflt (\d+)", p.stdout).group(1))
+    assert m["major_faults"] * batches <= own + 1e-6, (m, own)
+    if own == 0:
+        assert m["page_fault_io_ms"] == 0 and m["major_faults"] == 0, m
     # the trainer only waits (it sleeps 5 ms a step otherwise): blocked
     t = j["measured"]["trainer"]
     assert t["blocked_ms"] > 10 * t["receiving_ms"], t

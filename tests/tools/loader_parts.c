@@ -9,6 +9,10 @@
  * and "trains" by sleeping --step-ms (a trainer asleep in a GPU sync).
  * Ground truth for tests/e2e/test_measured_time.py.
  *
+ * Its final line: "batches N loader_majflt M", M the loader thread's own
+ * major faults (getrusage RUSAGE_THREAD): a page of its code read back from
+ * storage after the machine dropped it is one, mapped file or not.
+ *
  * Must never: time anything by the wall clock but the sleeps, or print
  * anything but its final line.
  */
@@ -19,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +38,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static int g_ready; /* batches made and not yet taken */
 static volatile uint64_t g_sink;
+static long g_loader_majflt; /* the loader thread's own major faults, at its end */
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -116,6 +122,9 @@ static void *loader(void *arg)
     }
     close(fd);
     free(buf);
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0)
+        g_loader_majflt = ru.ru_majflt;
     return NULL;
 }
 
@@ -159,6 +168,6 @@ int main(int argc, char **argv)
         gpustarve_step_end((uint64_t)k, 0);
     }
     pthread_join(th, NULL);
-    printf("batches %d\n", g_batches);
+    printf("batches %d loader_majflt %ld\n", g_batches, g_loader_majflt);
     return 0;
 }
