@@ -127,6 +127,8 @@ typedef struct an_decide_in {
     int loader_kind;             /* enum an_loader_kind */
     int interp_lock;             /* the trainer is a Python interpreter (the Python side's
                                   * markers): its threads share one interpreter lock */
+    int own_making;              /* the training thread makes its batches itself, in its
+                                  * own code (an_own_making): one iterator */
     int batch_size;              /* samples a batch (DataLoader batch_size); 0 unknown */
     double collate_ms;           /* the collate function's time per batch on the training
                                   * thread; -1 not measured */

@@ -336,6 +336,7 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->peers_other_cores = p->peers_known ? p->peers_other_cores : -1;
     in->loader_kind = loader_kind(res);
     in->interp_lock = p->n_py_markers > 0;
+    in->own_making = an_own_making(res);
     const char *bs = an_cfg_value(p, "batch_size");
     in->batch_size = bs && atoi(bs) > 0 ? atoi(bs) : 0;
     /* the collate function on the training thread (no workers: its

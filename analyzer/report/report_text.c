@@ -240,7 +240,9 @@ static void text_advice(gs_out *o, const an_result *r, const style *st)
             gs_out_printf(o, ", up to %.1f ms where the loading and the training hold the "
                              "Python interpreter lock", a->lock_step_ms);
         if (a->loader_kind == AN_LOADER_THREADS && a->setting == AN_ADV_NUM_WORKERS)
-            gs_out_str(o, " (a thread pool's max_workers)");
+            gs_out_str(o, an_own_making(r) ? " (a thread that runs the loop's next() one batch "
+                                             "ahead: a thread pool of max_workers=1)"
+                                           : " (a thread pool's max_workers)");
         gs_out_printf(o, "\n         %s%s%s\n", st->dim, a->why, st->off);
     }
     rep_text_cost(o, r, st);

@@ -215,6 +215,31 @@ static void test_advice(void)
     ASSERT_TRUE(d.model.handoff_ms > 0);
 }
 
+/* A training thread that loads inline, 40 ms of CPU a batch, beside 10 ms
+ * of its own CPU and 10 ms asleep in a GPU sync, on 4 CPUs: two loader
+ * threads would make the step about 20 ms; a loop making its batches in
+ * its own code (a generator) can hand them to one thread only: 40 ms. */
+static void test_own_making_one_thread(void)
+{
+    an_decide_in in = measured_run();
+    in.cpus = 4;
+    in.cur_workers = 0;
+    in.nworkers = 0;
+    in.loader_kind = AN_LOADER_THREADS;
+    in.t_cpu_ms = 50;
+    in.t_receiving_ms = 40;
+    in.t_blocked_ms = 0;
+    in.w_blocked_ms = in.w_cpu_ms = in.w_wall_ms = 0;
+    an_decision d = decide(&in);
+    ASSERT_MSG(d.nadvice == 1 && d.advice[0].value >= 2, "%zu %ld", d.nadvice,
+               d.nadvice ? (long)d.advice[0].value : -1L);
+    in.own_making = 1;
+    d = decide(&in);
+    ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 1, "%zu %ld", d.nadvice,
+               d.nadvice ? (long)d.advice[0].value : -1L);
+    ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 40, 2));
+}
+
 /* Other processes' load measured from the machine's CPU time: the fitted
  * load is at least what takes that many cores in the model of the run. */
 static void test_measured_load(void)
@@ -420,7 +445,7 @@ static void test_replicated(void)
     an_decide_in in = replicated_run();
     an_decision d = decide(&in);
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 2, "%zu %ld", d.nadvice,
-               d.nadvice ? d.advice[0].value : -1);
+               d.nadvice ? (long)d.advice[0].value : -1L);
     ASSERT_MSG(d.advice[0].predicted_step_ms > 10 && d.advice[0].predicted_step_ms < 14, "%.2f",
                d.advice[0].predicted_step_ms);
     ASSERT_TRUE(has_note(&d, "read the same bytes"));
@@ -608,7 +633,7 @@ static void test_range(void)
     in.host_busy_cores = 1.9;
     d = decide(&in);
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 2, "%zu %ld", d.nadvice,
-               d.nadvice ? d.advice[0].value : -1);
+               d.nadvice ? (long)d.advice[0].value : -1L);
     ASSERT_TRUE(d.model.held_back > 2 && d.model.held_hi_ms > d.model.held_lo_ms);
     ASSERT_TRUE(d.advice[0].worst_step_ms > d.advice[0].predicted_step_ms);
     ASSERT_TRUE(d.advice[0].worst_step_ms < 57);
@@ -630,7 +655,7 @@ static void test_range(void)
     d = decide(&in);
     ASSERT_TRUE(d.model.other_load_yields == 1);
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value > 2, "%zu %ld", d.nadvice,
-               d.nadvice ? d.advice[0].value : -1);
+               d.nadvice ? (long)d.advice[0].value : -1L);
     ASSERT_MSG(d.advice[0].worst_step_ms < 1.1 * d.advice[0].predicted_step_ms, "%g %g",
                d.advice[0].predicted_step_ms, d.advice[0].worst_step_ms);
     /* ... in a group of its own: it keeps its core, as above */
@@ -770,6 +795,7 @@ int main(void)
 {
     test_simulation();
     test_advice();
+    test_own_making_one_thread();
     test_measured_load();
     test_measured_load_caps();
     test_saturated();
