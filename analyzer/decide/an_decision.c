@@ -92,7 +92,9 @@ void an_decide_sweep(const an_decide_in *in, an_decision *out, int cur, int n)
     char list[64];
     if (cur < 0)
         cur = 0;
-    if (n < cur && n > 1) /* fewer: n and the one below it beside now */
+    if (in->own_making && cur == 0) /* one thread at most (an_decide.h) */
+        snprintf(list, sizeof list, "0,1");
+    else if (n < cur && n > 1) /* fewer: n and the one below it beside now */
         snprintf(list, sizeof list, "%d,%d,%d", n - 1, n, cur);
     else if (n < cur)
         snprintf(list, sizeof list, "%d,%d", n, cur);

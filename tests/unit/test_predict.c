@@ -238,6 +238,9 @@ static void test_own_making_one_thread(void)
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 1, "%zu %ld", d.nadvice,
                d.nadvice ? (long)d.advice[0].value : -1L);
     ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 40, 2));
+    /* a sweep it suggests tries that one thread, no more */
+    an_decide_sweep(&in, &d, 0, 3);
+    ASSERT_MSG(strstr(d.model.sweep, "--set NAME=0,1 ") != NULL, "%s", d.model.sweep);
 }
 
 /* Other processes' load measured from the machine's CPU time: the fitted
