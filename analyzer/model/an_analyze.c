@@ -318,10 +318,11 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->cur_workers = res->cur_workers;
     in->cur_pin_memory = res->cur_pin_memory;
     const an_thread *th = res->thread;
+    in->own_making = an_own_making(res);
     /* RATIONALE: a training thread that makes its batches itself waits for
      * no worker, whatever its pipes (torch.compile's compiler processes
      * answer it through them in the first step) */
-    in->waits_without_workers = th && !an_own_making(res) && th->wait_ns > th->io_ns + th->meta_ns;
+    in->waits_without_workers = th && !in->own_making && th->wait_ns > th->io_ns + th->meta_ns;
     in->imported = p->imported;
     in->workers_unseen = p->workers_unseen;
     /* the machine */
@@ -336,7 +337,6 @@ static void an_decide_in_build(const an_run *run, const an_result *res, const an
     in->peers_other_cores = p->peers_known ? p->peers_other_cores : -1;
     in->loader_kind = loader_kind(res);
     in->interp_lock = p->n_py_markers > 0;
-    in->own_making = an_own_making(res);
     const char *bs = an_cfg_value(p, "batch_size");
     in->batch_size = bs && atoi(bs) > 0 ? atoi(bs) : 0;
     /* the collate function on the training thread (no workers: its
