@@ -180,12 +180,8 @@ static double worst_load(const an_run *run, const an_result *res)
     for (size_t i = 0; !hp && i < run->nprocs; i++)
         if (run->procs[i].nhcpu >= 2)
             hp = &run->procs[i];
-    uint64_t a = UINT64_MAX, b = 0;
-    for (size_t i = 0; i < res->nsteps; i++)
-        if (!res->steps[i].warmup) {
-            a = res->steps[i].v.t0 < a ? res->steps[i].v.t0 : a;
-            b = res->steps[i].v.t1 > b ? res->steps[i].v.t1 : b;
-        }
+    uint64_t a, b;
+    an_measured_window(res, &a, &b);
     if (!hp || !hp->host_cpus || b <= a)
         return -1;
     double worst = -1;

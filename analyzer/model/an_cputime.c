@@ -498,15 +498,8 @@ static void pool(an_result *res)
 
 void an_measure_time(const an_run *run, an_result *res)
 {
-    uint64_t a = UINT64_MAX, b = 0;
-    for (size_t i = 0; i < res->nsteps; i++) {
-        if (res->steps[i].warmup)
-            continue;
-        if (res->steps[i].v.t0 < a)
-            a = res->steps[i].v.t0;
-        if (res->steps[i].v.t1 > b)
-            b = res->steps[i].v.t1;
-    }
+    uint64_t a, b;
+    an_measured_window(res, &a, &b);
     if (a == UINT64_MAX)
         return;
     /* the share of all steps in the measured window (a pool thread's

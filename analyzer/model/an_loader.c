@@ -88,23 +88,16 @@ static int of_other_run(const an_run *run, const an_result *res, const an_proc *
 }
 
 /* 1 when [first, last] (the span of a process's file reads, or of a
- * thread's reads and work items) overlaps the measured steps. RATIONALE: a
+ * thread's reads and work items) overlaps the measured steps' [a, b]
+ * (an_measured_window). RATIONALE: a
  * process the trainer started, or a thread of it, that read files only
  * before or after them loaded none of their batches: the compiler and the
  * hashing tool torch.compile runs in the first step (warm-up), its pool of
  * compile processes (alive throughout, reading only as they start), a tool
  * started at the end. Seen as workers they made the report speak of 2
  * loader workers of a loop that makes its batches itself. */
-static int in_steps(const an_result *res, uint64_t first, uint64_t last)
+static int in_steps(uint64_t a, uint64_t b, uint64_t first, uint64_t last)
 {
-    uint64_t a = UINT64_MAX, b = 0;
-    for (size_t i = 0; i < res->nsteps; i++) {
-        const an_step *st = &res->steps[i];
-        if (st->warmup)
-            continue;
-        a = st->v.t0 < a ? st->v.t0 : a;
-        b = st->v.t1 > b ? st->v.t1 : b;
-    }
     return b > a && first < b && last > a;
 }
 
@@ -130,6 +123,8 @@ static int find_workers(const an_run *run, an_result *res)
     res->workers = calloc(cap, sizeof *res->workers);
     if (!res->workers)
         return -1;
+    uint64_t wa, wb;
+    an_measured_window(res, &wa, &wb);
     for (size_t i = 0; i < run->nprocs; i++) {
         const an_proc *p = &run->procs[i];
         if (p == tr || (tr && p->pid == tr->pid))
@@ -140,7 +135,7 @@ static int find_workers(const an_run *run, an_result *res)
             continue;
         if (of_other_run(run, res, p))
             continue;
-        if (!an_is_worker_role(p) && !in_steps(res, p->rd_first, p->rd_last))
+        if (!an_is_worker_role(p) && !in_steps(wa, wb, p->rd_first, p->rd_last))
             continue;
         an_worker *w = &res->workers[res->nworkers++];
         an_loader_time_absent(&w->time);
@@ -166,7 +161,7 @@ static int find_workers(const an_run *run, an_result *res)
         for (size_t t = 0; t < tr->nth; t++) {
             const an_thread *th = &tr->th[t];
             if (th == res->thread || !(th->rd_reqs || th->n_items) ||
-                !in_steps(res, th->ld_first, th->ld_last))
+                !in_steps(wa, wb, th->ld_first, th->ld_last))
                 continue;
             an_worker *w = &res->workers[res->nworkers++];
             an_loader_time_absent(&w->time);

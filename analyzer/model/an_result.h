@@ -179,6 +179,9 @@ int an_cut_steps(an_result *res, const an_thread *t);
 /* Mark the warm-up steps (skip >= 0: that many; -1: automatic) and set
  * res->warmup, res->measured, res->skip_auto; a note on a slow first step. */
 void an_mark_warmup(an_result *res, int skip);
+/* The measured steps' span: [*a, *b] from the first one's start to the
+ * last one's end; *a UINT64_MAX and *b 0 when none is measured. */
+void an_measured_window(const an_result *res, uint64_t *a, uint64_t *b);
 /* Why res (of trainer res->trainer) has no step, and what to add: the
  * marker API (docs/python.md, "Marking your own steps"). */
 void an_no_steps_message(const an_result *res, char *err, size_t errlen);

@@ -382,6 +382,19 @@ static void warmup_note(an_result *res, double med, size_t skip)
                  slow ? "; " : "", faults, bytes / 1e6);
 }
 
+void an_measured_window(const an_result *res, uint64_t *a, uint64_t *b)
+{
+    *a = UINT64_MAX;
+    *b = 0;
+    for (size_t i = 0; i < res->nsteps; i++) {
+        const an_step *st = &res->steps[i];
+        if (st->warmup)
+            continue;
+        *a = st->v.t0 < *a ? st->v.t0 : *a;
+        *b = st->v.t1 > *b ? st->v.t1 : *b;
+    }
+}
+
 void an_mark_warmup(an_result *res, int skip_opt)
 {
     size_t n = res->nsteps;

@@ -271,12 +271,8 @@ void an_trainer_time_measure(an_result *res)
             v[V_RQ][nr++] = an_dpos(q1 - q0) / 1e6;
     }
     summarize(res, v, nf, nfr, nc, nr, ncol, sums, total);
-    uint64_t a = UINT64_MAX, b = 0;
-    for (size_t i = 0; i < res->nsteps; i++)
-        if (!res->steps[i].warmup) {
-            a = res->steps[i].v.t0 < a ? res->steps[i].v.t0 : a;
-            b = res->steps[i].v.t1 > b ? res->steps[i].v.t1 : b;
-        }
+    uint64_t a, b;
+    an_measured_window(res, &a, &b);
     if (b > a)
         window_faults(l, a, b, &res->trainer_time);
     if (nf * 2 >= m) /* most steps wait: a loader, not a stray wait */
