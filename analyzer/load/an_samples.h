@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gs_trace.h"
+
 /* RATIONALE: a collector's samples are out of order by a few at most, and
  * between two periodic samples (200 ms) a thread takes at most a few
  * thousand marker samples; scans stop here, so no trace, however made,
@@ -96,8 +98,8 @@ int an_cpu_add(an_cpu_log **lp, const struct gs_event *e, const an_cpu_now *now)
  * next fetch_end of class forward (docs/trace-format.md). */
 void an_cpu_marker(an_cpu_log *l, unsigned kind, uint64_t ts, unsigned mark, uint64_t key,
                    uint32_t loader);
-/* Pieces of one batch making at most (an_prep.h: its cuts, and one more). */
-#define AN_CPU_PIECES_MAX 16
+/* Pieces of one batch making at most: its cuts (gs_trace.h), and one more. */
+#define AN_CPU_PIECES_MAX (GS_PREP_SAMPLED_CUTS + 1)
 /* The forward at ts whose span since the last update was cut by CUDA
  * calls into n pieces [piece[i][0], piece[i][1]): each a fetch of class
  * forward when the thread sampled its clocks at both ends of every piece
