@@ -10,6 +10,7 @@ set -eu
 "${PYTHON:-/usr/bin/python3}" bench/bench_cost.py
 "${PYTHON:-/usr/bin/python3}" bench/bench_worker_fetch.py # a DataLoader worker's batch markers
 "${PYTHON:-/usr/bin/python3}" bench/bench_next.py        # what a DataLoader next() pays in the trainer
+"${PYTHON:-/usr/bin/python3}" bench/bench_pyfork.py      # what each forked Python worker pays
 build/bench/clock_cost # two clock reads are in every hooked call
 # the threads' own clocks: a batch boundary's sample, periodic sampling
 # (docs/performance.md, "Thread CPU samples")
