@@ -99,19 +99,31 @@ def one(way, tmp, data, lib, children, reads):
     return 1e3 * float(out[0]), 1e3 * float(out[1]), int(out[2]), tlb
 
 
+def positive(text):
+    """argparse type: an integer of at least 1 (else the usage and exit 2)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError("%r is not a whole number of at least 1" % text)
+    return v
+
+
 def main():
     ap = argparse.ArgumentParser(description="A forked Python worker's cost, untraced and traced "
                                  "(docs/performance.md, \"A forked Python worker\").")
     ap.add_argument("--lib", default=LIB, help="the collector to measure (default %(default)s)")
-    ap.add_argument("--rounds", type=int, default=12, help="rounds of both ways (default 12)")
-    ap.add_argument("--children", type=int, default=30, help="workers forked a round (default 30)")
-    ap.add_argument("--reads", type=int, default=150, help="images each worker reads (default 150)")
+    ap.add_argument("--rounds", type=positive, default=12, help="rounds of both ways (default 12)")
+    ap.add_argument("--children", type=positive, default=30, help="workers forked a round (default 30)")
+    ap.add_argument("--reads", type=positive, default=150, help="images each worker reads (default 150)")
     ap.add_argument("--parent", metavar="DATA", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.parent:
         return parent(a.parent, a.children, a.reads)
     if not os.path.exists(a.lib):
-        sys.exit("bench_pyfork: %s not found: run make first" % a.lib)
+        print("bench_pyfork: %s not found: run make first" % a.lib, file=sys.stderr)
+        return 2
     tmp = tempfile.mkdtemp(prefix="gs-pyfork-")
     try:
         data = os.path.join(tmp, "imgs")
