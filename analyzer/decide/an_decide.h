@@ -188,6 +188,18 @@ static inline int an_decide_replicated(const an_decide_in *in)
     return in->read_copies >= AN_REPLICA_MIN && in->read_positioned >= AN_REPLICA_POSITIONED;
 }
 
+/* One loader thread at most: the training thread loads now (count cur 0)
+ * and makes its batches in its own code (own_making: a generator, its own
+ * iterator). RATIONALE: it can hand that making to one thread that runs
+ * ahead of it; two threads calling one generator's next() stop with
+ * "generator already executing", so more need the making cut into items
+ * first, a change the model cannot see. The ladder (an_workers_model.c)
+ * and a suggested sweep (an_decision.c) both stop there. */
+static inline int an_decide_one_thread(const an_decide_in *in, int cur)
+{
+    return cur == 0 && in->own_making;
+}
+
 /* num_workers advice must save at least this share of a step */
 #define AN_WORKERS_MIN_SAVING 0.02
 

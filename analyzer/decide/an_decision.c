@@ -92,7 +92,7 @@ void an_decide_sweep(const an_decide_in *in, an_decision *out, int cur, int n)
     char list[64];
     if (cur < 0)
         cur = 0;
-    if (in->own_making && cur == 0) /* one thread at most (an_decide.h) */
+    if (an_decide_one_thread(in, cur))
         snprintf(list, sizeof list, "0,1");
     else if (n < cur && n > 1) /* fewer: n and the one below it beside now */
         snprintf(list, sizeof list, "%d,%d,%d", n - 1, n, cur);

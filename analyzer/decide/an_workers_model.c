@@ -279,12 +279,7 @@ static int fill_counts(const ways *w, an_counts *k)
     l->cur = cur;
     l->first = cur == 0 ? 0 : 1;
     l->top = l->first - 1;
-    /* RATIONALE: a loop that makes its batches in its own code (a
-     * generator, its own iterator) can hand that making to one thread that
-     * runs ahead of it; two threads calling one generator's next() stop
-     * with "generator already executing", so more need the making cut into
-     * items first, a change the model cannot see */
-    const int most = cur == 0 && c->in->own_making ? 1 : MAX_TRY;
+    const int most = an_decide_one_thread(c->in, cur) ? 1 : MAX_TRY;
     double best = INFINITY;
     int at_best = cur;
     for (int n = l->first; n <= most; n++) {

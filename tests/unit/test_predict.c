@@ -215,6 +215,12 @@ static void test_advice(void)
     ASSERT_TRUE(d.model.handoff_ms > 0);
 }
 
+/* The first advice's value, or -1 without one (for failure messages). */
+static long first_value(const an_decision *d)
+{
+    return d->nadvice ? (long)d->advice[0].value : -1L;
+}
+
 /* A training thread that loads inline, 40 ms of CPU a batch, beside 10 ms
  * of its own CPU and 10 ms asleep in a GPU sync, on 4 CPUs: two loader
  * threads would make the step about 20 ms; a loop making its batches in
@@ -232,11 +238,11 @@ static void test_own_making_one_thread(void)
     in.w_blocked_ms = in.w_cpu_ms = in.w_wall_ms = 0;
     an_decision d = decide(&in);
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value >= 2, "%zu %ld", d.nadvice,
-               d.nadvice ? (long)d.advice[0].value : -1L);
+               first_value(&d));
     in.own_making = 1;
     d = decide(&in);
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 1, "%zu %ld", d.nadvice,
-               d.nadvice ? (long)d.advice[0].value : -1L);
+               first_value(&d));
     ASSERT_TRUE(NEAR(d.advice[0].predicted_step_ms, 40, 2));
     /* a sweep it suggests tries that one thread, no more */
     an_decide_sweep(&in, &d, 0, 3);
@@ -448,7 +454,7 @@ static void test_replicated(void)
     an_decide_in in = replicated_run();
     an_decision d = decide(&in);
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 2, "%zu %ld", d.nadvice,
-               d.nadvice ? (long)d.advice[0].value : -1L);
+               first_value(&d));
     ASSERT_MSG(d.advice[0].predicted_step_ms > 10 && d.advice[0].predicted_step_ms < 14, "%.2f",
                d.advice[0].predicted_step_ms);
     ASSERT_TRUE(has_note(&d, "read the same bytes"));
@@ -636,7 +642,7 @@ static void test_range(void)
     in.host_busy_cores = 1.9;
     d = decide(&in);
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value == 2, "%zu %ld", d.nadvice,
-               d.nadvice ? (long)d.advice[0].value : -1L);
+               first_value(&d));
     ASSERT_TRUE(d.model.held_back > 2 && d.model.held_hi_ms > d.model.held_lo_ms);
     ASSERT_TRUE(d.advice[0].worst_step_ms > d.advice[0].predicted_step_ms);
     ASSERT_TRUE(d.advice[0].worst_step_ms < 57);
@@ -645,7 +651,7 @@ static void test_range(void)
      * ends: nothing advised */
     in.other_load_worst_cores = 1.5;
     d = decide(&in);
-    ASSERT_MSG(d.nadvice == 0, "%ld", d.nadvice ? d.advice[0].value : -1);
+    ASSERT_MSG(d.nadvice == 0, "%ld", first_value(&d));
     ASSERT_TRUE(d.model.held_back > 0);
     ASSERT_TRUE(d.model.other_load_yields == 0); /* nothing said of the group: it keeps them */
     /* the busy process is of the run's own scheduling group (its session:
@@ -658,7 +664,7 @@ static void test_range(void)
     d = decide(&in);
     ASSERT_TRUE(d.model.other_load_yields == 1);
     ASSERT_MSG(d.nadvice == 1 && d.advice[0].value > 2, "%zu %ld", d.nadvice,
-               d.nadvice ? (long)d.advice[0].value : -1L);
+               first_value(&d));
     ASSERT_MSG(d.advice[0].worst_step_ms < 1.1 * d.advice[0].predicted_step_ms, "%g %g",
                d.advice[0].predicted_step_ms, d.advice[0].worst_step_ms);
     /* ... in a group of its own: it keeps its core, as above */
