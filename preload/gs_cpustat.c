@@ -19,7 +19,9 @@
  * ring, its major faults as the writer read them in the same drain and the
  * bytes it had read from storage, task io's read_bytes), which also covers
  * threads that make no hooked call (C/C++ loader threads, intra-op pools)
- * and names them with a THREAD record the first time it is seen; (c) the
+ * and names them with a THREAD record the first time it is seen, when its
+ * first sample follows a birth record if the thread began while traced
+ * (gs_births.h: every clock 0 before it existed); (c) the
  * machine's CPU time (/proc/stat) over the CPUs the process may run on, at
  * most every HOST_PERIOD_NS, as a HOST_CPU record: what every process of
  * the machine kept busy, which the analyzer sets against the run's own
@@ -46,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gs_births.h"
 #include "gs_cpustat.h"
 #include "gs_preload.h"
 #include "gs_ring.h"
@@ -324,6 +327,22 @@ static int first_sight(uint32_t tid, uint32_t self, uint64_t now, uint8_t *flags
     return 1;
 }
 
+/* A thread seen for the first time that began while this process was
+ * traced: its first record says every clock it has was 0 before it
+ * existed (gs_births.h), with the fields its periodic samples carry. */
+static void put_birth(uint32_t tid, unsigned has, uint64_t now, gs_cpu_put_fn put)
+{
+    uint64_t before;
+    if (!gs_birth_take(tid, &before) || before > now)
+        return;
+    gs_event ev;
+    gs_event_clear(&ev);
+    ev.kind = GS_K_CPU;
+    ev.ts = before;
+    ev.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_BIRTH, has);
+    put(tid, &ev);
+}
+
 void gs_cpu_periodic(uint64_t now, gs_cpu_put_fn put)
 {
     const pid_t pid = atomic_load(&gs_pid);
@@ -360,7 +379,8 @@ void gs_cpu_periodic(uint64_t now, gs_cpu_put_fn put)
             uint8_t *fl = seen_slot(tid, 1);
             if (fl && (*fl & SEEN_OURS))
                 continue;
-            if ((!fl || !*fl) && !first_sight(tid, self, now, fl, put))
+            const int first = !fl || !*fl;
+            if (first && !first_sight(tid, self, now, fl, put))
                 continue;
             char buf[128];
             /* schedstat: ns on a CPU, ns runnable waiting for one, timeslices */
@@ -387,6 +407,8 @@ void gs_cpu_periodic(uint64_t now, gs_cpu_put_fn put)
                 ev.ret = (int64_t)storage;
                 has |= GS_CPU_HAS_STORAGE;
             }
+            if (first)
+                put_birth(tid, has, now, put);
             ev.aux = gs_pack_cpu_aux(tid, GS_CPU_SRC_PERIODIC, has);
             put(tid, &ev);
             sampled++;

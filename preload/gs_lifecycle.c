@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 
+#include "gs_births.h"
 #include "gs_config.h"
 #include "gs_cpulimits.h"
 #include "gs_cpustat.h"
@@ -55,6 +56,7 @@ static const int g_fatal[] = {SIGTERM, SIGINT, SIGHUP};
 /* ---- fork ------------------------------------------------------------------ */
 
 static int g_fork_locked;
+static uint64_t g_fork_before; /* a time before the child's thread existed */
 
 static void fork_prepare(void)
 {
@@ -71,6 +73,7 @@ static void fork_prepare(void)
     gs_out_lock();
     gs_t_depth = depth;
     g_fork_locked = 1;
+    g_fork_before = gs_mono_ns();
 }
 
 static void fork_parent(void)
@@ -95,6 +98,7 @@ static void fork_child(void)
     gs_out_after_fork_child();    /* the parent's files stay the parent's */
     gs_live_after_fork_child();
     gs_cpu_prep_arm(0);           /* the child's thread makes no batch of the parent's */
+    gs_births_after_fork_child((uint32_t)syscall(SYS_gettid), g_fork_before);
     atomic_store(&gs_threads_late, 0);
     atomic_store(&gs_threads_wanted, 0);
     /* a forked child has one thread, whatever glibc's flag says: it stays 0

@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "gs_births.h"
 #include "gs_clock.h"
 #include "gs_config.h"
 #include "gs_cpustat.h"
@@ -866,6 +867,30 @@ void gs_writer_prepare_threads(uint32_t ahead)
     gs_out_unlock();
 }
 
+/* Whether a writer drains as it starts, or first at its tick. RATIONALE: a
+ * forked child's threads have births (gs_births.h), so the first pass
+ * would only take samples they no longer need, and it ran on the other
+ * CPU right while the child copied its parent's pages: each copy-on-write
+ * fault then interrupted that CPU to flush its TLB, about 45 a DataLoader
+ * worker (docs/performance.md, "A forked Python worker"). A ring already
+ * half full is drained at once all the same (its poke came before this
+ * writer could wait for it). */
+static int first_pass_now(void)
+{
+    if (!gs_births_forked())
+        return 1;
+    const uint32_t n = gs_ring_count();
+    for (uint32_t i = 0; i < n; i++) {
+        gs_ring *r = gs_ring_at(i);
+        if (r && atomic_load_explicit(&r->state, memory_order_acquire) == GS_RING_LIVE &&
+            atomic_load_explicit(&r->head, memory_order_acquire) -
+                    atomic_load_explicit(&r->tail, memory_order_relaxed) >=
+                (r->mask + 1) / 2)
+            return 1;
+    }
+    return 0;
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -892,7 +917,7 @@ static void *writer_main(void *arg)
     gs_out_lock();
     gs_calib_point(&g_cal);
     gs_live_calib(&g_cal);
-    if (!g_final)
+    if (!g_final && first_pass_now())
         gs_drain_locked(0); /* started late: what the rings hold already */
     live_prepare();
     gs_out_unlock();

@@ -9,8 +9,9 @@
  * Must never: depend on anything but the C library, change the meaning of an
  * existing kind id or field bit without bumping GS_VERSION_MAJOR.
  *
- * Versioning: bump GS_VERSION_MINOR when adding a kind or a header field that
- * old readers may safely ignore; bump GS_VERSION_MAJOR when an existing layout
+ * Versioning: bump GS_VERSION_MINOR when adding a kind, a header field or a
+ * value of a field (1.7: a CPU record's source) that old readers may safely
+ * ignore or misread only slightly; bump GS_VERSION_MAJOR when an existing layout
  * changes. Readers refuse a different major version. They accept a newer
  * minor version and stop, with GS_ERR_KIND, at the first record of a kind
  * they do not know (its length is not stored, so it cannot be skipped).
@@ -26,7 +27,7 @@
  * byte order (the format is little-endian only; such files are refused). */
 #define GS_BYTE_ORDER_MARK 0x01020304u
 #define GS_VERSION_MAJOR 1
-#define GS_VERSION_MINOR 6
+#define GS_VERSION_MINOR 7
 
 /* A run is a directory of trace files, one per process image, named
  * <host>-<pid>.gst, then <host>-<pid>.<n>.gst after the n-th exec
@@ -179,6 +180,8 @@ enum {
     GS_CPU_SRC_PERIODIC = 0, /* the collector's writer, every flush, from /proc schedstat */
     GS_CPU_SRC_MARKER = 1,   /* the thread itself at one of its markers (getrusage); the
                               * marker record follows it, with the same ts */
+    GS_CPU_SRC_BIRTH = 2,    /* (1.7) the writer, for a thread that began while traced: a
+                              * time before it existed, every value 0 */
 };
 enum {
     GS_CPU_HAS_RUNQ = 1u << 0,     /* aux2: run-queue delay */

@@ -76,6 +76,7 @@ const char *gs_cpu_source_name(unsigned src)
     switch (src) {
     case GS_CPU_SRC_PERIODIC: return "periodic";
     case GS_CPU_SRC_MARKER: return "marker";
+    case GS_CPU_SRC_BIRTH: return "birth";
     }
     return "unknown";
 }

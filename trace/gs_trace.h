@@ -186,7 +186,7 @@ static inline uint64_t gs_cpu_nivcsw(const gs_event *e) { return e->corr; }    /
 /* bytes the thread caused to be read from storage (read() misses and page
  * faults alike: /proc task io read_bytes) */
 static inline uint64_t gs_cpu_storage_bytes(const gs_event *e) { return (uint64_t)e->ret; }
-const char *gs_cpu_source_name(unsigned src); /* "periodic", "marker", "unknown" */
+const char *gs_cpu_source_name(unsigned src); /* "periodic", "marker", "birth", "unknown" */
 
 /* step_begin, step_end, fetch_begin, fetch_end: aux2 bits 0-23 are the
  * loader, bits 24-31 what the marker stands for (docs/trace-format.md,

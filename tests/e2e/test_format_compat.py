@@ -168,3 +168,34 @@ def test_v14_processes_record_the_machines_cpu_time(built):
                   if r["kind"] == "host_cpu" and r["pid"] == sleep)
     wall = host[-1][0] - host[0][0]
     assert abs((host[-1][1] - host[0][1]) - 2 * wall) <= 2e8, (host, wall)
+
+
+def test_v17_threads_that_began_traced_have_births(built):
+    """What makes 1.7: cpu records of source birth, every value 0, stamped
+    before the thread existed (tests/hooks/hk_births: a parent with a
+    joinable and a detached thread forks a child that starts one thread).
+    The joinable threads and the forked child's first thread have one each,
+    before any other record of them; the parent's first thread (it began
+    before tracing) and the detached thread have none."""
+    p = run_plain([CLI, "dump", "--json", os.path.join("tests", "data", "v1.7")], cwd=ROOT)
+    assert p.returncode == 0, p.stderr.decode()
+    recs = [json.loads(l) for l in p.stdout.decode().splitlines()]
+    procs = {r["pid"]: r for r in recs if r["kind"] == "process"}
+    assert sorted(r["forked"] for r in procs.values()) == [False, True]
+    births = [r for r in recs if r["kind"] == "cpu" and r["source"] == "birth"]
+    assert len(births) == 3
+    for b in births:
+        assert (b["cpu_ns"], b["runq_ns"]) == (0, 0), b
+        mine = [r for r in recs if r is not b and r.get("pid") == b["pid"] and
+                (r.get("target_tid") == b["target_tid"] or
+                 (r.get("tid") == b["target_tid"] and "target_tid" not in r))]
+        assert mine and all(r["ts_ns"] >= b["ts_ns"] for r in mine), b
+    child = [pid for pid, r in procs.items() if r["forked"]][0]
+    parent = [pid for pid, r in procs.items() if not r["forked"]][0]
+    assert {b["target_tid"] for b in births if b["pid"] == child} >= {child}
+    assert sum(b["pid"] == parent for b in births) == 1
+    assert parent not in {b["target_tid"] for b in births}
+    # every sampled thread of the parent but its first began traced; one of
+    # them (the detached thread) has no birth
+    sampled = {r["target_tid"] for r in recs if r["kind"] == "cpu" and r["pid"] == parent}
+    assert len(sampled - {parent}) == 2

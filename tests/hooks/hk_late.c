@@ -82,13 +82,7 @@ static void *worker(void *arg)
 
 static int act(const char *mode)
 {
-    char path[4096];
-    hk_tmp(path, sizeof path, "late.dat");
-    int w = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ASSERT_EQ(write(w, "12345678", 8), 8);
-    close(w);
-    g_fd = open(path, O_RDONLY);
-    ASSERT_TRUE(g_fd >= 0);
+    g_fd = hk_small_file("late.dat");
     preads(50);
     ASSERT_EQ(tasks(), 1);          /* no thread of ours */
     ASSERT_EQ(ours_in_table(), -1); /* and nothing of ours in the table */

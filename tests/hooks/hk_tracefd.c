@@ -77,12 +77,8 @@ static void wait_flush(long long before)
 /* n preads of 8 bytes of a file made for the phase */
 static void reads(const char *leaf, int n)
 {
-    char path[4096], buf[8];
-    hk_tmp(path, sizeof path, leaf);
-    int w = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ASSERT_EQ(write(w, "12345678", 8), 8);
-    close(w);
-    int fd = open(path, O_RDONLY);
+    char buf[8];
+    int fd = hk_small_file(leaf);
     for (int i = 0; i < n; i++)
         ASSERT_EQ(pread(fd, buf, 8, 0), 8);
     close(fd);

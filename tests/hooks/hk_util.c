@@ -1,6 +1,7 @@
 /* hk_util.c — the hook tests' trace loader (assertions: tests/gs_check.h). */
 #include "hk_util.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,4 +212,16 @@ const char *hk_tmp(char *buf, size_t cap, const char *leaf)
     const char *t = getenv("HK_TMP");
     snprintf(buf, cap, "%s/%s", t && *t ? t : "/tmp", leaf);
     return buf;
+}
+
+int hk_small_file(const char *leaf)
+{
+    char path[4096];
+    hk_tmp(path, sizeof path, leaf);
+    int w = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ASSERT_EQ(write(w, "12345678", 8), 8);
+    close(w);
+    int fd = open(path, O_RDONLY);
+    ASSERT_TRUE(fd >= 0);
+    return fd;
 }

@@ -70,4 +70,7 @@ void hk_expect_all(const hk_file *f, const hk_expect *xs, size_t n, size_t times
 int hk_fd_ending(const char *suffix);
 /* Directory for scratch files (HK_TMP, default /tmp); path joined into buf. */
 const char *hk_tmp(char *buf, size_t cap, const char *leaf);
+/* HK_TMP/leaf made afresh with the 8 bytes "12345678", opened read-only:
+ * its descriptor (asserted valid). */
+int hk_small_file(const char *leaf);
 #endif

@@ -62,6 +62,16 @@ for mode in exit thread fill fork; do
         bad "hk_late $mode" "$TMPD/act.log"
     fi
 done
+# births: a thread that begins while traced is measured from before it
+# existed; a forked child's writer takes no first pass (no tick in 60 s)
+fresh hk_births
+if HK_TMP="$TMPD" GPUSTARVE_FLUSH_MS=60000 GPUSTARVE_DIR="$D" LD_PRELOAD="$LIB" \
+    "$T/hk_births" >"$TMPD/act.log" 2>&1 &&
+    HK_TMP="$TMPD" "$T/hk_births" verify "$D" >>"$TMPD/act.log" 2>&1; then
+    ok "hk_births"
+else
+    bad "hk_births" "$TMPD/act.log"
+fi
 # the trace file never becomes the program's (docs/collector-safety.md): in a
 # descriptor table of its own (default), and in the program's table where
 # unshare is refused (hk_noshare: a seccomp filter, as container runtimes use);

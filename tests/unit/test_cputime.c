@@ -46,6 +46,7 @@ static void test_round_trip(void)
     ASSERT_EQ(gs_cpu_runq_ns(&out[0]), 5000000000ull);
     ASSERT_EQ(gs_cpu_majflt(&out[0]), 17);
     ASSERT_TRUE(!strcmp(gs_cpu_source_name(GS_CPU_SRC_MARKER), "marker"));
+    ASSERT_TRUE(!strcmp(gs_cpu_source_name(GS_CPU_SRC_BIRTH), "birth"));
     ASSERT_TRUE(!strcmp(gs_cpu_source_name(9), "unknown"));
     ASSERT_EQ(gs_kind_class(GS_K_CPU), GS_CLASS_PROC);
 }
@@ -120,12 +121,13 @@ static void measure_setup(an_result *res, an_run *run, an_proc *procs, size_t np
     run->nprocs = nprocs;
 }
 
-/* A loader thread sampled every 100 ms over 1 s, 10 batches: per 100 ms it
+/* A loader thread sampled every 100 ms over 1 s, 10 batches (born: its
+ * first sample is its birth, which the writer put last): per 100 ms it
  * spends 10 ms in hooked reads, 30 ms on a CPU, 20 ms runnable, and the
  * rest (40 ms) off-CPU; in the second half it takes 250 major faults per
  * 100 ms, and (with_storage) makes the storage read 8 MiB per 100 ms there
  * (readahead: far more than 250 pages). */
-static void test_loader_parts(int with_storage)
+static void test_loader_parts(int with_storage, int born)
 {
     an_proc p;
     memset(&p, 0, sizeof p);
@@ -137,11 +139,19 @@ static void test_loader_parts(int with_storage)
     p.nth = 2;
     p.pid = 10;
     const uint64_t t0 = 1000 * MS;
-    for (int i = 0; i <= 10; i++) {
+    for (int i = born ? 1 : 0; i <= 10; i++) {
         const uint64_t ts = t0 + (uint64_t)i * 100 * MS;
         g_storage = with_storage ? (i <= 5 ? 0 : (int64_t)(i - 5) * (8 << 20)) : -1;
         add(&th[1], ts, GS_CPU_SRC_PERIODIC, (uint64_t)i * 30 * MS, (int64_t)i * 20 * MS,
             i <= 5 ? 0 : (i - 5) * 250, (uint64_t)i * 10 * MS, 0, (uint64_t)i * 4);
+    }
+    if (born) { /* the thread began at t0: its birth, put after its samples,
+                 * with the thread's totals of then, which a birth ignores */
+        g_storage = with_storage ? 0 : -1;
+        add(&th[1], t0, GS_CPU_SRC_BIRTH, 0, 0, 0, 100 * MS, 0, 40);
+        ASSERT_EQ(th[1].cpu->s[0].src, GS_CPU_SRC_BIRTH);
+        ASSERT_EQ(th[1].cpu->s[0].io_ns, 0);
+        ASSERT_EQ(th[1].cpu->s[0].reads, 0);
     }
     th[1].first_ts = t0;
     th[1].last_ts = t0 + 1000 * MS;
@@ -409,8 +419,10 @@ int main(void)
 {
     test_round_trip();
     test_ring_layout();
-    test_loader_parts(0);
-    test_loader_parts(1);
+    test_loader_parts(0, 0);
+    test_loader_parts(1, 0);
+    test_loader_parts(0, 1);
+    test_loader_parts(1, 1);
     test_trainer_split();
     test_worker_fetch_batches();
     test_batch_making_pieces();
