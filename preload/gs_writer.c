@@ -871,7 +871,7 @@ void gs_writer_prepare_threads(uint32_t ahead)
  * forked child's threads have births (gs_births.h), so the first pass
  * would only take samples they no longer need, and it ran on the other
  * CPU right while the child copied its parent's pages: each copy-on-write
- * fault then interrupted that CPU to flush its TLB, about 45 a DataLoader
+ * fault then interrupted that CPU to flush its TLB, about 50 a DataLoader
  * worker (docs/performance.md, "A forked Python worker"). A ring already
  * half full is drained at once all the same (its poke came before this
  * writer could wait for it). */
