@@ -45,7 +45,7 @@ int an_cpu_add(an_cpu_log **lp, const gs_event *e, const an_cpu_now *now)
     /* a birth: before the thread existed, so before any of its events too,
      * whenever the writer put it: an_cpu_now's totals are 0 then (its
      * faults unknown, as in the thread's own samples without them) */
-    static const an_cpu_now unborn = {0, 0, 0, 0, -1, 0};
+    static const an_cpu_now unborn = {.faults = -1};
     if (gs_cpu_source(e) == GS_CPU_SRC_BIRTH)
         now = &unborn;
     an_cpu_sample x;
