@@ -53,9 +53,11 @@ static unsigned mem_kind(const char *s, size_t n)
     return GS_MEM_UNKNOWN;
 }
 
+/* RATIONALE: an event with no name has s NULL and n 0, and memchr's
+ * pointer must not be NULL even for 0 bytes (UBSan, found by test-fuzz) */
 static const char *find_char(const char *s, size_t n, char ch)
 {
-    return memchr(s, ch, n);
+    return n ? memchr(s, ch, n) : NULL;
 }
 
 uint64_t ik_memcpy_aux(const char *s, size_t n)

@@ -6,7 +6,8 @@
 # prefix) and tests/fuzz/regress/ (hostile files that once crashed, hung or
 # exhausted memory: each must now load within the limits; live-*.bin are
 # live files with their 'L' already; import-*.json are PyTorch profiler
-# documents whose numbers once overflowed), and fuzz_cmds also small
+# documents whose numbers once overflowed, or whose nameless copy once gave
+# memchr a NULL pointer), and fuzz_cmds also small
 # PyTorch profiler traces for import (seed() below). Then:
 #   test  a bounded, seeded run of each harness (a fixed number of inputs,
 #         -seed=1): part of `make test`

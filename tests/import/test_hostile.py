@@ -147,3 +147,21 @@ def test_base_time_past_the_range_leaves_records_out_counted(gs, tmp_path):
     kept = sorted((e["kind"], e["ts_ns"]) for e in recs if e.get("kind") in ("range", "cuda_memcpy",
                                                                               "gpu_kernel"))
     assert kept == [("cuda_memcpy", 0), ("range", 0)], kept  # the kernel and step 2: past it
+
+
+def test_copy_with_no_name_is_imported_with_its_direction_unknown(gs, tmp_path):
+    """A GPU copy event without a name (found by test-fuzz: the UBSan build
+    aborted, the name's NULL pointer given to memchr) is imported, its
+    direction and memory kinds unknown."""
+    f = tmp_path / "noname.json"
+    f.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+         "ts": 1000, "dur": 900},
+        {"ph": "X", "cat": "gpu_memcpy", "pid": 0, "tid": 7, "ts": 1100, "dur": 50,
+         "args": {"device": 0, "stream": 7, "correlation": 5, "bytes": 4096}}]}))
+    run(gs, "import", "-o", str(tmp_path / "run"), str(f))
+    recs = [json.loads(ln) for ln in
+            run(gs, "dump", "--json", str(tmp_path / "run")).stdout.splitlines()]
+    copies = [(e["direction"], e["src_mem"], e["dst_mem"], e["bytes"]) for e in recs
+              if e.get("kind") == "gpu_memcpy"]
+    assert copies == [("unknown", "unknown", "unknown", 4096)], copies
