@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-from conftest import GS, clean_env, gs, run  # noqa: F401
+from conftest import GS, clean_env, gs, imp, run  # noqa: F401
 
 REGRESS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fuzz",
                        "regress")
@@ -31,6 +31,11 @@ def measure(*args):
                        capture_output=True, text=True, env=clean_env(), timeout=600)
     rc, kib, cpu = p.stdout.split()
     return int(rc), int(kib), float(cpu), p.stderr
+
+
+def records(gs, rundir):
+    """The run's records, one dict each (`dump --json`)."""
+    return [json.loads(ln) for ln in run(gs, "dump", "--json", str(rundir)).stdout.splitlines()]
 
 
 def doc(path, events, head=b"", tail=b""):
@@ -125,8 +130,7 @@ def test_numbers_that_do_not_fit_are_skipped_and_counted(gs, tmp_path):
     f = os.path.join(REGRESS, "import-numbers.json")
     r = run(gs, "import", "-o", str(tmp_path / "run"), f)
     assert "6 events with a time out of range" in r.stderr, r.stderr
-    recs = [json.loads(ln) for ln in
-            run(gs, "dump", "--json", str(tmp_path / "run")).stdout.splitlines()]
+    recs = records(gs, tmp_path / "run")
     kernels = [(e["name"], e["ts_ns"], e["dur_ns"]) for e in recs if e.get("kind") == "gpu_kernel"]
     assert kernels == [("kok", 1100125, 200500)]
     steps = sorted((e["ts_ns"], e["dur_ns"]) for e in recs if e.get("kind") == "range")
@@ -142,8 +146,7 @@ def test_base_time_past_the_range_leaves_records_out_counted(gs, tmp_path):
     f = os.path.join(REGRESS, "import-base-time.json")
     r = run(gs, "import", "-o", str(tmp_path / "run"), f)
     assert "3 records were left out: the trace's base time" in r.stderr, r.stderr
-    recs = [json.loads(ln) for ln in
-            run(gs, "dump", "--json", str(tmp_path / "run")).stdout.splitlines()]
+    recs = records(gs, tmp_path / "run")
     kept = sorted((e["kind"], e["ts_ns"]) for e in recs if e.get("kind") in ("range", "cuda_memcpy",
                                                                               "gpu_kernel"))
     assert kept == [("cuda_memcpy", 0), ("range", 0)], kept  # the kernel and step 2: past it
@@ -159,9 +162,7 @@ def test_copy_with_no_name_is_imported_with_its_direction_unknown(gs, tmp_path):
          "ts": 1000, "dur": 900},
         {"ph": "X", "cat": "gpu_memcpy", "pid": 0, "tid": 7, "ts": 1100, "dur": 50,
          "args": {"device": 0, "stream": 7, "correlation": 5, "bytes": 4096}}]}))
-    run(gs, "import", "-o", str(tmp_path / "run"), str(f))
-    recs = [json.loads(ln) for ln in
-            run(gs, "dump", "--json", str(tmp_path / "run")).stdout.splitlines()]
+    recs = records(gs, imp(gs, tmp_path / "run", f))
     copies = [(e["direction"], e["src_mem"], e["dst_mem"], e["bytes"]) for e in recs
               if e.get("kind") == "gpu_memcpy"]
     assert copies == [("unknown", "unknown", "unknown", 4096)], copies
