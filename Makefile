@@ -104,7 +104,8 @@ all: $(DEPS_FIRST) $(LIB) $(CLI) $(CWRAP) $(PYC) unit-bins tool-bins hook-bins e
 # object (each new rule must remember it, and what is decided while this
 # file is read -- the Python extension built with python3-dev's headers --
 # would still be decided without the packages); the reread settles both.
-# Sets: test for test, truth and test-*; demo for demo and bench; fuzz;
+# Sets: test for test, truth and test-*; check (the build's and pytest)
+# for check; demo for demo and bench; fuzz;
 # venv (python3-venv) for venv, gpu-wheels and peers; build for everything
 # else; none for help and clean. Sub-makes, make -n/-q/-t and a reread
 # install nothing (make -n prints the step first). DEPS_SH: the installer (the order test gives another;
@@ -113,10 +114,11 @@ all: $(DEPS_FIRST) $(LIB) $(CLI) $(CWRAP) $(PYC) unit-bins tool-bins hook-bins e
 DEPS_SH    ?= ./tools/deps.sh
 DEPS_GOALS := $(or $(MAKECMDGOALS),all)
 DEPS_SETS  := $(strip $(if $(filter test truth test-%,$(DEPS_GOALS)),test) \
+                      $(if $(filter check,$(DEPS_GOALS)),check) \
                       $(if $(filter demo bench,$(DEPS_GOALS)),demo) \
                       $(if $(filter fuzz,$(DEPS_GOALS)),fuzz) \
                       $(if $(filter venv gpu-wheels peers,$(DEPS_GOALS)),venv) \
-                      $(if $(filter-out help clean test truth test-% demo bench fuzz venv gpu-wheels peers,$(DEPS_GOALS)),build))
+                      $(if $(filter-out help clean check test truth test-% demo bench fuzz venv gpu-wheels peers,$(DEPS_GOALS)),build))
 DEPS_EMPTY :=
 DEPS_STAMP := $(BUILD)/.deps/$(subst $(DEPS_EMPTY) ,-,$(DEPS_SETS)).mk
 ifneq ($(and $(DEPS_SETS),$(DEPS_SH)),)
@@ -313,7 +315,7 @@ test: all venv gpu-wheels
 # whatever -j the caller gave, so `make check` alone is as fast as it can be.
 CHECK_BINS := $(CLI) $(LIB) $(UNIT_BINS) $(TOOL_BINS)
 .PHONY: check check-cycles
-## check: the fast loop (51 s from a clean build on the quiet 2-CPU VM, about 3 minutes beside other builds): build, dependency arrows and circles, unit, analyzer and CLI tests; no download, no .venv
+## check: the fast loop (51 s from a clean build on the quiet 2-CPU VM, about 3 minutes beside other builds): build, dependency arrows and circles, unit, analyzer and CLI tests; installs the build packages and pytest where missing; no .venv, no wheel
 check:
 	$(Q)$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_BINS)
 	$(Q)$(MAKE) --no-print-directory check-deps check-cycles test-unit test-analyzer test-cli

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tools/deps.sh — install the Debian packages make targets need, when they
 # are missing, and say what is being installed.
-#   Usage: tools/deps.sh [--stamp FILE] build|test|demo|fuzz|venv...
+#   Usage: tools/deps.sh [--stamp FILE] build|check|test|demo|fuzz|venv...
 # Several sets install their union. --stamp FILE: write FILE when something
 # was installed or FILE is missing (the Makefile includes FILE, so make
 # reads itself again with the packages in place: see "Debian packages
@@ -10,11 +10,12 @@ set -eu
 
 build_pkgs="gcc g++ make libc6-dev libzstd-dev zstd libunwind-dev libsimdjson-dev zlib1g-dev liblzma-dev python3-dev"
 test_pkgs="$build_pkgs tmux python3 python3-venv python3-pytest python3-torch python3-numpy python3-pil util-linux chromium binutils clang libclang-rt-14-dev"
+check_pkgs="$build_pkgs python3 python3-pytest"
 demo_pkgs="$build_pkgs python3 python3-torch python3-numpy python3-pil"
 fuzz_pkgs="$build_pkgs clang libclang-rt-14-dev"
 venv_pkgs="python3 python3-venv"
 
-usage() { echo "usage: tools/deps.sh [--stamp FILE] build|test|demo|fuzz|venv..." >&2; exit 2; }
+usage() { echo "usage: tools/deps.sh [--stamp FILE] build|check|test|demo|fuzz|venv..." >&2; exit 2; }
 stamp=""
 if [ "${1:-}" = --stamp ]; then
     [ $# -ge 2 ] || usage
@@ -26,6 +27,7 @@ want=""
 for set in "$@"; do
     case "$set" in
     build) want="$want $build_pkgs" ;;
+    check) want="$want $check_pkgs" ;;
     test) want="$want $test_pkgs" ;;
     demo) want="$want $demo_pkgs" ;;
     fuzz) want="$want $fuzz_pkgs" ;;

@@ -23,6 +23,7 @@ GOALS = [
     (("all",), ["build"]),
     (("demo",), ["demo"]),
     (("test",), ["test"]),
+    (("check",), ["check"]),
     (("bench",), ["demo"]),
     (("fuzz",), ["fuzz"]),
     (("truth",), ["test"]),
