@@ -104,6 +104,23 @@ void gs_calib_start(gs_calib *c)
 #endif
 }
 
+/* The pair (t, m) ends a new latest segment; the one it ends is kept. */
+static void calib_push(gs_calib *c, uint64_t t, uint64_t m)
+{
+    if (t <= c->tsc1 || m <= c->mono1)
+        return; /* keep the last segment: no time passed */
+    const gs_calib_seg was = {c->tsc0, c->mono0, c->tsc1, c->mono1, c->mult};
+    c->old[c->at] = was;
+    c->at = (c->at + 1) % GS_CALIB_KEEP;
+    if (c->nold < GS_CALIB_KEEP)
+        c->nold++;
+    c->tsc0 = c->tsc1;
+    c->mono0 = c->mono1;
+    c->tsc1 = t;
+    c->mono1 = m;
+    derive_mult(c);
+}
+
 void gs_calib_point(gs_calib *c)
 {
 #if defined(__x86_64__)
@@ -111,19 +128,37 @@ void gs_calib_point(gs_calib *c)
         return;
     uint64_t t, m;
     read_pair(&t, &m);
-    if (t <= c->tsc1 || m <= c->mono1)
-        return; /* keep the last segment: no time passed */
-    c->tsc0 = c->tsc1;
-    c->mono0 = c->mono1;
-    c->tsc1 = t;
-    c->mono1 = m;
-    derive_mult(c);
+    calib_push(c, t, m);
+#else
+    (void)c;
 #endif
 }
 
 uint64_t gs_calib_ts_exact(const gs_calib *c, uint64_t raw)
 {
     return gs_live_ts(gs_clock_tsc, c->tsc0, c->mono0, c->tsc1, c->mono1, raw);
+}
+
+/* raw by segment s, as gs_calib_ts gave it while s was the latest */
+static uint64_t seg_ts(const gs_calib_seg *s, uint64_t raw)
+{
+    const uint64_t d = raw - s->tsc0;
+    if (s->mult && raw >= s->tsc0 && d < (1ull << 32))
+        return s->mono0 + (uint64_t)(((unsigned __int128)d * s->mult) >> 32);
+    return gs_live_ts(gs_clock_tsc, s->tsc0, s->mono0, s->tsc1, s->mono1, raw);
+}
+
+uint64_t gs_calib_ts_slow(const gs_calib *c, uint64_t raw)
+{
+    if (raw < c->tsc0 && c->nold) {
+        /* newest first: a stamp is mostly a pass or two old */
+        for (uint32_t k = 1; k <= c->nold; k++) {
+            const gs_calib_seg *s = &c->old[(c->at + GS_CALIB_KEEP - k) % GS_CALIB_KEEP];
+            if (raw >= s->tsc0 || k == c->nold)
+                return seg_ts(s, raw);
+        }
+    }
+    return gs_calib_ts_exact(c, raw);
 }
 
 uint64_t gs_calib_dur_exact(const gs_calib *c, uint64_t raw)

@@ -447,8 +447,7 @@ static void thread_info(gs_ring *r, int live, int had_events, uint64_t now, int 
 static void to_event(const gs_rec *x, gs_event *ev)
 {
     gs_rec_to_event(x, ev);
-    ev->ts = gs_calib_ts(&g_cal, x->ts);
-    ev->dur = gs_calib_dur(&g_cal, x->dur);
+    gs_calib_span(&g_cal, x->ts, x->dur, &ev->ts, &ev->dur);
     if (x->stack) {
         ev->stack = x->stack & GS_STACK_ID_MASK;
         ev->stack_weight = (x->stack & GS_STACK_SAMPLED) ? gs_stacks_every() : 1;
@@ -493,8 +492,7 @@ static int put_rec_fast(uint32_t tid, const gs_rec *x)
     ev.fd = x->fd;
     ev.str = x->str;
     ev.tid = 0;
-    ev.ts = gs_calib_ts(&g_cal, x->ts);
-    ev.dur = gs_calib_dur(&g_cal, x->dur);
+    gs_calib_span(&g_cal, x->ts, x->dur, &ev.ts, &ev.dur);
     ev.bytes = x->bytes;
     ev.ret = x->ret;
     ev.offset = x->offset;
@@ -525,15 +523,11 @@ static inline gs_v2 load_v2(const void *p)
     return v;
 }
 
-/* gs_calib_ts and gs_calib_dur, out of put_repeats' loop (its rare case) */
-static __attribute__((noinline)) uint64_t calib_ts_slow(uint64_t raw)
+/* gs_calib_span, out of put_repeats' loop (its rare case) */
+static __attribute__((noinline)) void calib_span_slow(uint64_t raw_ts, uint64_t raw_dur,
+                                                      uint64_t *ts, uint64_t *dur)
 {
-    return gs_calib_ts(&g_cal, raw);
-}
-
-static __attribute__((noinline)) uint64_t calib_dur_slow(uint64_t raw)
-{
-    return gs_calib_dur(&g_cal, raw);
+    gs_calib_span(&g_cal, raw_ts, raw_dur, ts, dur);
 }
 
 /* Records t.. of ring r that repeat the frame's last event (gs_encode_repeats:
@@ -620,8 +614,7 @@ static __attribute__((noinline)) uint64_t put_repeats(uint32_t tid, const gs_rin
                 ts = mono0 + (uint64_t)(((unsigned __int128)dt * mult) >> 32);
                 dur = (uint64_t)(((unsigned __int128)du * mult) >> 32);
             } else {
-                ts = calib_ts_slow(xts);
-                dur = calib_dur_slow(du);
+                calib_span_slow(xts, du, &ts, &dur);
             }
             GS_RUNCOLS_ADD(gp, dp, end, last_ts, ts, dur);
         }

@@ -5,7 +5,8 @@
  * segments: never above the exact value, at most 1 ns below it, never
  * decreasing as the stamp grows; stamps outside the fast path's range
  * (before the segment, 2^32 ticks or more after it, long durations) take
- * the exact path; a segment without a usable rate converts exactly. */
+ * the exact path, or the kept segment they fell in (one stamp, one time in
+ * every pass); a segment without a usable rate converts exactly. */
 #include "../../preload/gs_clock.c"
 
 #include "gs_check.h"
@@ -33,6 +34,7 @@ static uint64_t exact_dur(const gs_calib *c, uint64_t raw)
 static void segment(gs_calib *c, uint64_t tsc0, uint64_t mono0, uint64_t ticks, uint64_t num,
                     uint64_t den)
 {
+    memset(c, 0, sizeof *c); /* no earlier segment kept */
     c->tsc0 = tsc0;
     c->mono0 = mono0;
     c->tsc1 = tsc0 + ticks;
@@ -114,11 +116,70 @@ static void test_mono_clock_passes_through(void)
     gs_clock_tsc = 1;
 }
 
+/* The writer takes a pair at each pass, after every ring's head: each
+ * stamp it drains lies in the latest segment or before it. A stamp gets
+ * the same time in every later pass (a call's CPU sample drained in one
+ * pass, the call's record with the same tick in a later one), while the
+ * rate moves from segment to segment (here up to 1 in 10^4, a clock being
+ * slewed); a record that began segments ago ends at its end's own time. */
+static void test_one_stamp_one_time_in_every_pass(void)
+{
+    enum { PASSES = GS_CALIB_KEEP + 60, PER = 4 };
+    static uint64_t raw[PASSES][PER], then[PASSES][PER];
+    gs_calib c;
+    const uint64_t ticks = 600000000; /* 200 ms at 3 GHz */
+    segment(&c, 1ull << 40, 5000000000000ull, ticks, 3, 1);
+    size_t changed = 0, span_bad = 0, moved = 0;
+    for (int k = 0; k < PASSES; k++) {
+        /* drained in pass k: stamps of the latest segment, converted now */
+        for (int j = 0; j < PER; j++) {
+            raw[k][j] = c.tsc0 + rnd() % (c.tsc1 - c.tsc0);
+            then[k][j] = gs_calib_ts(&c, raw[k][j]);
+        }
+        /* what an earlier pass converted converts the same now, within
+         * the segments kept; a record begun then ends at its end's time */
+        for (int b = k - 1; b >= 0 && b >= k - (GS_CALIB_KEEP - 1); b--) {
+            for (int j = 0; j < PER; j++) {
+                changed += gs_calib_ts(&c, raw[b][j]) != then[b][j];
+                const uint64_t end = c.tsc0 + rnd() % (c.tsc1 - c.tsc0);
+                uint64_t ts, dur;
+                gs_calib_span(&c, raw[b][j], end - raw[b][j], &ts, &dur);
+                span_bad += ts != then[b][j] || ts + dur != gs_calib_ts(&c, end);
+            }
+        }
+        /* the next pass's pair: 200 ms, the rate off by up to 1e-4 */
+        const uint64_t t = c.tsc1 + ticks, m = c.mono1 + ticks / 3 - 10000 + rnd() % 20001;
+        calib_push(&c, t, m);
+        moved += c.tsc1 == t;
+    }
+    ASSERT_EQ(moved, PASSES);
+    ASSERT_EQ(c.nold, GS_CALIB_KEEP);
+    ASSERT_EQ(changed, 0);
+    ASSERT_EQ(span_bad, 0);
+    /* without the kept segments the same stamps would have moved: the
+     * test sees the difference it guards against */
+    gs_calib bare = c;
+    bare.nold = 0;
+    size_t differ = 0;
+    for (int b = PASSES - 2; b >= PASSES - 40; b--)
+        differ += gs_calib_ts(&bare, raw[b][0]) != then[b][0];
+    ASSERT_TRUE(differ > 30);
+    /* a stamp before every kept segment: the oldest kept converts it */
+    const gs_calib_seg *oldest = &c.old[c.at];
+    const uint64_t ancient = oldest->tsc0 - 12345;
+    ASSERT_EQ(gs_calib_ts(&c, ancient), seg_ts(oldest, ancient));
+    /* a pair with no time passed keeps the segments as they were */
+    calib_push(&c, c.tsc1, c.mono1 + 5);
+    ASSERT_EQ(c.nold, GS_CALIB_KEEP);
+    ASSERT_EQ(c.tsc1, c.old[(c.at + GS_CALIB_KEEP - 1) % GS_CALIB_KEEP].tsc1 + ticks);
+}
+
 int main(void)
 {
     gs_clock_tsc = 1; /* the conversions under test (the machine's own clock is not used) */
     test_fast_path_within_a_nanosecond();
     test_exact_outside_the_range();
     test_mono_clock_passes_through();
+    test_one_stamp_one_time_in_every_pass();
     return gs_check_done("test_clock");
 }
