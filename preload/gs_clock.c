@@ -142,9 +142,9 @@ uint64_t gs_calib_ts_exact(const gs_calib *c, uint64_t raw)
 /* raw by segment s, as gs_calib_ts gave it while s was the latest */
 static uint64_t seg_ts(const gs_calib_seg *s, uint64_t raw)
 {
-    const uint64_t d = raw - s->tsc0;
-    if (s->mult && raw >= s->tsc0 && d < (1ull << 32))
-        return s->mono0 + (uint64_t)(((unsigned __int128)d * s->mult) >> 32);
+    uint64_t ns;
+    if (gs_calib_fast(s->tsc0, s->mono0, s->mult, raw, &ns))
+        return ns;
     return gs_live_ts(gs_clock_tsc, s->tsc0, s->mono0, s->tsc1, s->mono1, raw);
 }
 

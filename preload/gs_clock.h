@@ -55,15 +55,29 @@ uint64_t gs_calib_dur_exact(const gs_calib *c, uint64_t raw);
  * else exact. */
 uint64_t gs_calib_ts_slow(const gs_calib *c, uint64_t raw);
 
+/* raw by the segment that starts at (tsc0, mono0) at rate mult: 1 and *ns
+ * when raw lies within 2^32 ticks after tsc0 (a multiply and a shift), 0
+ * else. The one formula for the latest segment and the kept ones, so that
+ * a stamp converts alike by either. */
+static inline int gs_calib_fast(uint64_t tsc0, uint64_t mono0, uint64_t mult, uint64_t raw,
+                                uint64_t *ns)
+{
+    const uint64_t d = raw - tsc0;
+    if (!(mult && raw >= tsc0 && d < (1ull << 32)))
+        return 0;
+    *ns = mono0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+    return 1;
+}
+
 /* Hook clock -> CLOCK_MONOTONIC ns. Within 2^32 ticks of the segment's
  * start (about a second; the writer takes a pair every flush) a multiply
  * and a shift, at most 1 ns below the exact conversion; before the
  * segment, by the segment the stamp fell in (GS_CALIB_KEEP); else exact. */
 static inline uint64_t gs_calib_ts(const gs_calib *c, uint64_t raw)
 {
-    const uint64_t d = raw - c->tsc0;
-    if (GS_LIKELY(c->mult && raw >= c->tsc0 && d < (1ull << 32)))
-        return c->mono0 + (uint64_t)(((unsigned __int128)d * c->mult) >> 32);
+    uint64_t ns;
+    if (GS_LIKELY(gs_calib_fast(c->tsc0, c->mono0, c->mult, raw, &ns)))
+        return ns;
     return gs_calib_ts_slow(c, raw);
 }
 
